@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Idempotent set-up of one mlgo-farm machine (Debian 12): system packages and a pinned virtualenv.
+# Usage: deploy/setup.sh   (requirements.lock pins runtime and test packages alike)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+venv=${MLGO_FARM_VENV:-$here/.venv}
+apt_pkgs=(clang-22 llvm-22 lld-22 redis-server valgrind ninja-build cmake git dpkg-dev ca-certificates)
+
+sudo_() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# `apt-get source` needs a deb-src entry beside each deb one.
+src=/etc/apt/sources.list.d/debian.sources
+need_update=0
+if [ -f "$src" ] && ! grep -q '^Types:.*deb-src' "$src"; then
+  sudo_ sed -i 's/^Types: deb$/Types: deb deb-src/' "$src"; need_update=1
+fi
+if [ ! -f "$src" ] && [ -f /etc/apt/sources.list ] && ! grep -q '^deb-src' /etc/apt/sources.list; then
+  sudo_ sh -c "sed -n 's/^deb /deb-src /p' /etc/apt/sources.list >> /etc/apt/sources.list"; need_update=1
+fi
+if [ ${#missing[@]} -gt 0 ] || [ $need_update -eq 1 ]; then
+  sudo_ apt-get update -q
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+fi
+
+stamp=$venv/.installed-$(cat "$here/requirements.lock" "$here/pyproject.toml" | sha256sum | cut -c1-16)
+if [ ! -f "$stamp" ]; then
+  [ -x "$venv/bin/python" ] || python3.11 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/requirements.lock"
+  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -e "$here"
+  rm -f "$venv"/.installed-*; touch "$stamp"
+fi
+echo "setup: ok ($("$venv/bin/python" --version), $(/usr/lib/llvm-22/bin/llvm-config --version 2>/dev/null || echo 'llvm-22 missing'))"

@@ -1,0 +1,1 @@
+"""Shared pieces of mlgo-farm: configuration, the LLVM toolchain, the object store, the CLI."""

@@ -1,0 +1,120 @@
+"""Farm configuration: embedded defaults, then a TOML file, then environment variables.
+
+The file is `$MLGO_FARM_CONFIG` (default `./mlgo-farm.toml` if present). Every key can be
+overridden by `MLGO_FARM_<SECTION>_<KEY>` (for example `MLGO_FARM_STORE_URL`). Secrets
+(S3 keys, SMTP password) come from the environment or that file, never from the repository;
+boto3 also reads its own standard variables (`AWS_ACCESS_KEY_ID`, ...).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from farm.errors import FarmError
+
+
+@dataclass(frozen=True)
+class LLVMConfig:
+    bin_dir: str = "/usr/lib/llvm-22/bin"
+    min_major: int = 22
+
+
+@dataclass(frozen=True)
+class PathsConfig:
+    #: Working area for corpora, datasets, runs, the embedded store and the history database.
+    var_dir: str = "var"
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    #: `file:///abs/dir` (embedded default, under var_dir when empty) or `s3://bucket/prefix`.
+    url: str = ""
+    endpoint_url: str = ""
+    region: str = "us-east-1"
+    access_key_id: str = ""
+    secret_access_key: str = ""
+
+
+@dataclass(frozen=True)
+class CeleryConfig:
+    broker_url: str = "redis://127.0.0.1:6379/0"
+    result_backend: str = "redis://127.0.0.1:6379/1"
+    #: crontab fields "minute hour day_of_month month_of_year day_of_week" for retraining.
+    retrain_schedule: str = "0 3 * * 0"
+
+
+@dataclass(frozen=True)
+class SMTPConfig:
+    host: str = "127.0.0.1"
+    port: int = 8025
+    starttls: bool = False
+    ssl: bool = False
+    user: str = ""
+    password: str = ""
+    sender: str = "mlgo-farm@localhost"
+    recipients: str = ""  # comma-separated
+    retries: int = 3
+
+
+@dataclass(frozen=True)
+class Settings:
+    llvm: LLVMConfig = field(default_factory=LLVMConfig)
+    paths: PathsConfig = field(default_factory=PathsConfig)
+    store: StoreConfig = field(default_factory=StoreConfig)
+    celery: CeleryConfig = field(default_factory=CeleryConfig)
+    smtp: SMTPConfig = field(default_factory=SMTPConfig)
+
+    @property
+    def var_dir(self) -> Path:
+        return Path(self.paths.var_dir).absolute()
+
+    @property
+    def store_url(self) -> str:
+        return self.store.url or (self.var_dir / "store").as_uri()
+
+
+def _coerce(value: str, like: Any) -> Any:
+    if isinstance(like, bool):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    if isinstance(like, int):
+        return int(value)
+    return value
+
+
+def load_settings(path: str | Path | None = None, env: dict[str, str] | None = None) -> Settings:
+    """Read the configuration file (if any) and apply environment overrides."""
+    env = dict(os.environ if env is None else env)
+    path = path or env.get("MLGO_FARM_CONFIG") or "mlgo-farm.toml"
+    data: dict[str, dict[str, Any]] = {}
+    p = Path(path)
+    if p.is_file():
+        try:
+            data = tomllib.loads(p.read_text())
+        except tomllib.TOMLDecodeError as e:
+            raise FarmError(f"config {p}: {e}") from None
+    elif "MLGO_FARM_CONFIG" in env and env["MLGO_FARM_CONFIG"] == str(path):
+        raise FarmError(f"config file {p} does not exist")
+    sections = {}
+    for f in dataclasses.fields(Settings):
+        cls = f.default_factory  # type: ignore[misc]
+        base = cls()
+        values = {}
+        for sub in dataclasses.fields(base):
+            value = data.get(f.name, {}).get(sub.name, getattr(base, sub.name))
+            key = f"MLGO_FARM_{f.name}_{sub.name}".upper()
+            if key in env:
+                value = _coerce(env[key], getattr(base, sub.name))
+            values[sub.name] = value
+        unknown = set(data.get(f.name, {})) - {s.name for s in dataclasses.fields(base)}
+        if unknown:
+            raise FarmError(f"config {p}: unknown key(s) in [{f.name}]: {', '.join(sorted(unknown))}")
+        sections[f.name] = cls(**values)
+    unknown_sections = set(data) - set(sections)
+    if unknown_sections:
+        raise FarmError(f"config {p}: unknown section(s): {', '.join(sorted(unknown_sections))}")
+    return Settings(**sections)

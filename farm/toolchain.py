@@ -1,0 +1,151 @@
+"""The one place where LLVM tools are located, checked and run.
+
+Every invocation of clang, opt, llc, llvm-ir2vec, llvm-size, ... in the farm goes through a
+`Toolchain`, so the bin directory, the version check and the failure messages are uniform.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from farm.errors import ToolError
+
+_HASH = re.compile(r"\b([0-9a-f]{40})\b")
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A finished, successful tool run."""
+
+    args: list[str]
+    stdout: bytes
+    stderr: bytes
+
+
+def describe_failure(tool: str, returncode: int, stderr: bytes | str) -> str:
+    """One line saying how a tool died: signal name or exit code plus its first error line."""
+    text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if "error" in ln.lower()]
+    first = (errors or lines or [""])[0][:300]
+    if returncode < 0:
+        try:
+            how = f"crashed with {signal.Signals(-returncode).name}"
+        except ValueError:
+            how = f"crashed with signal {-returncode}"
+    else:
+        how = f"exited with code {returncode}"
+    return f"{tool} {how}" + (f": {first}" if first else "")
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """LLVM tools in one bin directory, at least version `min_major`."""
+
+    bin_dir: Path = Path("/usr/lib/llvm-22/bin")
+    min_major: int = 22
+
+    @classmethod
+    def from_settings(cls, settings=None) -> Toolchain:
+        from farm.config import load_settings
+
+        s = settings or load_settings()
+        return cls(Path(s.llvm.bin_dir), s.llvm.min_major)
+
+    def path(self, tool: str) -> Path:
+        """Absolute path of `tool`, or a ToolError saying it is missing."""
+        p = Path(self.bin_dir) / tool
+        if not (p.is_file() and os.access(p, os.X_OK)):
+            raise ToolError(f"LLVM tool {tool!r} not found in {self.bin_dir} (set MLGO_FARM_LLVM_BIN_DIR)")
+        return p
+
+    @functools.cached_property
+    def version(self) -> str:
+        """LLVM version string, for example `22.1.8`; checks the minimum major version."""
+        out = self._query("llvm-config", ["--version"]).strip()
+        m = re.match(r"(\d+)\.", out)
+        if not m:
+            raise ToolError(f"cannot read LLVM version from llvm-config: {out!r}")
+        if int(m.group(1)) < self.min_major:
+            raise ToolError(f"LLVM {out} in {self.bin_dir} is too old: need {self.min_major} or newer")
+        return out
+
+    @functools.cached_property
+    def commit(self) -> str | None:
+        """The llvm-project git commit of a source build, or None for a distribution build."""
+        text = self._query("clang", ["--version"])
+        m = _HASH.search(text)
+        if m:
+            return m.group(1)
+        try:
+            rev = self._query("llvm-config", ["--vcs-revision"]).strip()
+        except ToolError:
+            return None
+        return rev if _HASH.fullmatch(rev) else None
+
+    @functools.cached_property
+    def clang_version(self) -> str:
+        return self._query("clang", ["--version"]).splitlines()[0].strip()
+
+    def describe(self) -> dict[str, str | None]:
+        """Facts recorded in manifests: where the tools are, their version and commit."""
+        return {
+            "bin_dir": str(self.bin_dir),
+            "llvm_version": self.version,
+            "llvm_commit": self.commit,
+            "clang": self.clang_version,
+        }
+
+    def check(self, *tools: str) -> None:
+        """Fail early, with one line, if any tool is missing or LLVM is too old."""
+        self.version  # noqa: B018 - raises if too old
+        for t in tools:
+            self.path(t)
+
+    def _query(self, tool: str, args: Sequence[str]) -> str:
+        return self.run(tool, args, timeout=60).stdout.decode(errors="replace")
+
+    def command(self, tool: str, args: Sequence[str]) -> list[str]:
+        """The argv that runs `tool` with `args`."""
+        return [str(self.path(tool)), *map(str, args)]
+
+    def run(
+        self,
+        tool: str,
+        args: Sequence[str | os.PathLike],
+        *,
+        timeout: float | None = 600,
+        input: bytes | None = None,
+        cwd: str | os.PathLike | None = None,
+        env: Mapping[str, str] | None = None,
+        subject: str = "",
+    ) -> ToolResult:
+        """Run a tool to completion; any crash, error exit or time-out becomes a ToolError."""
+        argv = self.command(tool, [str(a) for a in args])
+        where = f" on {subject}" if subject else ""
+        try:
+            p = subprocess.run(
+                argv,
+                input=input,
+                capture_output=True,
+                timeout=timeout,
+                cwd=cwd,
+                env=None if env is None else dict(env),
+                stdin=None if input is not None else subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            raise ToolError(f"{tool} timed out after {timeout:g}s{where}") from None
+        if p.returncode != 0:
+            raise ToolError(describe_failure(tool, p.returncode, p.stderr) + where)
+        return ToolResult(argv, p.stdout, p.stderr)
+
+    def popen(self, tool: str, args: Sequence[str | os.PathLike], **kwargs) -> subprocess.Popen:
+        """Start a tool without waiting (for the interactive policy host)."""
+        return subprocess.Popen(self.command(tool, [str(a) for a in args]), **kwargs)

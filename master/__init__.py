@@ -1,0 +1,1 @@
+"""Buildbot master role: builder registry (data), factories, schedulers, reporters."""

@@ -1,0 +1,1 @@
+"""Regression role: ML policy vs heuristic builds, measurements, history, reports, alerts."""

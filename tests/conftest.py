@@ -1,0 +1,48 @@
+"""Shared fixtures: the real LLVM toolchain and real loopback servers."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from farm.toolchain import Toolchain
+from tests import servers
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session")
+def toolchain() -> Toolchain:
+    tc = Toolchain(Path(os.environ.get("MLGO_FARM_LLVM_BIN_DIR", "/usr/lib/llvm-22/bin")))
+    tc.check("clang", "opt", "llc", "llvm-ir2vec", "llvm-size")
+    return tc
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory):
+    with servers.redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url
+
+
+@pytest.fixture
+def s3_endpoint():
+    ep = servers.start_s3()
+    yield ep
+    ep.stop()
+
+
+@pytest.fixture
+def mailbox():
+    with servers.smtp_server() as box:
+        yield box
+
+
+@pytest.fixture(autouse=True)
+def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test reads a developer's config file or writes to the real var/."""
+    empty = tmp_path / "mlgo-farm.toml"
+    empty.write_text("")
+    monkeypatch.setenv("MLGO_FARM_CONFIG", str(empty))
+    monkeypatch.setenv("MLGO_FARM_PATHS_VAR_DIR", str(tmp_path / "var"))

@@ -1,0 +1,1 @@
+int broken(int x) { return x +; }

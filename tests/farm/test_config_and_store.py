@@ -1,0 +1,59 @@
+"""Configuration layering and the embedded (directory) object store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from farm.atomic import atomic_dir
+from farm.config import load_settings
+from farm.errors import FarmError, InputError
+from farm.store import FileStore, MissingObject, open_store
+
+
+def test_file_then_env_override(tmp_path: Path) -> None:
+    cfg = tmp_path / "farm.toml"
+    cfg.write_text('[store]\nurl = "s3://bucket/pre"\n[smtp]\nport = 2525\n')
+    s = load_settings(cfg, env={"MLGO_FARM_SMTP_PORT": "1025", "MLGO_FARM_SMTP_STARTTLS": "yes"})
+    assert s.store.url == "s3://bucket/pre"
+    assert s.smtp.port == 1025 and s.smtp.starttls is True
+    assert s.llvm.bin_dir == "/usr/lib/llvm-22/bin"
+
+
+def test_unknown_config_key_is_an_error(tmp_path: Path) -> None:
+    cfg = tmp_path / "farm.toml"
+    cfg.write_text("[store]\nbuckett = 'x'\n")
+    with pytest.raises(FarmError, match=r"unknown key\(s\) in \[store\]: buckett"):
+        load_settings(cfg, env={})
+
+
+def test_embedded_store_default_is_under_var(tmp_path: Path) -> None:
+    s = load_settings(tmp_path / "none.toml", env={"MLGO_FARM_PATHS_VAR_DIR": str(tmp_path / "v")})
+    assert s.store_url == (tmp_path / "v" / "store").as_uri()
+
+
+def test_file_store_roundtrip_and_keys(tmp_path: Path) -> None:
+    st = open_store((tmp_path / "st").as_uri())
+    assert isinstance(st, FileStore)
+    st.put("vocab/ir/v1/vocab.json", b"{}")
+    st.put("vocab/index.json", b"[]")
+    assert st.get("vocab/ir/v1/vocab.json") == b"{}"
+    assert st.list("vocab/ir/") == ["vocab/ir/v1/vocab.json"]
+    assert st.exists("vocab/index.json") and not st.exists("vocab/nope")
+    with pytest.raises(MissingObject):
+        st.get("vocab/nope")
+    for bad in ("../etc/passwd", "/abs", "a/../b", "a//b", "a b"):
+        with pytest.raises(InputError, match="invalid object key"):
+            st.put(bad, b"x")
+
+
+def test_atomic_dir_leaves_nothing_on_failure(tmp_path: Path) -> None:
+    target = tmp_path / "area" / "out"
+    with pytest.raises(RuntimeError), atomic_dir(target) as tmp:
+        (tmp / "half.txt").write_text("half")
+        raise RuntimeError("boom")
+    assert list(target.parent.iterdir()) == []
+    with atomic_dir(target) as tmp:
+        (tmp / "whole.txt").write_text("whole")
+    assert [p.name for p in target.iterdir()] == ["whole.txt"]

@@ -1,0 +1,54 @@
+"""The toolchain module against the real LLVM 22 install."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from farm.errors import ToolError
+from farm.toolchain import Toolchain, describe_failure
+
+
+def test_version_and_description(toolchain: Toolchain) -> None:
+    d = toolchain.describe()
+    assert d["llvm_version"].split(".")[0] == "22"
+    assert d["bin_dir"] == str(toolchain.bin_dir)
+    assert "clang version 22" in d["clang"]
+
+
+def test_missing_tool_is_one_clear_line(tmp_path: Path) -> None:
+    tc = Toolchain(tmp_path)
+    with pytest.raises(ToolError, match=r"'llvm-ir2vec' not found in .*MLGO_FARM_LLVM_BIN_DIR"):
+        tc.path("llvm-ir2vec")
+
+
+def test_too_old_llvm_is_refused(toolchain: Toolchain) -> None:
+    with pytest.raises(ToolError, match="too old: need 99 or newer"):
+        Toolchain(toolchain.bin_dir, min_major=99).check()
+
+
+def test_failing_tool_names_error_line(toolchain: Toolchain, tmp_path: Path) -> None:
+    src = tmp_path / "bad.c"
+    src.write_text("int f(void) { return ; }\nint g(int x) { return x +; }\n")
+    with pytest.raises(ToolError) as e:
+        toolchain.run("clang", ["-c", src, "-o", tmp_path / "bad.o"], subject=src.name)
+    msg = str(e.value)
+    assert "\n" not in msg
+    assert msg.startswith("clang exited with code 1: ") and msg.endswith("on bad.c")
+    assert "error" in msg
+
+
+def test_timeout_is_reported(toolchain: Toolchain, tmp_path: Path) -> None:
+    fifo = tmp_path / "never-written.bc"
+    os.mkfifo(fifo)  # opening it for reading blocks until a writer comes: none will
+    with pytest.raises(ToolError, match=r"^llvm-ir2vec timed out after 0.5s on stuck$"):
+        toolchain.run("llvm-ir2vec", ["triplets", fifo], timeout=0.5, subject="stuck")
+
+
+def test_crash_is_named_by_signal() -> None:
+    assert describe_failure("llc", -11, b"PLEASE submit a bug report\n") == (
+        "llc crashed with SIGSEGV: PLEASE submit a bug report"
+    )
+    assert describe_failure("opt", 2, b"warning: x\nopt: error: bad\n") == "opt exited with code 2: opt: error: bad"

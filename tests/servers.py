@@ -1,0 +1,116 @@
+"""Real servers on loopback for the tests: redis-server, an S3 endpoint (moto), SMTP (aiosmtpd).
+
+Each starts on a free 127.0.0.1 port, is waited for by polling its port (readiness, not a
+sleep), and is stopped by the fixture that started it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from email import message_from_bytes
+from email.message import Message
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, proc: subprocess.Popen | None = None, timeout: float = 30) -> None:
+    """Block until something accepts on 127.0.0.1:port, or fail if the process died."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode} before listening on {port}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout}s")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@contextlib.contextmanager
+def redis_server(workdir: Path) -> Iterator[str]:
+    """A real redis-server on loopback; yields its URL."""
+    exe = shutil.which("redis-server") or "/usr/bin/redis-server"
+    port = free_port()
+    workdir.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen(
+        [exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no",
+         "--dir", str(workdir)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, proc)
+        yield f"redis://127.0.0.1:{port}"
+    finally:
+        stop(proc)
+
+
+@dataclass
+class S3Endpoint:
+    url: str
+    proc: subprocess.Popen
+    port: int
+
+    def stop(self) -> None:
+        stop(self.proc)
+
+
+def start_s3() -> S3Endpoint:
+    """moto's S3 server mode: a real HTTP S3 endpoint on loopback."""
+    port = free_port()
+    exe = Path(sys.executable).with_name("moto_server")
+    proc = subprocess.Popen(
+        [str(exe), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    wait_for_port(port, proc)
+    return S3Endpoint(f"http://127.0.0.1:{port}", proc, port)
+
+
+@dataclass
+class MailBox:
+    """Messages received by the loopback SMTP server."""
+
+    host: str
+    port: int
+    messages: list[Message] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def smtp_server() -> Iterator[MailBox]:
+    """A real aiosmtpd server on loopback that keeps every message it receives."""
+    from aiosmtpd.controller import Controller
+
+    box = MailBox("127.0.0.1", free_port())
+
+    class Handler:
+        async def handle_DATA(self, server, session, envelope):
+            box.messages.append(message_from_bytes(envelope.content))
+            return "250 OK"
+
+    controller = Controller(Handler(), hostname="127.0.0.1", port=box.port)
+    controller.start()
+    try:
+        yield box
+    finally:
+        controller.stop()

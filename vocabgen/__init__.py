@@ -1,0 +1,1 @@
+"""Vocabulary role: Celery tasks that train, validate, publish and serve vocabularies."""

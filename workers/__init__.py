@@ -1,0 +1,1 @@
+"""Build-worker role: toolchain build, corpus extraction, triplet datasets."""
