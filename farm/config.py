@@ -62,12 +62,32 @@ class SMTPConfig:
 
 
 @dataclass(frozen=True)
+class BuildbotConfig:
+    #: Interface the master listens on (PB for workers, HTTP for the web/REST API).
+    bind: str = "127.0.0.1"
+    #: Host name workers and clients use to reach the master.
+    master_host: str = "127.0.0.1"
+    pb_port: int = 9989
+    www_port: int = 8010
+    #: Master directory (default: <var_dir>/buildbot/master); the SQLite database lives in it.
+    master_dir: str = ""
+    #: Workers the master accepts: "name:tag+tag:max_builds,..." (tags and max_builds optional).
+    workers: str = "local:big+x86_64:1"
+    #: Shared worker password; empty: generated once into <var_dir>/buildbot/worker-password.
+    worker_password: str = ""
+    #: This host's worker: its name and directory (default: <var_dir>/buildbot/worker-<name>).
+    worker_name: str = "local"
+    worker_dir: str = ""
+
+
+@dataclass(frozen=True)
 class Settings:
     llvm: LLVMConfig = field(default_factory=LLVMConfig)
     paths: PathsConfig = field(default_factory=PathsConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
     celery: CeleryConfig = field(default_factory=CeleryConfig)
     smtp: SMTPConfig = field(default_factory=SMTPConfig)
+    buildbot: BuildbotConfig = field(default_factory=BuildbotConfig)
 
     @property
     def var_dir(self) -> Path:
