@@ -18,6 +18,8 @@ from pathlib import Path
 from farm.errors import ToolError
 
 _HASH = re.compile(r"\b([0-9a-f]{40})\b")
+_FRAME = re.compile(r"^#\d+ 0x[0-9a-f]+ (\S.*?) \(")
+_HANDLER_FRAMES = ("PrintStackTrace", "RunSignalHandlers", "SignalHandler", "CrashRecovery")
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,12 @@ def describe_failure(tool: str, returncode: int, stderr: bytes | str) -> str:
     text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     errors = [ln for ln in lines if "error" in ln.lower()]
-    first = (errors or lines or [""])[0][:300]
+    frames = [m.group(1) for ln in lines if (m := _FRAME.match(ln))]
+    frames = [f for f in frames if not any(h in f for h in _HANDLER_FRAMES)]
+    if returncode < 0 and frames and not errors:
+        first = f"in {frames[0][:240]}"
+    else:
+        first = (errors or lines or [""])[0][:300]
     if returncode < 0:
         try:
             how = f"crashed with {signal.Signals(-returncode).name}"
@@ -42,6 +49,8 @@ def describe_failure(tool: str, returncode: int, stderr: bytes | str) -> str:
             how = f"crashed with signal {-returncode}"
     else:
         how = f"exited with code {returncode}"
+    if first.startswith("in "):
+        return f"{tool} {how} {first}"
     return f"{tool} {how}" + (f": {first}" if first else "")
 
 

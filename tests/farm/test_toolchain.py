@@ -51,4 +51,14 @@ def test_crash_is_named_by_signal() -> None:
     assert describe_failure("llc", -11, b"PLEASE submit a bug report\n") == (
         "llc crashed with SIGSEGV: PLEASE submit a bug report"
     )
+    trace = (
+        b"PLEASE submit a bug report\nStack dump:\n"
+        b" #0 0x00007f3 llvm::sys::PrintStackTrace(llvm::raw_ostream&, int) (/lib/libLLVM.so+0x1)\n"
+        b" #3 0x00007f3 (/lib/x86_64-linux-gnu/libc.so.6+0x3c050)\n"
+        b" #4 0x00007f3 llvm::mir2vec::MIRVocabulary::getRegisterOperandIndex(llvm::Register) const (/l+0x5)\n"
+    )
+    assert describe_failure("llvm-ir2vec", -11, trace) == (
+        "llvm-ir2vec crashed with SIGSEGV in "
+        "llvm::mir2vec::MIRVocabulary::getRegisterOperandIndex(llvm::Register) const"
+    )
     assert describe_failure("opt", 2, b"warning: x\nopt: error: bad\n") == "opt exited with code 2: opt: error: bad"
