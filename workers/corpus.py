@@ -1,0 +1,208 @@
+"""A corpus: IR modules with their compile commands, in LLVM's `corpus_description.json` layout.
+
+Sources: a directory of C/C++ files or a `compile_commands.json` (compiled here to bitcode),
+a Debian source package (see `debsrc`), or a build made with `-Xclang -fembed-bitcode=all`
+(extracted with mlgo-utils' `extract_ir`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from farm.atomic import atomic_dir
+from farm.errors import FarmError, InputError, ToolError
+from farm.toolchain import Toolchain
+from workers.parallel import run_all
+
+log = logging.getLogger(__name__)
+
+DESCRIPTION = "corpus_description.json"
+SKIPPED = "skipped.json"
+SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx")
+#: Pre-optimization IR that `opt` can still optimize at any level.
+DEFAULT_FLAGS = ("-O2", "-Xclang", "-disable-llvm-passes", "-g0")
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str
+    bitcode: Path
+
+
+@dataclass
+class Corpus:
+    path: Path
+    modules: list[Module]
+    skipped: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def digest(self) -> str:
+        """sha256 over module names and bitcode contents: the corpus identity."""
+        h = hashlib.sha256()
+        for m in self.modules:
+            h.update(m.name.encode() + b"\0" + hashlib.sha256(m.bitcode.read_bytes()).digest())
+        return h.hexdigest()
+
+
+def load(path: Path) -> Corpus:
+    """Read a corpus directory; fail with one line if it is missing or empty."""
+    path = Path(path)
+    desc = path / DESCRIPTION
+    try:
+        data = json.loads(desc.read_text())
+    except FileNotFoundError:
+        raise InputError(f"{path} is not a corpus: no {DESCRIPTION}") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{desc}: invalid JSON: {e}") from None
+    names = data.get("modules")
+    if not isinstance(names, list):
+        raise InputError(f"{desc}: no 'modules' list")
+    if not names:
+        raise InputError(f"corpus {path} is empty: no modules")
+    modules = [Module(n, path / f"{n}.bc") for n in sorted(names)]
+    missing = [m.name for m in modules if not m.bitcode.is_file()]
+    if missing:
+        raise InputError(f"corpus {path}: {len(missing)} module(s) without bitcode, first {missing[0]}.bc")
+    skipped = json.loads((path / SKIPPED).read_text()) if (path / SKIPPED).is_file() else []
+    return Corpus(path, modules, skipped)
+
+
+@dataclass(frozen=True)
+class CompileJob:
+    name: str
+    source: Path
+    args: tuple[str, ...]  # clang arguments, without -c/-o/input
+    directory: Path
+
+
+def jobs_from_directory(src: Path, flags: tuple[str, ...] = DEFAULT_FLAGS) -> list[CompileJob]:
+    """One job per C/C++ file under `src`, with the file's and the tree's directories included."""
+    files = sorted(p for p in src.rglob("*") if p.suffix in SOURCE_SUFFIXES and p.is_file())
+    return [
+        CompileJob(
+            f.relative_to(src).as_posix(),
+            f,
+            (*flags, f"-I{f.parent}", f"-I{src}"),
+            f.parent,
+        )
+        for f in files
+    ]
+
+
+def jobs_from_compile_commands(path: Path) -> list[CompileJob]:
+    """Jobs from a compilation database, keeping each command's flags."""
+    try:
+        entries = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise InputError(f"{path}: cannot read compilation database: {e}") from None
+    root = path.parent
+    jobs, seen = [], {}
+    for e in entries:
+        argv = e.get("arguments") or shlex.split(e.get("command", ""))
+        directory = Path(e.get("directory", root))
+        source = (directory / e["file"]).resolve()
+        if source.suffix not in SOURCE_SUFFIXES:
+            continue
+        args, skip = [], False
+        for a in argv[1:]:
+            if skip:
+                skip = False
+            elif a == "-o":
+                skip = True
+            elif a in ("-c", e["file"], str(source)) or a.startswith("-o") or a.startswith("-M"):
+                continue
+            else:
+                args.append(a)
+        try:
+            name = source.relative_to(root.resolve()).as_posix()
+        except ValueError:
+            name = source.as_posix().lstrip("/")
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            name = f"{name}.{seen[name]}"
+        jobs.append(CompileJob(name, source, (*args, "-Xclang", "-disable-llvm-passes", "-g0"), directory))
+    return jobs
+
+
+def compile_jobs(jobs_: list[CompileJob], out: Path, toolchain: Toolchain, *,
+                 jobs: int | None = None, timeout: float = 300, source: str = "") -> Corpus:
+    """Compile every job to bitcode in parallel; failures are skipped and listed."""
+    if not jobs_:
+        raise InputError(f"no C/C++ sources found in {source or 'the input'}")
+    toolchain.check("clang")
+    with atomic_dir(out) as tmp:
+        def one(job: CompileJob) -> str | None:
+            bc = tmp / f"{job.name}.bc"
+            bc.parent.mkdir(parents=True, exist_ok=True)
+            args = [*job.args, "-c", "-emit-llvm", str(job.source), "-o", str(bc)]
+            try:
+                toolchain.run("clang", args, timeout=timeout, cwd=job.directory, subject=job.name)
+            except ToolError as e:
+                bc.unlink(missing_ok=True)
+                return str(e)
+            (tmp / f"{job.name}.cmd").write_bytes("\0".join(["clang", *args[:-3]]).encode())
+            return None
+
+        failed = {job.name: err for job, err in run_all(one, jobs_, jobs=jobs, desc="compile") if err}
+        names = sorted(j.name for j in jobs_ if j.name not in failed)
+        if not names:
+            first = next(iter(sorted(failed.items())))
+            raise InputError(f"no module of {source or 'the corpus'} compiled; first failure: {first[1]}")
+        skipped = [{"module": n, "reason": failed[n]} for n in sorted(failed)]
+        _write_description(tmp, names, source, skipped)
+    return load(out)
+
+
+def _write_description(root: Path, names: list[str], source: str, skipped: list[dict[str, str]]) -> None:
+    desc = {"modules": names, "has_thinlto": False, "source": source}
+    (root / DESCRIPTION).write_text(json.dumps(desc, indent=2, sort_keys=True) + "\n")
+    (root / SKIPPED).write_text(json.dumps(skipped, indent=2) + "\n")
+
+
+def from_sources(src: Path, out: Path, toolchain: Toolchain, jobs: int | None = None,
+                 flags: tuple[str, ...] = DEFAULT_FLAGS) -> Corpus:
+    """Compile a directory of C/C++ sources, or a `compile_commands.json`, into a corpus."""
+    src = Path(src).absolute()
+    if src.is_file() and src.name.endswith(".json"):
+        return compile_jobs(jobs_from_compile_commands(src), out, toolchain, jobs=jobs, source=str(src))
+    if not src.is_dir():
+        raise InputError(f"source {src} does not exist")
+    if (src / "compile_commands.json").is_file():
+        return from_sources(src / "compile_commands.json", out, toolchain, jobs)
+    return compile_jobs(jobs_from_directory(src, flags), out, toolchain, jobs=jobs, source=str(src))
+
+
+def from_embedded_build(build: Path, out: Path, toolchain: Toolchain, jobs: int | None = None) -> Corpus:
+    """Extract the bitcode a `-Xclang -fembed-bitcode=all` build left in its objects (mlgo-utils)."""
+    build = Path(build).absolute()
+    db = build / "compile_commands.json"
+    if not db.is_file():
+        raise InputError(f"{build} has no compile_commands.json (configure with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)")
+    objcopy = toolchain.path("llvm-objcopy")
+    with atomic_dir(out) as tmp:
+        argv = [
+            sys.executable, "-m", "mlgo.corpus.extract_ir",
+            f"--input={db}", "--input_type=json", f"--output_dir={tmp}",
+            f"--llvm_objcopy_path={objcopy}", f"--obj_base_dir={build}",
+        ]
+        if jobs:
+            argv.append(f"--num_workers={jobs}")
+        p = subprocess.run(argv, capture_output=True, text=True, cwd=build)
+        if p.returncode != 0:
+            last = (p.stderr.strip().splitlines() or ["no output"])[-1]
+            raise FarmError(f"extract_ir failed on {build}: {last}")
+        data = json.loads((tmp / DESCRIPTION).read_text())
+        names = sorted(data.get("modules", []))
+        if not names:
+            raise InputError(f"no embedded bitcode found in {build} (was it built with -Xclang -fembed-bitcode=all?)")
+        data["source"] = str(build)
+        (tmp / DESCRIPTION).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        (tmp / SKIPPED).write_text("[]\n")
+    return load(out)

@@ -1,0 +1,51 @@
+"""Real code no one here wrote: Debian source packages fetched with `apt-get source`."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from farm.errors import FarmError, InputError
+
+_PKG = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+
+
+def fetch_source(package: str, dest: Path, timeout: float = 600) -> Path:
+    """Download and unpack `package`'s source under `dest`; return the source tree.
+
+    A tree already unpacked there is reused, so repeated runs cost nothing.
+    """
+    if not _PKG.match(package):
+        raise InputError(f"invalid Debian package name {package!r}")
+    dest = Path(dest).absolute()
+    existing = _unpacked(dest, package)
+    if existing:
+        return existing
+    if not shutil.which("apt-get"):
+        raise FarmError("apt-get not found: Debian source packages need a Debian machine")
+    dest.mkdir(parents=True, exist_ok=True)
+    try:
+        p = subprocess.run(
+            ["apt-get", "source", "-q", package],
+            cwd=dest, capture_output=True, text=True, timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        raise FarmError(f"apt-get source {package} timed out after {timeout:g}s") from None
+    if p.returncode != 0:
+        last = (p.stderr.strip().splitlines() or ["no output"])[-1]
+        hint = " (is there a deb-src entry? run deploy/setup.sh)" if "deb-src" in p.stderr else ""
+        raise FarmError(f"apt-get source {package} failed: {last}{hint}")
+    tree = _unpacked(dest, package)
+    if not tree:
+        raise FarmError(f"apt-get source {package} unpacked nothing under {dest}")
+    return tree
+
+
+def _unpacked(dest: Path, package: str) -> Path | None:
+    """The unpacked `package-version` directory under `dest`, if there is one."""
+    if not dest.is_dir():
+        return None
+    dirs = sorted(d for d in dest.iterdir() if d.is_dir() and d.name.startswith(f"{package}-"))
+    return dirs[-1] if dirs else None

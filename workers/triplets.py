@@ -1,0 +1,178 @@
+"""Triplets from a corpus: per module `llvm-ir2vec triplets`, streamed, deduplicated, merged.
+
+IR: each module optionally through `opt` at one or more levels, then `llvm-ir2vec triplets`.
+MIR: `llc` to post-allocation MIR, then `llvm-ir2vec triplets --mode=mir`. Modules run on all
+cores; each module's output is deduplicated as it arrives, so memory grows with the number of
+unique triplets, never with the raw output. Failing modules are skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from farm.errors import InputError, ToolError
+from farm.toolchain import Toolchain
+from workers import corpus as corpus_mod
+from workers import mir as mir_mod
+from workers.dataset import DatasetSummary, write_dataset
+from workers.parallel import run_all
+
+log = logging.getLogger(__name__)
+
+KINDS = ("ir", "mir")
+OPT_LEVELS = ("O0", "O1", "O2", "O3", "Os", "Oz")
+DEFAULT_LEVELS = {"ir": ("O0", "O2"), "mir": ("O2",)}
+
+
+@dataclass
+class ModuleTriplets:
+    """Unique triplet lines of one module (`head\\ttail\\trelation` as bytes)."""
+
+    lines: set[bytes] = field(default_factory=set)
+    raw: int = 0
+    max_relation: int = -1
+    mir_file: Path | None = None  # a MIR file LLVM parsed (for the MIR entity map)
+    lost_functions: list[str] = field(default_factory=list)
+
+    def add_output(self, out: bytes) -> None:
+        first, _, body = out.partition(b"\n")
+        if not first.startswith(b"MAX_RELATION="):
+            raise ToolError(f"llvm-ir2vec output does not start with MAX_RELATION: {first[:60]!r}")
+        self.max_relation = max(self.max_relation, int(first.split(b"=", 1)[1]))
+        lines = body.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        self.raw += len(lines)
+        self.lines.update(lines)
+
+
+def choose_levels(levels: Sequence[str], module: str, seed: int, sample: int | None) -> list[str]:
+    """The opt levels for one module: all, or `sample` of them drawn with a per-module seed."""
+    if not sample or sample >= len(levels):
+        return list(levels)
+    return sorted(random.Random(f"{seed}:{module}").sample(list(levels), sample))
+
+
+def _optimize(tc: Toolchain, bc: Path, level: str, work: Path, timeout: float, name: str) -> Path:
+    if level == "O0":
+        return bc
+    out = work / f"opt.{level}.bc"
+    tc.run("opt", [f"-passes=default<{level}>", bc, "-o", out], timeout=timeout, subject=name)
+    return out
+
+
+def ir_module(tc: Toolchain, bc: Path, levels: Sequence[str], work: Path, timeout: float, name: str) -> ModuleTriplets:
+    result = ModuleTriplets()
+    for level in levels:
+        ir = _optimize(tc, bc, level, work, timeout, name)
+        result.add_output(tc.run("llvm-ir2vec", ["triplets", ir], timeout=timeout, subject=name).stdout)
+    return result
+
+
+def mir_module(tc: Toolchain, bc: Path, levels: Sequence[str], work: Path, timeout: float, name: str) -> ModuleTriplets:
+    result = ModuleTriplets()
+    for level in levels:
+        ir = _optimize(tc, bc, level, work, timeout, name)
+        raw = work / f"{level}.mir"
+        tc.run("llc", ["-O2", f"-stop-after={mir_mod.STOP_AFTER}", ir, "-o", raw], timeout=timeout, subject=name)
+        text = mir_mod.sanitize(raw.read_text())
+        mir = work / f"{level}.sanitized.mir"
+        mir.write_text(text)
+        try:
+            result.add_output(tc.run("llvm-ir2vec", ["triplets", "--mode=mir", mir], timeout=timeout,
+                                     subject=name).stdout)
+            result.mir_file = result.mir_file or mir
+            continue
+        except ToolError as whole:
+            functions = mir_mod.split_functions(text)
+            if len(functions) < 2:
+                raise whole
+        for i, (fname, ftext) in enumerate(functions):
+            fmir = work / f"{level}.fn{i}.mir"
+            fmir.write_text(ftext)
+            try:
+                out = tc.run("llvm-ir2vec", ["triplets", "--mode=mir", fmir], timeout=timeout, subject=name).stdout
+            except ToolError:
+                result.lost_functions.append(fname)
+                continue
+            result.add_output(out)
+            result.mir_file = result.mir_file or fmir
+        if result.max_relation < 0:
+            raise ToolError(f"llvm-ir2vec --mode=mir crashed on every function of {name} "
+                            f"(class-less registers such as $mxcsr; LLVM 22 bug)")
+    return result
+
+
+def build_dataset(corpus_dir: Path, out_dir: Path, kind: str, toolchain: Toolchain, jobs: int | None = None,
+                  opt_levels: Sequence[str] | None = None, seed: int = 0, sample: int | None = None,
+                  timeout: float = 300) -> Path:
+    """Generate the deduplicated `kind` dataset of a corpus into `out_dir` (atomically)."""
+    if kind not in KINDS:
+        raise InputError(f"unknown dataset kind {kind!r}: use one of {', '.join(KINDS)}")
+    levels = tuple(opt_levels or DEFAULT_LEVELS[kind])
+    bad = [lv for lv in levels if lv not in OPT_LEVELS]
+    if bad:
+        raise InputError(f"unknown optimization level {bad[0]!r}: use {', '.join(OPT_LEVELS)}")
+    tools = ["opt", "llvm-ir2vec"] + (["llc"] if kind == "mir" else [])
+    toolchain.check(*tools)
+    corpus = corpus_mod.load(corpus_dir)
+    per_module = ir_module if kind == "ir" else mir_module
+
+    unique: set[bytes] = set()
+    raw = 0
+    max_relation = -1
+    skipped = [dict(s, stage="corpus") for s in corpus.skipped]
+    notes: list[dict[str, str]] = []
+    mir_files: dict[str, Path] = {}
+    with tempfile.TemporaryDirectory(prefix=f"mlgo-farm-{kind}-") as scratch:
+        def one(module: corpus_mod.Module) -> ModuleTriplets | str:
+            work = Path(scratch) / module.name.replace("/", "__")
+            work.mkdir(parents=True)
+            chosen = choose_levels(levels, module.name, seed, sample)
+            try:
+                return per_module(toolchain, module.bitcode, chosen, work, timeout, module.name)
+            except ToolError as e:
+                return str(e)
+
+        for module, res in run_all(one, corpus.modules, jobs=jobs, desc=f"{kind} triplets"):
+            if isinstance(res, str):
+                skipped.append({"module": module.name, "reason": res, "stage": "triplets"})
+                continue
+            unique |= res.lines
+            raw += res.raw
+            max_relation = max(max_relation, res.max_relation)
+            if res.lost_functions:
+                notes.append({"module": module.name,
+                              "reason": f"llvm-ir2vec crashed on function(s) {', '.join(res.lost_functions[:5])}"
+                                        + (" ..." if len(res.lost_functions) > 5 else "")})
+            if res.mir_file:
+                mir_files[module.name] = res.mir_file
+            res.lines = set()
+        used = len(corpus.modules) - sum(1 for s in skipped if s["stage"] == "triplets")
+        if not unique:
+            first = next((s["reason"] for s in skipped if s["stage"] == "triplets"), "no triplets")
+            raise InputError(f"no triplets from any module of {corpus_dir}; first failure: {first}")
+        if kind == "ir":
+            entities = toolchain.run("llvm-ir2vec", ["entities"], timeout=timeout).stdout
+        else:
+            sample_mir = mir_files[min(mir_files)]
+            entities = toolchain.run("llvm-ir2vec", ["entities", "--mode=mir", sample_mir], timeout=timeout).stdout
+        summary = DatasetSummary(
+            kind=kind,
+            llvm=toolchain.describe(),
+            corpus={"digest": corpus.digest, "modules": len(corpus.modules), "source": str(corpus.path)},
+            modules_used=used,
+            skipped=sorted(skipped, key=lambda s: (s["module"], s["stage"])),
+            partial=sorted(notes, key=lambda s: s["module"]),
+            raw=raw,
+            max_relation=max_relation,
+            opt_levels=list(levels),
+            sample=sample,
+            seed=seed,
+        )
+        return write_dataset(out_dir, unique, entities, summary)
