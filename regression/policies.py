@@ -1,0 +1,198 @@
+"""Policies answering LLVM's interactive channel: built-in ones and ONNX model files.
+
+A policy is bound to a session header (it checks that the compiler sends what it needs), then
+asked for one advice per observation. Built-ins: `heuristic` (LLVM's own default decision,
+which must reproduce the heuristic build byte for byte), `never` / `always` (inline nothing /
+everything the advisor asks about), and for regalloc eviction `spill` (evict nothing when
+allowed). A path ending in `.onnx` loads a model through onnxruntime.
+
+ONNX model contract: each model input is named after an LLVM feature (the model may use any
+subset) and takes that feature with a leading batch dimension of 1, as float32 or int64. Output 0
+is either the advice itself (integer), one logit per observation (float, last dimension 1:
+positive means 1), or one score per choice (float, last dimension >= 2: the highest score wins;
+when the compiler sends a `mask` feature, only positions with mask 1 are eligible).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+from farm.errors import InputError
+from regression.protocol import Header, Observation
+
+INLINE_DEFAULT = "inlining_default"
+EVICT_MASK = "mask"
+
+
+class Policy(Protocol):
+    name: str
+
+    def bind(self, header: Header) -> None:
+        """Check that this policy can answer a session with this header (InputError if not)."""
+
+    def decide(self, obs: Observation) -> int | Sequence[int | float]:
+        """The advice for one observation."""
+
+
+class HeuristicPolicy:
+    """Answer LLVM's own default decision (needs `-inliner-interactive-include-default`)."""
+
+    name = "heuristic"
+
+    def bind(self, header: Header) -> None:
+        if header.feature(INLINE_DEFAULT) is None:
+            raise InputError(
+                f"policy {self.name} needs the '{INLINE_DEFAULT}' feature: the compiler must run with "
+                "-inliner-interactive-include-default (regalloc eviction sends no default decision)"
+            )
+
+    def decide(self, obs: Observation) -> int:
+        return int(obs.scalar(INLINE_DEFAULT))
+
+
+class ConstantPolicy:
+    """Always the same inlining decision (`never` = 0, `always` = 1)."""
+
+    def __init__(self, name: str, value: int) -> None:
+        self.name, self.value = name, value
+
+    def bind(self, header: Header) -> None:
+        if header.advice.name != "inlining_decision":
+            raise InputError(f"policy {self.name} answers inlining decisions, not {header.advice.name!r}")
+
+    def decide(self, obs: Observation) -> int:
+        return self.value
+
+
+class SpillPolicy:
+    """Regalloc eviction: evict nothing (pick the candidate itself) when allowed, else the first allowed."""
+
+    name = "spill"
+
+    def bind(self, header: Header) -> None:
+        if header.feature(EVICT_MASK) is None:
+            raise InputError(f"policy {self.name} answers regalloc eviction, but the compiler sends no 'mask'")
+
+    def decide(self, obs: Observation) -> int:
+        return masked_argmax([float(i) for i in range(len(obs.features[EVICT_MASK]))], obs.features[EVICT_MASK])
+
+
+def masked_argmax(scores: Sequence[float], mask: Sequence[int | float] | None) -> int:
+    """Index of the highest score among positions whose mask is non-zero (all positions without a mask)."""
+    best, best_i = -math.inf, -1
+    for i, s in enumerate(scores):
+        if (mask is None or mask[i]) and (best_i < 0 or s > best):
+            best, best_i = s, i
+    if best_i < 0:
+        raise InputError("no eligible position: the mask excludes every candidate")
+    return best_i
+
+
+BUILTINS = {
+    "heuristic": HeuristicPolicy,
+    "never": lambda: ConstantPolicy("never", 0),
+    "always": lambda: ConstantPolicy("always", 1),
+    "spill": SpillPolicy,
+}
+
+
+def load_policy(spec: str | Path) -> Policy:
+    """A built-in policy by name, or an ONNX model by path; InputError if neither."""
+    text = str(spec)
+    if text in BUILTINS:
+        return BUILTINS[text]()
+    path = Path(text)
+    if path.suffix != ".onnx":
+        raise InputError(f"unknown policy {text!r}: use {', '.join(BUILTINS)} or a path to an .onnx model")
+    return OnnxPolicy(path)
+
+
+_ONNX_TYPES = {"tensor(float)": "float32", "tensor(int64)": "int64", "tensor(double)": "float64",
+               "tensor(int32)": "int32"}
+
+
+class OnnxPolicy:
+    """A model file run by onnxruntime; inputs named after LLVM features (see the module docstring)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.name = self.path.name
+        self._session, self.inputs, self.output = self._load()
+
+    def _load(self):
+        import onnx
+        import onnxruntime as ort
+
+        if not self.path.is_file():
+            raise InputError(f"policy model {self.path} not found")
+        where = f"policy model {self.path}"
+        try:
+            model = onnx.load(str(self.path))
+            onnx.checker.check_model(model)
+        except Exception as e:
+            raise InputError(f"{where} is not a valid ONNX model: {_first_line(e)}") from None
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = opts.inter_op_num_threads = 1  # one host per compile, many compiles
+        opts.log_severity_level = 3
+        try:
+            session = ort.InferenceSession(str(self.path), opts, providers=["CPUExecutionProvider"])
+        except Exception as e:
+            raise InputError(f"{where} cannot be loaded by onnxruntime: {_first_line(e)}") from None
+        inputs = {}
+        for i in session.get_inputs():
+            if i.type not in _ONNX_TYPES:
+                raise InputError(f"{where}: input {i.name!r} has unsupported type {i.type}")
+            inputs[i.name] = (_ONNX_TYPES[i.type], list(i.shape))
+        if not inputs:
+            raise InputError(f"{where} has no inputs")
+        out = session.get_outputs()[0]
+        if out.type not in _ONNX_TYPES:
+            raise InputError(f"{where}: output {out.name!r} has unsupported type {out.type}")
+        return session, inputs, (out.name, _ONNX_TYPES[out.type], list(out.shape))
+
+    def bind(self, header: Header) -> None:
+        self._shapes: dict[str, tuple[int, ...]] = {}
+        for name, (_, shape) in self.inputs.items():
+            spec = header.feature(name)
+            if spec is None:
+                hint = " (pass the IR2Vec vocabulary with --vocab)" if name.endswith("_embedding") else ""
+                raise InputError(
+                    f"policy model {self.name} needs feature {name!r}, which the compiler does not send{hint}"
+                )
+            self._shapes[name] = _feed_shape(self.name, name, shape, spec.count)
+        self._mask = header.feature(EVICT_MASK) is not None
+
+    def decide(self, obs: Observation) -> int:
+        import numpy as np
+
+        feeds = {
+            name: np.asarray(obs.features[name], dtype=dtype).reshape(self._shapes[name])
+            for name, (dtype, _) in self.inputs.items()
+        }
+        (out,) = self._session.run([self.output[0]], feeds)
+        values = np.asarray(out).reshape(-1)
+        if not self.output[1].startswith("float"):
+            return int(values[0])
+        if values.size == 1:
+            return int(values[0] > 0)
+        return masked_argmax(values.tolist(), obs.features.get(EVICT_MASK) if self._mask else None)
+
+
+def _feed_shape(model: str, name: str, shape: list, count: int) -> tuple[int, ...]:
+    """The shape to feed a feature of `count` elements into a model input declared as `shape`."""
+    dims = [d if isinstance(d, int) and d > 0 else None for d in shape]
+    if dims and dims[0] is None:
+        dims[0] = 1  # the batch dimension
+    if dims.count(None) > 1 or (None not in dims and math.prod(dims) != count) or (
+        None in dims and count % math.prod(d for d in dims if d) != 0
+    ):
+        raise InputError(f"policy model {model}: input {name!r} has shape {shape}, the compiler sends {count} values")
+    return tuple(-1 if d is None else d for d in dims)
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return (text[0] if text else type(e).__name__)[:300]
