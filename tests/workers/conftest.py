@@ -1,0 +1,60 @@
+"""Fixtures for the worker tests: corpora compiled with the real clang-22."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from farm.toolchain import Toolchain
+from tests.conftest import DATA
+from workers import corpus
+
+
+@pytest.fixture(scope="session")
+def csrc_corpus(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> Path:
+    """The C files of tests/data/csrc as a corpus (read-only for tests: copy before changing)."""
+    out = tmp_path_factory.mktemp("corpus") / "csrc"
+    corpus.from_sources(DATA / "csrc", out, toolchain)
+    return out
+
+
+@pytest.fixture
+def corpus_copy(csrc_corpus: Path, tmp_path: Path) -> Path:
+    dst = tmp_path / "corpus"
+    shutil.copytree(csrc_corpus, dst)
+    return dst
+
+
+@pytest.fixture
+def wrapped_toolchain(toolchain: Toolchain, tmp_path: Path) -> Toolchain:
+    """The real tools, except that llvm-ir2vec hangs on any input whose path contains 'HANGME'.
+
+    A hung tool cannot be produced on demand otherwise; everything else runs the real binary.
+    """
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in toolchain.bin_dir.iterdir():
+        (bin_dir / tool.name).symlink_to(tool)
+    wrapper = bin_dir / "llvm-ir2vec"
+    wrapper.unlink()
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in *HANGME*) exec sleep 3600 ;; esac\n'
+        f'exec {toolchain.path("llvm-ir2vec")} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return Toolchain(bin_dir)
+
+
+def read_table(path: Path) -> tuple[int, list[list[str]]]:
+    """(declared count, rows split on TAB) of an OpenKE-style file."""
+    lines = path.read_text().split("\n")
+    assert lines[-1] == "", f"{path.name} must end with a newline"
+    return int(lines[0]), [ln.split("\t") for ln in lines[1:-1]]
+
+
+@pytest.fixture(scope="session")
+def have_apt_source() -> bool:
+    return shutil.which("apt-get") is not None

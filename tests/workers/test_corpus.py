@@ -1,0 +1,108 @@
+"""Corpus sources against the real clang-22 and mlgo-utils."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from farm.errors import FarmError, InputError
+from farm.toolchain import Toolchain
+from tests.conftest import DATA
+from workers import corpus
+
+
+def test_directory_corpus_layout(csrc_corpus: Path, toolchain: Toolchain) -> None:
+    desc = json.loads((csrc_corpus / corpus.DESCRIPTION).read_text())
+    expected = sorted(p.name for p in (DATA / "csrc").glob("*.c"))
+    assert desc["modules"] == expected
+    assert desc["has_thinlto"] is False
+    for name in expected:
+        bc = (csrc_corpus / f"{name}.bc").read_bytes()
+        assert bc[:4] == b"BC\xc0\xde", f"{name}.bc is not bitcode"
+        cmd = (csrc_corpus / f"{name}.cmd").read_bytes().split(b"\0")
+        assert cmd[0] == b"clang" and b"-emit-llvm" in cmd and str(DATA / "csrc" / name).encode() in cmd
+    # The modules are pre-optimization IR that opt can still optimize: llvm-dis shows allocas.
+    ir = toolchain.run("llvm-dis", [csrc_corpus / "sort.c.bc", "-o", "-"]).stdout.decode()
+    assert "alloca" in ir
+
+
+def test_failing_source_is_skipped_and_listed(tmp_path: Path, toolchain: Toolchain) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(DATA / "csrc" / "sort.c", src)
+    shutil.copy(DATA / "bad" / "syntax_error.c", src)
+    c = corpus.from_sources(src, tmp_path / "out", toolchain)
+    assert [m.name for m in c.modules] == ["sort.c"]
+    assert len(c.skipped) == 1
+    assert c.skipped[0]["module"] == "syntax_error.c"
+    assert c.skipped[0]["reason"].startswith("clang exited with code 1:")
+    assert "expected expression" in c.skipped[0]["reason"]
+    assert corpus.load(tmp_path / "out").skipped == c.skipped
+
+
+def test_empty_source_dir_is_an_error_and_leaves_nothing(tmp_path: Path, toolchain: Toolchain) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match=r"^no C/C\+\+ sources found in .*empty$"):
+        corpus.from_sources(tmp_path / "empty", tmp_path / "out", toolchain)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "mlgo-farm.toml"]
+
+
+def test_unwritable_output_is_an_error(tmp_path: Path, toolchain: Toolchain) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(FarmError, match="cannot create output directory"):
+        corpus.from_sources(DATA / "csrc", blocker / "out", toolchain)
+
+
+def test_compile_commands_keep_their_flags(tmp_path: Path, toolchain: Toolchain) -> None:
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "cfg.c").write_text("#ifndef SCALE\n#error SCALE must come from the build\n#endif\n"
+                               "int scaled(int x) { return x * SCALE; }\n")
+    db = [{"directory": str(src), "file": "cfg.c", "arguments": ["cc", "-DSCALE=3", "-O2", "-c", "cfg.c", "-o",
+                                                                    "cfg.o"]}]
+    (src / "compile_commands.json").write_text(json.dumps(db))
+    c = corpus.from_sources(src, tmp_path / "out", toolchain)
+    assert [m.name for m in c.modules] == ["cfg.c"] and c.skipped == []
+    cmd = (tmp_path / "out" / "cfg.c.cmd").read_bytes().split(b"\0")
+    assert b"-DSCALE=3" in cmd and b"cfg.o" not in cmd
+
+
+def test_corrupt_description_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / corpus.DESCRIPTION).write_text('{"modules": [')
+    with pytest.raises(InputError, match="invalid JSON"):
+        corpus.load(tmp_path)
+    (tmp_path / corpus.DESCRIPTION).write_text('{"modules": []}')
+    with pytest.raises(InputError, match="is empty: no modules"):
+        corpus.load(tmp_path)
+
+
+def test_embedded_bitcode_build_through_extract_ir(tmp_path: Path, toolchain: Toolchain) -> None:
+    """A real CMake + Ninja build with -fembed-bitcode=all, extracted with mlgo-utils."""
+    if not (shutil.which("cmake") and shutil.which("ninja")):
+        pytest.fail("cmake and ninja are required (deploy/setup.sh installs them)")
+    src = tmp_path / "proj"
+    src.mkdir()
+    for f in ("sort.c", "hash.c"):
+        shutil.copy(DATA / "csrc" / f, src)
+    (src / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.20)\nproject(p C)\n"
+                                        "add_library(p STATIC sort.c hash.c)\n")
+    build = tmp_path / "build"
+    subprocess.run(["cmake", "-G", "Ninja", "-S", src, "-B", build, f"-DCMAKE_C_COMPILER={toolchain.path('clang')}",
+                    "-DCMAKE_C_FLAGS=-Xclang -fembed-bitcode=all -O2", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"],
+                   check=True, capture_output=True)
+    subprocess.run(["ninja", "-C", build], check=True, capture_output=True)
+    c = corpus.from_embedded_build(build, tmp_path / "corpus", toolchain)
+    assert len(c.modules) == 2
+    assert all(m.bitcode.read_bytes()[:4] == b"BC\xc0\xde" for m in c.modules)
+    assert sorted(Path(m.name).name for m in c.modules) == ["hash.c.o", "sort.c.o"]
+
+
+def test_build_without_embedded_bitcode_is_refused(tmp_path: Path, toolchain: Toolchain) -> None:
+    (tmp_path / "build").mkdir()
+    with pytest.raises(InputError, match=r"no compile_commands\.json"):
+        corpus.from_embedded_build(tmp_path / "build", tmp_path / "corpus", toolchain)
