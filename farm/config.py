@@ -81,6 +81,14 @@ class BuildbotConfig:
 
 
 @dataclass(frozen=True)
+class PolicyConfig:
+    #: Seconds a compiler may stay silent without using CPU before its policy host kills it.
+    timeout: int = 60
+    #: Policy used by `policy-cc` when --policy is not given: a built-in name or an .onnx path.
+    default: str = "heuristic"
+
+
+@dataclass(frozen=True)
 class Settings:
     llvm: LLVMConfig = field(default_factory=LLVMConfig)
     paths: PathsConfig = field(default_factory=PathsConfig)
@@ -88,6 +96,7 @@ class Settings:
     celery: CeleryConfig = field(default_factory=CeleryConfig)
     smtp: SMTPConfig = field(default_factory=SMTPConfig)
     buildbot: BuildbotConfig = field(default_factory=BuildbotConfig)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
 
     @property
     def var_dir(self) -> Path:
