@@ -43,6 +43,8 @@ class CompileOutcome:
     response_times: list[float] = field(default_factory=list)
     #: one line saying why the compile failed (compiler message or host failure), None on success
     error: str | None = None
+    #: set when the host, not the compiler, ended the compile (stall, protocol or policy failure)
+    host_error: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -158,7 +160,7 @@ def run_compile(
         outcome.decisions, outcome.sessions = report.decisions, report.sessions
         outcome.response_times = report.response_times
     if host_error is not None:
-        outcome.error = host_error
+        outcome.error = outcome.host_error = host_error
     elif rc != 0:
         after = f" after {outcome.decisions} policy decisions" if outcome.decisions else ""
         outcome.error = describe_failure(tool, rc, text) + after

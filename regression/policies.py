@@ -148,6 +148,7 @@ class OnnxPolicy:
             inputs[i.name] = (_ONNX_TYPES[i.type], list(i.shape))
         if not inputs:
             raise InputError(f"{where} has no inputs")
+        self.metadata = {p.key: p.value for p in model.metadata_props}
         out = session.get_outputs()[0]
         if out.type not in _ONNX_TYPES:
             raise InputError(f"{where}: output {out.name!r} has unsupported type {out.type}")

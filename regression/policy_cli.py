@@ -1,9 +1,121 @@
-"""CLI verbs (filled in as the role grows)."""
+"""CLI verbs of the policy side: `policy-cc` (compiler launcher) and `policy train-bc|inspect`."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from farm.errors import InputError
+
+
+def _policy_cc(args: argparse.Namespace) -> int:
+    from farm.config import load_settings
+    from regression.launcher import run_compile
+
+    settings = load_settings()
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise InputError("policy-cc: no compiler command given (usage: policy-cc [options] -- clang ARGS...)")
+    timeout = args.timeout if args.timeout is not None else settings.policy.timeout
+    outcome = run_compile(
+        command,
+        args.policy or settings.policy.default,
+        vocab=args.vocab,
+        timeout=timeout,
+        advisor=args.advisor,
+    )
+    sys.stderr.write(outcome.stderr)
+    if args.stats:
+        _append_stats(Path(args.stats), outcome)
+    if outcome.ok:
+        return 0
+    if outcome.host_error is None and outcome.returncode > 0:
+        return outcome.returncode  # the compiler's own failure: make/CMake see its exit code and message
+    print(f"mlgo-farm: error: {outcome.error}", file=sys.stderr)
+    return 1
+
+
+def _append_stats(path: Path, outcome) -> None:
+    """One JSON line per compile; O_APPEND keeps lines whole when parallel compiles share the file."""
+    line = json.dumps({
+        "argv": outcome.argv, "ok": outcome.ok, "returncode": outcome.returncode, "wall": outcome.wall,
+        "decisions": outcome.decisions, "sessions": outcome.sessions, "response_times": outcome.response_times,
+        "error": outcome.error,
+    }) + "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
+
+
+def _train_bc(args: argparse.Namespace) -> int:
+    from farm.toolchain import Toolchain
+    from regression import warmstart
+
+    tc = Toolchain.from_settings()
+    result = warmstart.train_from(
+        Path(args.source), Path(args.output), tc,
+        seed=args.seed, epochs=args.epochs, holdout=args.holdout, jobs=args.jobs,
+        vocab=args.vocab, save_log=Path(args.save_log) if args.save_log else None,
+    )
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from regression.policies import OnnxPolicy
+
+    pol = OnnxPolicy(Path(args.model))
+    info = {
+        "model": str(pol.path),
+        "inputs": {name: {"type": t, "shape": s} for name, (t, s) in pol.inputs.items()},
+        "output": {"name": pol.output[0], "type": pol.output[1], "shape": pol.output[2]},
+        "metadata": pol.metadata,
+    }
+    print(json.dumps(info, indent=2))
+    return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add these verbs to `mlgo-farm`."""
+    """Add the policy side's verbs to `mlgo-farm`."""
+    cc = sub.add_parser(
+        "policy-cc",
+        help="compiler launcher: run one compile in LLVM's interactive MLGO mode with a policy host",
+        description="Use as CMAKE_C_COMPILER_LAUNCHER or in make's CC=: "
+        "mlgo-farm policy-cc --policy heuristic -- clang -Oz -c a.c -o a.o",
+    )
+    cc.add_argument("--policy", help="heuristic, never, always, spill, or a path to an .onnx model "
+                    "(default: [policy] default, heuristic)")
+    cc.add_argument("--vocab", help="IR2Vec vocabulary JSON: adds the callee/caller embedding features")
+    cc.add_argument("--timeout", type=float, help="seconds of compiler silence without CPU use before giving up")
+    cc.add_argument("--advisor", choices=("inline", "regalloc"), default="inline",
+                    help="which MLGO advisor the policy drives (default: inline)")
+    cc.add_argument("--stats", help="append one JSON line per compile (decisions, response times) to this file")
+    cc.add_argument("command", nargs=argparse.REMAINDER, help="-- COMPILER ARGS...")
+    cc.set_defaults(func=_policy_cc)
+
+    pol = sub.add_parser("policy", help="policy models: warm-start training, inspection")
+    psub = pol.add_subparsers(dest="policy_verb", metavar="VERB", required=True)
+    bc = psub.add_parser(
+        "train-bc",
+        help="behavioural cloning of LLVM's inlining heuristic on a corpus, exported to ONNX",
+    )
+    bc.add_argument("source", help="a corpus directory (corpus_description.json), a directory of C files, "
+                    "or a decision log (.npz) saved by --save-log")
+    bc.add_argument("-o", "--output", required=True, help="the .onnx model to write (plus MODEL.json metadata)")
+    bc.add_argument("--seed", type=int, default=0)
+    bc.add_argument("--epochs", type=int, default=60)
+    bc.add_argument("--holdout", type=float, default=0.2, help="fraction of modules held out for agreement")
+    bc.add_argument("--jobs", type=int, default=None, help="parallel compiles while logging (default: CPUs)")
+    bc.add_argument("--vocab", help="IR2Vec vocabulary JSON: also log and learn from the embedding features")
+    bc.add_argument("--save-log", help="also save the logged (features, inlining_default) pairs as .npz")
+    bc.set_defaults(func=_train_bc)
+    ins = psub.add_parser("inspect", help="validate an ONNX policy and show its inputs and output")
+    ins.add_argument("model")
+    ins.set_defaults(func=_inspect)
