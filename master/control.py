@@ -1,0 +1,66 @@
+"""Create, start, stop and check the Buildbot master with Buildbot's own `buildbot` command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from farm.config import Settings
+from farm.errors import FarmError
+from master.layout import master_dir, worker_password
+from master.procs import farm_env, pid_alive, run, venv_tool
+
+MASTER_CFG = Path(__file__).with_name("master.cfg")
+
+
+def create(settings: Settings) -> Path:
+    """Make the master directory (SQLite database inside) once; (re)link the repository's master.cfg."""
+    basedir = master_dir(settings)
+    worker_password(settings, create=True)
+    if not (basedir / "buildbot.tac").is_file():
+        basedir.parent.mkdir(parents=True, exist_ok=True)
+        run([venv_tool("buildbot"), "create-master", "--quiet", "--relocatable", "--db", "sqlite:///state.sqlite",
+             str(basedir)], farm_env(settings), f"buildbot create-master {basedir}")
+        (basedir / "master.cfg.sample").unlink(missing_ok=True)
+    cfg = basedir / "master.cfg"
+    if cfg.is_symlink() or cfg.exists():
+        if cfg.resolve() == MASTER_CFG.resolve():
+            return basedir
+        cfg.unlink()
+    cfg.symlink_to(MASTER_CFG)
+    return basedir
+
+
+def check(settings: Settings) -> str:
+    """`buildbot checkconfig` on the master directory (or on master.cfg itself before `create`)."""
+    basedir = master_dir(settings)
+    target = basedir if (basedir / "buildbot.tac").is_file() else MASTER_CFG
+    return run([venv_tool("buildbot"), "checkconfig", str(target)], farm_env(settings), "buildbot checkconfig")
+
+
+def running(settings: Settings) -> int | None:
+    return pid_alive(master_dir(settings) / "twistd.pid")
+
+
+def start(settings: Settings) -> Path:
+    """Start the master unless it runs already; `buildbot start` returns once it has started."""
+    basedir = create(settings)
+    if running(settings) is None:
+        (basedir / "twistd.pid").unlink(missing_ok=True)
+        run([venv_tool("buildbot"), "upgrade-master", "--quiet", str(basedir)], farm_env(settings),
+            "buildbot upgrade-master", timeout=300)
+        run([venv_tool("buildbot"), "start", str(basedir)], farm_env(settings), "buildbot start", timeout=180)
+        if running(settings) is None:
+            raise FarmError(f"buildbot master did not start; see {basedir / 'twistd.log'}")
+    return basedir
+
+
+def stop(settings: Settings) -> bool:
+    """Stop the master if it runs; True when it was running."""
+    if running(settings) is None:
+        return False
+    run([venv_tool("buildbot"), "stop", str(master_dir(settings))], farm_env(settings), "buildbot stop", timeout=120)
+    return True
+
+
+def url(settings: Settings) -> str:
+    return f"http://{settings.buildbot.master_host}:{settings.buildbot.www_port}/"

@@ -1,0 +1,88 @@
+"""Turn registry entries into Buildbot build factories and builder configurations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from buildbot.plugins import steps, util
+
+from master.registry import Builder, Step, captured, downstream, render_args
+from master.workerset import WorkerSpec, workers_for
+
+#: The command line the worker runs for every step (`mlgo-farm` must be on the worker's PATH).
+FARM_COMMAND = ("mlgo-farm", "-v")
+
+
+def trigger_scheduler(builder_name: str) -> str:
+    """Name of the Triggerable scheduler fed when `builder_name` succeeds."""
+    return f"after-{builder_name}"
+
+
+def _command(builder: Builder, step: Step, farm_command: Sequence[str]):
+    defaults = builder.defaults()
+
+    @util.renderer
+    def command(props):
+        def lookup(name: str):
+            value = props.getProperty(name)
+            return defaults.get(name) if value is None else value
+
+        return [*farm_command, *render_args(step.args, lookup)]
+
+    return command
+
+
+def _last_line(prop: str):
+    def extract(rc: int, stdout: str, stderr: str) -> dict[str, str]:
+        lines = [ln.strip() for ln in stdout.splitlines() if ln.strip()]
+        return {prop: lines[-1]} if rc == 0 and lines else {}
+
+    return extract
+
+
+def make_step(builder: Builder, step: Step, farm_command: Sequence[str] = FARM_COMMAND):
+    common = dict(
+        name=step.name,
+        command=_command(builder, step, farm_command),
+        timeout=step.timeout,
+        haltOnFailure=True,
+        logEnviron=False,  # the environment may carry store or SMTP secrets
+        description=f"mlgo-farm {step.args[0]}",
+    )
+    if step.capture:
+        return steps.SetPropertyFromCommand(extract_fn=_last_line(step.capture), **common)
+    return steps.ShellCommand(**common)
+
+
+def make_factory(builder: Builder, registry: Sequence[Builder],
+                 farm_command: Sequence[str] = FARM_COMMAND) -> util.BuildFactory:
+    """The builder's steps in order, then a trigger for the builders that run after it."""
+    factory = util.BuildFactory([make_step(builder, s, farm_command) for s in builder.steps])
+    if downstream(registry, builder.name):
+        factory.addStep(steps.Trigger(
+            name="trigger",
+            schedulerNames=[trigger_scheduler(builder.name)],
+            waitForFinish=False,
+            set_properties={p: util.Property(p) for p in captured(builder)},
+        ))
+    return factory
+
+
+def active_builders(registry: Sequence[Builder], workers: Sequence[WorkerSpec]) -> list[Builder]:
+    """Builders at least one configured worker can run (the others are left out of the master)."""
+    return [b for b in registry if workers_for(b.tags, workers)]
+
+
+def builder_configs(registry: Sequence[Builder], workers: Sequence[WorkerSpec],
+                    farm_command: Sequence[str] = FARM_COMMAND) -> list[util.BuilderConfig]:
+    active = active_builders(registry, workers)
+    return [
+        util.BuilderConfig(
+            name=b.name,
+            description=b.description,
+            workernames=workers_for(b.tags, workers),
+            factory=make_factory(b, active, farm_command),
+            tags=list(b.schedule_kinds),
+        )
+        for b in active
+    ]

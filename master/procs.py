@@ -1,0 +1,65 @@
+"""Running Buildbot's own commands with the farm's environment, and pid-file liveness checks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from farm.config import Settings
+from farm.errors import FarmError
+
+
+def venv_tool(name: str) -> str:
+    """A console script installed beside this interpreter (buildbot, buildbot-worker, celery)."""
+    path = Path(sys.executable).with_name(name)
+    if not path.is_file():
+        raise FarmError(f"{name} is not installed beside {sys.executable}; run deploy/setup.sh")
+    return str(path)
+
+
+def farm_env(settings: Settings, base: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment for processes the farm starts: same config, absolute var dir, venv on PATH."""
+    env = dict(os.environ if base is None else base)
+    config = Path(env.get("MLGO_FARM_CONFIG") or "mlgo-farm.toml")
+    if config.is_file():
+        env["MLGO_FARM_CONFIG"] = str(config.absolute())
+    env["MLGO_FARM_PATHS_VAR_DIR"] = str(settings.var_dir)
+    bindir = str(Path(sys.executable).parent)
+    if bindir not in env.get("PATH", "").split(os.pathsep):
+        env["PATH"] = os.pathsep.join([bindir, *filter(None, [env.get("PATH")])])
+    return env
+
+
+def run(argv: Sequence[str], env: dict[str, str], what: str, timeout: float = 120) -> str:
+    """Run a command to completion; a failure becomes one FarmError line with its last output."""
+    try:
+        p = subprocess.run(list(argv), env=env, capture_output=True, text=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise FarmError(f"{what} timed out after {timeout:g}s") from None
+    if p.returncode != 0:
+        lines = [ln for ln in (p.stderr + p.stdout).splitlines() if ln.strip()]
+        raise FarmError(f"{what} failed: {(lines or ['exit code ' + str(p.returncode)])[-1].strip()}")
+    return p.stdout
+
+
+def pid_alive(pidfile: Path) -> int | None:
+    """The pid recorded in `pidfile` if that process is still running."""
+    try:
+        pid = int(pidfile.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return pid
+    try:  # a zombie or a recycled pid of an unrelated process does not count
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return None if state == "Z" else pid
+    except OSError:
+        return pid

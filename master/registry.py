@@ -1,0 +1,274 @@
+"""The farm's builders, declared as data: the one source for factories, schedulers and notifiers.
+
+A builder is a list of `mlgo-farm` CLI verbs (steps) run in its build directory on a worker
+that carries all of its tags, plus when it runs (`nightly` cron, `after` other builders,
+`on_change` of a project, and always by force) and whom it tells (`notify` modes of Buildbot's
+mail notifier). Step arguments may name build properties as `{name}`; a property is a
+parameter of the builder (with a default, shown in the force form) or captured by an earlier
+step of an upstream builder and passed along when that builder triggers this one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from farm.errors import InputError
+
+NOTIFY_MODES = ("change", "failing", "passing", "problem", "warnings", "exception", "cancelled")
+_PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
+_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+
+
+@dataclass(frozen=True)
+class IfSet:
+    """Arguments included only when build property `prop` is set and not empty."""
+
+    prop: str
+    args: tuple[str, ...]
+
+
+Arg = str | IfSet
+
+
+@dataclass(frozen=True)
+class Step:
+    """One `mlgo-farm` invocation: `args` starts with the verb."""
+
+    name: str
+    args: tuple[Arg, ...]
+    #: Seconds without output before Buildbot kills the step.
+    timeout: int = 3600
+    #: Property set from the step's last non-empty stdout line (for example a published id).
+    capture: str | None = None
+
+
+@dataclass(frozen=True)
+class Param:
+    """A build property with a default, editable in the force form."""
+
+    name: str
+    default: str
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class Builder:
+    name: str
+    description: str
+    steps: tuple[Step, ...]
+    #: Worker tags a worker must all carry to run this builder (empty: any worker).
+    tags: tuple[str, ...] = ()
+    params: tuple[Param, ...] = ()
+    #: Cron fields "minute hour day_of_month month day_of_week" (cron numbering: 0 = Sunday).
+    nightly: str | None = None
+    #: Run when any of these builders succeeds (they trigger it, passing their captured properties).
+    after: tuple[str, ...] = ()
+    #: Run on changes to this project (sent with `buildbot sendchange --project P`).
+    on_change: str | None = None
+    #: Mail notifier modes (Buildbot's BuildStatusGenerator); empty: never mail.
+    notify: tuple[str, ...] = ("failing", "exception")
+    #: Build properties used by steps and not declared as params: must come from a trigger.
+    inputs: tuple[str, ...] = ()
+
+    @property
+    def schedule_kinds(self) -> tuple[str, ...]:
+        kinds = [k for k, on in (("nightly", self.nightly), ("triggered", self.after), ("on-change", self.on_change))
+                 if on]
+        return tuple(kinds) or ("force-only",)
+
+    def defaults(self) -> dict[str, str]:
+        return {p.name: p.default for p in self.params}
+
+
+def _dataset_pipeline(kind: str) -> tuple[Step, ...]:
+    return (
+        Step("corpus", ("corpus", "debian", "{package}", "-o", "corpus"), timeout=1800),
+        Step(f"triplets-{kind}", ("triplets", kind, "corpus", "-o", "dataset"), timeout=3600),
+        Step("publish", ("dataset", "publish", "dataset"), timeout=600, capture="dataset"),
+    )
+
+
+_PACKAGE = Param("package", "zlib", "Debian source package compiled into the corpus")
+_DATASET = Param("dataset", "", "dataset id to train on (empty: the latest published)")
+
+REGISTRY: tuple[Builder, ...] = (
+    Builder(
+        name="llvm-tot",
+        description="build LLVM at tip of tree with embedded bitcode (the corpus and toolchain of the night)",
+        steps=(Step("llvm-build", ("llvm-build", "--branch", "{branch}", "-o", "llvm"), timeout=4 * 3600),),
+        tags=("big",),
+        params=(Param("branch", "main", "llvm-project branch or commit"),),
+        nightly="0 1 * * *",
+    ),
+    Builder(
+        name="triplets-ir",
+        description="IR2Vec triplets from a real corpus, published as a dataset",
+        steps=_dataset_pipeline("ir"),
+        params=(_PACKAGE,),
+        nightly="0 4 * * *",
+        after=("llvm-tot",),
+    ),
+    Builder(
+        name="triplets-mir",
+        description="MIR2Vec triplets (x86-64 post-register-allocation MIR), published as a dataset",
+        steps=_dataset_pipeline("mir"),
+        tags=("x86_64",),
+        params=(_PACKAGE,),
+        nightly="30 4 * * *",
+        after=("llvm-tot",),
+    ),
+    *(
+        Builder(
+            name=f"vocab-retrain-{kind}",
+            description=f"retrain, validate and publish the {kind.upper()} vocabulary (Celery chain)",
+            steps=(Step("retrain", ("vocab", "retrain", "--kind", kind, IfSet("dataset", ("--dataset", "{dataset}")),
+                                    "--wait"), timeout=3600),),
+            params=(_DATASET,),
+            after=(f"triplets-{kind}",),
+        )
+        for kind in ("ir", "mir")
+    ),
+    Builder(
+        name="regression-inliner-size",
+        description="MLGO inliner for size (-Oz) against the heuristic on real code",
+        steps=(Step("regress", ("regress", "run", "inliner-size", "--policy", "{policy}"), timeout=3 * 3600),),
+        params=(Param("policy", "heuristic", "policy: heuristic or a path to an .onnx model"),),
+        nightly="0 5 * * *",
+        notify=("problem", "exception"),
+    ),
+    Builder(
+        name="regression-regalloc-speed",
+        description="MLGO regalloc eviction advisor for speed against the heuristic (callgrind instructions)",
+        steps=(Step("regress", ("regress", "run", "regalloc-speed", "--policy", "{policy}"), timeout=3 * 3600),),
+        tags=("x86_64",),
+        params=(Param("policy", "heuristic", "policy: heuristic or a path to an .onnx model"),),
+        nightly="30 5 * * *",
+        notify=("problem", "exception"),
+    ),
+    Builder(
+        name="farm-selftest",
+        description="check the worker's toolchain whenever the farm's own code changes",
+        steps=(Step("toolchain", ("toolchain",), timeout=300),),
+        on_change="mlgo-farm",
+        notify=("failing",),
+    ),
+)
+
+
+def render_args(args: Iterable[Arg], lookup: Callable[[str], object]) -> list[str]:
+    """Substitute `{prop}` placeholders; drop `IfSet` groups whose property is unset or empty."""
+    out: list[str] = []
+
+    def value(name: str) -> str:
+        v = lookup(name)
+        if v is None or v == "":
+            raise InputError(f"build property {name!r} is not set")
+        return str(v)
+
+    for a in args:
+        if isinstance(a, IfSet):
+            if lookup(a.prop) not in (None, ""):
+                out.extend(render_args(a.args, lookup))
+        else:
+            out.append(_PLACEHOLDER.sub(lambda m: value(m.group(1)), a))
+    return out
+
+
+def placeholders(args: Iterable[Arg]) -> set[str]:
+    """Property names the arguments use."""
+    names: set[str] = set()
+    for a in args:
+        if isinstance(a, IfSet):
+            names |= {a.prop} | placeholders(a.args)
+        else:
+            names |= set(_PLACEHOLDER.findall(a))
+    return names
+
+
+def captured(builder: Builder) -> tuple[str, ...]:
+    return tuple(s.capture for s in builder.steps if s.capture)
+
+
+def downstream(registry: Iterable[Builder], name: str) -> list[str]:
+    """Builders triggered when `name` succeeds."""
+    return [b.name for b in registry if name in b.after]
+
+
+def by_name(registry: Iterable[Builder]) -> dict[str, Builder]:
+    return {b.name: b for b in registry}
+
+
+def parse_cron(spec: str) -> dict[str, int | str]:
+    """Cron fields as keyword arguments of Buildbot's Nightly scheduler (which counts Monday as 0)."""
+    fields = spec.split()
+    if len(fields) != 5:
+        raise InputError(f"nightly schedule {spec!r}: need 5 cron fields")
+    keys = ("minute", "hour", "dayOfMonth", "month", "dayOfWeek")
+    limits = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 7))
+    out: dict[str, int | str] = {}
+    for key, f, (lo, hi) in zip(keys, fields, limits, strict=True):
+        if f == "*":
+            out[key] = "*"
+            continue
+        if not f.isdigit() or not lo <= int(f) <= hi:
+            raise InputError(f"nightly schedule {spec!r}: field {key} must be '*' or {lo}..{hi}")
+        out[key] = int(f)
+    if isinstance(out["dayOfWeek"], int):
+        out["dayOfWeek"] = (out["dayOfWeek"] - 1) % 7  # cron Sunday 0/7 -> Buildbot 6
+    return out
+
+
+def validate(registry: Iterable[Builder], verbs: Mapping[str, object] | None = None) -> None:
+    """Raise InputError on the first inconsistency: names, references, cycles, modes, properties."""
+    builders = list(registry)
+    seen: set[str] = set()
+    for b in builders:
+        if not _NAME.match(b.name):
+            raise InputError(f"builder name {b.name!r}: use lower-case letters, digits and '-'")
+        if b.name in seen:
+            raise InputError(f"builder {b.name!r} is declared twice")
+        seen.add(b.name)
+        if not b.steps:
+            raise InputError(f"builder {b.name!r} has no steps")
+        step_names = [s.name for s in b.steps]
+        if len(set(step_names)) != len(step_names):
+            raise InputError(f"builder {b.name!r}: step names must be unique")
+        bad = set(b.notify) - set(NOTIFY_MODES)
+        if bad:
+            raise InputError(f"builder {b.name!r}: unknown notify mode(s) {', '.join(sorted(bad))}")
+        if b.nightly:
+            parse_cron(b.nightly)
+        if verbs is not None:
+            for s in b.steps:
+                if not s.args or not isinstance(s.args[0], str) or s.args[0] not in verbs:
+                    raise InputError(f"builder {b.name!r} step {s.name!r}: {s.args[:1]} is not an mlgo-farm verb")
+    names = by_name(builders)
+    for b in builders:
+        for up in b.after:
+            if up not in names:
+                raise InputError(f"builder {b.name!r} runs after unknown builder {up!r}")
+        known = set(b.defaults()) | set(b.inputs) | {p for up in b.after for p in captured(names[up])}
+        for s in b.steps:
+            missing = placeholders(s.args) - known
+            if missing:
+                raise InputError(f"builder {b.name!r} step {s.name!r} uses undeclared properties {sorted(missing)}")
+    _check_acyclic(names)
+
+
+def _check_acyclic(names: Mapping[str, Builder]) -> None:
+    state: dict[str, int] = {}
+
+    def visit(n: str, path: tuple[str, ...]) -> None:
+        if state.get(n) == 2:
+            return
+        if state.get(n) == 1:
+            raise InputError(f"builders trigger each other in a cycle: {' -> '.join((*path, n))}")
+        state[n] = 1
+        for d in downstream(names.values(), n):
+            visit(d, (*path, n))
+        state[n] = 2
+
+    for n in names:
+        visit(n, ())
