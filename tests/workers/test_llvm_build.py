@@ -1,0 +1,65 @@
+"""The LLVM build step: its commands, and a real git + CMake configure on a local repository.
+
+A full LLVM build takes hours on two cores; CI checks the plan and runs the configure for real
+on a small llvm-project-shaped repository. README.md documents the full run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from farm.errors import InputError
+from farm.toolchain import Toolchain
+from workers import llvm_build
+
+
+def test_plan_builds_tools_with_embedded_bitcode(toolchain: Toolchain, tmp_path: Path) -> None:
+    p = llvm_build.plan(tmp_path / "src", tmp_path / "build", "main", toolchain, jobs=2)
+    tools = [c[0] for c in p.commands]
+    assert tools == ["git", "git", "git", "cmake", "ninja"]
+    cmake = p.commands[3]
+    assert "-DCMAKE_C_FLAGS=-Xclang -fembed-bitcode=all" in cmake
+    assert "-DCMAKE_CXX_FLAGS=-Xclang -fembed-bitcode=all" in cmake
+    assert "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON" in cmake and "-DLLVM_APPEND_VC_REV=ON" in cmake
+    assert f"-DCMAKE_C_COMPILER={toolchain.path('clang')}" in cmake
+    assert p.commands[4][:5] == ["ninja", "-C", str(tmp_path / "build"), "-j", "2"]
+    assert {"clang", "opt", "llc", "llvm-ir2vec"} <= set(p.commands[4])
+    assert p.bin_dir == tmp_path / "build" / "bin"
+
+
+@pytest.mark.parametrize("rev", ["", "-x", "main; rm -rf /", "a b"])
+def test_bad_revision_is_refused(rev: str, toolchain: Toolchain, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="invalid git revision"):
+        llvm_build.plan(tmp_path / "s", tmp_path / "b", rev, toolchain)
+
+
+def _git(*args: str | Path, cwd: Path) -> str:
+    return subprocess.run(["git", *map(str, args)], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def test_configure_for_real_on_a_local_repository(toolchain: Toolchain, tmp_path: Path) -> None:
+    upstream = tmp_path / "upstream"
+    (upstream / "llvm").mkdir(parents=True)
+    (upstream / "llvm" / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(LLVM C CXX)\nadd_library(probe STATIC probe.c)\n"
+    )
+    (upstream / "llvm" / "probe.c").write_text("int probe(void) { return 42; }\n")
+    _git("init", "-q", "-b", "main", cwd=upstream)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "add", ".", cwd=upstream)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first", cwd=upstream)
+    _git("tag", "farm-rev", cwd=upstream)
+    commit = _git("rev-parse", "HEAD", cwd=upstream).strip()
+
+    p = llvm_build.plan(tmp_path / "src", tmp_path / "build", "farm-rev", toolchain, repo=upstream.as_uri())
+    logged: list[str] = []
+    llvm_build.run(p, configure_only=True, log=logged.append)
+    assert [line.split()[1] for line in logged] == ["git", "git", "git", "cmake"], "ninja must not run"
+    assert _git("rev-parse", "HEAD", cwd=tmp_path / "src").strip() == commit
+    cache = (tmp_path / "build" / "CMakeCache.txt").read_text()
+    assert "CMAKE_C_FLAGS:STRING=-Xclang -fembed-bitcode=all" in cache
+    entries = json.loads((tmp_path / "build" / "compile_commands.json").read_text())
+    assert "-fembed-bitcode=all" in entries[0]["command"]
