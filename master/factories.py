@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
+import re
 from collections.abc import Sequence
 
 from buildbot.plugins import steps, util
 
-from master.registry import Builder, Step, captured, downstream, render_args
+from master.registry import Builder, Step, downstream, render_args
 from master.workerset import WorkerSpec, workers_for
 
 #: The command line the worker runs for every step (`mlgo-farm` must be on the worker's PATH).
@@ -32,12 +34,27 @@ def _command(builder: Builder, step: Step, farm_command: Sequence[str]):
     return command
 
 
-def _last_line(prop: str):
+def _extract(capture: Sequence[tuple[str, str]]):
+    patterns = [(prop, re.compile(pattern)) for prop, pattern in capture]
+
     def extract(rc: int, stdout: str, stderr: str) -> dict[str, str]:
-        lines = [ln.strip() for ln in stdout.splitlines() if ln.strip()]
-        return {prop: lines[-1]} if rc == 0 and lines else {}
+        found: dict[str, str] = {}
+        for line in stdout.splitlines() if rc == 0 else []:
+            for prop, rx in patterns:
+                m = rx.search(line.strip())
+                if m:
+                    found[prop] = m.group(1)
+        return found
 
     return extract
+
+
+def _export(template: str):
+    @util.renderer
+    def value(props):
+        return render_args([template], props.getProperty)[0]
+
+    return value
 
 
 def make_step(builder: Builder, step: Step, farm_command: Sequence[str] = FARM_COMMAND):
@@ -50,7 +67,7 @@ def make_step(builder: Builder, step: Step, farm_command: Sequence[str] = FARM_C
         description=f"mlgo-farm {step.args[0]}",
     )
     if step.capture:
-        return steps.SetPropertyFromCommand(extract_fn=_last_line(step.capture), **common)
+        return steps.SetPropertyFromCommand(extract_fn=_extract(step.capture), **common)
     return steps.ShellCommand(**common)
 
 
@@ -63,7 +80,8 @@ def make_factory(builder: Builder, registry: Sequence[Builder],
             name="trigger",
             schedulerNames=[trigger_scheduler(builder.name)],
             waitForFinish=False,
-            set_properties={p: util.Property(p) for p in captured(builder)},
+            set_properties={"upstream_worker": util.Property("workername"),
+                            **{k: _export(v) for k, v in builder.exports.items()}},
         ))
     return factory
 
@@ -71,6 +89,18 @@ def make_factory(builder: Builder, registry: Sequence[Builder],
 def active_builders(registry: Sequence[Builder], workers: Sequence[WorkerSpec]) -> list[Builder]:
     """Builders at least one configured worker can run (the others are left out of the master)."""
     return [b for b in registry if workers_for(b.tags, workers)]
+
+
+def same_worker_chooser(allowed: Sequence[str]):
+    """nextWorker for a triggered builder: wait for the upstream build's worker when it may run here."""
+
+    def choose(builder, workers, request):
+        wanted = request.properties.getProperty("upstream_worker")
+        if wanted in allowed:
+            return next((w for w in workers if w.worker.workername == wanted), None)
+        return random.choice(workers) if workers else None
+
+    return choose
 
 
 def builder_configs(registry: Sequence[Builder], workers: Sequence[WorkerSpec],
@@ -83,6 +113,7 @@ def builder_configs(registry: Sequence[Builder], workers: Sequence[WorkerSpec],
             workernames=workers_for(b.tags, workers),
             factory=make_factory(b, active, farm_command),
             tags=list(b.schedule_kinds),
+            nextWorker=same_worker_chooser(workers_for(b.tags, workers)) if b.same_worker else None,
         )
         for b in active
     ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from farm.errors import InputError
 
@@ -40,8 +40,8 @@ class Step:
     args: tuple[Arg, ...]
     #: Seconds without output before Buildbot kills the step.
     timeout: int = 3600
-    #: Property set from the step's last non-empty stdout line (for example a published id).
-    capture: str | None = None
+    #: Properties set from the step's output: (property, regex with one group); the last match wins.
+    capture: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,8 +69,10 @@ class Builder:
     on_change: str | None = None
     #: Mail notifier modes (Buildbot's BuildStatusGenerator); empty: never mail.
     notify: tuple[str, ...] = ("failing", "exception")
-    #: Build properties used by steps and not declared as params: must come from a trigger.
-    inputs: tuple[str, ...] = ()
+    #: Properties passed to the builders triggered after this one: name -> value template.
+    exports: Mapping[str, str] = field(default_factory=dict)
+    #: When triggered, run on the worker that ran the upstream build (it holds the upstream's files).
+    same_worker: bool = False
 
     @property
     def schedule_kinds(self) -> tuple[str, ...]:
@@ -82,42 +84,59 @@ class Builder:
         return {p.name: p.default for p in self.params}
 
 
+_PUBLISHED = (("dataset", r"published dataset ([0-9a-f]+)"),)
+_LLVM_BUILT = (("llvm_bin", r"LLVM at \S+: (\S+)$"), ("llvm_build", r"LLVM at \S+: (\S+)/bin$"))
+_LLVM_BIN = IfSet("llvm_bin", ("--llvm-bin", "{llvm_bin}"))
+
+
 def _dataset_pipeline(kind: str) -> tuple[Step, ...]:
     return (
-        Step("corpus", ("corpus", "debian", "{package}", "-o", "corpus"), timeout=1800),
-        Step(f"triplets-{kind}", ("triplets", kind, "corpus", "-o", "dataset"), timeout=3600),
-        Step("publish", ("dataset", "publish", "dataset"), timeout=600, capture="dataset"),
+        Step("corpus", ("corpus", "{corpus_source}", "{corpus_input}", "-o", "corpus", _LLVM_BIN), timeout=3600),
+        Step(f"triplets-{kind}", ("triplets", kind, "corpus", "-o", "dataset", _LLVM_BIN), timeout=3600),
+        Step("publish", ("dataset", "publish", "dataset"), timeout=600, capture=_PUBLISHED),
     )
 
 
-_PACKAGE = Param("package", "zlib", "Debian source package compiled into the corpus")
+_CORPUS = (
+    Param("corpus_source", "debian", "corpus from: debian (package), sources (directory) or build (bitcode build)"),
+    Param("corpus_input", "zlib", "Debian source package, source directory or build directory"),
+    Param("llvm_bin", "", "LLVM bin directory to use (empty: [llvm] bin_dir)"),
+)
 _DATASET = Param("dataset", "", "dataset id to train on (empty: the latest published)")
+
 
 REGISTRY: tuple[Builder, ...] = (
     Builder(
         name="llvm-tot",
         description="build LLVM at tip of tree with embedded bitcode (the corpus and toolchain of the night)",
-        steps=(Step("llvm-build", ("llvm-build", "--branch", "{branch}", "-o", "llvm"), timeout=4 * 3600),),
+        steps=(Step("llvm-build", ("llvm-build", "--src", "llvm-project", "--build", "llvm-build", "--rev", "{rev}"),
+                    timeout=4 * 3600, capture=_LLVM_BUILT),),
         tags=("big",),
-        params=(Param("branch", "main", "llvm-project branch or commit"),),
+        params=(Param("rev", "main", "llvm-project git revision (main: tip of tree)"),),
         nightly="0 1 * * *",
+        # the triplet builders then use this toolchain and its embedded bitcode as corpus
+        exports={"llvm_bin": "{llvm_bin}", "corpus_source": "build", "corpus_input": "{llvm_build}"},
     ),
     Builder(
         name="triplets-ir",
         description="IR2Vec triplets from a real corpus, published as a dataset",
         steps=_dataset_pipeline("ir"),
-        params=(_PACKAGE,),
+        params=_CORPUS,
         nightly="0 4 * * *",
         after=("llvm-tot",),
+        same_worker=True,
+        exports={"dataset": "{dataset}"},
     ),
     Builder(
         name="triplets-mir",
         description="MIR2Vec triplets (x86-64 post-register-allocation MIR), published as a dataset",
         steps=_dataset_pipeline("mir"),
         tags=("x86_64",),
-        params=(_PACKAGE,),
+        params=_CORPUS,
         nightly="30 4 * * *",
         after=("llvm-tot",),
+        same_worker=True,
+        exports={"dataset": "{dataset}"},
     ),
     *(
         Builder(
@@ -188,7 +207,7 @@ def placeholders(args: Iterable[Arg]) -> set[str]:
 
 
 def captured(builder: Builder) -> tuple[str, ...]:
-    return tuple(s.capture for s in builder.steps if s.capture)
+    return tuple(prop for s in builder.steps for prop, _ in s.capture)
 
 
 def downstream(registry: Iterable[Builder], name: str) -> list[str]:
@@ -249,11 +268,17 @@ def validate(registry: Iterable[Builder], verbs: Mapping[str, object] | None = N
         for up in b.after:
             if up not in names:
                 raise InputError(f"builder {b.name!r} runs after unknown builder {up!r}")
-        known = set(b.defaults()) | set(b.inputs) | {p for up in b.after for p in captured(names[up])}
+        known = set(b.defaults()) | {p for up in b.after for p in names[up].exports}
         for s in b.steps:
             missing = placeholders(s.args) - known
             if missing:
                 raise InputError(f"builder {b.name!r} step {s.name!r} uses undeclared properties {sorted(missing)}")
+            for prop, pattern in s.capture:
+                if re.compile(pattern).groups != 1:
+                    raise InputError(f"builder {b.name!r} step {s.name!r}: capture of {prop!r} needs one regex group")
+        missing = placeholders(b.exports.values()) - set(b.defaults()) - set(captured(b))
+        if missing:
+            raise InputError(f"builder {b.name!r} exports undeclared properties {sorted(missing)}")
     _check_acyclic(names)
 
 

@@ -6,7 +6,7 @@ import contextlib
 import io
 from collections.abc import Iterator, Sequence
 
-from master.registry import REGISTRY, Builder, by_name, captured, placeholders, render_args
+from master.registry import REGISTRY, Builder, by_name, placeholders, render_args
 
 #: Value used for properties without a default (ids captured from an upstream builder).
 SAMPLE = "0123456789abcdef"
@@ -20,7 +20,7 @@ def variants(builder: Builder, registry: Sequence[Builder]) -> Iterator[dict[str
     full = {k: v or SAMPLE for k, v in base.items()}
     for up in builder.after:
         if up in names:
-            full.update({p: SAMPLE for p in captured(names[up])})
+            full.update({p: render_args([v], lambda _: SAMPLE)[0] for p, v in names[up].exports.items()})
     for s in builder.steps:
         full.update({p: full.get(p) or SAMPLE for p in placeholders(s.args)})
     yield full
@@ -39,12 +39,11 @@ def check_registry(registry: Sequence[Builder] = REGISTRY) -> list[str]:
     from master.registry import validate
 
     parser = build_parser()
-    verbs = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     try:
-        validate(registry, verbs)
+        validate(registry)
     except FarmError as e:
         return [str(e)]
-    problems = []
+    problems: list[str] = []
     for b in registry:
         for step, argv in step_argvs(b, registry):
             err = io.StringIO()
@@ -53,5 +52,7 @@ def check_registry(registry: Sequence[Builder] = REGISTRY) -> list[str]:
                     parser.parse_args(argv)
             except SystemExit:
                 last = (err.getvalue().strip().splitlines() or ["rejected"])[-1]
-                problems.append(f"{b.name}/{step}: `mlgo-farm {' '.join(argv)}`: {last}")
+                msg = f"{b.name}/{step}: `mlgo-farm {' '.join(argv)}`: {last}"
+                if msg not in problems:
+                    problems.append(msg)
     return problems
