@@ -1,0 +1,74 @@
+"""Fixtures for the regression tests (shared by the policy side and the comparison side)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from farm.toolchain import Toolchain
+from tests.conftest import DATA
+
+# --- policy side -------------------------------------------------------------------------------
+
+CSRC = DATA / "csrc"
+VOCAB_DIM = 8
+
+
+@pytest.fixture(scope="session")
+def ir2vec_vocab(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> Path:
+    """A valid IR2Vec vocabulary (LLVM's three sections) over the entity names `llvm-ir2vec entities` prints.
+
+    Vectors are deterministic (seeded); `llvm-ir2vec` lists opcodes, then types (`...Ty`), then
+    operand kinds and predicates, which gives each name its section.
+    """
+    import numpy as np
+
+    out = tmp_path_factory.mktemp("vocab")
+    toolchain.run("llvm-ir2vec", ["entities", "-o", out / "entities.txt"])
+    names = [ln.split("\t")[0] for ln in (out / "entities.txt").read_text().splitlines()[1:] if ln.strip()]
+    rng = np.random.default_rng(7)
+    sections: dict[str, dict[str, list[float]]] = {"Opcodes": {}, "Types": {}, "Arguments": {}}
+    section = "Opcodes"
+    for name in names:
+        if name.endswith("Ty"):
+            section = "Types"
+        elif section == "Types":
+            section = "Arguments"
+        sections[section][name] = [round(float(v), 5) for v in rng.standard_normal(VOCAB_DIM)]
+    assert all(sections.values()), "llvm-ir2vec entities changed its layout"
+    path = out / "vocab.json"
+    path.write_text(json.dumps(sections))
+    return path
+
+
+def write_onnx_policy(path: Path, feature: str, op: str, value: float, *, width: int = 1,
+                      input_type: str = "int64") -> Path:
+    """A real ONNX model file: advice = (feature[0] OP value) as int64, one input named `feature`.
+
+    `op` is an ONNX comparison (`Less`, `Greater`, `Equal`, ...); `Mul` with value 0 gives a
+    constant 0 ("never inline"). Built with onnx.helper and checked by onnx.checker.
+    """
+    import onnx
+    from onnx import TensorProto, helper
+
+    elem = {"int64": TensorProto.INT64, "float": TensorProto.FLOAT}[input_type]
+    const = helper.make_tensor("k", elem, [], [value])
+    nodes = [
+        helper.make_node("Slice", [feature, "zero", "one", "one"], ["first"]),
+        helper.make_node(op, ["first", "k"], ["cmp"]),
+        helper.make_node("Cast", ["cmp"], ["inlining_decision"], to=TensorProto.INT64),
+    ]
+    inits = [const] + [helper.make_tensor(n, TensorProto.INT64, [1], [v]) for n, v in (("zero", 0), ("one", 1))]
+    graph = helper.make_graph(
+        nodes, "test_policy",
+        [helper.make_tensor_value_info(feature, elem, ["batch", width])],
+        [helper.make_tensor_value_info("inlining_decision", TensorProto.INT64, ["batch", 1])],
+        initializer=inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+    return path

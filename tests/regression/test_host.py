@@ -1,0 +1,122 @@
+"""The policy host against the real clang-22: sessions, a dying compiler, a silent compiler."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from farm.toolchain import Toolchain
+from regression.host import Channel, HostError, process_tree_cpu, serve
+from regression.launcher import interactive_flags
+from regression.policies import HeuristicPolicy
+from regression.protocol import Observation
+from tests.regression.conftest import CSRC
+
+
+def start_clang(toolchain: Toolchain, channel: Channel, src: Path, out: Path) -> subprocess.Popen:
+    args = ["-Oz", "-c", src, "-o", out, *interactive_flags(channel.base)]
+    return toolchain.popen("clang", args, stderr=subprocess.PIPE)
+
+
+class Counting(HeuristicPolicy):
+    def __init__(self) -> None:
+        self.n = 0
+
+    def decide(self, obs: Observation) -> int:
+        self.n += 1
+        return super().decide(obs)
+
+
+def test_serves_every_decision_and_channel_is_private(toolchain: Toolchain, tmp_path: Path) -> None:
+    pol = Counting()
+    with Channel() as ch:
+        assert Path(f"{ch.base}.in").exists() and Path(f"{ch.base}.out").exists()
+        proc = start_clang(toolchain, ch, CSRC / "hash.c", tmp_path / "hash.o")
+        report = serve(ch, proc, pol, timeout=30)
+        assert proc.wait() == 0
+        channel_dir = ch.dir
+    assert not channel_dir.exists()  # the FIFO pair is removed with its channel
+    assert report.decisions == pol.n > 0
+    assert report.sessions == 1 and report.truncated == 0
+    assert len(report.response_times) == report.decisions
+    assert report.header is not None and report.header.advice.name == "inlining_decision"
+
+
+def test_compiler_dying_mid_session_returns_promptly(toolchain: Toolchain, tmp_path: Path) -> None:
+    with Channel() as ch:
+        proc = start_clang(toolchain, ch, CSRC / "sort.c", tmp_path / "sort.o")
+
+        class KillAtFirst(HeuristicPolicy):
+            def decide(self, obs: Observation) -> int:
+                proc.send_signal(signal.SIGKILL)  # dies before reading our advice
+                return super().decide(obs)
+
+        t0 = time.monotonic()
+        report = serve(ch, proc, KillAtFirst(), timeout=30)
+        elapsed = time.monotonic() - t0
+    assert proc.returncode == -signal.SIGKILL
+    assert report.decisions == 1
+    assert elapsed < 5, f"host took {elapsed:.1f}s to notice a dead compiler"
+
+
+def test_silent_compiler_is_killed_after_timeout(toolchain: Toolchain, tmp_path: Path) -> None:
+    with Channel() as ch:
+        proc = start_clang(toolchain, ch, CSRC / "sort.c", tmp_path / "sort.o")
+
+        class FreezeAtFirst(HeuristicPolicy):
+            def decide(self, obs: Observation) -> int:
+                proc.send_signal(signal.SIGSTOP)  # alive, silent, no CPU: a hung compiler
+                return super().decide(obs)
+
+        t0 = time.monotonic()
+        with pytest.raises(HostError, match=r"stopped talking: no data and no CPU progress for 1s after 1 decisions"):
+            serve(ch, proc, FreezeAtFirst(), timeout=1)
+        elapsed = time.monotonic() - t0
+    assert proc.poll() is not None, "the host must kill the stalled compiler"
+    assert 1 <= elapsed < 10
+
+
+def test_failing_policy_kills_compiler_with_clear_error(toolchain: Toolchain, tmp_path: Path) -> None:
+    class Broken(HeuristicPolicy):
+        name = "broken"
+
+        def decide(self, obs: Observation) -> int:
+            raise ValueError("model exploded")
+
+    with Channel() as ch:
+        proc = start_clang(toolchain, ch, CSRC / "sort.c", tmp_path / "sort.o")
+        with pytest.raises(HostError, match=r"^policy broken failed on observation 0: model exploded$"):
+            serve(ch, proc, Broken(), timeout=30)
+    assert proc.poll() is not None
+
+
+def test_compiler_that_never_opens_the_channel(toolchain: Toolchain, tmp_path: Path) -> None:
+    with Channel() as ch:
+        proc = start_clang(toolchain, ch, Path(__file__).parents[1] / "data/bad/syntax_error.c", tmp_path / "x.o")
+        report = serve(ch, proc, HeuristicPolicy(), timeout=30)
+        _, err = proc.communicate()
+    assert proc.returncode == 1 and b"error:" in err
+    assert report.decisions == 0 and report.sessions == 0
+
+
+def test_process_tree_cpu_counts_a_busy_grandchild() -> None:
+    # `sh` only waits; the CPU is burnt by its child, as with a driver running a separate cc1.
+    import sys
+
+    busy = subprocess.Popen(["sh", "-c", f"{sys.executable} -c 'while True: pass'; true"], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 20
+        used = 0.0
+        while used < 0.2 and time.monotonic() < deadline:
+            used = process_tree_cpu(busy.pid)
+            time.sleep(0.05)  # polling interval of a deadline loop, not synchronisation
+        assert used >= 0.2
+    finally:
+        os.killpg(busy.pid, signal.SIGKILL)  # the session this test started: sh and its child
+        busy.wait()
+    assert process_tree_cpu(busy.pid) == 0  # reaped: nothing left to count
