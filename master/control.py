@@ -12,8 +12,8 @@ from master.procs import farm_env, pid_alive, run, venv_tool
 MASTER_CFG = Path(__file__).with_name("master.cfg")
 
 
-def create(settings: Settings) -> Path:
-    """Make the master directory (SQLite database inside) once; (re)link the repository's master.cfg."""
+def create(settings: Settings, config_file: Path = MASTER_CFG) -> Path:
+    """Make the master directory (SQLite database inside) once; (re)link `config_file` as its master.cfg."""
     basedir = master_dir(settings)
     worker_password(settings, create=True)
     if not (basedir / "buildbot.tac").is_file():
@@ -23,10 +23,10 @@ def create(settings: Settings) -> Path:
         (basedir / "master.cfg.sample").unlink(missing_ok=True)
     cfg = basedir / "master.cfg"
     if cfg.is_symlink() or cfg.exists():
-        if cfg.resolve() == MASTER_CFG.resolve():
+        if cfg.resolve() == Path(config_file).resolve():
             return basedir
         cfg.unlink()
-    cfg.symlink_to(MASTER_CFG)
+    cfg.symlink_to(Path(config_file).absolute())
     return basedir
 
 
@@ -41,9 +41,9 @@ def running(settings: Settings) -> int | None:
     return pid_alive(master_dir(settings) / "twistd.pid")
 
 
-def start(settings: Settings) -> Path:
+def start(settings: Settings, config_file: Path = MASTER_CFG) -> Path:
     """Start the master unless it runs already; `buildbot start` returns once it has started."""
-    basedir = create(settings)
+    basedir = create(settings, config_file)
     if running(settings) is None:
         (basedir / "twistd.pid").unlink(missing_ok=True)
         run([venv_tool("buildbot"), "upgrade-master", "--quiet", str(basedir)], farm_env(settings),

@@ -102,6 +102,7 @@ _CORPUS = (
     Param("corpus_input", "zlib", "Debian source package, source directory or build directory"),
     Param("llvm_bin", "", "LLVM bin directory to use (empty: [llvm] bin_dir)"),
 )
+_BENCH = Param("bench", "zlib", "benchmark from a Debian source package: lua, zlib or bzip2")
 _DATASET = Param("dataset", "", "dataset id to train on (empty: the latest published)")
 
 
@@ -151,18 +152,21 @@ REGISTRY: tuple[Builder, ...] = (
     ),
     Builder(
         name="regression-inliner-size",
-        description="MLGO inliner for size (-Oz) against the heuristic on real code",
-        steps=(Step("regress", ("regress", "run", "inliner-size", "--policy", "{policy}"), timeout=3 * 3600),),
-        params=(Param("policy", "heuristic", "policy: heuristic or a path to an .onnx model"),),
+        description="MLGO inliner for size (-Oz) against the heuristic on real code (.text sizes)",
+        steps=(Step("regress", ("regress", "run", "--builder", "regression-inliner-size", "--bench", "{bench}",
+                                "--policy", "{policy}", "--opt=-Oz", "--no-callgrind", "--fail-on-regression"),
+                    timeout=3 * 3600),),
+        params=(_BENCH, Param("policy", "heuristic", "inliner policy: heuristic, never, always or an .onnx model")),
         nightly="0 5 * * *",
         notify=("problem", "exception"),
     ),
     Builder(
         name="regression-regalloc-speed",
         description="MLGO regalloc eviction advisor for speed against the heuristic (callgrind instructions)",
-        steps=(Step("regress", ("regress", "run", "regalloc-speed", "--policy", "{policy}"), timeout=3 * 3600),),
+        steps=(Step("regress", ("regress", "run", "--builder", "regression-regalloc-speed", "--bench", "{bench}",
+                                "--policy", "{policy}", "--opt=-O2", "--fail-on-regression"), timeout=3 * 3600),),
         tags=("x86_64",),
-        params=(Param("policy", "heuristic", "policy: heuristic or a path to an .onnx model"),),
+        params=(_BENCH, Param("policy", "heuristic", "eviction policy: heuristic, spill or an .onnx model")),
         nightly="30 5 * * *",
         notify=("problem", "exception"),
     ),

@@ -1,0 +1,190 @@
+"""The registry is valid data, and what Buildbot gets is derived from it and nothing else."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from buildbot.plugins import schedulers, steps
+
+from farm.config import load_settings
+from farm.errors import InputError
+from master.buildmaster import build_config
+from master.factories import FARM_COMMAND, _extract, make_factory
+from master.registry import (
+    REGISTRY,
+    Builder,
+    IfSet,
+    Param,
+    Step,
+    by_name,
+    downstream,
+    parse_cron,
+    render_args,
+    validate,
+)
+from master.reporters import notify_groups
+from master.verbcheck import check_registry, step_argvs
+from master.workerset import parse_workers, workers_for
+
+REQUIRED = ("llvm-tot", "triplets-ir", "triplets-mir", "vocab-retrain-ir", "vocab-retrain-mir",
+            "regression-inliner-size", "regression-regalloc-speed")
+
+
+def test_registry_declares_the_farm_and_is_valid():
+    validate(REGISTRY)
+    names = [b.name for b in REGISTRY]
+    assert len(names) == len(set(names))
+    assert set(REQUIRED) <= set(names)
+    reg = by_name(REGISTRY)
+    assert reg["llvm-tot"].tags == ("big",)
+    assert "llvm-tot" in reg["triplets-ir"].after and reg["triplets-ir"].nightly
+    assert reg["vocab-retrain-ir"].after == ("triplets-ir",) and not reg["vocab-retrain-ir"].nightly
+    assert {b.name for b in REGISTRY if "nightly" in b.schedule_kinds} >= {
+        "llvm-tot", "triplets-ir", "triplets-mir", "regression-inliner-size", "regression-regalloc-speed"}
+
+
+def test_every_step_is_a_command_line_the_real_cli_accepts():
+    assert check_registry() == []
+
+
+def test_dataset_id_flows_from_publish_to_retrain():
+    reg = by_name(REGISTRY)
+    argvs = dict(step_argvs(reg["vocab-retrain-ir"]))
+    assert argvs["retrain"][:4] == ["vocab", "retrain", "--kind", "ir"]
+    with_id = [a for name, a in step_argvs(reg["vocab-retrain-ir"]) if "--dataset" in a]
+    assert with_id and with_id[0][with_id[0].index("--dataset") + 1] == "0123456789abcdef"
+    assert reg["triplets-ir"].exports == {"dataset": "{dataset}"}
+    publish = [s for s in reg["triplets-ir"].steps if s.args[:2] == ("dataset", "publish")]
+    assert publish and dict(publish[0].capture).keys() == {"dataset"}
+
+
+def test_capture_patterns_match_the_lines_the_verbs_print():
+    reg = by_name(REGISTRY)
+    publish = next(s for s in reg["triplets-ir"].steps if s.capture)
+    out = "uploading\npublished dataset 3f2a9c0d11b2e4f5 to file:///x/store\n"
+    assert _extract(publish.capture)(0, out, "") == {"dataset": "3f2a9c0d11b2e4f5"}
+    assert _extract(publish.capture)(1, out, "") == {}
+    llvm = reg["llvm-tot"].steps[0]
+    got = _extract(llvm.capture)(0, "LLVM at main: /w/llvm-tot/build/llvm-build/bin\n", "")
+    assert got == {"llvm_bin": "/w/llvm-tot/build/llvm-build/bin", "llvm_build": "/w/llvm-tot/build/llvm-build"}
+
+
+def test_render_args_substitutes_and_drops_unset_groups():
+    args = ("vocab", "retrain", IfSet("dataset", ("--dataset", "{dataset}")), "--tag={kind}")
+    assert render_args(args, {"kind": "ir"}.get) == ["vocab", "retrain", "--tag=ir"]
+    assert render_args(args, {"kind": "ir", "dataset": "abc"}.get) == [
+        "vocab", "retrain", "--dataset", "abc", "--tag=ir"]
+    with pytest.raises(InputError, match="'kind' is not set"):
+        render_args(args, {}.get)
+
+
+def _b(name: str, **kw) -> Builder:
+    return Builder(name=name, description="t", steps=kw.pop("steps", (Step("s", ("toolchain",)),)), **kw)
+
+
+@pytest.mark.parametrize("registry, message", [
+    ((_b("a"), _b("a")), "declared twice"),
+    ((_b("a", after=("zz",)),), "unknown builder 'zz'"),
+    ((_b("a", after=("b",)), _b("b", after=("a",))), "cycle"),
+    ((_b("a", steps=(Step("s", ("corpus", "{nope}")),)),), "undeclared properties"),
+    ((_b("a", notify=("sometimes",)),), "unknown notify mode"),
+    ((_b("a", nightly="0 25 * * *"),), "hour"),
+    ((_b("a", steps=(Step("s", ("toolchain",), capture=(("x", "no group"),)),)),), "one regex group"),
+    ((_b("Bad Name"),), "builder name"),
+    ((_b("a", exports={"x": "{y}"}),), "exports undeclared"),
+])
+def test_validate_rejects_inconsistent_registries(registry, message):
+    with pytest.raises(InputError, match=message):
+        validate(registry)
+
+
+def test_cron_day_of_week_is_converted_to_buildbot_numbering():
+    assert parse_cron("15 3 * * 0") == {"minute": 15, "hour": 3, "dayOfMonth": "*", "month": "*", "dayOfWeek": 6}
+    assert parse_cron("0 1 * * 1")["dayOfWeek"] == 0
+    with pytest.raises(InputError):
+        parse_cron("0 1 * *")
+
+
+def test_worker_specs():
+    ws = parse_workers("big1:big+x86_64:2, small:x86_64,any")
+    assert [(w.name, sorted(w.tags), w.max_builds) for w in ws] == [
+        ("big1", ["big", "x86_64"], 2), ("small", ["x86_64"], 1), ("any", [], 1)]
+    assert workers_for(("big",), ws) == ["big1"]
+    assert workers_for((), ws) == ["big1", "small", "any"]
+    for bad in ("a,a", "a:b:0", "a:b:c:d", ""):
+        with pytest.raises(InputError):
+            parse_workers(bad)
+
+
+def _settings(**buildbot):
+    s = load_settings()
+    bb = dataclasses.replace(s.buildbot, worker_password="pw", **buildbot)
+    return dataclasses.replace(s, buildbot=bb)
+
+
+def test_master_config_is_derived_from_the_registry():
+    s = _settings(workers="w1:big+x86_64,w2:x86_64")
+    s = dataclasses.replace(s, smtp=dataclasses.replace(s.smtp, recipients="ops@example.org"))
+    c = build_config(s)
+    assert [b.name for b in c["builders"]] == [b.name for b in REGISTRY]
+    assert {b.name: b.workernames for b in c["builders"]}["llvm-tot"] == ["w1"]
+    scheds = {sc.name: sc for sc in c["schedulers"]}
+    for b in REGISTRY:
+        force = scheds[f"force-{b.name}"]
+        assert isinstance(force, schedulers.ForceScheduler) and force.builderNames == [b.name]
+        nightly = scheds.get(f"nightly-{b.name}")
+        if b.nightly:
+            cron = parse_cron(b.nightly)
+            assert isinstance(nightly, schedulers.Nightly)
+            kw = nightly._config_kwargs
+            assert (kw["minute"], kw["hour"], kw["dayOfWeek"]) == (cron["minute"], cron["hour"], cron["dayOfWeek"])
+        else:
+            assert nightly is None
+        after = downstream(REGISTRY, b.name)
+        trig = scheds.get(f"after-{b.name}")
+        assert (sorted(trig.builderNames) if trig else []) == sorted(after)
+        if after:
+            last = make_factory(b, REGISTRY).steps[-1]
+            assert last.step_class is steps.Trigger
+            assert last.kwargs["schedulerNames"] == [f"after-{b.name}"]
+    assert isinstance(scheds["change-farm-selftest"], schedulers.SingleBranchScheduler)
+    assert c["change_source"], "an on-change builder needs the PB change source"
+    assert c["protocols"]["pb"]["port"].endswith("interface=127.0.0.1")
+    (mail,) = c["services"]
+    groups = notify_groups(REGISTRY)
+    gens = mail._config_kwargs["generators"]
+    assert sorted(sorted(g.builders) for g in gens) == sorted(sorted(v) for v in groups.values())
+    assert sorted(tuple(sorted(g.mode)) for g in gens) == sorted(groups)
+    assert mail._config_kwargs["extraRecipients"] == ["ops@example.org"]
+
+
+def test_builders_without_a_matching_worker_are_left_out():
+    c = build_config(_settings(workers="small:x86_64"))
+    names = {b.name for b in c["builders"]}
+    assert "llvm-tot" not in names and "triplets-ir" in names
+    scheds = {sc.name for sc in c["schedulers"]}
+    assert "after-llvm-tot" not in scheds and "nightly-llvm-tot" not in scheds
+    assert "nightly-triplets-ir" in scheds
+
+
+def test_no_mail_notifier_without_recipients():
+    assert build_config(_settings())["services"] == []
+
+
+def test_steps_run_the_farm_cli_without_logging_the_environment():
+    b = by_name(REGISTRY)["triplets-ir"]
+    f = make_factory(b, REGISTRY)
+    shell = [s for s in f.steps if s.step_class is not steps.Trigger]
+    assert [s.kwargs["name"] for s in shell] == [s.name for s in b.steps]
+    assert all(s.kwargs["logEnviron"] is False and s.kwargs["haltOnFailure"] for s in shell)
+    assert FARM_COMMAND[0] == "mlgo-farm"
+
+
+def test_force_form_offers_every_param_with_its_default():
+    c = build_config(_settings())
+    force = next(sc for sc in c["schedulers"] if sc.name == "force-triplets-ir")
+    b = by_name(REGISTRY)["triplets-ir"]
+    got = {p.name: p.default for p in force._config_kwargs["properties"]}
+    assert got == {p.name: p.default for p in b.params}
+    assert all(isinstance(p, Param) for p in b.params)
