@@ -1,0 +1,171 @@
+"""Build a corpus or a benchmark with one variant: the heuristic (plain clang) or a policy (the launcher).
+
+Both variants go through the same code path: one clang command per object (from the farm's
+Toolchain), optionally behind a compiler launcher (`mlgo-farm policy-cc --policy P --`), timed
+one by one. A module that fails to compile is recorded with the compiler's one-line message
+and skipped; the rest of the build goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from farm.atomic import atomic_dir
+from farm.errors import FarmError, InputError
+from farm.toolchain import Toolchain, describe_failure
+from regression.benchmarks import Benchmark
+
+log = logging.getLogger(__name__)
+
+HEURISTIC = "heuristic"
+POLICY = "policy"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """How to compile: `launcher` goes before clang's argv, `flags` after the build's own flags."""
+
+    name: str
+    launcher: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+
+    def argv(self, toolchain: Toolchain, args: Sequence[str]) -> list[str]:
+        return [*self.launcher, *toolchain.command("clang", [*args, *self.flags])]
+
+
+def heuristic_variant() -> Variant:
+    """LLVM's default heuristic: plain clang."""
+    return Variant(HEURISTIC)
+
+
+def policy_variant(policy: str, vocab: Path | None = None, timeout: float | None = None) -> Variant:
+    """Compiles through the policy launcher (`mlgo-farm policy-cc`), the same one a make or CMake build uses."""
+    launcher = [sys.executable, "-m", "farm.cli", "policy-cc", "--policy", str(policy)]
+    if vocab is not None:
+        launcher += ["--vocab", str(vocab)]
+    if timeout is not None:
+        launcher += ["--timeout", f"{timeout:g}"]
+    return Variant(POLICY, (*launcher, "--"))
+
+
+@dataclass(frozen=True)
+class ObjectResult:
+    """One compiled module: its object (None when it failed), compile seconds, or the error line."""
+
+    module: str
+    obj: Path | None
+    seconds: float
+    error: str | None = None
+
+
+@dataclass
+class BuildResult:
+    variant: str
+    objects: list[ObjectResult] = field(default_factory=list)
+    binary: Path | None = None
+    error: str | None = None  # why the binary could not be made
+
+    @property
+    def ok_objects(self) -> dict[str, ObjectResult]:
+        return {o.module: o for o in self.objects if o.obj is not None}
+
+    @property
+    def failures(self) -> dict[str, str]:
+        return {o.module: o.error or "failed" for o in self.objects if o.obj is None}
+
+    @property
+    def compile_seconds(self) -> float:
+        return sum(o.seconds for o in self.objects)
+
+
+def compile_object(toolchain: Toolchain, variant: Variant, module: str, args: Sequence[str], obj: Path,
+                   timeout: float = 600) -> ObjectResult:
+    """Compile one module; failures become an ObjectResult with the compiler's message."""
+    obj.parent.mkdir(parents=True, exist_ok=True)
+    argv = variant.argv(toolchain, [*args, "-o", str(obj)])
+    start = time.perf_counter()
+    try:
+        p = subprocess.run(argv, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return ObjectResult(module, None, time.perf_counter() - start, f"compile timed out after {timeout:g}s")
+    seconds = time.perf_counter() - start
+    if p.returncode != 0 or not obj.is_file():
+        tool = "policy-cc" if variant.launcher else "clang"
+        return ObjectResult(module, None, seconds, describe_failure(tool, p.returncode, p.stderr))
+    return ObjectResult(module, obj, seconds)
+
+
+def _compile_all(toolchain: Toolchain, variant: Variant, jobs: list[tuple[str, list[str], Path]],
+                 parallel: int, timeout: float) -> list[ObjectResult]:
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        futures = [pool.submit(compile_object, toolchain, variant, m, a, o, timeout) for m, a, o in jobs]
+        return [f.result() for f in futures]
+
+
+def corpus_modules(corpus: Path) -> list[str]:
+    """Module names listed in the corpus description (LLVM's extract_ir layout)."""
+    desc = Path(corpus) / "corpus_description.json"
+    try:
+        modules = json.loads(desc.read_text())["modules"]
+    except FileNotFoundError:
+        raise InputError(f"{corpus} is not a corpus: no corpus_description.json") from None
+    except (ValueError, KeyError, TypeError) as e:
+        raise InputError(f"{desc}: malformed corpus description ({e})") from None
+    if not isinstance(modules, list) or not all(isinstance(m, str) for m in modules):
+        raise InputError(f"{desc}: 'modules' must be a list of names")
+    if not modules:
+        raise InputError(f"{desc}: the corpus lists no modules")
+    return modules
+
+
+def build_corpus(toolchain: Toolchain, corpus: Path, variant: Variant, out_dir: Path, opt_flags: Sequence[str],
+                 parallel: int = 2, timeout: float = 600) -> BuildResult:
+    """Compile every module's bitcode to an object with `opt_flags` (for example `-Oz`)."""
+    corpus = Path(corpus)
+    jobs = []
+    for m in corpus_modules(corpus):
+        bc = corpus / f"{m}.bc"
+        jobs.append((m, ["-c", *opt_flags, "-Wno-override-module", str(bc)], Path(out_dir) / f"{m}.o"))
+    return BuildResult(variant.name, _compile_all(toolchain, variant, jobs, parallel, timeout))
+
+
+def build_benchmark(toolchain: Toolchain, bench: Benchmark, root: Path, variant: Variant, out_dir: Path,
+                    opt_flags: Sequence[str], parallel: int = 2, timeout: float = 600) -> BuildResult:
+    """Compile the benchmark's sources with the variant and link them (plain clang) into its binary."""
+    root = Path(root)
+    flags = bench.compile_flags(root)
+    if bench.headers:
+        include = Path(out_dir) / "include"
+        include.mkdir(parents=True, exist_ok=True)
+        for name, text in bench.headers:
+            (include / name).write_text(text)
+        flags.append(f"-I{include}")
+    jobs = []
+    for src in bench.source_files(root):
+        rel = src.relative_to(root).as_posix()
+        jobs.append((rel, ["-c", *opt_flags, *flags, str(src)],
+                     Path(out_dir) / "obj" / (rel.replace("/", "__").removesuffix(".c") + ".o")))
+    result = BuildResult(variant.name, _compile_all(toolchain, variant, jobs, parallel, timeout))
+    if result.failures:
+        first = next(iter(result.failures.items()))
+        result.error = f"{len(result.failures)} source(s) failed, first {first[0]}: {first[1]}"
+        return result
+    binary = Path(out_dir) / "bin" / bench.binary
+    try:
+        with atomic_dir(binary.parent) as tmp:
+            objs = [str(o.obj) for o in result.objects]
+            toolchain.run("clang", [*opt_flags, *objs, *bench.libs, "-o", str(tmp / bench.binary)],
+                          subject=f"link of {bench.name}")
+    except FarmError as e:
+        result.error = str(e)
+        return result
+    result.binary = binary
+    return result

@@ -1,0 +1,341 @@
+"""One regression run: build with the heuristic and with the policy, measure, judge, report, alert.
+
+Results are written to the history as soon as they are measured; a corpus module or a benchmark
+that fails in either variant is skipped and listed, never sinking the run. The run completes
+(verdict, report link, queued alert) in one transaction, then queued alerts are delivered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from farm.config import Settings, load_settings
+from farm.errors import FarmError, InputError
+from farm.store import store_from_settings
+from farm.toolchain import Toolchain
+from regression import alerts, benchmarks, build, measure, report, rules
+from regression.benchmarks import Benchmark
+from regression.history import History, Measurement, Run, Skipped
+
+log = logging.getLogger(__name__)
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+HEURISTIC, POLICY = build.HEURISTIC, build.POLICY
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What to compare: a corpus and/or benchmarks, the policy (and vocabulary), how to measure."""
+
+    builder: str = "local"
+    run_id: str | None = None
+    corpus: Path | None = None
+    benchmarks: tuple[Benchmark, ...] = ()
+    policy: str = "heuristic"
+    vocab: Path | None = None
+    opt_flags: tuple[str, ...] = ("-Oz",)
+    repeats: int = 5  # wall-time samples per variant and workload (0: no wall time)
+    callgrind: bool = True
+    rules_file: Path | None = None
+    publish: bool = True
+    jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
+    policy_timeout: float | None = None
+
+
+@dataclass
+class RunResult:
+    run: Run
+    verdict: str
+    comparisons: list[rules.Comparison]
+    skipped: list[Skipped]
+    report_dir: Path
+    report_url: str
+    alert: str | None
+    delivery: alerts.Delivery | None
+    summary: str
+    publish_error: str | None = None
+
+
+def history_path(settings: Settings) -> Path:
+    return settings.var_dir / "regression" / "history.sqlite"
+
+
+def open_history(settings: Settings | None = None) -> History:
+    return History(history_path(settings or load_settings()))
+
+
+def run_dir(settings: Settings, builder: str, run_id: str) -> Path:
+    return settings.var_dir / "regression" / "runs" / builder / run_id
+
+
+def check_name(what: str, value: str) -> str:
+    if not _NAME.match(value):
+        raise InputError(f"{what} {value!r} must be letters, digits, '.', '_' or '-' (at most 100)")
+    return value
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(2)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
+
+
+def policy_id(policy: str) -> str:
+    """Built-in policies by name; a model file by name and content digest."""
+    p = Path(policy)
+    return f"{p.stem}-{_digest(p)}" if p.suffix == ".onnx" and p.is_file() else policy
+
+
+def vocab_version(vocab: Path | None) -> str | None:
+    """The farm's version of a downloaded vocabulary (its manifest beside it), else a content digest."""
+    if vocab is None:
+        return None
+    manifest = Path(vocab).with_name("manifest.json")
+    if manifest.is_file():
+        try:
+            version = json.loads(manifest.read_text()).get("version")
+        except (OSError, ValueError, AttributeError):
+            version = None
+        if isinstance(version, str) and version:
+            return version
+    return f"sha256-{_digest(vocab)}"
+
+
+def _check_request(req: RunRequest) -> None:
+    from regression.launcher import check_vocab
+    from regression.policies import load_policy
+
+    check_name("builder", req.builder)
+    if req.run_id is not None:
+        check_name("run id", req.run_id)
+    if req.corpus is None and not req.benchmarks:
+        raise InputError("nothing to compare: give a corpus and/or benchmarks")
+    if req.repeats < 0:
+        raise InputError("repeats must be >= 0")
+    if req.corpus is not None:
+        build.corpus_modules(req.corpus)  # fails early on a malformed corpus
+    load_policy(req.policy)  # fails early on an unknown policy or a malformed model file
+    if req.vocab is not None:
+        check_vocab(req.vocab)
+
+
+# --- measuring ------------------------------------------------------------------------------
+
+def _sizes(toolchain: Toolchain, builds: dict[str, build.BuildResult], modules: list[str], label: str,
+           total_kind: str | None) -> list[Measurement]:
+    """Per-module `.text` (subjects `label/module`), optionally their total, and the compile time."""
+    sizes = measure.text_sizes(toolchain, [builds[v].ok_objects[m].obj for v in builds for m in modules])
+    rows = []
+    for v, b in builds.items():
+        per_module = {m: sizes[b.ok_objects[m].obj] for m in modules}
+        rows += [Measurement(f"{label}/{m}", "module", "text_size", v, s, unit="bytes") for m, s in per_module.items()]
+        if total_kind is not None:
+            rows.append(Measurement(label, total_kind, "text_size", v, sum(per_module.values()), unit="bytes"))
+        secs = [b.ok_objects[m].seconds for m in modules]
+        rows.append(Measurement(label, "build", "compile_time", v, sum(secs), tuple(secs), "s"))
+    return rows
+
+
+def _failures(builds: dict[str, build.BuildResult], prefix: str) -> list[Skipped]:
+    return [Skipped(f"{prefix}{m}", v, reason) for v, b in builds.items() for m, reason in b.failures.items()]
+
+
+def measure_corpus(toolchain: Toolchain, corpus: Path, variants: list[build.Variant], work: Path,
+                   opt_flags: tuple[str, ...], jobs: int) -> tuple[list[Measurement], list[Skipped]]:
+    """Per-module and total `.text` of the corpus compiled by each variant, plus compile time."""
+    corpus = Path(corpus)
+    label = check_name("corpus name", corpus.absolute().name)
+    builds = {v.name: build.build_corpus(toolchain, corpus, v, work / v.name, opt_flags, jobs) for v in variants}
+    common = [m for m in build.corpus_modules(corpus) if all(m in b.ok_objects for b in builds.values())]
+    skipped = _failures(builds, f"{label}/")
+    if not common:
+        return [], skipped
+    return _sizes(toolchain, builds, common, label, "total"), skipped
+
+
+def measure_benchmark(toolchain: Toolchain, bench: Benchmark, variants: list[build.Variant], work: Path,
+                      sources: Path, opt_flags: tuple[str, ...], jobs: int, repeats: int,
+                      callgrind: bool) -> tuple[list[Measurement], list[Skipped]]:
+    """Sizes, compile time, and per workload callgrind instructions and wall-time samples."""
+    root = benchmarks.fetch(bench, sources)
+    inputs = work / "inputs"
+    benchmarks.prepare_inputs(bench, root, inputs)
+    # Equal-length build paths: a binary's path length changes the loader's instruction count.
+    builds = {v.name: build.build_benchmark(toolchain, bench, root, v, work / f"build{i}", opt_flags, jobs)
+              for i, v in enumerate(variants)}
+    broken = {v: b.error for v, b in builds.items() if b.error}
+    if broken:
+        return [], [Skipped(bench.name, v, e) for v, e in broken.items()]
+    modules = [o.module for o in builds[HEURISTIC].objects]
+    rows = _sizes(toolchain, builds, modules, bench.name, None)
+    binaries = measure.text_sizes(toolchain, [b.binary for b in builds.values()])
+    rows += [Measurement(bench.name, "binary", "text_size", v, binaries[b.binary], unit="bytes")
+             for v, b in builds.items()]
+    skipped = []
+    for w in bench.workloads:
+        subject = f"{bench.name}/{w.name}"
+        argvs = {v: (w.argv(b.binary, inputs), w.stdin_path(inputs)) for v, b in builds.items()}
+        try:
+            outputs = {v: measure.run_program(a, stdin=s, cwd=work).output_sha256 for v, (a, s) in argvs.items()}
+            if len(set(outputs.values())) > 1:
+                skipped.append(Skipped(subject, POLICY, "wrong output: differs from the heuristic build's"))
+                continue
+            if callgrind:
+                for v, (a, s) in argvs.items():
+                    ir, _ = measure.callgrind_instructions(a, stdin=s, cwd=work)
+                    rows.append(Measurement(subject, "workload", "instructions", v, ir, unit="Ir"))
+            if repeats:
+                samples = measure.interleaved_wall_times(argvs, repeats, cwd=work)
+                rows += [Measurement(subject, "workload", "wall_time", v, _median(xs), tuple(xs), "s")
+                         for v, xs in samples.items()]
+        except FarmError as e:
+            skipped.append(Skipped(subject, "both", str(e)))
+    return rows, skipped
+
+
+def _median(xs: list[float]) -> float:
+    import statistics
+
+    return statistics.median(xs)
+
+
+# --- judging --------------------------------------------------------------------------------
+
+def _index(rows: list[Measurement], policy: str) -> dict[tuple[str, str], tuple]:
+    return {(m.subject, m.metric): (m.value, m.samples) for m in rows if m.policy == policy}
+
+
+def judge(history: History, run: Run, rows: list[Measurement], rule_set: dict[str, rules.Rule]
+          ) -> list[rules.Comparison]:
+    """The policy against this run's heuristic and against the previous good run's policy."""
+    kinds = {(m.subject, m.metric): m.kind for m in rows}
+    new = _index(rows, POLICY)
+    out = rules.compare_values(rule_set, rules.HEURISTIC_BASELINE, _index(rows, HEURISTIC), new, kinds)
+    good = history.previous_run(run, verdict="ok")
+    if good is not None:
+        out += rules.compare_values(rule_set, rules.PREVIOUS_BASELINE,
+                                    _index(history.measurements(good, POLICY), POLICY), new, kinds)
+    return out
+
+
+def wrong_outputs(skipped: list[Skipped]) -> list[Skipped]:
+    return [s for s in skipped if s.reason.startswith("wrong output")]
+
+
+# --- the run --------------------------------------------------------------------------------
+
+def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain: Toolchain | None = None,
+                   history: History | None = None, deliver_backoff: float = 2.0) -> RunResult:
+    """Run one comparison end to end and return its result (raises FarmError only if nothing was measured)."""
+    settings = settings or load_settings()
+    toolchain = toolchain or Toolchain.from_settings(settings)
+    toolchain.check("clang", "llvm-size")
+    _check_request(req)
+    rule_set = rules.load_rules(req.rules_file)
+    history = history or open_history(settings)
+    _deliver(history, settings, deliver_backoff)  # earlier alerts that could not be sent yet
+
+    run_id = req.run_id or new_run_id()
+    run = history.start_run(
+        run_id, req.builder, llvm_version=toolchain.version, llvm_commit=toolchain.commit,
+        policy_id=policy_id(req.policy), vocab_version=vocab_version(req.vocab),
+        config={"corpus": str(req.corpus) if req.corpus else None, "benchmarks": [b.name for b in req.benchmarks],
+                "policy": req.policy, "vocab": str(req.vocab) if req.vocab else None,
+                "opt_flags": list(req.opt_flags), "repeats": req.repeats, "callgrind": req.callgrind},
+    )
+    work = run_dir(settings, req.builder, run_id)
+    variants = [build.heuristic_variant(), build.policy_variant(req.policy, req.vocab, req.policy_timeout)]
+    try:
+        rows, skipped = _measure_all(req, toolchain, variants, work, settings, history, run)
+        if not rows:
+            reasons = "; ".join(f"{s.subject} [{s.variant}]: {s.reason}" for s in skipped[:3])
+            raise FarmError(f"run {run_id}: nothing could be measured ({reasons or 'no subjects'})")
+        comparisons = judge(history, run, rows, rule_set)
+        history.add_verdicts(run, comparisons)
+        verdict = "regression" if wrong_outputs(skipped) else rules.run_verdict(comparisons)
+    except BaseException as e:
+        history.fail_run(run, str(e) or type(e).__name__)
+        raise
+    return _finish(req, settings, history, run, verdict, comparisons, skipped, work, deliver_backoff)
+
+
+def _measure_all(req: RunRequest, toolchain: Toolchain, variants: list[build.Variant], work: Path,
+                 settings: Settings, history: History, run: Run) -> tuple[list[Measurement], list[Skipped]]:
+    rows: list[Measurement] = []
+    skipped: list[Skipped] = []
+
+    def keep(found: tuple[list[Measurement], list[Skipped]]) -> None:
+        history.add_measurements(run, found[0])
+        history.add_skipped(run, found[1])
+        rows.extend(found[0])
+        skipped.extend(found[1])
+
+    if req.corpus is not None:
+        log.info("run %s: corpus %s", run.run_id, req.corpus)
+        keep(measure_corpus(toolchain, req.corpus, variants, work / "corpus", req.opt_flags, req.jobs))
+    sources = settings.var_dir / "regression" / "sources"
+    for bench in req.benchmarks:
+        log.info("run %s: benchmark %s", run.run_id, bench.name)
+        try:
+            keep(measure_benchmark(toolchain, bench, variants, work / "bench" / bench.name, sources,
+                                   req.opt_flags, req.jobs, req.repeats, req.callgrind))
+        except FarmError as e:
+            keep(([], [Skipped(bench.name, "both", str(e))]))
+    return rows, skipped
+
+
+def _finish(req: RunRequest, settings: Settings, history: History, run: Run, verdict: str,
+            comparisons: list[rules.Comparison], skipped: list[Skipped], work: Path, backoff: float) -> RunResult:
+    report_dir = work / "report"
+    link, publish_error = report_dir.joinpath("index.html").absolute().as_uri(), None
+    store = None
+    if req.publish:
+        try:
+            store = store_from_settings(settings)
+            link = store.link(f"{report.report_prefix(run.builder, run.run_id)}/index.html")
+        except FarmError as e:
+            publish_error = str(e)
+    report.render(history, run, verdict, report_dir, link)
+    if store is not None and publish_error is None:
+        try:
+            link = report.publish(store, report_dir, run.builder, run.run_id)
+        except FarmError as e:
+            publish_error = str(e)
+            link = report_dir.joinpath("index.html").absolute().as_uri()
+            report.render(history, run, verdict, report_dir, link)
+    if publish_error:
+        log.warning("report of run %s not published: %s", run.run_id, publish_error)
+
+    rows = report.table_rows(comparisons)
+    summary = report.summary_text(run, verdict, rows, skipped, link)
+    kind = alerts.transition(history, run, verdict)
+    queued = None
+    to = alerts.recipients(settings.smtp)
+    if kind is not None and to:
+        msg = alerts.compose(kind, run, summary, settings.smtp, link)
+        queued = (kind, settings.smtp.sender, to, msg.as_bytes())
+    elif kind is not None:
+        log.warning("run %s: %s alert not sent: no recipients configured ([smtp] recipients)", run.run_id, kind)
+    history.complete_run(run, verdict, link, queued)
+    delivery = _deliver(history, settings, backoff)
+    return RunResult(history.run(run.run_id, run.builder), verdict, comparisons, skipped, report_dir, link,
+                     kind, delivery, summary, publish_error)
+
+
+def _deliver(history: History, settings: Settings, backoff: float) -> alerts.Delivery | None:
+    if not history.outbox(pending_only=True):
+        return None
+    delivery = alerts.deliver_pending(history, settings.smtp, backoff=backoff)
+    for e in delivery.errors:
+        log.warning("%s (kept in the outbox; retried on the next run or `mlgo-farm regress alerts`)", e)
+    return delivery

@@ -1,0 +1,241 @@
+"""A report per run: text summary, HTML page, PNG plots and JSON, stored with the run and publishable.
+
+The table has one row per (subject, metric): heuristic value, policy value, delta %, the verdict
+against the heuristic of the same run and the verdict against the previous good run. Plots: the
+per-module size deltas of this run, and the policy/heuristic ratio over this builder's runs.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from farm.atomic import atomic_dir
+from farm.store import ObjectStore
+from regression.history import History, Run
+from regression.rules import HEURISTIC_BASELINE, PREVIOUS_BASELINE, Comparison
+
+FILES = {"index.html": "text/html; charset=utf-8", "summary.txt": "text/plain; charset=utf-8",
+         "results.json": "application/json", "size_deltas.png": "image/png", "ratio_history.png": "image/png"}
+MAX_MODULE_BARS = 40
+
+
+@dataclass(frozen=True)
+class Row:
+    subject: str
+    kind: str
+    metric: str
+    heuristic: float | None
+    policy: float
+    delta_pct: float | None
+    verdict: str
+    gating: bool
+    previous: float | None = None
+    previous_delta_pct: float | None = None
+    previous_verdict: str | None = None
+
+
+def table_rows(comparisons: list[Comparison]) -> list[Row]:
+    """Merge the two baselines of each (subject, metric) into one row; gating rows first."""
+    by_key: dict[tuple[str, str], dict[str, Comparison]] = defaultdict(dict)
+    for c in comparisons:
+        by_key[(c.subject, c.metric)][c.baseline] = c
+    rows = []
+    for (subject, metric), cs in by_key.items():
+        h, p = cs.get(HEURISTIC_BASELINE), cs.get(PREVIOUS_BASELINE)
+        main = h or p
+        rows.append(Row(subject, main.kind, metric, h.base_value if h else None, main.value,
+                        h.delta_pct if h else None, h.verdict if h else "-", any(c.gating for c in cs.values()),
+                        p.base_value if p else None, p.delta_pct if p else None, p.verdict if p else None))
+    return sorted(rows, key=lambda r: (r.kind == "module", r.subject, r.metric))
+
+
+def _num(v: float | None, metric: str = "") -> str:
+    if v is None:
+        return "-"
+    if metric in ("wall_time", "compile_time"):
+        return f"{v:.4f}"
+    return f"{v:,.0f}" if float(v).is_integer() or abs(v) >= 1000 else f"{v:.4g}"
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else ("inf" if math.isinf(v) else f"{v:+.2f}%")
+
+
+def _text_table(rows: list[Row]) -> list[str]:
+    head = ("subject", "metric", "heuristic", "policy", "delta", "verdict", "vs previous good")
+    cells = [head] + [(r.subject, r.metric, _num(r.heuristic, r.metric), _num(r.policy, r.metric), _pct(r.delta_pct),
+                       r.verdict + (" *" if r.gating and r.verdict == "regressed" else ""),
+                       "-" if r.previous_verdict is None else f"{r.previous_verdict} ({_pct(r.previous_delta_pct)})")
+                      for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(head))]
+    return ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cell, widths, strict=True)))
+            .rstrip() for cell in cells]
+
+
+def _header(run: Run, verdict: str) -> list[str]:
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(run.started))
+    return [f"mlgo-farm regression run {run.run_id} on builder {run.builder}: {verdict.upper()}",
+            f"started {when}; LLVM {run.llvm_version or '?'} (commit {run.llvm_commit or 'unknown'});"
+            f" policy {run.policy_id}; vocabulary {run.vocab_version or 'none'}"]
+
+
+def summary_text(run: Run, verdict: str, rows: list[Row], skipped: list, link: str | None = None,
+                 modules: bool = False) -> str:
+    """The text summary (also the alert body): gating rows, other non-module rows, then skips."""
+    shown = [r for r in rows if modules or r.kind != "module"]
+    lines = [*_header(run, verdict), ""]
+    lines += _text_table(shown) if shown else ["(no measurements)"]
+    hidden = len(rows) - len(shown)
+    if hidden:
+        changed = sum(r.verdict in ("regressed", "improved") for r in rows if r.kind == "module")
+        lines.append(f"({hidden} per-module rows in the report, {changed} of them changed)")
+    lines.append("* gating regression (decides the run's verdict)")
+    if skipped:
+        lines += ["", f"Skipped ({len(skipped)}):"] + [f"  {s.subject} [{s.variant}]: {s.reason}" for s in skipped]
+    if link:
+        lines += ["", f"Report: {link}"]
+    return "\n".join(lines) + "\n"
+
+
+def _html(run: Run, verdict: str, rows: list[Row], skipped: list) -> str:
+    e = html.escape
+    color = {"regressed": "#c62828", "improved": "#2e7d32"}
+    body = [f"<h1>{e(_header(run, verdict)[0])}</h1>", f"<p>{e(_header(run, verdict)[1])}</p>",
+            '<p><img src="size_deltas.png" alt="per-module size deltas"> '
+            '<img src="ratio_history.png" alt="policy/heuristic ratio over runs"></p>',
+            "<table><tr><th>subject</th><th>kind</th><th>metric</th><th>heuristic</th><th>policy</th>"
+            "<th>delta</th><th>verdict</th><th>previous good</th><th>vs previous</th></tr>"]
+    for r in rows:
+        style = f' style="color:{color[r.verdict]}"' if r.verdict in color else ""
+        gate = " (gating)" if r.gating and r.verdict == "regressed" else ""
+        body.append(
+            f"<tr><td>{e(r.subject)}</td><td>{e(r.kind)}</td><td>{e(r.metric)}</td>"
+            f"<td>{_num(r.heuristic, r.metric)}</td><td>{_num(r.policy, r.metric)}</td><td>{_pct(r.delta_pct)}</td>"
+            f"<td{style}>{e(r.verdict)}{gate}</td><td>{_num(r.previous, r.metric)}</td>"
+            f"<td>{e(r.previous_verdict or '-')} {_pct(r.previous_delta_pct)}</td></tr>")
+    body.append("</table>")
+    if skipped:
+        body.append(f"<h2>Skipped ({len(skipped)})</h2><ul>")
+        body += [f"<li>{e(s.subject)} [{e(s.variant)}]: {e(s.reason)}</li>" for s in skipped]
+        body.append("</ul>")
+    style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+             "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}td:first-child{text-align:left}"
+             "img{max-width:48%;vertical-align:top}")
+    return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{e(run.run_id)} {e(run.builder)}</title>"
+            f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
+
+
+def ratio_history(history: History, run: Run, limit: int = 50, verdict: str | None = None
+                  ) -> list[tuple[str, str, dict[str, float]]]:
+    """Per complete run (and this one, with `verdict`) up to `run`: (run id, verdict, {series: ratio})."""
+    out = []
+    for r in history.runs(run.builder, limit=limit, upto_seq=run.seq):
+        if r.status != "complete" and r.seq != run.seq:
+            continue
+        vals: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+        kinds = {}
+        for m in history.measurements(r):
+            vals[(m.subject, m.metric)][m.policy] = m.value
+            kinds[m.subject] = m.kind
+        series: dict[str, float] = {}
+        size = [v for (s, metric), v in vals.items() if metric == "text_size" and kinds[s] in ("binary", "total")
+                and {"heuristic", "policy"} <= set(v)]
+        if size and sum(v["heuristic"] for v in size) > 0:
+            series["size (binaries + corpus)"] = sum(v["policy"] for v in size) / sum(v["heuristic"] for v in size)
+        for metric, label in (("instructions", "instructions (geomean)"), ("wall_time", "wall time (geomean)")):
+            ratios = [v["policy"] / v["heuristic"] for (_, mt), v in vals.items()
+                      if mt == metric and {"heuristic", "policy"} <= set(v) and v["heuristic"] > 0 and v["policy"] > 0]
+            if ratios:
+                series[label] = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        out.append((r.run_id, (verdict if r.seq == run.seq and verdict else r.verdict) or "", series))
+    return out
+
+
+def _plot_size_deltas(rows: list[Row], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    mods = [r for r in rows if r.kind == "module" and r.metric == "text_size" and r.delta_pct is not None
+            and not math.isinf(r.delta_pct)]
+    mods = sorted(sorted(mods, key=lambda r: -abs(r.delta_pct))[:MAX_MODULE_BARS], key=lambda r: r.delta_pct)
+    fig, ax = plt.subplots(figsize=(9, max(3.0, 0.28 * len(mods) + 1.5)))
+    if mods:
+        ax.barh([r.subject for r in mods], [r.delta_pct for r in mods],
+                color=["#c62828" if r.delta_pct > 0 else "#2e7d32" for r in mods])
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.tick_params(axis="y", labelsize=8)
+        ax.set_xlabel(".text size change, policy vs heuristic (%)")
+        n_mod = sum(r.kind == "module" and r.metric == "text_size" for r in rows)
+        extra = f" ({len(mods)} largest of {n_mod})" if n_mod > len(mods) else ""
+        ax.set_title(f"Per-module size deltas{extra}")
+    else:
+        ax.text(0.5, 0.5, "no per-module sizes in this run", ha="center", va="center")
+        ax.set_axis_off()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _plot_ratio_history(points: list[tuple[str, str, dict[str, float]]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    labels = sorted({k for _, _, s in points for k in s})
+    x = list(range(len(points)))
+    for label in labels:
+        xs = [i for i, (_, _, s) in zip(x, points, strict=True) if label in s]
+        ax.plot(xs, [points[i][2][label] for i in xs], marker="o", label=label)
+    bad = [i for i, (_, v, _) in enumerate(points) if v == "regression"]
+    for i in bad:
+        ax.axvspan(i - 0.4, i + 0.4, color="#c62828", alpha=0.12, linewidth=0)
+    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+    ax.set_xticks(x, [p[0] for p in points], rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("policy / heuristic (lower is better)")
+    ax.set_title("Policy/heuristic ratio over runs" + (" (red: regression)" if bad else ""))
+    if labels:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def render(history: History, run: Run, verdict: str, out_dir: Path, link: str | None = None) -> Path:
+    """Write the report of `run` into `out_dir` (replaced as a whole) and return it."""
+    rows = table_rows(history.verdicts(run))
+    skipped = history.skipped(run)
+    points = ratio_history(history, run, verdict=verdict)
+    with atomic_dir(Path(out_dir)) as tmp:
+        (tmp / "summary.txt").write_text(summary_text(run, verdict, rows, skipped, link, modules=True))
+        (tmp / "index.html").write_text(_html(run, verdict, rows, skipped))
+        (tmp / "results.json").write_text(json.dumps({
+            "run_id": run.run_id, "builder": run.builder, "verdict": verdict, "llvm_version": run.llvm_version,
+            "llvm_commit": run.llvm_commit, "policy_id": run.policy_id, "vocab_version": run.vocab_version,
+            "rows": [asdict(r) for r in rows], "skipped": [asdict(s) for s in skipped],
+            "ratio_history": [{"run_id": i, "verdict": v, "ratios": s} for i, v, s in points],
+        }, indent=1, default=lambda v: None))
+        _plot_size_deltas(rows, tmp / "size_deltas.png")
+        _plot_ratio_history(points, tmp / "ratio_history.png")
+    return Path(out_dir)
+
+
+def report_prefix(builder: str, run_id: str) -> str:
+    return f"regression/{builder}/{run_id}"
+
+
+def publish(store: ObjectStore, report_dir: Path, builder: str, run_id: str) -> str:
+    """Upload the report under `regression/{builder}/{run}/` (index.html last); return its link."""
+    prefix = report_prefix(builder, run_id)
+    for name in sorted(FILES, key=lambda n: n == "index.html"):
+        store.put(f"{prefix}/{name}", (Path(report_dir) / name).read_bytes(), FILES[name])
+    return store.link(f"{prefix}/index.html")

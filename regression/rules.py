@@ -1,0 +1,160 @@
+"""Regression rules as data: per metric a direction, a noise model and thresholds.
+
+* `deterministic` metrics (code size, callgrind instruction counts) repeat exactly, so any change
+  past `threshold_pct` counts.
+* `samples` metrics (wall time) are noisy: a change counts only when a one-sided Mann-Whitney U
+  test (scipy) rejects "no shift" at `alpha` *and* the medians differ by at least `min_effect_pct`.
+
+`gating` names the subject kinds whose regression makes the whole run a regression (per-module
+sizes are reported but a policy may trade one module against another; the binary and corpus
+totals decide). Rules can be overridden from a TOML file: `[metric] key = value`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from farm.errors import InputError
+
+REGRESSED, IMPROVED, UNCHANGED, NEW = "regressed", "improved", "unchanged", "new"
+HEURISTIC_BASELINE, PREVIOUS_BASELINE = "heuristic", "previous"
+
+
+@dataclass(frozen=True)
+class Rule:
+    metric: str
+    unit: str
+    direction: str = "lower"  # "lower" or "higher" is better
+    noise: str = "deterministic"  # or "samples"
+    threshold_pct: float = 0.0
+    alpha: float = 0.01
+    min_effect_pct: float = 3.0
+    min_samples: int = 3
+    gating: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.direction not in ("lower", "higher"):
+            raise InputError(f"rule {self.metric}: direction must be 'lower' or 'higher', not {self.direction!r}")
+        if self.noise not in ("deterministic", "samples"):
+            raise InputError(f"rule {self.metric}: noise must be 'deterministic' or 'samples', not {self.noise!r}")
+        if self.threshold_pct < 0 or self.min_effect_pct < 0 or not 0 < self.alpha < 1:
+            raise InputError(f"rule {self.metric}: thresholds must be >= 0 and alpha in (0, 1)")
+
+
+DEFAULT_RULES: dict[str, Rule] = {
+    r.metric: r
+    for r in (
+        Rule("text_size", "bytes", threshold_pct=0.1, gating=("binary", "total")),
+        Rule("instructions", "Ir", threshold_pct=0.5, gating=("workload",)),
+        Rule("wall_time", "s", noise="samples", alpha=0.01, min_effect_pct=5.0, gating=("workload",)),
+        # The policy build runs a policy host per compile; it is reported against a 1.3x budget.
+        Rule("compile_time", "s", threshold_pct=30.0),
+    )
+}
+
+
+def load_rules(path: Path | None = None) -> dict[str, Rule]:
+    """The default rules, with the fields a TOML file sets per metric section replaced."""
+    rules = dict(DEFAULT_RULES)
+    if path is None:
+        return rules
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise InputError(f"rules file {path}: {e}") from None
+    names = {f.name for f in dataclasses.fields(Rule)} - {"metric"}
+    for metric, values in data.items():
+        if not isinstance(values, dict) or set(values) - names:
+            raise InputError(f"rules file {path}: [{metric}] may only set {', '.join(sorted(names))}")
+        if "gating" in values:
+            values = {**values, "gating": tuple(values["gating"])}
+        base = rules.get(metric) or Rule(metric, values.get("unit", ""))
+        rules[metric] = dataclasses.replace(base, **values)
+    return rules
+
+
+@dataclass(frozen=True)
+class Outcome:
+    verdict: str
+    delta_pct: float | None
+    p_value: float | None = None
+
+
+def delta_pct(base: float, new: float) -> float:
+    if base == 0:
+        return 0.0 if new == 0 else math.inf
+    return (new - base) / base * 100.0
+
+
+def judge(rule: Rule, base: float | None, new: float, base_samples: Sequence[float] = (),
+          new_samples: Sequence[float] = ()) -> Outcome:
+    """The verdict on `new` against `base` under `rule` (NEW when there is no baseline)."""
+    if base is None:
+        return Outcome(NEW, None)
+    sign = 1.0 if rule.direction == "lower" else -1.0
+    d = delta_pct(base, new)
+    worse = sign * d  # > 0 means worse
+    if rule.noise == "deterministic":
+        if worse > rule.threshold_pct:
+            return Outcome(REGRESSED, d)
+        if worse < -rule.threshold_pct:
+            return Outcome(IMPROVED, d)
+        return Outcome(UNCHANGED, d)
+    if min(len(base_samples), len(new_samples)) < rule.min_samples:
+        return Outcome(UNCHANGED, d)
+    from scipy.stats import mannwhitneyu
+
+    worse_alt = "greater" if rule.direction == "lower" else "less"
+    better_alt = "less" if rule.direction == "lower" else "greater"
+    p_worse = float(mannwhitneyu(new_samples, base_samples, alternative=worse_alt).pvalue)
+    p_better = float(mannwhitneyu(new_samples, base_samples, alternative=better_alt).pvalue)
+    if p_worse < rule.alpha and worse >= rule.min_effect_pct:
+        return Outcome(REGRESSED, d, p_worse)
+    if p_better < rule.alpha and worse <= -rule.min_effect_pct:
+        return Outcome(IMPROVED, d, p_better)
+    return Outcome(UNCHANGED, d, min(p_worse, p_better))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One verdict: a subject's metric under the policy against a baseline."""
+
+    subject: str
+    kind: str
+    metric: str
+    baseline: str  # HEURISTIC_BASELINE or PREVIOUS_BASELINE
+    base_value: float | None
+    value: float
+    delta_pct: float | None
+    p_value: float | None
+    verdict: str
+    gating: bool
+
+
+def compare_values(rules: Mapping[str, Rule], baseline: str, base: Mapping[tuple[str, str], tuple],
+                   new: Mapping[tuple[str, str], tuple], kinds: Mapping[tuple[str, str], str]) -> list[Comparison]:
+    """Judge every `(subject, metric) -> (value, samples)` in `new` against the same key in `base`.
+
+    Metrics without a rule are not judged.
+    """
+    out = []
+    for (subject, metric), (value, samples) in sorted(new.items()):
+        rule = rules.get(metric)
+        if rule is None:
+            continue
+        b_value, b_samples = base.get((subject, metric), (None, ()))
+        o = judge(rule, b_value, value, b_samples, samples)
+        kind = kinds[(subject, metric)]
+        out.append(Comparison(subject, kind, metric, baseline, b_value, value, o.delta_pct, o.p_value, o.verdict,
+                              kind in rule.gating))
+    return out
+
+
+def run_verdict(comparisons: Sequence[Comparison]) -> str:
+    """`regression` when any gating comparison regressed, else `ok`."""
+    return "regression" if any(c.gating and c.verdict == REGRESSED for c in comparisons) else "ok"
