@@ -22,7 +22,7 @@ def _toolchain(args: argparse.Namespace) -> Toolchain:
 
 
 def _corpus(args: argparse.Namespace) -> int:
-    from workers import corpus, debsrc
+    from workers import corpus
 
     tc = _toolchain(args)
     if args.source == "sources":
@@ -30,8 +30,7 @@ def _corpus(args: argparse.Namespace) -> int:
     elif args.source == "debian":
         from farm.config import load_settings
 
-        tree = debsrc.fetch_source(args.input, load_settings().var_dir / "debsrc")
-        c = corpus.from_sources(tree, Path(args.output), tc, args.jobs)
+        c = corpus.from_debian(args.input, Path(args.output), tc, load_settings().var_dir / "debsrc", args.jobs)
     else:
         c = corpus.from_embedded_build(Path(args.input), Path(args.output), tc, args.jobs)
     print(f"corpus {args.output}: {len(c.modules)} modules, {len(c.skipped)} skipped, digest {c.digest[:16]}")

@@ -13,7 +13,7 @@ import logging
 import shlex
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from farm.atomic import atomic_dir
@@ -84,7 +84,11 @@ class CompileJob:
 
 def jobs_from_directory(src: Path, flags: tuple[str, ...] = DEFAULT_FLAGS) -> list[CompileJob]:
     """One job per C/C++ file under `src`, with the file's and the tree's directories included."""
-    files = sorted(p for p in src.rglob("*") if p.suffix in SOURCE_SUFFIXES and p.is_file())
+    files = sorted(
+        p for p in src.rglob("*")
+        if p.suffix in SOURCE_SUFFIXES and p.is_file()
+        and not any(part.startswith(".") for part in p.relative_to(src).parts)  # .pc/ (quilt), .git/
+    )
     return [
         CompileJob(
             f.relative_to(src).as_posix(),
@@ -147,7 +151,7 @@ def compile_jobs(jobs_: list[CompileJob], out: Path, toolchain: Toolchain, *,
             except ToolError as e:
                 bc.unlink(missing_ok=True)
                 return str(e)
-            (tmp / f"{job.name}.cmd").write_bytes("\0".join(["clang", *args[:-3]]).encode())
+            (tmp / f"{job.name}.cmd").write_bytes("\0".join(["clang", *args[:-2]]).encode())
             return None
 
         failed = {job.name: err for job, err in run_all(one, jobs_, jobs=jobs, desc="compile") if err}
@@ -164,6 +168,20 @@ def _write_description(root: Path, names: list[str], source: str, skipped: list[
     desc = {"modules": names, "has_thinlto": False, "source": source}
     (root / DESCRIPTION).write_text(json.dumps(desc, indent=2, sort_keys=True) + "\n")
     (root / SKIPPED).write_text(json.dumps(skipped, indent=2) + "\n")
+
+
+def from_debian(package: str, out: Path, toolchain: Toolchain, workdir: Path, jobs: int | None = None) -> Corpus:
+    """Fetch a Debian source package and compile the sources its recipe names."""
+    from workers import debsrc
+
+    tree = debsrc.fetch_source(package, workdir)
+    r = debsrc.recipe(package)
+    jobs_ = [
+        replace(j, name=j.name if sub == "." else f"{sub}/{j.name}")
+        for sub in r.subdirs
+        for j in jobs_from_directory(tree / sub, (*DEFAULT_FLAGS, *r.flags))
+    ]
+    return compile_jobs(jobs_, out, toolchain, jobs=jobs, source=f"debian:{package}:{tree.name}")
 
 
 def from_sources(src: Path, out: Path, toolchain: Toolchain, jobs: int | None = None,

@@ -5,11 +5,38 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from farm.errors import FarmError, InputError
 
 _PKG = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """What a package's own build would provide: which sources, which defines, generated headers."""
+
+    subdirs: tuple[str, ...] = (".",)
+    flags: tuple[str, ...] = ()
+    generated: dict[str, str] = field(default_factory=dict)
+
+
+#: Packages the farm knows how to compile without running their build system.
+RECIPES: dict[str, Recipe] = {
+    "zlib": Recipe(flags=("-DHAVE_UNISTD_H", "-D_LARGEFILE64_SOURCE=1"), subdirs=(".",)),
+    "lua5.4": Recipe(
+        subdirs=("src",),
+        flags=("-DLUA_USE_LINUX", "-DLUA_COMPAT_5_3"),
+        # debian/rules generates this header; its one definition is all luaconf.h needs.
+        generated={"src/lua5.4-deb-multiarch.h": '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"\n'},
+    ),
+    "bzip2": Recipe(flags=("-D_FILE_OFFSET_BITS=64",)),
+}
+
+
+def recipe(package: str) -> Recipe:
+    return RECIPES.get(package, Recipe())
 
 
 def fetch_source(package: str, dest: Path, timeout: float = 600) -> Path:
@@ -22,7 +49,7 @@ def fetch_source(package: str, dest: Path, timeout: float = 600) -> Path:
     dest = Path(dest).absolute()
     existing = _unpacked(dest, package)
     if existing:
-        return existing
+        return _prepare(existing, package)
     if not shutil.which("apt-get"):
         raise FarmError("apt-get not found: Debian source packages need a Debian machine")
     dest.mkdir(parents=True, exist_ok=True)
@@ -40,6 +67,14 @@ def fetch_source(package: str, dest: Path, timeout: float = 600) -> Path:
     tree = _unpacked(dest, package)
     if not tree:
         raise FarmError(f"apt-get source {package} unpacked nothing under {dest}")
+    return _prepare(tree, package)
+
+
+def _prepare(tree: Path, package: str) -> Path:
+    for rel, text in recipe(package).generated.items():
+        path = tree / rel
+        if not path.exists():
+            path.write_text(text)
     return tree
 
 

@@ -131,9 +131,10 @@ def build_dataset(corpus_dir: Path, out_dir: Path, kind: str, toolchain: Toolcha
     mir_files: dict[str, Path] = {}
     with tempfile.TemporaryDirectory(prefix=f"mlgo-farm-{kind}-") as scratch:
         def one(module: corpus_mod.Module) -> ModuleTriplets | str:
-            work = Path(scratch) / module.name.replace("/", "__")
-            work.mkdir(parents=True)
             chosen = choose_levels(levels, module.name, seed, sample)
+            work = Path(scratch) / module.name.replace("/", "__")
+            if kind == "mir" or chosen != ["O0"]:  # only these write intermediate files
+                work.mkdir(parents=True)
             try:
                 return per_module(toolchain, module.bitcode, chosen, work, timeout, module.name)
             except ToolError as e:

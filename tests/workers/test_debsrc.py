@@ -21,6 +21,14 @@ def test_zlib_source_becomes_a_corpus(tmp_path: Path, toolchain: Toolchain) -> N
     assert len(c.modules) >= 15
 
 
+def test_lua_recipe_compiles_the_interpreter(tmp_path: Path, toolchain: Toolchain) -> None:
+    c = corpus.from_debian("lua5.4", tmp_path / "corpus", toolchain, tmp_path / "src")
+    names = {m.name for m in c.modules}
+    assert {"src/lvm.c", "src/lua.c", "src/lparser.c"} <= names
+    assert c.skipped == [], c.skipped
+    assert all(not n.startswith(".pc/") for n in names), "quilt's patch copies are not sources"
+
+
 def test_unknown_package_fails_in_one_line(tmp_path: Path) -> None:
     with pytest.raises(FarmError, match=r"^apt-get source no-such-package-mlgo failed: ") as e:
         debsrc.fetch_source("no-such-package-mlgo", tmp_path)
