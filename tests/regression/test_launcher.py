@@ -1,0 +1,203 @@
+"""The compiler launcher: byte-for-byte heuristic builds, policies changing size, vocabularies,
+parallel compiles, a real `make -j2` through `mlgo-farm policy-cc`, regalloc eviction."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from farm.errors import InputError
+from farm.toolchain import Toolchain
+from regression.launcher import compiler_tool, run_compile
+from regression.policies import HeuristicPolicy, masked_argmax
+from regression.protocol import Header, Observation
+from tests.regression.conftest import CSRC, VOCAB_DIM, write_onnx_policy
+
+SOURCES = sorted(CSRC.glob("*.c"))
+MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
+
+
+def plain_oz(toolchain: Toolchain, src: Path, out: Path) -> bytes:
+    toolchain.run("clang", ["-Oz", "-c", src, "-o", out])
+    return out.read_bytes()
+
+
+def text_size(toolchain: Toolchain, objs: list[Path]) -> int:
+    """Total Berkeley `.text` of the objects, as llvm-size reports it."""
+    lines = toolchain.run("llvm-size", objs).stdout.decode().splitlines()[1:]
+    return sum(int(ln.split()[0]) for ln in lines)
+
+
+def policy_build(toolchain: Toolchain, policy, out_dir: Path, **kw) -> tuple[list[Path], int]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    objs, decisions = [], 0
+    for src in SOURCES:
+        obj = out_dir / f"{src.stem}.o"
+        outcome = run_compile(["clang", "-Oz", "-c", str(src), "-o", str(obj)], policy, toolchain=toolchain,
+                              timeout=30, **kw)
+        assert outcome.ok, outcome.error
+        objs.append(obj)
+        decisions += outcome.decisions
+    return objs, decisions
+
+
+def test_default_answer_reproduces_heuristic_byte_for_byte(toolchain: Toolchain, tmp_path: Path) -> None:
+    objs, decisions = policy_build(toolchain, "heuristic", tmp_path / "ml")
+    assert decisions > 0, "the ML inliner must actually have been asked"
+    for src, obj in zip(SOURCES, objs, strict=True):
+        assert obj.read_bytes() == plain_oz(toolchain, src, tmp_path / f"{src.stem}.plain.o"), src.name
+
+
+def test_policies_that_change_decisions_change_size(toolchain: Toolchain, tmp_path: Path) -> None:
+    sizes = {}
+    for pol in ("heuristic", "never", "always"):
+        objs, decisions = policy_build(toolchain, pol, tmp_path / pol)
+        assert decisions > 0
+        sizes[pol] = text_size(toolchain, objs)
+    assert sizes["never"] != sizes["heuristic"]
+    assert sizes["always"] != sizes["heuristic"]
+    # an ONNX model answering 0 everywhere is the built-in `never`, decision for decision
+    zero = write_onnx_policy(tmp_path / "zero.onnx", "callee_basic_block_count", "Mul", 0)
+    objs, _ = policy_build(toolchain, str(zero), tmp_path / "onnx-never")
+    assert [o.read_bytes() for o in objs] == [(tmp_path / "never" / o.name).read_bytes() for o in objs]
+
+
+def test_vocabulary_adds_embedding_features(toolchain: Toolchain, tmp_path: Path, ir2vec_vocab: Path) -> None:
+    class Capture(HeuristicPolicy):
+        def __init__(self) -> None:
+            self.header: Header | None = None
+            self.embeddings: list[tuple] = []
+
+        def bind(self, header: Header) -> None:
+            super().bind(header)
+            self.header = header
+
+        def decide(self, obs: Observation) -> int:
+            self.embeddings.append(obs.features["callee_embedding"])
+            return super().decide(obs)
+
+    cap = Capture()
+    out = run_compile(["clang", "-Oz", "-c", str(CSRC / "sort.c"), "-o", str(tmp_path / "s.o")], cap,
+                      vocab=ir2vec_vocab, toolchain=toolchain, timeout=30)
+    assert out.ok, out.error
+    emb = cap.header.feature("callee_embedding")
+    assert emb is not None and emb.type == "float" and emb.count == VOCAB_DIM
+    assert cap.header.feature("caller_embedding").count == VOCAB_DIM
+    assert any(any(v != 0.0 for v in e) for e in cap.embeddings), "embeddings come from the vocabulary"
+    # the default answer still reproduces the heuristic with embeddings switched on
+    assert (tmp_path / "s.o").read_bytes() == plain_oz(toolchain, CSRC / "sort.c", tmp_path / "p.o")
+
+
+def test_missing_or_broken_vocabulary(toolchain: Toolchain, tmp_path: Path) -> None:
+    argv = ["clang", "-Oz", "-c", str(CSRC / "sort.c"), "-o", str(tmp_path / "s.o")]
+    with pytest.raises(InputError, match=r"^IR2Vec vocabulary .*missing.json not found$"):
+        run_compile(argv, "heuristic", vocab=tmp_path / "missing.json", toolchain=toolchain)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"Opcodes": {}}')
+    with pytest.raises(InputError, match="lacks the Opcodes/Types/Arguments sections"):
+        run_compile(argv, "heuristic", vocab=bad, toolchain=toolchain)
+    assert not (tmp_path / "s.o").exists()
+
+
+def test_two_compiles_at_once(toolchain: Toolchain, tmp_path: Path) -> None:
+    def one(src: Path):
+        return run_compile(["clang", "-Oz", "-c", str(src), "-o", str(tmp_path / f"{src.stem}.o")], "heuristic",
+                           toolchain=toolchain, timeout=30)
+
+    with ThreadPoolExecutor(2) as pool:
+        outcomes = list(pool.map(one, [CSRC / "sort.c", CSRC / "hash.c"]))
+    assert all(o.ok for o in outcomes) and all(o.decisions > 0 for o in outcomes)
+    for src in (CSRC / "sort.c", CSRC / "hash.c"):
+        assert (tmp_path / f"{src.stem}.o").read_bytes() == plain_oz(toolchain, src, tmp_path / "plain.o")
+
+
+def test_one_invocation_two_sources_two_sessions(toolchain: Toolchain, tmp_path: Path) -> None:
+    out = run_compile(["clang", "-Oz", "-c", str(CSRC / "sort.c"), str(CSRC / "hash.c")], "heuristic",
+                      toolchain=toolchain, cwd=tmp_path, timeout=30)
+    assert out.ok and out.sessions == 2
+    assert (tmp_path / "sort.o").is_file() and (tmp_path / "hash.o").is_file()
+
+
+def test_make_j2_through_policy_cc(toolchain: Toolchain, tmp_path: Path) -> None:
+    if not shutil.which("make"):
+        pytest.skip("make is not installed")
+    for d, cc in (("ml", f"{MLGO_FARM} policy-cc --policy heuristic --stats stats.jsonl -- clang"),
+                  ("plain", str(toolchain.path("clang")))):
+        shutil.copytree(CSRC, tmp_path / d)
+        (tmp_path / d / "Makefile").write_text(
+            "CFLAGS = -Oz\nOBJS = " + " ".join(f"{s.stem}.o" for s in SOURCES) + "\n"
+            "prog: $(OBJS)\n\t$(CC) -o $@ $(OBJS) -lm\n"
+        )
+        p = subprocess.run(["make", "-j2", f"CC={cc}"], cwd=tmp_path / d, capture_output=True, text=True,
+                           timeout=120)
+        assert p.returncode == 0, p.stderr
+        assert "argument unused" not in p.stderr  # the link step ran without the interactive flags
+    for s in SOURCES:
+        assert (tmp_path / "ml" / f"{s.stem}.o").read_bytes() == (tmp_path / "plain" / f"{s.stem}.o").read_bytes()
+    runs = [subprocess.run([tmp_path / d / "prog", "5000"], capture_output=True, timeout=60) for d in ("ml", "plain")]
+    assert runs[0].returncode == 0 and runs[0].stdout == runs[1].stdout
+    stats = (tmp_path / "ml" / "stats.jsonl").read_text().splitlines()
+    assert len(stats) == len(SOURCES) + 1  # every compile plus the link
+
+
+def test_cli_exit_codes_and_messages(tmp_path: Path) -> None:
+    bad = Path(__file__).parents[1] / "data/bad/syntax_error.c"
+    p = subprocess.run([MLGO_FARM, "policy-cc", "--", "clang", "-Oz", "-c", str(bad), "-o", str(tmp_path / "x.o")],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1 and "syntax_error.c:1:" in p.stderr and "mlgo-farm: error" not in p.stderr
+    p = subprocess.run([MLGO_FARM, "policy-cc", "--policy", "smart", "--", "clang", "-c", "x.c"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stderr.startswith("mlgo-farm: error: unknown policy 'smart'")
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_only_the_farm_clang_is_launched(toolchain: Toolchain) -> None:
+    assert compiler_tool("clang", toolchain) == "clang"
+    assert compiler_tool("clang++-22", toolchain) == "clang++"
+    assert compiler_tool(str(toolchain.path("clang")), toolchain) == "clang"
+    with pytest.raises(InputError, match="cannot launch 'gcc'"):
+        compiler_tool("gcc", toolchain)
+
+
+def test_regalloc_eviction_with_mask_respecting_policy(toolchain: Toolchain, tmp_path: Path) -> None:
+    class EvictFirstAllowed:
+        """Evicts the first allowed interference: different from the heuristic, always legal."""
+
+        name = "evict-first"
+
+        def bind(self, header: Header) -> None:
+            assert header.advice.name == "index_to_evict" and header.feature("mask") is not None
+
+        def decide(self, obs: Observation) -> int:
+            mask = obs.features["mask"]
+            return masked_argmax([-float(i) for i in range(len(mask))], mask)
+
+    src, obj = CSRC / "hash.c", tmp_path / "hash.o"
+    out = run_compile(["clang", "-O2", "-c", str(src), "-o", str(obj)], EvictFirstAllowed(), advisor="regalloc",
+                      toolchain=toolchain, timeout=30)
+    assert out.ok, out.error
+    assert out.decisions > 0
+    assert text_size(toolchain, [obj]) > 0
+
+
+def test_regalloc_policy_choosing_masked_candidate_is_a_clear_failure(toolchain: Toolchain, tmp_path: Path) -> None:
+    class IgnoreMask:
+        name = "ignore-mask"
+
+        def bind(self, header: Header) -> None:
+            pass
+
+        def decide(self, obs: Observation) -> int:
+            return next(i for i, m in enumerate(obs.features["mask"]) if not m)
+
+    out = run_compile(["clang", "-O2", "-c", str(CSRC / "hash.c"), "-o", str(tmp_path / "h.o")], IgnoreMask(),
+                      advisor="regalloc", toolchain=toolchain, timeout=30)
+    assert not out.ok and out.host_error is None
+    assert out.error.startswith("clang ") and "after 1 policy decisions" in out.error
+    assert "\n" not in out.error
+    assert not (tmp_path / "h.o").exists()

@@ -1,0 +1,100 @@
+"""Policies: built-ins, real ONNX model files (valid and malformed), masks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from farm.errors import InputError
+from farm.toolchain import Toolchain
+from regression.launcher import run_compile
+from regression.policies import HeuristicPolicy, OnnxPolicy, load_policy, masked_argmax
+from regression.protocol import Header, Observation, TensorSpec
+from tests.regression.conftest import CSRC, write_onnx_policy
+
+REGALLOC_HEADER = Header(
+    (TensorSpec("mask", "int64_t", (1, 4)), TensorSpec("progress", "float", (1,))),
+    TensorSpec("index_to_evict", "int64_t", (1,)),
+)
+
+
+def test_unknown_names_and_missing_files(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"unknown policy 'smart': use heuristic, never, always, spill"):
+        load_policy("smart")
+    with pytest.raises(InputError, match=r"policy model .*nothere.onnx not found"):
+        load_policy(str(tmp_path / "nothere.onnx"))
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "is not a valid ONNX model"),
+        (b"\x08\x07garbage that is not protobuf \xff\xfe", "is not a valid ONNX model"),
+    ],
+)
+def test_malformed_model_files(tmp_path: Path, content: bytes, message: str) -> None:
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(content)
+    with pytest.raises(InputError, match=message) as e:
+        load_policy(str(bad))
+    assert "\n" not in str(e.value)
+
+
+def test_truncated_model_file(tmp_path: Path) -> None:
+    good = write_onnx_policy(tmp_path / "good.onnx", "callee_basic_block_count", "Less", 3)
+    cut = tmp_path / "cut.onnx"
+    cut.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    with pytest.raises(InputError, match=r"cut\.onnx is not a valid ONNX model"):
+        load_policy(str(cut))
+
+
+def test_model_needing_a_feature_the_compiler_lacks(toolchain: Toolchain, tmp_path: Path) -> None:
+    model = write_onnx_policy(tmp_path / "m.onnx", "no_such_feature", "Less", 1)
+    out = run_compile(["clang", "-Oz", "-c", str(CSRC / "sort.c"), "-o", str(tmp_path / "s.o")], str(model),
+                      toolchain=toolchain, timeout=30)
+    assert not out.ok and out.host_error is not None
+    assert "needs feature 'no_such_feature', which the compiler does not send" in out.error
+    assert not (tmp_path / "s.o").exists()  # nothing half built
+
+
+def test_embedding_model_without_vocabulary_says_so(toolchain: Toolchain, tmp_path: Path) -> None:
+    model = write_onnx_policy(tmp_path / "e.onnx", "callee_embedding", "Greater", 0.0, width=8, input_type="float")
+    out = run_compile(["clang", "-Oz", "-c", str(CSRC / "sort.c"), "-o", str(tmp_path / "s.o")], str(model),
+                      toolchain=toolchain, timeout=30)
+    assert not out.ok and "pass the IR2Vec vocabulary with --vocab" in out.error
+
+
+def test_model_with_wrong_feature_shape(tmp_path: Path) -> None:
+    model = write_onnx_policy(tmp_path / "w.onnx", "callee_basic_block_count", "Less", 3, width=5)
+    pol = OnnxPolicy(model)
+    header = Header((TensorSpec("callee_basic_block_count", "int64_t", (1,)),), TensorSpec("a", "int64_t", (1,)))
+    with pytest.raises(InputError, match=r"input 'callee_basic_block_count' has shape \['batch', 5\]"):
+        pol.bind(header)
+
+
+def test_onnx_policy_decides_from_named_feature(tmp_path: Path) -> None:
+    pol = OnnxPolicy(write_onnx_policy(tmp_path / "t.onnx", "callee_basic_block_count", "Less", 3))
+    header = Header((TensorSpec("callee_basic_block_count", "int64_t", (1,)), TensorSpec("x", "int64_t", (1,))),
+                    TensorSpec("inlining_decision", "int64_t", (1,)))
+    pol.bind(header)
+    decide = [pol.decide(Observation(0, None, {"callee_basic_block_count": (n,), "x": (9,)})) for n in (1, 2, 3, 7)]
+    assert decide == [1, 1, 0, 0]
+
+
+def test_heuristic_refuses_regalloc_and_spill_respects_mask() -> None:
+    with pytest.raises(InputError, match="inliner-interactive-include-default"):
+        HeuristicPolicy().bind(REGALLOC_HEADER)
+    spill = load_policy("spill")
+    spill.bind(REGALLOC_HEADER)
+    assert spill.decide(Observation(0, "f", {"mask": (1, 0, 1, 1), "progress": (0.5,)})) == 3
+    assert spill.decide(Observation(1, "f", {"mask": (0, 1, 0, 0), "progress": (0.5,)})) == 1
+    with pytest.raises(InputError, match="answers inlining decisions"):
+        load_policy("never").bind(REGALLOC_HEADER)
+
+
+def test_masked_argmax() -> None:
+    assert masked_argmax([0.1, 5.0, 0.3], [1, 0, 1]) == 2
+    assert masked_argmax([0.1, 5.0, 0.3], None) == 1
+    with pytest.raises(InputError, match="excludes every candidate"):
+        masked_argmax([1.0, 2.0], [0, 0])
