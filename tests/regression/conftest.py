@@ -72,3 +72,24 @@ def write_onnx_policy(path: Path, feature: str, op: str, value: float, *, width:
     onnx.checker.check_model(model)
     onnx.save(model, str(path))
     return path
+
+
+# --- comparison side ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def compare_corpus(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> Path:
+    """A real corpus (LLVM's layout) of the C files in tests/data/csrc, made by the workers' code."""
+    from workers.corpus import from_sources
+
+    return from_sources(CSRC, tmp_path_factory.mktemp("compare") / "csrc", toolchain, jobs=2).path
+
+
+@pytest.fixture
+def smtp_env(monkeypatch: pytest.MonkeyPatch, mailbox):
+    """The farm's [smtp] settings pointed at the loopback aiosmtpd server, with two recipients."""
+    monkeypatch.setenv("MLGO_FARM_SMTP_HOST", mailbox.host)
+    monkeypatch.setenv("MLGO_FARM_SMTP_PORT", str(mailbox.port))
+    monkeypatch.setenv("MLGO_FARM_SMTP_RECIPIENTS", "llvm-mlgo@example.org, oncall@example.org")
+    monkeypatch.setenv("MLGO_FARM_SMTP_RETRIES", "2")
+    return mailbox
