@@ -12,6 +12,7 @@ import logging
 import random
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,6 +109,32 @@ def mir_module(tc: Toolchain, bc: Path, levels: Sequence[str], work: Path, timeo
     return result
 
 
+@dataclass
+class Merge:
+    """All modules' triplets merged as they finish, plus what was skipped and why."""
+
+    unique: set[bytes] = field(default_factory=set)
+    raw: int = 0
+    max_relation: int = -1
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    partial: list[dict[str, str]] = field(default_factory=list)
+    mir_files: dict[str, Path] = field(default_factory=dict)
+
+    def add(self, module: str, res: ModuleTriplets | str) -> None:
+        if isinstance(res, str):
+            self.skipped.append({"module": module, "reason": res, "stage": "triplets"})
+            return
+        self.unique |= res.lines
+        self.raw += res.raw
+        self.max_relation = max(self.max_relation, res.max_relation)
+        if res.lost_functions:
+            more = " ..." if len(res.lost_functions) > 5 else ""
+            self.partial.append({"module": module, "reason": "llvm-ir2vec crashed on function(s) "
+                                 + ", ".join(res.lost_functions[:5]) + more})
+        if res.mir_file:
+            self.mir_files[module] = res.mir_file
+
+
 def build_dataset(corpus_dir: Path, out_dir: Path, kind: str, toolchain: Toolchain, jobs: int | None = None,
                   opt_levels: Sequence[str] | None = None, seed: int = 0, sample: int | None = None,
                   timeout: float = 300) -> Path:
@@ -118,18 +145,16 @@ def build_dataset(corpus_dir: Path, out_dir: Path, kind: str, toolchain: Toolcha
     bad = [lv for lv in levels if lv not in OPT_LEVELS]
     if bad:
         raise InputError(f"unknown optimization level {bad[0]!r}: use {', '.join(OPT_LEVELS)}")
-    tools = ["opt", "llvm-ir2vec"] + (["llc"] if kind == "mir" else [])
-    toolchain.check(*tools)
+    toolchain.check("opt", "llvm-ir2vec", *(["llc"] if kind == "mir" else []))
     corpus = corpus_mod.load(corpus_dir)
     per_module = ir_module if kind == "ir" else mir_module
+    merged = Merge(skipped=[dict(s, stage="corpus") for s in corpus.skipped])
 
-    unique: set[bytes] = set()
-    raw = 0
-    max_relation = -1
-    skipped = [dict(s, stage="corpus") for s in corpus.skipped]
-    notes: list[dict[str, str]] = []
-    mir_files: dict[str, Path] = {}
-    with tempfile.TemporaryDirectory(prefix=f"mlgo-farm-{kind}-") as scratch:
+    with ThreadPoolExecutor(max_workers=1) as side, tempfile.TemporaryDirectory(prefix="mlgo-farm-") as scratch:
+        # Facts that do not depend on the modules are gathered while the modules run.
+        llvm_facts = side.submit(toolchain.describe)
+        ir_entities = side.submit(toolchain.run, "llvm-ir2vec", ["entities"], timeout=timeout)
+
         def one(module: corpus_mod.Module) -> ModuleTriplets | str:
             chosen = choose_levels(levels, module.name, seed, sample)
             work = Path(scratch) / module.name.replace("/", "__")
@@ -141,39 +166,26 @@ def build_dataset(corpus_dir: Path, out_dir: Path, kind: str, toolchain: Toolcha
                 return str(e)
 
         for module, res in run_all(one, corpus.modules, jobs=jobs, desc=f"{kind} triplets"):
-            if isinstance(res, str):
-                skipped.append({"module": module.name, "reason": res, "stage": "triplets"})
-                continue
-            unique |= res.lines
-            raw += res.raw
-            max_relation = max(max_relation, res.max_relation)
-            if res.lost_functions:
-                notes.append({"module": module.name,
-                              "reason": f"llvm-ir2vec crashed on function(s) {', '.join(res.lost_functions[:5])}"
-                                        + (" ..." if len(res.lost_functions) > 5 else "")})
-            if res.mir_file:
-                mir_files[module.name] = res.mir_file
-            res.lines = set()
-        used = len(corpus.modules) - sum(1 for s in skipped if s["stage"] == "triplets")
-        if not unique:
-            first = next((s["reason"] for s in skipped if s["stage"] == "triplets"), "no triplets")
+            merged.add(module.name, res)
+        if not merged.unique:
+            first = next((s["reason"] for s in merged.skipped if s["stage"] == "triplets"), "no triplets")
             raise InputError(f"no triplets from any module of {corpus_dir}; first failure: {first}")
         if kind == "ir":
-            entities = toolchain.run("llvm-ir2vec", ["entities"], timeout=timeout).stdout
-        else:
-            sample_mir = mir_files[min(mir_files)]
+            entities = ir_entities.result().stdout
+        else:  # MIR entities are target specific: read them off a MIR file LLVM parsed
+            sample_mir = merged.mir_files[min(merged.mir_files)]
             entities = toolchain.run("llvm-ir2vec", ["entities", "--mode=mir", sample_mir], timeout=timeout).stdout
         summary = DatasetSummary(
             kind=kind,
-            llvm=toolchain.describe(),
+            llvm=llvm_facts.result(),
             corpus={"digest": corpus.digest, "modules": len(corpus.modules), "source": str(corpus.path)},
-            modules_used=used,
-            skipped=sorted(skipped, key=lambda s: (s["module"], s["stage"])),
-            partial=sorted(notes, key=lambda s: s["module"]),
-            raw=raw,
-            max_relation=max_relation,
+            modules_used=len(corpus.modules) - sum(1 for s in merged.skipped if s["stage"] == "triplets"),
+            skipped=sorted(merged.skipped, key=lambda s: (s["module"], s["stage"])),
+            partial=sorted(merged.partial, key=lambda s: s["module"]),
+            raw=merged.raw,
+            max_relation=merged.max_relation,
             opt_levels=list(levels),
             sample=sample,
             seed=seed,
         )
-        return write_dataset(out_dir, unique, entities, summary)
+        return write_dataset(out_dir, merged.unique, entities, summary)
