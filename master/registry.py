@@ -84,7 +84,7 @@ class Builder:
         return {p.name: p.default for p in self.params}
 
 
-_PUBLISHED = (("dataset", r"published dataset ([0-9a-f]+)"),)
+_PUBLISHED = (("dataset", r"published dataset (\S+) to "),)
 _LLVM_BUILT = (("llvm_bin", r"LLVM at \S+: (\S+)$"), ("llvm_build", r"LLVM at \S+: (\S+)/bin$"))
 _LLVM_BIN = IfSet("llvm_bin", ("--llvm-bin", "{llvm_bin}"))
 

@@ -62,8 +62,8 @@ def test_dataset_id_flows_from_publish_to_retrain():
 def test_capture_patterns_match_the_lines_the_verbs_print():
     reg = by_name(REGISTRY)
     publish = next(s for s in reg["triplets-ir"].steps if s.capture)
-    out = "uploading\npublished dataset 3f2a9c0d11b2e4f5 to file:///x/store\n"
-    assert _extract(publish.capture)(0, out, "") == {"dataset": "3f2a9c0d11b2e4f5"}
+    out = "uploading\npublished dataset ir-3f2a9c0d11b2e4f5 to file:///x/store\n"
+    assert _extract(publish.capture)(0, out, "") == {"dataset": "ir-3f2a9c0d11b2e4f5"}
     assert _extract(publish.capture)(1, out, "") == {}
     llvm = reg["llvm-tot"].steps[0]
     got = _extract(llvm.capture)(0, "LLVM at main: /w/llvm-tot/build/llvm-build/bin\n", "")
