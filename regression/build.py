@@ -46,9 +46,10 @@ def heuristic_variant() -> Variant:
     return Variant(HEURISTIC)
 
 
-def policy_variant(policy: str, vocab: Path | None = None, timeout: float | None = None) -> Variant:
+def policy_variant(policy: str, vocab: Path | None = None, timeout: float | None = None,
+                   advisor: str = "inline") -> Variant:
     """Compiles through the policy launcher (`mlgo-farm policy-cc`), the same one a make or CMake build uses."""
-    launcher = [sys.executable, "-m", "farm.cli", "policy-cc", "--policy", str(policy)]
+    launcher = [sys.executable, "-m", "farm.cli", "policy-cc", "--policy", str(policy), "--advisor", advisor]
     if vocab is not None:
         launcher += ["--vocab", str(vocab)]
     if timeout is not None:

@@ -48,6 +48,11 @@ class RunRequest:
     publish: bool = True
     jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
     policy_timeout: float | None = None
+    advisor: str | None = None  # inline | regalloc; default: regalloc for the `spill` policy, else inline
+
+    @property
+    def advisor_name(self) -> str:
+        return self.advisor or ("regalloc" if self.policy == "spill" else "inline")
 
 
 @dataclass
@@ -251,10 +256,12 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
         policy_id=policy_id(req.policy), vocab_version=vocab_version(req.vocab),
         config={"corpus": str(req.corpus) if req.corpus else None, "benchmarks": [b.name for b in req.benchmarks],
                 "policy": req.policy, "vocab": str(req.vocab) if req.vocab else None,
-                "opt_flags": list(req.opt_flags), "repeats": req.repeats, "callgrind": req.callgrind},
+                "advisor": req.advisor_name, "opt_flags": list(req.opt_flags), "repeats": req.repeats,
+                "callgrind": req.callgrind},
     )
     work = run_dir(settings, req.builder, run_id)
-    variants = [build.heuristic_variant(), build.policy_variant(req.policy, req.vocab, req.policy_timeout)]
+    variants = [build.heuristic_variant(),
+                build.policy_variant(req.policy, req.vocab, req.policy_timeout, req.advisor_name)]
     try:
         rows, skipped = _measure_all(req, toolchain, variants, work, settings, history, run)
         if not rows:

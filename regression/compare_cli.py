@@ -21,7 +21,7 @@ def _run(args: argparse.Namespace) -> int:
         benchmarks=tuple(benches), policy=args.policy, vocab=Path(args.vocab) if args.vocab else None,
         opt_flags=tuple(args.opt or ["-Oz"]), repeats=args.repeats, callgrind=not args.no_callgrind,
         rules_file=Path(args.rules) if args.rules else None, publish=not args.no_publish,
-        jobs=args.jobs or RunRequest().jobs, policy_timeout=args.policy_timeout,
+        jobs=args.jobs or RunRequest().jobs, policy_timeout=args.policy_timeout, advisor=args.advisor,
     )
     result = run_comparison(req)
     print(result.summary, end="")
@@ -112,6 +112,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--bench-arg", action="append", default=[], metavar="ARG",
                      help="an argument for the --bench-dir programs (repeatable)")
     run.add_argument("--policy", default="heuristic", help="built-in policy name or an .onnx model (policy-cc)")
+    run.add_argument("--advisor", choices=("inline", "regalloc"),
+                     help="MLGO advisor the policy drives (default: regalloc for the spill policy, else inline)")
     run.add_argument("--vocab", help="IR2Vec vocabulary JSON fed to the policy (its manifest.json names the version)")
     run.add_argument("--builder", default="local", help="builder name recorded in the history (default: local)")
     run.add_argument("--run-id", help="run id (default: UTC time and a random suffix)")

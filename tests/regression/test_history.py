@@ -1,0 +1,138 @@
+"""The SQLite history: rows per run/builder/subject/metric/policy, run order, outbox, concurrent writers."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from farm.errors import InputError
+from regression.history import History, Measurement, Skipped
+from regression.rules import Comparison
+
+
+def _start(h: History, run_id: str, builder: str = "b1", policy: str = "never"):
+    return h.start_run(run_id, builder, llvm_version="22.1.8", llvm_commit="a" * 40, policy_id=policy,
+                       vocab_version="ir-v3", config={"opt_flags": ["-Oz"]})
+
+
+def test_one_row_per_run_builder_subject_metric_policy(tmp_path: Path) -> None:
+    h = History(tmp_path / "h.sqlite")
+    run = _start(h, "r1")
+    rows = [Measurement("zlib", "binary", "text_size", p, v, unit="bytes") for p, v in (("heuristic", 10), ("policy", 9))]
+    rows.append(Measurement("zlib/compress", "workload", "wall_time", "policy", 0.2, (0.1, 0.2, 0.3), "s"))
+    h.add_measurements(run, rows)
+    h.add_measurements(run, [Measurement("zlib", "binary", "text_size", "policy", 8, unit="bytes")])  # replaces
+    with sqlite3.connect(tmp_path / "h.sqlite") as db:
+        got = db.execute("SELECT run_id, builder, subject, metric, policy, value, llvm_commit, policy_id,"
+                         " vocab_version FROM measurements ORDER BY subject, policy").fetchall()
+    assert got == [
+        ("r1", "b1", "zlib", "text_size", "heuristic", 10.0, "a" * 40, "never", "ir-v3"),
+        ("r1", "b1", "zlib", "text_size", "policy", 8.0, "a" * 40, "never", "ir-v3"),
+        ("r1", "b1", "zlib/compress", "wall_time", "policy", 0.2, "a" * 40, "never", "ir-v3"),
+    ]
+    back = h.measurements(run, "policy")
+    assert [m.samples for m in back] == [(), (0.1, 0.2, 0.3)]
+    assert h.run("r1", "b1").config == {"opt_flags": ["-Oz"]}
+
+
+def test_run_ids_are_unique_per_builder_unless_failed(tmp_path: Path) -> None:
+    h = History(tmp_path / "h.sqlite")
+    run = _start(h, "r1")
+    with pytest.raises(InputError, match="run r1 of builder b1 already exists"):
+        _start(h, "r1")
+    _start(h, "r1", builder="b2")  # another builder may use the same id
+    h.add_measurements(run, [Measurement("x", "total", "text_size", "policy", 1)])
+    h.fail_run(run, "boom")
+    again = _start(h, "r1")  # a failed attempt is replaced, its partial rows dropped
+    assert again.status == "running" and h.measurements(again) == []
+    with pytest.raises(InputError, match="no run 'zz'"):
+        h.run("zz", "b1")
+
+
+def test_previous_runs_follow_insertion_order(tmp_path: Path) -> None:
+    h = History(tmp_path / "h.sqlite")
+    verdicts = ["ok", "regression", None, "regression"]  # None: a failed run
+    runs = []
+    for i, v in enumerate(verdicts):
+        run = _start(h, f"r{i}")
+        if v is None:
+            h.fail_run(run, "compiler crashed")
+        else:
+            h.complete_run(run, v, f"file:///r{i}")
+        runs.append(h.run(f"r{i}", "b1"))
+    current = _start(h, "r9")
+    assert h.previous_run(current).run_id == "r3"
+    assert h.previous_run(current, verdict="ok").run_id == "r0"
+    assert h.previous_run(runs[0]) is None
+    assert [r.run_id for r in h.runs("b1", limit=3)] == ["r2", "r3", "r9"]
+    assert [r.run_id for r in h.runs("b1", upto_seq=runs[1].seq)] == ["r0", "r1"]
+    assert h.latest_run("b1").run_id == "r9"
+
+
+def test_completion_and_alert_share_one_transaction(tmp_path: Path) -> None:
+    h = History(tmp_path / "h.sqlite")
+    run = _start(h, "r1")
+    with pytest.raises(sqlite3.Error):
+        h.complete_run(run, "regression", "file:///x", ("regression", "farm@x", ["a@x"], None))  # NULL message
+    assert h.run("r1", "b1").status == "running" and h.outbox() == []  # rolled back together
+    h.complete_run(run, "regression", "file:///x", ("regression", "farm@x", ["a@x", "b@x"], b"Subject: hi\n\nbody"))
+    other = History(tmp_path / "h.sqlite")  # another connection sees both at once
+    assert other.run("r1", "b1").verdict == "regression"
+    [msg] = other.outbox(pending_only=True)
+    assert (msg.kind, msg.recipients, msg.message, msg.attempts) == ("regression", ["a@x", "b@x"],
+                                                                     b"Subject: hi\n\nbody", 0)
+    other.mark_attempt_failed(msg.id, "ConnectionRefusedError: refused")
+    other.mark_sent(msg.id)
+    [msg] = h.outbox()
+    assert msg.sent is not None and msg.attempts == 2 and msg.last_error is None
+    assert h.outbox(pending_only=True) == []
+
+
+def test_verdicts_and_skips_round_trip(tmp_path: Path) -> None:
+    h = History(tmp_path / "h.sqlite")
+    run = _start(h, "r1")
+    c = Comparison("lua/fib", "workload", "instructions", "heuristic", 100.0, 110.0, 10.0, None, "regressed", True)
+    inf = Comparison("m.c", "module", "text_size", "heuristic", 0.0, 8.0, float("inf"), None, "regressed", False)
+    h.add_verdicts(run, [c, inf])
+    h.add_skipped(run, [Skipped("lua", "policy", "policy-cc exited with code 1: boom")])
+    got = {x.subject: x for x in h.verdicts(run)}
+    assert got["lua/fib"] == c
+    assert got["m.c"].delta_pct is None  # infinite growth is stored as unknown, verdict kept
+    assert h.skipped(run) == [Skipped("lua", "policy", "policy-cc exited with code 1: boom")]
+
+
+def test_concurrent_builders_write_without_losing_rows(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    History(path)
+    errors: list[BaseException] = []
+
+    def builder(name: str) -> None:
+        try:
+            h = History(path)
+            run = _start(h, "r", builder=name)
+            for i in range(30):
+                h.add_measurements(run, [Measurement(f"m{i}", "module", "text_size", "policy", i)])
+            h.complete_run(run, "ok", None)
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=builder, args=(f"b{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    h = History(path)
+    assert sorted(r.builder for r in h.runs()) == ["b0", "b1", "b2", "b3"]
+    assert all(len(h.measurements(r)) == 30 and r.status == "complete" for r in h.runs())
+
+
+def test_unwritable_location_is_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(Exception, match="history database") as e:
+        History(blocker / "h.sqlite")
+    assert "\n" not in str(e.value)

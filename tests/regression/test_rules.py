@@ -1,0 +1,113 @@
+"""Regression rules: deterministic thresholds, the significance test with a minimum effect, overrides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import mannwhitneyu
+
+from farm.errors import InputError
+from regression import rules
+from regression.rules import DEFAULT_RULES, IMPROVED, NEW, REGRESSED, UNCHANGED, Rule, judge
+
+
+@pytest.mark.parametrize("metric", ["text_size", "instructions"])
+def test_deterministic_threshold(metric: str) -> None:
+    rule = DEFAULT_RULES[metric]
+    t = rule.threshold_pct
+    base = 1_000_000.0
+    just_over = base * (1 + (t + 0.01) / 100)
+    just_under = base * (1 + (t - 0.01) / 100)
+    assert judge(rule, base, just_over).verdict == REGRESSED
+    assert judge(rule, base, just_under).verdict == UNCHANGED
+    assert judge(rule, base, base * (1 - (t + 0.01) / 100)).verdict == IMPROVED
+    assert judge(rule, base, base).verdict == UNCHANGED
+    assert judge(rule, base, just_over).delta_pct == pytest.approx((just_over - base) / base * 100)
+    assert judge(rule, None, base).verdict == NEW
+
+
+def test_direction_higher_is_better_flips_verdicts() -> None:
+    rule = Rule("throughput", "MB/s", direction="higher", threshold_pct=1.0)
+    assert judge(rule, 100, 90).verdict == REGRESSED
+    assert judge(rule, 100, 110).verdict == IMPROVED
+
+
+def test_size_growth_from_zero_is_a_regression() -> None:
+    out = judge(DEFAULT_RULES["text_size"], 0, 16)
+    assert out.verdict == REGRESSED and out.delta_pct == float("inf")
+
+
+def _samples(seed: int, center: float, n: int = 12) -> list[float]:
+    return list(np.random.default_rng(seed).normal(center, center * 0.01, n))
+
+
+def test_significant_and_large_shift_is_a_regression() -> None:
+    rule = DEFAULT_RULES["wall_time"]
+    base, new = _samples(1, 1.0), _samples(2, 1.0 * (1 + 3 * rule.min_effect_pct / 100))
+    out = judge(rule, float(np.median(base)), float(np.median(new)), base, new)
+    assert out.verdict == REGRESSED
+    assert out.p_value == pytest.approx(mannwhitneyu(new, base, alternative="greater").pvalue)
+    assert out.p_value < rule.alpha
+    back = judge(rule, float(np.median(new)), float(np.median(base)), new, base)
+    assert back.verdict == IMPROVED
+
+
+def test_significant_but_small_shift_is_not_a_regression() -> None:
+    rule = DEFAULT_RULES["wall_time"]
+    base, new = _samples(3, 1.0), _samples(4, 1.0 * (1 + rule.min_effect_pct / 200))
+    out = judge(rule, float(np.median(base)), float(np.median(new)), base, new)
+    assert mannwhitneyu(new, base, alternative="greater").pvalue < rule.alpha  # significant ...
+    assert out.verdict == UNCHANGED  # ... but below the minimum effect size
+
+
+def test_large_but_noisy_shift_is_not_a_regression() -> None:
+    rule = DEFAULT_RULES["wall_time"]
+    base, new = [1.0, 1.5, 0.8, 1.2], [1.3, 0.9, 1.6, 1.25]
+    out = judge(rule, float(np.median(base)), float(np.median(new)), base, new)
+    assert out.delta_pct > rule.min_effect_pct and out.p_value >= rule.alpha
+    assert out.verdict == UNCHANGED
+
+
+def test_too_few_samples_decide_nothing() -> None:
+    rule = DEFAULT_RULES["wall_time"]
+    assert judge(rule, 1.0, 2.0, [1.0, 1.0], [2.0, 2.0]).verdict == UNCHANGED
+
+
+def test_rules_are_validated() -> None:
+    with pytest.raises(InputError, match="direction"):
+        Rule("x", "s", direction="sideways")
+    with pytest.raises(InputError, match="noise"):
+        Rule("x", "s", noise="gaussian")
+
+
+def test_rules_file_overrides_fields(tmp_path: Path) -> None:
+    f = tmp_path / "rules.toml"
+    f.write_text('[text_size]\nthreshold_pct = 2.5\ngating = ["total"]\n[cycles]\nunit = "c"\nthreshold_pct = 1\n')
+    loaded = rules.load_rules(f)
+    assert loaded["text_size"].threshold_pct == 2.5 and loaded["text_size"].gating == ("total",)
+    assert loaded["text_size"].direction == DEFAULT_RULES["text_size"].direction
+    assert loaded["cycles"] == Rule("cycles", "c", threshold_pct=1)
+    assert loaded["wall_time"] == DEFAULT_RULES["wall_time"]
+    f.write_text("[text_size]\nthreshhold = 1\n")
+    with pytest.raises(InputError, match=r"\[text_size\] may only set"):
+        rules.load_rules(f)
+    f.write_text("[text_size\n")
+    with pytest.raises(InputError, match="rules file"):
+        rules.load_rules(f)
+
+
+def test_compare_values_and_run_verdict() -> None:
+    base = {("lua", "text_size"): (1000.0, ()), ("lua/src/lvm.c", "text_size"): (100.0, ())}
+    new = {("lua", "text_size"): (1000.0, ()), ("lua/src/lvm.c", "text_size"): (150.0, ()),
+           ("lua", "cycles"): (5.0, ())}
+    kinds = {("lua", "text_size"): "binary", ("lua/src/lvm.c", "text_size"): "module", ("lua", "cycles"): "binary"}
+    out = rules.compare_values(DEFAULT_RULES, rules.HEURISTIC_BASELINE, base, new, kinds)
+    by = {c.subject: c for c in out}
+    assert set(by) == {"lua", "lua/src/lvm.c"}  # no rule for `cycles`: not judged
+    assert by["lua/src/lvm.c"].verdict == REGRESSED and not by["lua/src/lvm.c"].gating
+    assert rules.run_verdict(out) == "ok"  # a module may grow while the binary does not
+    new[("lua", "text_size")] = (1100.0, ())
+    out = rules.compare_values(DEFAULT_RULES, rules.HEURISTIC_BASELINE, base, new, kinds)
+    assert rules.run_verdict(out) == "regression"
