@@ -21,7 +21,8 @@ def _start(h: History, run_id: str, builder: str = "b1", policy: str = "never"):
 def test_one_row_per_run_builder_subject_metric_policy(tmp_path: Path) -> None:
     h = History(tmp_path / "h.sqlite")
     run = _start(h, "r1")
-    rows = [Measurement("zlib", "binary", "text_size", p, v, unit="bytes") for p, v in (("heuristic", 10), ("policy", 9))]
+    rows = [Measurement("zlib", "binary", "text_size", p, v, unit="bytes")
+            for p, v in (("heuristic", 10), ("policy", 9))]
     rows.append(Measurement("zlib/compress", "workload", "wall_time", "policy", 0.2, (0.1, 0.2, 0.3), "s"))
     h.add_measurements(run, rows)
     h.add_measurements(run, [Measurement("zlib", "binary", "text_size", "policy", 8, unit="bytes")])  # replaces

@@ -86,7 +86,7 @@ def test_program_failure_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(FarmError) as e:
         measure.run_program([str(script)])
     assert str(e.value) == "fails.sh exited with code 3: error: input is bad"
-    with pytest.raises(FarmError, match="timed out after 0.2s"):
+    with pytest.raises(FarmError, match=r"timed out after 0\.2s"):
         measure.run_program(["/bin/sleep", "5"], timeout=0.2)
 
 
@@ -125,7 +125,7 @@ def test_corpus_build_skips_a_bad_module(toolchain: Toolchain, compare_corpus: P
 
 
 def test_malformed_corpus_description(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="no corpus_description.json"):
+    with pytest.raises(InputError, match=r"no corpus_description\.json"):
         build.corpus_modules(tmp_path)
     (tmp_path / "corpus_description.json").write_text('{"modules": []}')
     with pytest.raises(InputError, match="lists no modules"):
