@@ -1,5 +1,31 @@
 #!/usr/bin/env bash
-# The main job on embedded defaults (one machine): filled in as the farm grows.
+# The main job on embedded defaults (one machine, everything on loopback, store under var/store):
+# bring the stack up, force the nightly pipeline on the local worker (IR and MIR triplets from the
+# Debian zlib sources, which trigger the Celery vocabulary retraining, and the inliner-for-size
+# regression builder), wait for every build, print where the results are, bring the stack down.
+# Exits non-zero if any build failed. Run it through `make demo` (which runs deploy/setup.sh first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec .venv/bin/mlgo-farm toolchain
+mf=.venv/bin/mlgo-farm
+package=${MLGO_FARM_DEMO_PACKAGE:-zlib}
+timeout=${MLGO_FARM_DEMO_TIMEOUT:-2700}
+
+down() { echo "== stack down"; $mf stack down || true; }
+trap down EXIT
+
+echo "== stack up"
+$mf stack up
+echo "== forcing the nightly pipeline (corpus: Debian package $package)"
+status=0
+$mf master force triplets-ir triplets-mir regression-inliner-size \
+  -p corpus_input="$package" -p bench="$package" --reason "make demo" --wait --timeout "$timeout" || status=$?
+
+echo "== results"
+echo "object store: $($mf stack status >/dev/null && .venv/bin/python -c 'from farm.config import load_settings; print(load_settings().store_url)')"
+for kind in ir mir; do
+  $mf vocab show --kind "$kind" --version latest 2>/dev/null || echo "vocabulary $kind: none published"
+done
+$mf regress history --builder regression-inliner-size --limit 1 2>/dev/null || true
+echo "Buildbot: all builds above (var/buildbot/master/state.sqlite); logs in var/log and var/buildbot"
+if [ "$status" -ne 0 ]; then echo "demo: some builds FAILED (exit $status)" >&2; fi
+exit "$status"

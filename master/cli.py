@@ -64,6 +64,8 @@ def report(api, after_buildid: int) -> int:
         print(f"{r.builder} #{r.number}: {r.result} ({r.state}) {r.url}")
         for name, res in r.steps:
             print(f"    {name}: {res}")
+        for key, value in sorted(r.captured.items()):
+            print(f"    => {key} = {value}")
     for r in failed:
         bad = [n for n, res in r.steps if res not in ("success", "warnings", "skipped")]
         if bad:

@@ -86,6 +86,7 @@ class Builder:
 
 _PUBLISHED = (("dataset", r"published dataset (\S+) to "),)
 _LLVM_BUILT = (("llvm_bin", r"LLVM at \S+: (\S+)$"), ("llvm_build", r"LLVM at \S+: (\S+)/bin$"))
+_REPORT = (("report", r"^report: (\S+)"), ("report_published", r"^published: (\S+)"))
 _LLVM_BIN = IfSet("llvm_bin", ("--llvm-bin", "{llvm_bin}"))
 
 
@@ -155,7 +156,7 @@ REGISTRY: tuple[Builder, ...] = (
         description="MLGO inliner for size (-Oz) against the heuristic on real code (.text sizes)",
         steps=(Step("regress", ("regress", "run", "--builder", "regression-inliner-size", "--bench", "{bench}",
                                 "--policy", "{policy}", "--opt=-Oz", "--no-callgrind", "--fail-on-regression"),
-                    timeout=3 * 3600),),
+                    timeout=3 * 3600, capture=_REPORT),),
         params=(_BENCH, Param("policy", "heuristic", "inliner policy: heuristic, never, always or an .onnx model")),
         nightly="0 5 * * *",
         notify=("problem", "exception"),
@@ -164,7 +165,8 @@ REGISTRY: tuple[Builder, ...] = (
         name="regression-regalloc-speed",
         description="MLGO regalloc eviction advisor for speed against the heuristic (callgrind instructions)",
         steps=(Step("regress", ("regress", "run", "--builder", "regression-regalloc-speed", "--bench", "{bench}",
-                                "--policy", "{policy}", "--opt=-O2", "--fail-on-regression"), timeout=3 * 3600),),
+                                "--policy", "{policy}", "--opt=-O2", "--fail-on-regression"), timeout=3 * 3600,
+                    capture=_REPORT),),
         tags=("x86_64",),
         params=(_BENCH, Param("policy", "heuristic", "eviction policy: heuristic, spill or an .onnx model")),
         nightly="30 5 * * *",

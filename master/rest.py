@@ -24,6 +24,8 @@ class BuildResult:
     state: str
     url: str
     steps: list[tuple[str, str]]
+    #: Properties the build's steps captured from their output (published ids, report paths).
+    captured: dict[str, str]
 
     @property
     def ok(self) -> bool:
@@ -117,8 +119,13 @@ class MasterAPI:
                 result=RESULTS.get(b["results"], "running") if b["complete"] else "running",
                 state=b["state_string"], steps=steps,
                 url=f"{self.base}#/builders/{b['builderid']}/builds/{b['number']}",
+                captured=self.captured(b["buildid"]),
             ))
         return out
+
+    def captured(self, buildid: int) -> dict[str, str]:
+        props = self.get(f"builds/{buildid}/properties")["properties"]
+        return {k: v[0] for p in props for k, v in p.items() if v[1] == "SetPropertyFromCommand Step"}
 
     def step_log_tail(self, buildid: int, step: str, lines: int = 15) -> str:
         text = self.raw(f"builds/{buildid}/steps/{urllib.parse.quote(step)}/logs/stdio/raw")
