@@ -7,7 +7,9 @@ down, leaves the message queued for the next run (or `mlgo-farm regress alerts`)
 
 from __future__ import annotations
 
+import email.policy
 import logging
+import re
 import smtplib
 import ssl
 import time
@@ -54,6 +56,11 @@ def compose(kind: str, run: Run, summary: str, smtp: SMTPConfig, link: str | Non
     return msg
 
 
+def to_bytes(msg: EmailMessage) -> bytes:
+    """The message as SMTP wants it on the wire (CRLF line ends), for the outbox."""
+    return msg.as_bytes(policy=email.policy.SMTP)
+
+
 @dataclass(frozen=True)
 class Delivery:
     sent: int
@@ -70,7 +77,8 @@ def _send(smtp: SMTPConfig, sender: str, to: list[str], message: bytes, timeout:
             client.starttls(context=context)
         if smtp.user:
             client.login(smtp.user, smtp.password)
-        client.sendmail(sender, to, message)
+        # smtplib sends bytes as they are: bare LF line ends would make the whole message one line
+        client.sendmail(sender, to, re.sub(rb"\r?\n", b"\r\n", message))
 
 
 def deliver_pending(history: History, smtp: SMTPConfig, *, attempts: int | None = None, backoff: float = 2.0,

@@ -330,7 +330,7 @@ def _finish(req: RunRequest, settings: Settings, history: History, run: Run, ver
     to = alerts.recipients(settings.smtp)
     if kind is not None and to:
         msg = alerts.compose(kind, run, summary, settings.smtp, link)
-        queued = (kind, settings.smtp.sender, to, msg.as_bytes())
+        queued = (kind, settings.smtp.sender, to, alerts.to_bytes(msg))
     elif kind is not None:
         log.warning("run %s: %s alert not sent: no recipients configured ([smtp] recipients)", run.run_id, kind)
     history.complete_run(run, verdict, link, queued)
