@@ -64,7 +64,8 @@ def make_step(builder: Builder, step: Step, farm_command: Sequence[str] = FARM_C
         timeout=step.timeout,
         haltOnFailure=True,
         logEnviron=False,  # the environment may carry store or SMTP secrets
-        description=f"mlgo-farm {step.args[0]}",
+        description=f"{step.name} running",
+        descriptionDone=step.name,
     )
     if step.capture:
         return steps.SetPropertyFromCommand(extract_fn=_extract(step.capture), **common)

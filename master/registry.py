@@ -86,7 +86,7 @@ class Builder:
 
 _PUBLISHED = (("dataset", r"published dataset (\S+) to "),)
 _LLVM_BUILT = (("llvm_bin", r"LLVM at \S+: (\S+)$"), ("llvm_build", r"LLVM at \S+: (\S+)/bin$"))
-_REPORT = (("report", r"^report: (\S+)"), ("report_published", r"^published: (\S+)"))
+_REPORT = (("report", r"^report: (\S+)"),)
 _LLVM_BIN = IfSet("llvm_bin", ("--llvm-bin", "{llvm_bin}"))
 
 
