@@ -86,6 +86,8 @@ class PolicyConfig:
     timeout: int = 60
     #: Policy used by `policy-cc` when --policy is not given: a built-in name or an .onnx path.
     default: str = "heuristic"
+    #: Unix socket of a running `mlgo-farm policy serve`; when set, `policy-cc` asks it instead.
+    server: str = ""
 
 
 @dataclass(frozen=True)
