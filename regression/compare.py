@@ -128,6 +128,7 @@ def _check_request(req: RunRequest) -> None:
     if req.repeats < 0:
         raise InputError("repeats must be >= 0")
     if req.corpus is not None:
+        check_name("corpus directory name", Path(req.corpus).absolute().name)
         build.corpus_modules(req.corpus)  # fails early on a malformed corpus
     load_policy(req.policy)  # fails early on an unknown policy or a malformed model file
     if req.vocab is not None:

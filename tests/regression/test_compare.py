@@ -141,3 +141,21 @@ def test_cli_run_exit_codes(compare_corpus: Path, capsys: pytest.CaptureFixture)
     assert main(["regress", "run", "--corpus", str(compare_corpus), "--builder", "cli", "--run-id", "c1"]) == 2
     err = capsys.readouterr().err
     assert err == "mlgo-farm: error: run c1 of builder cli already exists (complete)\n"
+
+
+def test_vocabulary_version_is_recorded(compare_corpus: Path, ir2vec_vocab: Path, tmp_path: Path) -> None:
+    published = tmp_path / "ir-v7"
+    published.mkdir()
+    vocab = published / "vocab.json"
+    shutil.copy(ir2vec_vocab, vocab)
+    assert compare.vocab_version(vocab).startswith("sha256-")  # no manifest: the content names it
+    (published / "manifest.json").write_text(json.dumps({"version": "20261122-ir-abc", "kind": "ir"}))
+    result = run_comparison(RunRequest(builder="vocab", corpus=compare_corpus, policy="heuristic", vocab=vocab,
+                                       repeats=0))
+    assert result.run.vocab_version == "20261122-ir-abc"
+    h = compare.open_history()
+    assert {m.subject for m in h.measurements(result.run, "policy")}  # the launcher compiled with it
+    import sqlite3
+
+    with sqlite3.connect(compare.history_path(load_settings())) as db:
+        assert db.execute("SELECT DISTINCT vocab_version FROM measurements").fetchall() == [("20261122-ir-abc",)]
