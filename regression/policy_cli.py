@@ -22,13 +22,14 @@ def _policy_cc(args: argparse.Namespace) -> int:
     if not command:
         raise InputError("policy-cc: no compiler command given (usage: policy-cc [options] -- clang ARGS...)")
     timeout = args.timeout if args.timeout is not None else settings.policy.timeout
-    outcome = run_compile(
-        command,
-        args.policy or settings.policy.default,
-        vocab=args.vocab,
-        timeout=timeout,
-        advisor=args.advisor,
-    )
+    server = args.server if args.server is not None else settings.policy.server
+    if server and not args.policy:
+        from regression.policy_server import RemotePolicy
+
+        policy = RemotePolicy(server, timeout=timeout)
+    else:
+        policy = args.policy or settings.policy.default
+    outcome = run_compile(command, policy, vocab=args.vocab, timeout=timeout, advisor=args.advisor)
     sys.stderr.write(outcome.stderr)
     if args.stats:
         _append_stats(Path(args.stats), outcome)
@@ -54,6 +55,26 @@ def _append_stats(path: Path, outcome) -> None:
         os.close(fd)
 
 
+def _serve(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from regression.policies import load_policy
+    from regression.policy_server import PolicyServer
+
+    server = PolicyServer(args.socket, load_policy(args.policy))
+    done = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: done.set())
+    server.start()
+    print(f"policy {args.policy} served on {server.path}", flush=True)
+    try:
+        done.wait()
+    finally:
+        server.stop()
+    return 0
+
+
 def _train_bc(args: argparse.Namespace) -> int:
     from farm.toolchain import Toolchain
     from regression import warmstart
@@ -71,7 +92,7 @@ def _train_bc(args: argparse.Namespace) -> int:
 def _inspect(args: argparse.Namespace) -> int:
     from regression.policies import OnnxPolicy
 
-    pol = OnnxPolicy(Path(args.model))
+    pol = OnnxPolicy(Path(args.model), strict=True)
     info = {
         "model": str(pol.path),
         "inputs": {name: {"type": t, "shape": s} for name, (t, s) in pol.inputs.items()},
@@ -96,6 +117,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     cc.add_argument("--timeout", type=float, help="seconds of compiler silence without CPU use before giving up")
     cc.add_argument("--advisor", choices=("inline", "regalloc"), default="inline",
                     help="which MLGO advisor the policy drives (default: inline)")
+    cc.add_argument("--server", help="Unix socket of a running `mlgo-farm policy serve` to ask instead of "
+                    "loading the policy in every compile (default: [policy] server)")
     cc.add_argument("--stats", help="append one JSON line per compile (decisions, response times) to this file")
     cc.add_argument("command", nargs=argparse.REMAINDER, help="-- COMPILER ARGS...")
     cc.set_defaults(func=_policy_cc)
@@ -116,6 +139,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     bc.add_argument("--vocab", help="IR2Vec vocabulary JSON: also log and learn from the embedding features")
     bc.add_argument("--save-log", help="also save the logged (features, inlining_default) pairs as .npz")
     bc.set_defaults(func=_train_bc)
+    srv = psub.add_parser("serve", help="load a policy once and answer every policy-cc --server of a build")
+    srv.add_argument("--policy", required=True, help="built-in name or .onnx model")
+    srv.add_argument("--socket", required=True, help="Unix socket path to listen on")
+    srv.set_defaults(func=_serve)
     ins = psub.add_parser("inspect", help="validate an ONNX policy and show its inputs and output")
     ins.add_argument("model")
     ins.set_defaults(func=_inspect)

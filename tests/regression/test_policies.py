@@ -98,3 +98,37 @@ def test_masked_argmax() -> None:
     assert masked_argmax([0.1, 5.0, 0.3], None) == 1
     with pytest.raises(InputError, match="excludes every candidate"):
         masked_argmax([1.0, 2.0], [0, 0])
+
+
+def test_policy_server_answers_like_the_model_it_serves(toolchain: Toolchain, tmp_path: Path) -> None:
+    from regression.policy_server import PolicyServer, RemotePolicy
+
+    model = write_onnx_policy(tmp_path / "t.onnx", "callee_basic_block_count", "Less", 3)
+    server = PolicyServer(tmp_path / "p.sock", load_policy(str(model)))
+    server.start()
+    try:
+        objs = {}
+        for tag, pol in (("direct", str(model)), ("server", RemotePolicy(tmp_path / "p.sock"))):
+            obj = tmp_path / f"{tag}.o"
+            out = run_compile(["clang", "-Oz", "-c", str(CSRC / "hash.c"), "-o", str(obj)], pol,
+                              toolchain=toolchain, timeout=30)
+            assert out.ok and out.decisions > 0, out.error
+            objs[tag] = obj.read_bytes()
+        assert objs["direct"] == objs["server"]
+        with pytest.raises(InputError, match="already listens"):
+            PolicyServer(tmp_path / "p.sock", load_policy("heuristic"))
+        # a model the compiler cannot feed fails that compile with the server's reason, not a hang
+        remote_bad = PolicyServer(tmp_path / "bad.sock", load_policy(
+            str(write_onnx_policy(tmp_path / "b.onnx", "no_such_feature", "Less", 1))))
+        remote_bad.start()
+        try:
+            out = run_compile(["clang", "-Oz", "-c", str(CSRC / "hash.c"), "-o", str(tmp_path / "b.o")],
+                              RemotePolicy(tmp_path / "bad.sock"), toolchain=toolchain, timeout=30)
+            assert not out.ok and "needs feature 'no_such_feature'" in out.error
+        finally:
+            remote_bad.stop()
+    finally:
+        server.stop()
+    assert not (tmp_path / "p.sock").exists()
+    with pytest.raises(InputError, match="is not reachable"):
+        RemotePolicy(tmp_path / "p.sock")
