@@ -1,0 +1,96 @@
+"""Train a vocabulary from a dataset into a local directory: `vocab.json` + `manifest.json`."""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+from farm.atomic import atomic_dir
+from vocabgen import layout
+from vocabgen.analogy import analogy_score
+from vocabgen.dataset import Dataset
+from vocabgen.params import TrainParams
+from vocabgen.training import holdout_metrics, train_all
+from vocabgen.vocabfile import ValidationError, check_coverage, check_schema, dumps, sha256
+
+VOCAB = "vocab.json"
+MANIFEST = "manifest.json"
+FORMAT = 1
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import version
+
+    return {"pykeen": version("pykeen"), "torch": version("torch"), "python": platform.python_version()}
+
+
+def train_vocabulary(ds: Dataset, params: TrainParams) -> tuple[bytes, dict[str, Any]]:
+    """Measure on a held-out split, train on everything, lay out for LLVM; returns (vocab bytes, manifest)."""
+    p = params.resolved(ds.kind)
+    metrics: dict[str, Any] = {"holdout": holdout_metrics(ds, p)}
+    result = train_all(ds, p)
+    trained = ds.trained_entities
+    vectors, coverage = layout.fill_unseen(ds.kind, ds.entities, result.vectors, trained)
+    metrics["analogy"] = analogy_score(ds.kind, ds.entities, vectors, trained)
+    metrics["final_loss"] = result.losses[-1] if result.losses else None
+    vocab = layout.build_vocab(ds.kind, ds.entities, vectors)
+    dim = check_schema(ds.kind, vocab)
+    check_coverage(vocab, layout.entity_keys(ds.kind, ds.entities))
+    if dim != p.dim:
+        raise ValidationError(f"trained dimension {dim} differs from the requested {p.dim}")
+    data = dumps(vocab)
+    llvm = ds.manifest.get("llvm") or {}
+    manifest = {
+        "format": FORMAT,
+        "kind": ds.kind,
+        "sha256": sha256(data),
+        "dimension": dim,
+        "entities": len(ds.entities),
+        "dataset": {
+            "id": ds.id,
+            "triplets": len(ds.triples),
+            "relations": len(ds.relations),
+            "corpus": ds.manifest.get("corpus"),
+        },
+        "lineage": {
+            "dataset_id": ds.id,
+            "llvm_version": llvm.get("llvm_version"),
+            "llvm_commit": llvm.get("llvm_commit"),
+            "clang": llvm.get("clang"),
+            "trainer": {**_versions(), "threads": 1, "device": "cpu"},
+        },
+        "parameters": p.to_dict(),
+        "metrics": metrics,
+        "coverage": coverage,
+        "training_seconds": round(result.seconds, 3),
+        "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    return data, manifest
+
+
+def write_local(out_dir: Path, data: bytes, manifest: dict[str, Any]) -> Path:
+    """Both files at once (atomic directory)."""
+    with atomic_dir(Path(out_dir)) as tmp:
+        (tmp / VOCAB).write_bytes(data)
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return Path(out_dir)
+
+
+def read_local(vocab_dir: Path) -> tuple[bytes, dict[str, Any]]:
+    """A trained vocabulary directory, its checksum checked."""
+    from farm.errors import InputError
+
+    vocab_dir = Path(vocab_dir)
+    try:
+        data = (vocab_dir / VOCAB).read_bytes()
+        manifest = json.loads((vocab_dir / MANIFEST).read_text())
+    except FileNotFoundError as e:
+        raise InputError(f"{vocab_dir} is not a trained vocabulary: {Path(e.filename).name} missing") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{vocab_dir / MANIFEST}: invalid JSON: {e}") from None
+    if manifest.get("sha256") != sha256(data):
+        raise InputError(f"{vocab_dir / VOCAB} does not match the sha256 in its manifest")
+    return data, manifest

@@ -1,0 +1,185 @@
+"""Triplet datasets as the vocabulary trainer reads them: a local directory or one in the object store.
+
+The layout is the one `mlgo-farm triplets` writes (OpenKE): `train2id.txt` (count, then
+`head<TAB>tail<TAB>relation` with LLVM's numeric ids), `entity2id.txt` and `relation2id.txt`
+(count, then `name<TAB>id`, ids 0..n-1 in order) and `manifest.json`. Every malformed line is
+reported with its file and line number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from farm.atomic import atomic_dir
+from farm.errors import InputError
+from farm.store import MissingObject, ObjectStore
+
+KINDS = ("ir", "mir")
+FILES = ("train2id.txt", "entity2id.txt", "relation2id.txt")
+MANIFEST = "manifest.json"
+_DATASET_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def check_kind(kind: str) -> str:
+    if kind not in KINDS:
+        raise InputError(f"unknown vocabulary kind {kind!r}: use one of {', '.join(KINDS)}")
+    return kind
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A parsed dataset; `triples` keeps LLVM's (head, tail, relation) column order."""
+
+    path: Path
+    kind: str
+    id: str
+    triples: np.ndarray
+    entities: list[str]
+    relations: list[str]
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def trained_entities(self) -> np.ndarray:
+        """Ids of the entities that occur in at least one triple."""
+        return np.unique(self.triples[:, :2])
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise InputError(f"{path.parent} is not a dataset: no {path.name}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text file") from None
+    return text.splitlines()
+
+
+def _count_line(path: Path, lines: list[str]) -> int:
+    if not lines or not lines[0].strip():
+        raise InputError(f"{path}: empty file (expected a count on the first line)")
+    try:
+        n = int(lines[0].strip())
+    except ValueError:
+        raise InputError(f"{path}:1: count line {lines[0][:40]!r} is not a number") from None
+    if n < 0:
+        raise InputError(f"{path}:1: negative count {n}")
+    body = [ln for ln in lines[1:] if ln.strip()]
+    if len(body) != n:
+        raise InputError(f"{path}: count line says {n} but the file has {len(body)} entries")
+    return n
+
+
+def read_names(path: Path) -> list[str]:
+    """`name<TAB>id` lines whose ids are exactly 0..n-1 in order."""
+    lines = _lines(path)
+    _count_line(path, lines)
+    names: list[str] = []
+    for no, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if len(parts) != 2 or not parts[0]:
+            raise InputError(f"{path}:{no}: expected 'name<TAB>id', got {line[:60]!r}")
+        if parts[1].strip() != str(len(names)):
+            raise InputError(f"{path}:{no}: id {parts[1].strip()!r} out of order (expected {len(names)})")
+        names.append(parts[0])
+    if len(set(names)) != len(names):
+        raise InputError(f"{path}: duplicate names")
+    return names
+
+
+def read_triples(path: Path, n_entities: int, n_relations: int) -> np.ndarray:
+    """train2id.txt as an (n, 3) int64 array in (head, tail, relation) order, every id checked."""
+    lines = _lines(path)
+    n = _count_line(path, lines)
+    if n == 0:
+        raise InputError(f"{path}: empty dataset (no triplets)")
+    rows = np.empty((n, 3), dtype=np.int64)
+    i = 0
+    for no, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 3:
+            raise InputError(f"{path}:{no}: expected 3 columns 'head tail relation', got {len(parts)}")
+        try:
+            h, t, r = (int(p) for p in parts)
+        except ValueError:
+            raise InputError(f"{path}:{no}: non-numeric id in {line[:60]!r}") from None
+        for what, value, bound in (("head", h, n_entities), ("tail", t, n_entities), ("relation", r, n_relations)):
+            if not 0 <= value < bound:
+                raise InputError(f"{path}:{no}: {what} id {value} out of range 0..{bound - 1}")
+        rows[i] = (h, t, r)
+        i += 1
+    return rows
+
+
+def load_dataset(path: Path, kind: str | None = None) -> Dataset:
+    """Parse and check a dataset directory; `kind`, when given, must match its manifest."""
+    path = Path(path)
+    if not path.is_dir():
+        raise InputError(f"dataset {path} is not a directory")
+    try:
+        manifest = json.loads((path / MANIFEST).read_text())
+    except FileNotFoundError:
+        raise InputError(f"{path} is not a dataset: no {MANIFEST}") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path / MANIFEST}: invalid JSON: {e}") from None
+    if not isinstance(manifest, dict):
+        raise InputError(f"{path / MANIFEST}: not a JSON object")
+    mkind = check_kind(str(manifest.get("kind")))
+    if kind is not None and check_kind(kind) != mkind:
+        raise InputError(f"dataset {path} is a {mkind} dataset, not {kind}")
+    for name, digest in (manifest.get("files") or {}).items():
+        if name in FILES and hashlib.sha256((path / name).read_bytes()).hexdigest() != digest:
+            raise InputError(f"{path / name} does not match the checksum in its manifest")
+    entities = read_names(path / "entity2id.txt")
+    relations = read_names(path / "relation2id.txt")
+    if not entities or not relations:
+        raise InputError(f"dataset {path} lists no entities or no relations")
+    triples = read_triples(path / "train2id.txt", len(entities), len(relations))
+    dataset_id = str(manifest.get("id") or "")
+    if not _DATASET_ID.match(dataset_id):
+        raise InputError(f"{path / MANIFEST}: missing or invalid dataset id {dataset_id!r}")
+    return Dataset(path, mkind, dataset_id, triples, entities, relations, manifest)
+
+
+def fetch_dataset(store: ObjectStore, kind: str, ref: str, cache_dir: Path) -> Path:
+    """Download dataset `ref` (an id or `latest`) of `kind` into `cache_dir/kind/id` once; returns the path."""
+    check_kind(kind)
+    if ref == "latest":
+        try:
+            pointer = json.loads(store.get(f"datasets/{kind}/latest.json"))
+        except MissingObject:
+            raise InputError(f"no {kind} dataset has been published to {store.url}") from None
+        ref = str(pointer.get("id", ""))
+    if not _DATASET_ID.match(ref) or ".." in ref:
+        raise InputError(f"invalid dataset id {ref!r}")
+    target = Path(cache_dir) / kind / ref
+    if (target / MANIFEST).is_file():
+        return target
+    prefix = f"datasets/{kind}/{ref}"
+    try:
+        blobs = {name: store.get(f"{prefix}/{name}") for name in (*FILES, MANIFEST)}
+    except MissingObject:
+        raise InputError(f"dataset {ref} of kind {kind} is not in {store.url}") from None
+    with atomic_dir(target) as tmp:
+        for name, data in blobs.items():
+            (tmp / name).write_bytes(data)
+    return target
+
+
+def resolve_dataset(ref: str, kind: str | None, store: ObjectStore | None, cache_dir: Path) -> Dataset:
+    """A local directory, or else a dataset id / `latest` in the object store."""
+    if Path(ref).is_dir():
+        return load_dataset(Path(ref), kind)
+    if store is None or kind is None:
+        raise InputError(f"dataset {ref} is not a directory (and no store/kind to look it up in)")
+    return load_dataset(fetch_dataset(store, kind, ref, cache_dir), kind)

@@ -1,0 +1,155 @@
+"""TransE with pykeen on LLVM's numeric ids: held-out link prediction, then the published vectors.
+
+pykeen wants (head, relation, tail); train2id.txt is (head, tail, relation). The factory is
+built from the numeric arrays, so entity i of LLVM is row i of the embedding. On CPU with one
+thread and a fixed seed, two runs give byte-identical vectors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vocabgen.dataset import Dataset
+from vocabgen.params import TrainParams
+
+
+@dataclass
+class TrainResult:
+    vectors: np.ndarray  # (entities, dim) float32, row = LLVM entity id
+    losses: list[float]
+    seconds: float
+
+
+def ensure_pystow_home(var_dir: Path) -> None:
+    """pykeen (through pystow) writes under ~/.data unless told otherwise."""
+    os.environ.setdefault("PYSTOW_HOME", str(Path(var_dir) / "pystow"))
+
+
+@contextlib.contextmanager
+def _quiet_gc() -> Iterator[Any]:
+    """pykeen runs gc.collect() after every epoch; freezing the long-lived heap makes that cheap.
+
+    The heap is frozen again after the first epoch (which imports and caches lazily) and
+    unfrozen at the end so a long-running worker does not keep garbage forever.
+    """
+    from pykeen.training.callbacks import TrainingCallback
+
+    class RefreezeAfterFirstEpoch(TrainingCallback):
+        def post_epoch(self, epoch: int, epoch_loss: float, **kwargs: Any) -> None:
+            if epoch == 1:
+                gc.collect()
+                gc.freeze()
+
+    gc.collect()
+    gc.freeze()
+    try:
+        yield RefreezeAfterFirstEpoch()
+    finally:
+        gc.unfreeze()
+
+
+def factory(triples: np.ndarray, entities: list[str], relations: list[str]):
+    """A pykeen TriplesFactory that keeps LLVM's ids; `triples` in (head, tail, relation) order."""
+    import torch
+    from pykeen.triples import TriplesFactory
+
+    hrt = torch.as_tensor(np.ascontiguousarray(triples[:, [0, 2, 1]]), dtype=torch.long)
+    return TriplesFactory(
+        mapped_triples=hrt,
+        entity_to_id={n: i for i, n in enumerate(entities)},
+        relation_to_id={n: i for i, n in enumerate(relations)},
+    )
+
+
+def _model(tf, p: TrainParams):
+    from pykeen.losses import MarginRankingLoss
+    from pykeen.models import TransE
+
+    return TransE(
+        triples_factory=tf,
+        embedding_dim=p.dim,
+        scoring_fct_norm=p.norm,
+        loss=MarginRankingLoss(margin=p.margin),
+        random_seed=p.seed,
+    )
+
+
+def fit(tf, p: TrainParams):
+    """Train TransE on `tf`; returns (model, per-epoch losses, seconds)."""
+    import torch
+    from pykeen.training import SLCWATrainingLoop
+    from pykeen.utils import set_random_seed
+
+    torch.set_num_threads(1)
+    set_random_seed(p.seed)
+    model = _model(tf, p)
+    optimizer = getattr(torch.optim, p.optimizer)(model.parameters(), lr=p.lr)
+    loop = SLCWATrainingLoop(
+        model=model,
+        triples_factory=tf,
+        optimizer=optimizer,
+        negative_sampler="basic",
+        negative_sampler_kwargs={"num_negs_per_pos": p.negatives},
+    )
+    start = time.perf_counter()
+    with _quiet_gc() as refreeze:
+        losses = loop.train(
+            triples_factory=tf,
+            num_epochs=p.epochs,
+            batch_size=p.batch_size,
+            use_tqdm=False,
+            use_tqdm_batch=False,
+            callbacks=refreeze,
+        )
+    return model, [float(x) for x in losses], time.perf_counter() - start
+
+
+def entity_vectors(model) -> np.ndarray:
+    import torch
+
+    with torch.no_grad():
+        return model.entity_representations[0]().detach().cpu().numpy().astype(np.float32)
+
+
+def holdout_metrics(ds: Dataset, p: TrainParams) -> dict[str, Any]:
+    """Filtered link prediction (MRR, Hits@1/10) of a model trained without a held-out split."""
+    if p.holdout <= 0:
+        return {"skipped": "holdout is 0"}
+    tf = factory(ds.triples, ds.entities, ds.relations)
+    test_size = round(tf.num_triples * p.holdout)
+    if test_size < 1 or tf.num_triples - test_size < 1:
+        return {"skipped": f"{tf.num_triples} triples are too few to hold out {p.holdout:.0%}"}
+    train, test = tf.split([1 - p.holdout, p.holdout], random_state=p.seed)
+    model, _, seconds = fit(train, p)
+    from pykeen.evaluation import RankBasedEvaluator
+
+    result = RankBasedEvaluator(filtered=True).evaluate(
+        model,
+        test.mapped_triples,
+        additional_filter_triples=[train.mapped_triples],
+        batch_size=256,
+        use_tqdm=False,
+    )
+    return {
+        "mrr": float(result.get_metric("both.realistic.inverse_harmonic_mean_rank")),
+        "hits_at_1": float(result.get_metric("both.realistic.hits_at_1")),
+        "hits_at_10": float(result.get_metric("both.realistic.hits_at_10")),
+        "train_triples": int(train.num_triples),
+        "test_triples": int(test.num_triples),
+        "seconds": round(seconds, 3),
+    }
+
+
+def train_all(ds: Dataset, p: TrainParams) -> TrainResult:
+    """The published vectors: trained on every triple."""
+    model, losses, seconds = fit(factory(ds.triples, ds.entities, ds.relations), p)
+    return TrainResult(entity_vectors(model), losses, seconds)

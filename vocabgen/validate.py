@@ -1,0 +1,141 @@
+"""Validation before publishing: schema, one dimension, finite values, full coverage, and LLVM loads it.
+
+"LLVM loads it" means `llvm-ir2vec embeddings` with the vocabulary gives every function of the
+sample modules a non-zero vector (IR), or at least one machine function a non-zero vector (MIR:
+LLVM 22.1's MIR2Vec crashes on functions that use class-less physical registers such as
+`$mxcsr`; those functions are listed in the report, and a vocabulary on which no function loads
+fails).
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from farm.errors import ToolError
+from farm.toolchain import Toolchain
+from vocabgen import layout
+from vocabgen.dataset import check_kind
+from vocabgen.vocabfile import ValidationError, check_coverage, check_schema, parse
+
+SAMPLES = Path(__file__).parent / "samples"
+_FUNC = re.compile(r"^(?:Function|MIR2Vec embeddings for machine function):?\s*(\S+?):?\s*$")
+_VEC = re.compile(r"\[([^\]]*)\]")
+
+
+def sample_sources() -> list[Path]:
+    return sorted(SAMPLES.glob("*.c"))
+
+
+def compile_samples(kind: str, toolchain: Toolchain, work: Path, sources: list[Path] | None = None) -> list[Path]:
+    """Sample modules as LLVM IR bitcode (ir) or post-allocation MIR (mir)."""
+    from workers import mir as mir_fix
+
+    out = []
+    for src in sources or sample_sources():
+        bc = work / f"{src.stem}.bc"
+        toolchain.run("clang", ["-O2", "-c", "-emit-llvm", src, "-o", bc], subject=src.name)
+        if kind == "ir":
+            out.append(bc)
+            continue
+        raw = work / f"{src.stem}.raw.mir"
+        toolchain.run("llc", ["-O2", f"-stop-after={mir_fix.STOP_AFTER}", bc, "-o", raw], subject=src.name)
+        fixed = work / f"{src.stem}.mir"
+        fixed.write_text(mir_fix.sanitize(raw.read_text()))
+        out.append(fixed)
+    return out
+
+
+def llvm_entities(kind: str, toolchain: Toolchain, mir_sample: Path | None = None) -> list[str]:
+    """Every entity LLVM knows (`llvm-ir2vec entities`; MIR needs a MIR file for the target)."""
+    args = ["entities"] if kind == "ir" else ["entities", "--mode=mir", str(mir_sample)]
+    text = toolchain.run("llvm-ir2vec", args, timeout=120).stdout.decode()
+    return [ln.split("\t")[0] for ln in text.splitlines()[1:] if ln.strip()]
+
+
+def parse_embeddings(text: str) -> dict[str, list[float]]:
+    """Function name -> vector from `llvm-ir2vec embeddings --level=func` output."""
+    out: dict[str, list[float]] = {}
+    name = None
+    for line in text.splitlines():
+        m = _FUNC.match(line.strip())
+        if m:
+            name = m.group(1)
+            continue
+        v = _VEC.search(line)
+        if v and name is not None:
+            out[name] = [float(x) for x in v.group(1).split()]
+            name = None
+    return out
+
+
+def _embed(kind: str, toolchain: Toolchain, vocab_path: Path, module: Path) -> dict[str, list[float]]:
+    flag = "--ir2vec-vocab-path" if kind == "ir" else "--mir2vec-vocab-path"
+    args = ([] if kind == "ir" else ["--mode=mir"]) + [f"{flag}={vocab_path}", "--level=func", str(module)]
+    res = toolchain.run("llvm-ir2vec", ["embeddings", *args], timeout=300, subject=module.name)
+    return parse_embeddings(res.stdout.decode(errors="replace"))
+
+
+def _embed_mir_per_function(toolchain: Toolchain, vocab_path: Path, module: Path) -> tuple[dict, dict]:
+    from workers import mir as mir_fix
+
+    vectors: dict[str, list[float]] = {}
+    crashed: dict[str, str] = {}
+    for name, text in mir_fix.split_functions(module.read_text()):
+        one = module.with_name(f"{module.stem}.{len(vectors) + len(crashed)}.mir")
+        one.write_text(text)
+        try:
+            vectors.update(_embed("mir", toolchain, vocab_path, one))
+        except ToolError as e:
+            crashed[name] = str(e)
+    return vectors, crashed
+
+
+def llvm_loads(kind: str, vocab_path: Path, dim: int, toolchain: Toolchain, modules: list[Path]) -> list[dict]:
+    """Embed each sample module with the vocabulary; fail unless LLVM gives non-zero vectors."""
+    report = []
+    for module in modules:
+        crashed: dict[str, str] = {}
+        try:
+            vectors = _embed(kind, toolchain, vocab_path, module)
+        except ToolError as e:
+            if kind == "ir":
+                raise ValidationError(f"LLVM could not load the vocabulary on {module.name}: {e}") from None
+            vectors, crashed = _embed_mir_per_function(toolchain, vocab_path, module)
+        if not vectors:
+            detail = next(iter(crashed.values()), "no function embeddings in the output")
+            raise ValidationError(f"LLVM gave no embeddings with the vocabulary on {module.name}: {detail}")
+        for fn, vec in vectors.items():
+            if len(vec) != dim:
+                raise ValidationError(f"LLVM read dimension {len(vec)} for {fn} in {module.name}, expected {dim}")
+        zero = sorted(fn for fn, vec in vectors.items() if not any(abs(x) > 0 for x in vec))
+        if zero:
+            raise ValidationError(f"LLVM gave zero embeddings to {', '.join(zero)} in {module.name}")
+        report.append({"module": module.name, "functions": len(vectors), "llvm_crashed": sorted(crashed)})
+    return report
+
+
+def validate_vocab(
+    kind: str, vocab_path: Path, toolchain: Toolchain, samples: list[Path] | None = None
+) -> dict[str, Any]:
+    """Run every check; returns a report for the manifest or raises ValidationError."""
+    check_kind(kind)
+    vocab_path = Path(vocab_path)
+    vocab = parse(vocab_path.read_bytes(), str(vocab_path))
+    dim = check_schema(kind, vocab, str(vocab_path))
+    toolchain.check("clang", "llvm-ir2vec", *(["llc"] if kind == "mir" else []))
+    with tempfile.TemporaryDirectory(prefix="mlgo-farm-validate-") as tmp:
+        modules = list(samples) if samples else compile_samples(kind, toolchain, Path(tmp))
+        mir_entity_source = modules[0] if kind == "mir" else None
+        names = llvm_entities(kind, toolchain, mir_entity_source)
+        check_coverage(vocab, layout.entity_keys(kind, names), str(vocab_path))
+        loads = llvm_loads(kind, vocab_path, dim, toolchain, modules)
+    return {
+        "ok": True,
+        "dimension": dim,
+        "llvm_entities": len(names),
+        "llvm_version": toolchain.version,
+        "samples": loads,
+    }

@@ -1,0 +1,75 @@
+"""The vocabulary file: deterministic bytes, its checksum, and the schema check LLVM relies on."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any
+
+from farm.errors import InputError
+from vocabgen.layout import SECTIONS
+
+
+class ValidationError(InputError):
+    """A vocabulary that must not be published."""
+
+
+def dumps(vocab: dict[str, dict[str, list[float]]]) -> bytes:
+    """Compact, key order kept: same vectors, same bytes."""
+    return (json.dumps(vocab, separators=(",", ":"), allow_nan=False) + "\n").encode()
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def parse(data: bytes, where: str = "vocabulary") -> dict[str, Any]:
+    try:
+        obj = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValidationError(f"{where}: not valid JSON: {e}") from None
+    if not isinstance(obj, dict):
+        raise ValidationError(f"{where}: the top level must be a JSON object of sections")
+    return obj
+
+
+def check_schema(kind: str, vocab: dict[str, Any], where: str = "vocabulary") -> int:
+    """Exactly the kind's sections, each {key: [numbers]}, one dimension, finite values; returns the dimension."""
+    want = SECTIONS[kind]
+    if set(vocab) != set(want):
+        missing = sorted(set(want) - set(vocab))
+        extra = sorted(set(vocab) - set(want))
+        raise ValidationError(
+            f"{where}: {kind} sections must be {', '.join(want)}"
+            + (f"; missing {', '.join(missing)}" if missing else "")
+            + (f"; unexpected {', '.join(extra)}" if extra else "")
+        )
+    dim = None
+    for section in want:
+        entries = vocab[section]
+        if not isinstance(entries, dict) or not entries:
+            raise ValidationError(f"{where}: section {section} must be a non-empty object")
+        for key, vec in entries.items():
+            if not isinstance(vec, list) or not vec:
+                raise ValidationError(f"{where}: {section}.{key} is not a non-empty list of numbers")
+            if dim is None:
+                dim = len(vec)
+            elif len(vec) != dim:
+                raise ValidationError(f"{where}: {section}.{key} has dimension {len(vec)}, expected {dim}")
+            for x in vec:
+                if isinstance(x, bool) or not isinstance(x, int | float):
+                    raise ValidationError(f"{where}: {section}.{key} holds a non-number {x!r}")
+                if not math.isfinite(x):
+                    raise ValidationError(f"{where}: {section}.{key} holds {x} (NaN/Inf)")
+    assert dim is not None
+    return dim
+
+
+def check_coverage(vocab: dict[str, Any], required: dict[str, set[str]], where: str = "vocabulary") -> None:
+    """Every entity LLVM knows has a vector (LLVM itself would silently use zeros)."""
+    for section, keys in required.items():
+        missing = sorted(keys - set(vocab.get(section, {})))
+        if missing:
+            shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            raise ValidationError(f"{where}: {len(missing)} LLVM entities of {section} have no vector: {shown}")
