@@ -132,9 +132,12 @@ def test_dead_object_store_keeps_the_result(compare_corpus: Path, monkeypatch: p
 
 def test_cli_run_exit_codes(compare_corpus: Path, capsys: pytest.CaptureFixture) -> None:
     code = main(["regress", "run", "--corpus", str(compare_corpus), "--policy", "never", "--builder", "cli",
-                 "--run-id", "c1", "--opt=-Oz", "--fail-on-regression", "--no-publish"])
+                 "--run-id", "c1", "--opt=-Oz", "--fail-on-regression", "--no-publish",
+                 "--bench-dir", str(CSRC), "--bench-arg", "3000", "--repeats", "0"])
     out = capsys.readouterr().out
     run = compare.open_history().run("c1", "cli")
+    assert run.config["benchmarks"] == ["csrc"] and run.config["opt_flags"] == ["-Oz"]
+    assert any(ln.startswith("csrc/run ") and "instructions" in ln for ln in out.splitlines())
     assert out.startswith(f"mlgo-farm regression run c1 on builder cli: {run.verdict.upper()}")
     assert code == (10 if run.verdict == "regression" else 0)
     assert f"report: {load_settings().var_dir}/regression/runs/cli/c1/report" in out
@@ -159,3 +162,16 @@ def test_vocabulary_version_is_recorded(compare_corpus: Path, ir2vec_vocab: Path
 
     with sqlite3.connect(compare.history_path(load_settings())) as db:
         assert db.execute("SELECT DISTINCT vocab_version FROM measurements").fetchall() == [("20261122-ir-abc",)]
+
+
+def test_differing_output_is_a_regression_not_a_measurement(tmp_path: Path) -> None:
+    src = tmp_path / "whoami"
+    src.mkdir()
+    # prints its own path: the heuristic and the policy binaries live in different directories
+    (src / "main.c").write_text('#include <stdio.h>\nint main(int c, char **v) { puts(v[0]); return 0; }\n')
+    result = run_comparison(RunRequest(builder="out", benchmarks=(benchmarks.local_benchmark(src),), repeats=0))
+    assert result.verdict == "regression"
+    assert [(s.subject, s.variant, s.reason) for s in result.skipped] == [
+        ("whoami/run", "policy", "wrong output: differs from the heuristic build's")]
+    assert not [c for c in result.comparisons if c.metric == "instructions"]
+    assert "wrong output" in (result.report_dir / "summary.txt").read_text()
