@@ -46,6 +46,8 @@ class CeleryConfig:
     result_backend: str = "redis://127.0.0.1:6379/1"
     #: crontab fields "minute hour day_of_month month_of_year day_of_week" for retraining.
     retrain_schedule: str = "0 3 * * 0"
+    #: seconds before Redis redelivers a task whose worker died without acknowledging it.
+    visibility_timeout: int = 7200
 
 
 @dataclass(frozen=True)
