@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import statistics
 import subprocess
 import tempfile
 import time
@@ -52,6 +51,8 @@ class CompileOutcome:
 
     @property
     def median_response(self) -> float | None:
+        import statistics  # not at module level: every compile of a build starts this module
+
         return statistics.median(self.response_times) if self.response_times else None
 
 
