@@ -125,6 +125,9 @@ def _check_request(req: RunRequest) -> None:
         check_name("run id", req.run_id)
     if req.corpus is None and not req.benchmarks:
         raise InputError("nothing to compare: give a corpus and/or benchmarks")
+    names = [b.name for b in req.benchmarks]
+    if len(set(names)) != len(names):
+        raise InputError(f"benchmark names must differ: {', '.join(names)}")
     if req.repeats < 0:
         raise InputError("repeats must be >= 0")
     if req.corpus is not None:
@@ -158,9 +161,12 @@ def _failures(builds: dict[str, build.BuildResult], prefix: str) -> list[Skipped
 
 def measure_corpus(toolchain: Toolchain, corpus: Path, variants: list[build.Variant], work: Path,
                    opt_flags: tuple[str, ...], jobs: int) -> tuple[list[Measurement], list[Skipped]]:
-    """Per-module and total `.text` of the corpus compiled by each variant, plus compile time."""
+    """Per-module and total `.text` of the corpus compiled by each variant, plus compile time.
+
+    Subjects are `corpus:NAME` (total, compile time) and `corpus:NAME/MODULE`.
+    """
     corpus = Path(corpus)
-    label = check_name("corpus name", corpus.absolute().name)
+    label = "corpus:" + check_name("corpus name", corpus.absolute().name)  # apart from benchmark subjects
     builds = {v.name: build.build_corpus(toolchain, corpus, v, work / v.name, opt_flags, jobs) for v in variants}
     common = [m for m in build.corpus_modules(corpus) if all(m in b.ok_objects for b in builds.values())]
     skipped = _failures(builds, f"{label}/")

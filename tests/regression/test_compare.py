@@ -32,8 +32,10 @@ def test_heuristic_policy_reproduces_the_heuristic(compare_corpus: Path) -> None
     heur, pol = _values(result, "heuristic"), _values(result, "policy")
     sizes = {k for k in heur if k[1] in ("text_size", "instructions")}
     modules = json.loads((compare_corpus / "corpus_description.json").read_text())["modules"]
-    assert {f"csrc/{m}" for m in modules} <= {s for s, _ in sizes}
-    assert ("csrc", "text_size") in sizes and ("csrc/run", "instructions") in sizes
+    assert {f"corpus:csrc/{m}" for m in modules} | {f"csrc/{m}" for m in modules} <= {s for s, _ in sizes}
+    assert {("corpus:csrc", "text_size"), ("csrc", "text_size"), ("csrc/run", "instructions")} <= sizes
+    kinds = {(m.subject, m.metric): m.kind for m in compare.open_history().measurements(result.run)}
+    assert (kinds[("corpus:csrc", "text_size")], kinds[("csrc", "text_size")]) == ("total", "binary")
     assert {k: heur[k] for k in sizes} == {k: pol[k] for k in sizes}  # byte-identical builds measure the same
     assert result.verdict == "ok" and result.skipped == []
     run = result.run
@@ -83,11 +85,11 @@ def test_bad_module_is_skipped_and_listed(compare_corpus: Path, tmp_path: Path) 
     (corpus / "corpus_description.json").write_text(json.dumps(desc))
     result = run_comparison(RunRequest(builder="bad", corpus=corpus, policy="heuristic", repeats=0))
     assert result.run.status == "complete"
-    assert {(s.subject, s.variant) for s in result.skipped} == {("withbad/corrupt", "heuristic"),
-                                                                ("withbad/corrupt", "policy")}
+    assert {(s.subject, s.variant) for s in result.skipped} == {("corpus:withbad/corrupt", "heuristic"),
+                                                                ("corpus:withbad/corrupt", "policy")}
     assert all("\n" not in s.reason and s.reason for s in result.skipped)
-    assert ("withbad/sort.c", "text_size") in _values(result, "policy")
-    assert "withbad/corrupt [policy]: policy-cc" in (result.report_dir / "summary.txt").read_text()
+    assert ("corpus:withbad/sort.c", "text_size") in _values(result, "policy")
+    assert "corpus:withbad/corrupt [policy]: policy-cc" in (result.report_dir / "summary.txt").read_text()
 
 
 def test_bad_input_fails_before_recording_a_run(compare_corpus: Path, tmp_path: Path) -> None:
@@ -101,6 +103,8 @@ def test_bad_input_fails_before_recording_a_run(compare_corpus: Path, tmp_path: 
         run_comparison(RunRequest(corpus=compare_corpus, vocab=tmp_path / "missing.json"))
     with pytest.raises(InputError, match="nothing to compare"):
         run_comparison(RunRequest())
+    with pytest.raises(InputError, match="benchmark names must differ: csrc, csrc"):
+        run_comparison(RunRequest(benchmarks=(BENCH, BENCH)))
     with pytest.raises(InputError, match="builder 'a/b'"):
         run_comparison(RunRequest(builder="a/b", corpus=compare_corpus))
     assert compare.open_history().runs() == []
