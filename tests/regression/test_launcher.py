@@ -3,6 +3,7 @@ parallel compiles, a real `make -j2` through `mlgo-farm policy-cc`, regalloc evi
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -201,3 +202,28 @@ def test_regalloc_policy_choosing_masked_candidate_is_a_clear_failure(toolchain:
     assert out.error.startswith("clang ") and "after 1 policy decisions" in out.error
     assert "\n" not in out.error
     assert not (tmp_path / "h.o").exists()
+
+
+def test_cmake_compiler_launcher(toolchain: Toolchain, tmp_path: Path) -> None:
+    if not shutil.which("cmake"):
+        pytest.skip("cmake is not installed")
+    src = tmp_path / "src"
+    shutil.copytree(CSRC, src)
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(bench C)\n"
+        "add_executable(prog " + " ".join(s.name for s in SOURCES) + ")\ntarget_link_libraries(prog m)\n"
+    )
+    stats = tmp_path / "stats.jsonl"
+    launcher = f"{MLGO_FARM};policy-cc;--policy;heuristic;--stats;{stats};--"
+    cfg = subprocess.run(
+        ["cmake", "-S", src, "-B", tmp_path / "build", f"-DCMAKE_C_COMPILER={toolchain.path('clang')}",
+         "-DCMAKE_C_FLAGS=-Oz", f"-DCMAKE_C_COMPILER_LAUNCHER={launcher}", "-DCMAKE_BUILD_TYPE="],
+        capture_output=True, text=True, timeout=120)
+    assert cfg.returncode == 0, cfg.stderr
+    b = subprocess.run(["cmake", "--build", tmp_path / "build", "-j2"], capture_output=True, text=True, timeout=120)
+    assert b.returncode == 0, b.stdout + b.stderr
+    compiles = [ln for ln in stats.read_text().splitlines() if '"-c"' in ln]
+    assert len(compiles) == len(SOURCES)
+    assert sum(json.loads(ln)["decisions"] for ln in compiles) > 0
+    run = subprocess.run([tmp_path / "build" / "prog", "3000"], capture_output=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.strip()
