@@ -198,9 +198,11 @@ def _plot_ratio_history(points: list[tuple[str, str, dict[str, float]]], path: P
         ax.plot(xs, [points[i][2][label] for i in xs], marker="o", label=label)
     bad = [i for i, (_, v, _) in enumerate(points) if v == "regression"]
     for i in bad:
-        ax.axvspan(i - 0.4, i + 0.4, color="#c62828", alpha=0.12, linewidth=0)
+        ax.axvspan(i - 0.5, i + 0.5, color="#c62828", alpha=0.12, linewidth=0)
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-    ax.set_xticks(x, [p[0] for p in points], rotation=30, ha="right", fontsize=8)
+    step = max(1, len(points) // 12)  # at most about a dozen run labels stay readable
+    ticks = x[::-1][::step][::-1]
+    ax.set_xticks(ticks, [points[i][0] for i in ticks], rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("policy / heuristic (lower is better)")
     ax.set_title("Policy/heuristic ratio over runs" + (" (red: regression)" if bad else ""))
     if labels:
