@@ -97,6 +97,25 @@ def check_vocab(vocab: str | os.PathLike) -> Path:
     return p.absolute()
 
 
+def published_vocab(version: str = "latest") -> Path:
+    """An IR vocabulary published by the farm (`vocab/ir/...` in the object store), cached locally by version.
+
+    The download checks the manifest's sha256; the cache file is written atomically, so parallel
+    compiles of one build share it safely.
+    """
+    from farm.config import load_settings
+    from farm.store import store_from_settings
+    from vocabgen.publish import download, show
+
+    settings = load_settings()
+    store = store_from_settings(settings)
+    manifest = show(store, "ir", version or "latest")
+    cached = settings.var_dir / "cache" / "vocab" / "ir" / f"{manifest['version']}.json"
+    if not cached.is_file():
+        download(store, "ir", manifest["version"], cached)
+    return cached
+
+
 def interactive_flags(base: Path, advisor: str = "inline", vocab: Path | None = None) -> list[str]:
     """The `-mllvm` flags that put the inliner (or the regalloc eviction advisor) in interactive mode."""
     if advisor == "inline":
@@ -128,13 +147,19 @@ def run_compile(
     env: Mapping[str, str] | None = None,
     stdout: IO | int | None = None,
 ) -> CompileOutcome:
-    """Run `argv` (compiler first) with a policy host; never raises for a failing compile."""
+    """Run `argv` (compiler first) with a policy host; never raises for a failing compile.
+
+    `vocab` is an IR2Vec vocabulary file, or `store:VERSION` (`store:latest`) for one the farm published.
+    Bad arguments (unknown policy, missing vocabulary or model) raise InputError before anything runs.
+    """
     if not argv:
         raise InputError("no compiler command given")
     toolchain = toolchain or Toolchain.from_settings()
     tool = compiler_tool(argv[0], toolchain)
     args = list(argv[1:])
     pol = load_policy(policy) if isinstance(policy, str) else policy
+    if isinstance(vocab, str) and vocab.startswith("store:"):
+        vocab = published_vocab(vocab.removeprefix("store:"))
     vocab_path = check_vocab(vocab) if vocab is not None else None
     if vocab_path is not None and advisor != "inline":
         raise InputError("an IR2Vec vocabulary only applies to the inliner advisor")

@@ -113,7 +113,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     cc.add_argument("--policy", help="heuristic, never, always, spill, or a path to an .onnx model "
                     "(default: [policy] default, heuristic)")
-    cc.add_argument("--vocab", help="IR2Vec vocabulary JSON: adds the callee/caller embedding features")
+    cc.add_argument("--vocab", help="IR2Vec vocabulary JSON, or store:VERSION (store:latest) for one the farm "
+                    "published: adds the callee/caller embedding features")
     cc.add_argument("--timeout", type=float, help="seconds of compiler silence without CPU use before giving up")
     cc.add_argument("--advisor", choices=("inline", "regalloc"), default="inline",
                     help="which MLGO advisor the policy drives (default: inline)")

@@ -227,3 +227,23 @@ def test_cmake_compiler_launcher(toolchain: Toolchain, tmp_path: Path) -> None:
     assert sum(json.loads(ln)["decisions"] for ln in compiles) > 0
     run = subprocess.run([tmp_path / "build" / "prog", "3000"], capture_output=True, timeout=60)
     assert run.returncode == 0 and run.stdout.strip()
+
+
+def test_vocabulary_published_by_the_farm(toolchain: Toolchain, tmp_path: Path, ir2vec_vocab: Path) -> None:
+    import hashlib
+
+    from farm.store import store_from_settings
+    from vocabgen.publish import publish
+
+    argv = ["clang", "-Oz", "-c", str(CSRC / "sort.c"), "-o", str(tmp_path / "s.o")]
+    with pytest.raises(InputError, match="no ir vocabulary has been published"):
+        run_compile(argv, "heuristic", vocab="store:latest", toolchain=toolchain)
+    data = ir2vec_vocab.read_bytes()
+    manifest = {"kind": "ir", "dimension": VOCAB_DIM, "sha256": hashlib.sha256(data).hexdigest(),
+                "validation": {"ok": True}, "lineage": {"llvm_version": toolchain.version}}
+    published = publish(store_from_settings(), data, manifest)
+    out = run_compile(argv, "heuristic", vocab="store:latest", toolchain=toolchain, timeout=30)
+    assert out.ok, out.error
+    cached = list((tmp_path / "var" / "cache" / "vocab" / "ir").glob("*.json"))
+    assert [c.name for c in cached] == [f"{published['version']}.json"] and cached[0].read_bytes() == data
+    assert (tmp_path / "s.o").read_bytes() == plain_oz(toolchain, CSRC / "sort.c", tmp_path / "p.o")
