@@ -9,6 +9,13 @@ from pathlib import Path
 EXIT_REGRESSION = 10  # `regress run --fail-on-regression` when the run regressed
 
 
+def _open(args: argparse.Namespace):
+    from regression.compare import open_history
+    from regression.history import History
+
+    return History(Path(args.history)) if args.history else open_history()
+
+
 def _run(args: argparse.Namespace) -> int:
     from regression import benchmarks
     from regression.compare import RunRequest, run_comparison
@@ -23,7 +30,7 @@ def _run(args: argparse.Namespace) -> int:
         rules_file=Path(args.rules) if args.rules else None, publish=not args.no_publish,
         jobs=args.jobs or RunRequest().jobs, policy_timeout=args.policy_timeout, advisor=args.advisor,
     )
-    result = run_comparison(req)
+    result = run_comparison(req, history=_open(args))
     print(result.summary, end="")
     print(f"report: {result.report_dir}")
     if result.publish_error:
@@ -36,10 +43,9 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _history(args: argparse.Namespace) -> int:
-    from regression.compare import open_history
     from regression.report import ratio_history
 
-    history = open_history()
+    history = _open(args)
     runs = history.runs(args.builder, limit=args.limit)
     if args.json:
         print(json.dumps([{**r.__dict__, "ratios": ratio_history(history, r, limit=1)[-1][2]
@@ -63,10 +69,10 @@ def _report(args: argparse.Namespace) -> int:
     from farm.errors import InputError
     from farm.store import store_from_settings
     from regression import report
-    from regression.compare import open_history, run_dir
+    from regression.compare import run_dir
 
     settings = load_settings()
-    history = open_history(settings)
+    history = _open(args)
     run = history.run(args.run_id, args.builder) if args.run_id else history.latest_run(args.builder)
     if run.status != "complete":
         raise InputError(f"run {run.run_id} of builder {run.builder} is {run.status}: no verdict to report")
@@ -83,10 +89,9 @@ def _report(args: argparse.Namespace) -> int:
 def _alerts(args: argparse.Namespace) -> int:
     from farm.config import load_settings
     from regression.alerts import deliver_pending
-    from regression.compare import open_history
 
     settings = load_settings()
-    history = open_history(settings)
+    history = _open(args)
     if args.flush:
         d = deliver_pending(history, settings.smtp)
         print(f"sent {d.sent}, still pending {d.pending}")
@@ -102,8 +107,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add `regress run|history|report|alerts` to `mlgo-farm`."""
     reg = sub.add_parser("regress", help="compare an ML policy with the heuristic: run, history, report, alerts")
     rsub = reg.add_subparsers(dest="regress_verb", metavar="VERB", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--history", metavar="DB",
+                        help="history database (default: VAR/regression/history.sqlite; share it between builders)")
 
-    run = rsub.add_parser("run", help="build heuristic vs policy, measure, judge, report and alert on transitions")
+    run = rsub.add_parser("run", parents=[common],
+                          help="build heuristic vs policy, measure, judge, report and alert on transitions")
     run.add_argument("--corpus", help="a corpus directory (corpus_description.json): per-module .text sizes")
     run.add_argument("--bench", action="append", default=[], metavar="NAME",
                      help="a benchmark from a Debian source package: lua, zlib, bzip2 (repeatable)")
@@ -129,20 +138,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help=f"exit with {EXIT_REGRESSION} when the run's verdict is regression")
     run.set_defaults(func=_run)
 
-    hist = rsub.add_parser("history", help="list runs with verdicts and policy/heuristic ratios")
+    hist = rsub.add_parser("history", parents=[common], help="list runs with verdicts and policy/heuristic ratios")
     hist.add_argument("--builder", help="only this builder's runs")
     hist.add_argument("--limit", type=int, default=20, help="newest N runs (default 20)")
     hist.add_argument("--json", action="store_true", help="machine-readable output")
     hist.set_defaults(func=_history)
 
-    rep = rsub.add_parser("report", help="render (and optionally publish) the report of a run")
+    rep = rsub.add_parser("report", parents=[common], help="render (and optionally publish) the report of a run")
     rep.add_argument("run_id", nargs="?", help="run id (default: the builder's latest run)")
     rep.add_argument("--builder", default="local")
     rep.add_argument("-o", "--output", help="report directory (default: the run's own)")
     rep.add_argument("--publish", action="store_true", help="upload to the object store under regression/")
     rep.set_defaults(func=_report)
 
-    al = rsub.add_parser("alerts", help="show the alert outbox; --flush retries pending alerts")
+    al = rsub.add_parser("alerts", parents=[common], help="show the alert outbox; --flush retries pending alerts")
     al.add_argument("--flush", action="store_true", help="try to send pending alerts now")
     al.set_defaults(func=_alerts)
 

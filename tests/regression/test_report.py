@@ -136,6 +136,10 @@ def test_cli_report_and_history(history: History, capsys: pytest.CaptureFixture)
     assert main(["regress", "history", "--json", "--limit", "1"]) == 0
     [entry] = json.loads(capsys.readouterr().out)
     assert entry["run_id"] == "run2" and entry["ratios"]["size (binaries + corpus)"] == pytest.approx(0.995)
+    assert main(["regress", "history", "--history", str(history.path)]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 4
+    assert main(["regress", "history", "--history", str(history.path.with_name("other.sqlite"))]) == 0
+    assert capsys.readouterr().out == "no runs\n"
 
 
 def test_cli_report_of_unknown_run_is_one_line(history: History, capsys: pytest.CaptureFixture) -> None:
