@@ -1,9 +1,228 @@
-"""CLI verbs of this role (filled in as the role grows)."""
+"""`mlgo-farm vocab ...`: train, validate, publish, retrain (Celery), list, show, download."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from farm.errors import FarmError, InputError
+
+KINDS = ("ir", "mir")
+
+
+def _params(args: argparse.Namespace) -> dict[str, Any]:
+    from vocabgen.params import TrainParams
+
+    names = [f.name for f in dataclasses.fields(TrainParams)]
+    return {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
+
+
+def _store():
+    from farm.store import store_from_settings
+
+    return store_from_settings()
+
+
+def _train(args: argparse.Namespace) -> int:
+    from farm.config import load_settings
+    from farm.toolchain import Toolchain
+    from vocabgen.build import MANIFEST, VOCAB, train_vocabulary, write_local
+    from vocabgen.dataset import load_dataset
+    from vocabgen.params import TrainParams
+    from vocabgen.training import ensure_pystow_home
+    from vocabgen.validate import validate_vocab
+
+    s = load_settings()
+    ensure_pystow_home(s.var_dir)
+    ds = load_dataset(Path(args.dataset), args.kind)
+    data, manifest = train_vocabulary(ds, TrainParams.from_dict(_params(args)))
+    out = Path(args.output)
+    if not args.no_validate:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="mlgo-farm-vocab-") as tmp:
+            (Path(tmp) / VOCAB).write_bytes(data)
+            manifest["validation"] = validate_vocab(ds.kind, Path(tmp) / VOCAB, Toolchain.from_settings(s))
+    write_local(out, data, manifest)
+    h = manifest["metrics"]["holdout"]
+    print(f"{out / VOCAB}: {ds.kind} dim {manifest['dimension']} sha256 {manifest['sha256'][:12]} "
+          f"MRR {h.get('mrr', float('nan')):.3f} Hits@10 {h.get('hits_at_10', float('nan')):.3f} "
+          f"({'validated' if 'validation' in manifest else 'not validated'}; manifest {out / MANIFEST})")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from farm.toolchain import Toolchain
+    from vocabgen.validate import validate_vocab
+
+    report = validate_vocab(args.kind, Path(args.vocab), Toolchain.from_settings(),
+                            [Path(p) for p in args.sample] or None)
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+def _publish(args: argparse.Namespace) -> int:
+    from farm.config import load_settings
+    from vocabgen.build import read_local
+    from vocabgen.locks import publish_lock
+    from vocabgen.publish import publish
+
+    s = load_settings()
+    store = _store()
+    data, manifest = read_local(Path(args.vocab_dir))
+    with publish_lock(store, s.celery.broker_url):
+        result = publish(store, data, manifest)
+    print(f"{result['kind']} {result['version']} ({'published' if result['created'] else 'already published'})")
+    return 0
+
+
+def _wait(result, timeout: float) -> dict[str, Any]:
+    """Wait for the last task of the chain; a failed earlier task fails the wait with its message."""
+    deadline = time.monotonic() + timeout
+    chain_results = []
+    r = result
+    while r is not None:
+        chain_results.append(r)
+        r = r.parent
+    while time.monotonic() < deadline:
+        for r in reversed(chain_results):
+            if r.failed():
+                err = r.result
+                if isinstance(err, FarmError):
+                    raise err
+                raise FarmError(f"retrain task {r.name or r.id} failed: {type(err).__name__}: {err}")
+        if result.successful():
+            return result.result
+        time.sleep(0.5)
+    raise FarmError(f"retrain did not finish within {timeout:g}s (task {result.id} keeps running)")
+
+
+def _retrain(args: argparse.Namespace) -> int:
+    from vocabgen.tasks import enqueue_retrain
+
+    dataset = args.dataset
+    if Path(dataset).is_dir():
+        dataset = str(Path(dataset).absolute())
+    try:
+        res = enqueue_retrain(args.kind, dataset, _params(args))
+    except Exception as e:  # kombu raises its own connection errors
+        if isinstance(e, FarmError):
+            raise
+        raise FarmError(f"cannot enqueue the retrain: {type(e).__name__}: {e}") from None
+    if not args.wait:
+        print(res.id)
+        return 0
+    out = _wait(res, args.timeout)
+    print(f"{out['kind']} {out['version']} ({'published' if out['created'] else 'already published'})")
+    return 0
+
+
+def _fmt(x: Any, spec: str = ".3f") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def _list(args: argparse.Namespace) -> int:
+    from vocabgen.publish import read_index
+
+    rows = [v for v in read_index(_store()) if args.kind in (None, v.get("kind"))]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    head = ("KIND", "VERSION", "DIM", "DATASET", "PUBLISHED", "MRR", "HITS@10", "ANALOGY")
+    table = [head] + [
+        (v["kind"], v["version"], str(v["dimension"]), str(v.get("dataset_id") or "-"), v["published_at"],
+         _fmt(v.get("mrr")), _fmt(v.get("hits_at_10")), _fmt(v.get("analogy")))
+        for v in rows
+    ]
+    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+    for r in table:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from vocabgen.publish import show
+
+    print(json.dumps(show(_store(), args.kind, args.version), indent=2, sort_keys=True))
+    return 0
+
+
+def _download(args: argparse.Namespace) -> int:
+    from vocabgen.publish import download, llvm_flag
+
+    out = Path(args.output)
+    if out.is_dir():
+        raise InputError(f"{out} is a directory: give a file name")
+    manifest = download(_store(), args.kind, args.version, out)
+    print(f"{args.kind} {manifest['version']} -> {out} (sha256 {manifest['sha256'][:12]} verified)", file=sys.stderr)
+    print(llvm_flag(args.kind, out))
+    return 0
+
+
+def _training_options() -> argparse.ArgumentParser:
+    from vocabgen.params import OPTIMIZERS
+
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("training (defaults: the recipe recorded in every manifest)")
+    g.add_argument("--dim", type=int, help="vector dimension (default 75 for ir, 100 for mir)")
+    g.add_argument("--epochs", type=int, help="training epochs (default 1000)")
+    g.add_argument("--margin", type=float, help="margin of the ranking loss (default 1.0)")
+    g.add_argument("--optimizer", choices=OPTIMIZERS, help="optimizer (default Adam)")
+    g.add_argument("--lr", type=float, help="learning rate (default 0.01)")
+    g.add_argument("--batch-size", dest="batch_size", type=int, help="batch size (default 256)")
+    g.add_argument("--negatives", type=int, help="negative samples per positive (default 1)")
+    g.add_argument("--seed", type=int, help="random seed (default 0)")
+    g.add_argument("--holdout", type=float, help="fraction held out for link prediction (default 0.1)")
+    return p
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this role's verbs to `mlgo-farm`."""
+    p = sub.add_parser("vocab", help="train, validate, publish and download IR2Vec/MIR2Vec vocabularies")
+    vsub = p.add_subparsers(dest="vocab_verb", metavar="ACTION", required=True)
+    training = _training_options()
+
+    t = vsub.add_parser("train", parents=[training], help="train a vocabulary from a local dataset")
+    t.add_argument("dataset", help="triplet dataset directory (mlgo-farm triplets)")
+    t.add_argument("-o", "--output", required=True, help="output directory (vocab.json + manifest.json)")
+    t.add_argument("--kind", choices=KINDS, help="expected dataset kind")
+    t.add_argument("--no-validate", action="store_true", help="skip the LLVM validation")
+    t.set_defaults(func=_train)
+
+    v = vsub.add_parser("validate", help="check a vocabulary file the way publishing does")
+    v.add_argument("vocab", help="vocab.json")
+    v.add_argument("--kind", choices=KINDS, required=True)
+    v.add_argument("--sample", action="append", default=[], help="sample module (.bc for ir, .mir for mir)")
+    v.set_defaults(func=_validate)
+
+    u = vsub.add_parser("publish", help="publish a trained and validated vocabulary directory")
+    u.add_argument("vocab_dir", help="directory written by `vocab train`")
+    u.set_defaults(func=_publish)
+
+    r = vsub.add_parser("retrain", parents=[training], help="enqueue the Celery chain train -> validate -> publish")
+    r.add_argument("--kind", choices=KINDS, required=True)
+    r.add_argument("--dataset", default="latest", help="dataset id in the store, `latest`, or a local directory")
+    r.add_argument("--wait", action="store_true", help="wait for the published version")
+    r.add_argument("--timeout", type=float, default=3600, help="seconds to wait with --wait (default 3600)")
+    r.set_defaults(func=_retrain)
+
+    ls = vsub.add_parser("list", help="list published versions")
+    ls.add_argument("--kind", choices=KINDS)
+    ls.add_argument("--json", action="store_true", help="print the index entries as JSON")
+    ls.set_defaults(func=_list)
+
+    sh = vsub.add_parser("show", help="print a version's manifest")
+    sh.add_argument("--kind", choices=KINDS, required=True)
+    sh.add_argument("--version", default="latest")
+    sh.set_defaults(func=_show)
+
+    d = vsub.add_parser("download", help="download a version (sha256 verified) and print the LLVM flag")
+    d.add_argument("--kind", choices=KINDS, required=True)
+    d.add_argument("--version", default="latest")
+    d.add_argument("-o", "--output", required=True, help="file to write")
+    d.set_defaults(func=_download)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import logging
 import os
 import time
 from collections.abc import Iterator
@@ -57,11 +58,19 @@ def _quiet_gc() -> Iterator[Any]:
         gc.unfreeze()
 
 
+def _quiet_logs() -> None:
+    """pykeen logs its progress at INFO and torch_max_mem warns about CPU tensors: follow the farm's level."""
+    level = logging.getLogger().getEffectiveLevel()
+    logging.getLogger("pykeen").setLevel(level)
+    logging.getLogger("torch_max_mem").setLevel(max(level, logging.ERROR))
+
+
 def factory(triples: np.ndarray, entities: list[str], relations: list[str]):
     """A pykeen TriplesFactory that keeps LLVM's ids; `triples` in (head, tail, relation) order."""
     import torch
     from pykeen.triples import TriplesFactory
 
+    _quiet_logs()
     hrt = torch.as_tensor(np.ascontiguousarray(triples[:, [0, 2, 1]]), dtype=torch.long)
     return TriplesFactory(
         mapped_triples=hrt,
@@ -89,6 +98,7 @@ def fit(tf, p: TrainParams):
     from pykeen.training import SLCWATrainingLoop
     from pykeen.utils import set_random_seed
 
+    _quiet_logs()
     torch.set_num_threads(1)
     set_random_seed(p.seed)
     model = _model(tf, p)
@@ -99,6 +109,7 @@ def fit(tf, p: TrainParams):
         optimizer=optimizer,
         negative_sampler="basic",
         negative_sampler_kwargs={"num_negs_per_pos": p.negatives},
+        automatic_memory_optimization=False,
     )
     start = time.perf_counter()
     with _quiet_gc() as refreeze:
@@ -108,6 +119,7 @@ def fit(tf, p: TrainParams):
             batch_size=p.batch_size,
             use_tqdm=False,
             use_tqdm_batch=False,
+            pin_memory=False,
             callbacks=refreeze,
         )
     return model, [float(x) for x in losses], time.perf_counter() - start

@@ -1,0 +1,61 @@
+"""The Celery app of the vocabulary role: Redis broker and result backend, beat schedule.
+
+Start workers with `celery -A vocabgen.celery_app worker` and the schedule with
+`celery -A vocabgen.celery_app beat`. Settings come from farm.config ([celery] and [store]).
+Tasks are acknowledged late and rejected when their worker is lost, so a task whose worker
+dies mid-training is delivered again (for a worker that vanished without a word, by Redis
+after `visibility_timeout` seconds).
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+from celery.schedules import crontab
+
+from farm.config import Settings, load_settings
+from farm.errors import FarmError
+from vocabgen.dataset import KINDS
+
+
+def schedule_from(text: str) -> crontab:
+    """A crontab from "minute hour day_of_month month_of_year day_of_week"."""
+    fields = text.split()
+    if len(fields) != 5:
+        raise FarmError(f"celery.retrain_schedule {text!r}: expected 5 crontab fields")
+    minute, hour, dom, month, dow = fields
+    try:
+        return crontab(minute=minute, hour=hour, day_of_month=dom, month_of_year=month, day_of_week=dow)
+    except ValueError as e:
+        raise FarmError(f"celery.retrain_schedule {text!r}: {e}") from None
+
+
+def make_app(settings: Settings | None = None) -> Celery:
+    s = settings or load_settings()
+    app = Celery("mlgo_farm_vocab", broker=s.celery.broker_url, backend=s.celery.result_backend,
+                 include=["vocabgen.tasks"])
+    app.conf.update(
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_track_started=True,
+        worker_prefetch_multiplier=1,
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        result_extended=True,
+        result_expires=14 * 24 * 3600,
+        broker_transport_options={"visibility_timeout": s.celery.visibility_timeout},
+        broker_connection_retry_on_startup=True,
+        timezone="UTC",
+        beat_schedule={
+            f"retrain-{kind}": {
+                "task": "vocabgen.tasks.scheduled_retrain",
+                "schedule": schedule_from(s.celery.retrain_schedule),
+                "args": (kind,),
+            }
+            for kind in KINDS
+        },
+    )
+    return app
+
+
+app = make_app()
