@@ -117,6 +117,44 @@ def llvm_loads(kind: str, vocab_path: Path, dim: int, toolchain: Toolchain, modu
     return report
 
 
+def llvm_printed_vocab(kind: str, vocab_path: Path, toolchain: Toolchain, work: Path) -> dict[str, list[float]]:
+    """The vocabulary as LLVM itself reads it back (unit weights), keyed like `llvm-ir2vec entities`."""
+    if kind == "ir":
+        module = work / "empty.ll"
+        module.write_text("define void @f() {\n  ret void\n}\n")
+        args = ["opt", ["-passes=print<ir2vec-vocab>", f"-ir2vec-vocab-path={vocab_path}", "-ir2vec-opc-weight=1",
+                        "-ir2vec-type-weight=1", "-ir2vec-arg-weight=1", "-disable-output", module]]
+    else:
+        module = work / "empty.ll"
+        module.write_text("define i32 @f(i32 %a) {\n  ret i32 %a\n}\n")
+        args = ["llc", ["-print-mir2vec-vocab", f"-mir2vec-vocab-path={vocab_path}", "-mir2vec-opc-weight=1",
+                        "-mir2vec-common-operand-weight=1", "-mir2vec-reg-operand-weight=1", "-o", "/dev/null", module]]
+    res = toolchain.run(args[0], args[1], timeout=300)
+    out: dict[str, list[float]] = {}
+    for line in (res.stderr + res.stdout).decode(errors="replace").splitlines():
+        if line.startswith("Key: "):
+            key, _, rest = line[5:].partition(":")
+            v = _VEC.search(rest)
+            if v:
+                out[key.strip()] = [float(x) for x in v.group(1).split()]
+    return out
+
+
+def check_llvm_reads_back(kind: str, vocab: dict, vocab_path: Path, toolchain: Toolchain, work: Path) -> int:
+    """Every entry LLVM reads equals ours (to the two decimals it prints): right section, right key."""
+    printed = llvm_printed_vocab(kind, vocab_path, toolchain, work)
+    if not printed:
+        raise ValidationError(f"LLVM printed no vocabulary entries for {vocab_path}")
+    ours = {}
+    for name, (section, key) in zip(printed, layout.placement(kind, list(printed)), strict=True):
+        ours[name] = vocab.get(section, {}).get(key)
+    for name, vec in printed.items():
+        mine = ours[name]
+        if mine is None or len(mine) != len(vec) or any(abs(a - b) > 0.0051 for a, b in zip(mine, vec, strict=True)):
+            raise ValidationError(f"LLVM reads entity {name} differently from the file (wrong section or key)")
+    return len(printed)
+
+
 def validate_vocab(
     kind: str, vocab_path: Path, toolchain: Toolchain, samples: list[Path] | None = None
 ) -> dict[str, Any]:
@@ -131,11 +169,13 @@ def validate_vocab(
         mir_entity_source = modules[0] if kind == "mir" else None
         names = llvm_entities(kind, toolchain, mir_entity_source)
         check_coverage(vocab, layout.entity_keys(kind, names), str(vocab_path))
+        read_back = check_llvm_reads_back(kind, vocab, vocab_path, toolchain, Path(tmp))
         loads = llvm_loads(kind, vocab_path, dim, toolchain, modules)
     return {
         "ok": True,
         "dimension": dim,
         "llvm_entities": len(names),
+        "llvm_read_back": read_back,
         "llvm_version": toolchain.version,
         "samples": loads,
     }
