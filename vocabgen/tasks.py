@@ -76,6 +76,7 @@ def train(self, kind: str, dataset: str = "latest", params: dict[str, Any] | Non
     ds = resolve_dataset(dataset, kind, store, s.var_dir / "vocab" / "datasets")
     work = s.var_dir / "vocab" / "trained" / kind / f"{ds.id}-{p.resolved(kind).digest()}"
     if not (work / MANIFEST).is_file():
+        log.info("training %s vocabulary from dataset %s (%s)", kind, ds.id, self.request.id)
         data, manifest = train_vocabulary(ds, p)
         write_local(work, data, manifest)
     data, manifest = read_local(work)
