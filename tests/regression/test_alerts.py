@@ -112,3 +112,80 @@ def test_starttls_refused_by_plain_server_is_an_attempt_error(smtp_env: MailBox,
     assert smtp_env.messages == []
     d = alerts.deliver_pending(h, SMTPConfig(host=smtp_env.host, port=smtp_env.port), backoff=0)
     assert (d.sent, d.pending) == (1, 0) and smtp_env.messages[0]["Subject"] == "s"
+
+
+def _self_signed(tmp_path: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 (its own CA) and its key, made with `cryptography`."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "mlgo-farm test SMTP")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(hours=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+            .sign(key, hashes.SHA256()))
+    crt, pem = tmp_path / "smtp.crt", tmp_path / "smtp.key"
+    crt.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    pem.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                      serialization.NoEncryption()))
+    return crt, pem
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_tls_and_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real SMTPS server (implicit TLS) on loopback that requires a login; the client verifies its certificate.
+
+    (STARTTLS is not exercised against a real server: aiosmtpd 1.4's STARTTLS hangs on Python 3.11.)
+    """
+    import ssl
+
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.smtp import AuthResult
+
+    crt, key = _self_signed(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(crt))  # trusted the standard way, as a site's CA bundle would be
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_ctx.load_cert_chain(crt, key)
+    got, logins = [], []
+
+    class Handler:
+        async def handle_DATA(self, server, session, envelope):
+            got.append((envelope.rcpt_tos, envelope.content))
+            return "250 OK"
+
+    def authenticator(server, session, envelope, mechanism, data):
+        logins.append((data.login, data.password))
+        return AuthResult(success=(data.login, data.password) == (b"farm", b"s3cret"))
+
+    port = free_port()
+    # auth_require_tls=False: aiosmtpd only sees STARTTLS sessions as TLS, but this whole connection is TLS
+    controller = Controller(Handler(), hostname="127.0.0.1", port=port, authenticator=authenticator,
+                            auth_required=True, auth_require_tls=False, ssl_context=server_ctx)
+    controller.start()
+    try:
+        h = History(tmp_path / "h.sqlite")
+        run = h.start_run("t1", "b", llvm_version=None, llvm_commit=None, policy_id="p", vocab_version=None)
+        h.complete_run(run, "regression", None, ("regression", "farm@x", ["a@x"], b"Subject: tls\n\nbody\n"))
+        plain = alerts.deliver_pending(h, SMTPConfig(host="127.0.0.1", port=port, retries=1), backoff=0, timeout=3)
+        assert plain.pending == 1 and got == []  # a plain-text client gets nowhere
+        smtp = SMTPConfig(host="127.0.0.1", port=port, ssl=True, user="farm", password="s3cret", retries=1)
+        monkeypatch.delenv("SSL_CERT_FILE")
+        untrusted = alerts.deliver_pending(h, smtp, backoff=0, timeout=3)
+        assert "CERTIFICATE_VERIFY_FAILED" in untrusted.errors[0] and got == []  # the certificate is checked
+        monkeypatch.setenv("SSL_CERT_FILE", str(crt))
+        d = alerts.deliver_pending(h, smtp, backoff=0)
+        assert (d.sent, d.pending) == (1, 0)
+        assert [(bytes(u), bytes(p)) for u, p in logins] == [(b"farm", b"s3cret")]
+        [(rcpt, content)] = got
+        assert rcpt == ["a@x"] and b"Subject: tls" in content
+    finally:
+        controller.stop()
