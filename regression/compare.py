@@ -40,7 +40,7 @@ class RunRequest:
     corpus: Path | None = None
     benchmarks: tuple[Benchmark, ...] = ()
     policy: str = "heuristic"
-    vocab: Path | None = None
+    vocab: str | Path | None = None  # a vocabulary JSON, or store:VERSION (store:latest) published by the farm
     opt_flags: tuple[str, ...] = ("-Oz",)
     repeats: int = 5  # wall-time samples per variant and workload (0: no wall time)
     callgrind: bool = True
@@ -116,6 +116,18 @@ def vocab_version(vocab: Path | None) -> str | None:
     return f"sha256-{_digest(vocab)}"
 
 
+def resolve_vocab(vocab: str | Path | None) -> tuple[Path | None, str | None]:
+    """The vocabulary file and its version; `store:VERSION` is fetched once, so every compile uses the same one."""
+    if vocab is None:
+        return None, None
+    if str(vocab).startswith("store:"):
+        from regression.launcher import published_vocab
+
+        path = published_vocab(str(vocab).removeprefix("store:") or "latest")
+        return path, path.stem  # cached as <version>.json
+    return Path(vocab), vocab_version(Path(vocab))
+
+
 def _check_request(req: RunRequest) -> None:
     from regression.launcher import check_vocab
     from regression.policies import load_policy
@@ -134,7 +146,7 @@ def _check_request(req: RunRequest) -> None:
         check_name("corpus directory name", Path(req.corpus).absolute().name)
         build.corpus_modules(req.corpus)  # fails early on a malformed corpus
     load_policy(req.policy)  # fails early on an unknown policy or a malformed model file
-    if req.vocab is not None:
+    if req.vocab is not None and not str(req.vocab).startswith("store:"):
         check_vocab(req.vocab)
 
 
@@ -257,10 +269,11 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
     history = history or open_history(settings)
     _deliver(history, settings, deliver_backoff)  # earlier alerts that could not be sent yet
 
+    vocab, vocab_id = resolve_vocab(req.vocab)
     run_id = req.run_id or new_run_id()
     run = history.start_run(
         run_id, req.builder, llvm_version=toolchain.version, llvm_commit=toolchain.commit,
-        policy_id=policy_id(req.policy), vocab_version=vocab_version(req.vocab),
+        policy_id=policy_id(req.policy), vocab_version=vocab_id,
         config={"corpus": str(req.corpus) if req.corpus else None, "benchmarks": [b.name for b in req.benchmarks],
                 "policy": req.policy, "vocab": str(req.vocab) if req.vocab else None,
                 "advisor": req.advisor_name, "opt_flags": list(req.opt_flags), "repeats": req.repeats,
@@ -268,7 +281,7 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
     )
     work = run_dir(settings, req.builder, run_id)
     variants = [build.heuristic_variant(),
-                build.policy_variant(req.policy, req.vocab, req.policy_timeout, req.advisor_name)]
+                build.policy_variant(req.policy, vocab, req.policy_timeout, req.advisor_name)]
     try:
         rows, skipped = _measure_all(req, toolchain, variants, work, settings, history, run)
         if not rows:

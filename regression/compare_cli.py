@@ -25,7 +25,7 @@ def _run(args: argparse.Namespace) -> int:
         benches.append(benchmarks.local_benchmark(Path(d), tuple(args.bench_arg)))
     req = RunRequest(
         builder=args.builder, run_id=args.run_id, corpus=Path(args.corpus) if args.corpus else None,
-        benchmarks=tuple(benches), policy=args.policy, vocab=Path(args.vocab) if args.vocab else None,
+        benchmarks=tuple(benches), policy=args.policy, vocab=args.vocab,
         opt_flags=tuple(args.opt or ["-Oz"]), repeats=args.repeats, callgrind=not args.no_callgrind,
         rules_file=Path(args.rules) if args.rules else None, publish=not args.no_publish,
         jobs=args.jobs or RunRequest().jobs, policy_timeout=args.policy_timeout, advisor=args.advisor,
@@ -123,7 +123,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--policy", default="heuristic", help="built-in policy name or an .onnx model (policy-cc)")
     run.add_argument("--advisor", choices=("inline", "regalloc"),
                      help="MLGO advisor the policy drives (default: regalloc for the spill policy, else inline)")
-    run.add_argument("--vocab", help="IR2Vec vocabulary JSON fed to the policy (its manifest.json names the version)")
+    run.add_argument("--vocab", help="IR2Vec vocabulary fed to the policy: a JSON file (a manifest.json beside it "
+                     "names the version) or store:VERSION / store:latest, published by the farm")
     run.add_argument("--builder", default="local", help="builder name recorded in the history (default: local)")
     run.add_argument("--run-id", help="run id (default: UTC time and a random suffix)")
     run.add_argument("--opt", action="append", default=None, metavar="FLAG",

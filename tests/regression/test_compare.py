@@ -179,3 +179,21 @@ def test_differing_output_is_a_regression_not_a_measurement(tmp_path: Path) -> N
         ("whoami/run", "policy", "wrong output: differs from the heuristic build's")]
     assert not [c for c in result.comparisons if c.metric == "instructions"]
     assert "wrong output" in (result.report_dir / "summary.txt").read_text()
+
+
+def test_vocabulary_published_by_the_farm_is_resolved_once(compare_corpus: Path, ir2vec_vocab: Path) -> None:
+    import hashlib
+
+    from farm.store import store_from_settings
+    from vocabgen.publish import publish
+
+    with pytest.raises(InputError, match="no ir vocabulary has been published"):
+        run_comparison(RunRequest(builder="pub", corpus=compare_corpus, vocab="store:latest", repeats=0))
+    data = ir2vec_vocab.read_bytes()
+    manifest = {"kind": "ir", "dimension": 8, "sha256": hashlib.sha256(data).hexdigest(),
+                "validation": {"ok": True}, "lineage": {}}
+    published = publish(store_from_settings(), data, manifest)
+    result = run_comparison(RunRequest(builder="pub", corpus=compare_corpus, vocab="store:latest", repeats=0))
+    assert result.run.vocab_version == published["version"]
+    assert result.run.config["vocab"] == "store:latest"
+    assert result.skipped == [] and _values(result, "policy")
