@@ -1,0 +1,212 @@
+"""The Celery chain for real: redis-server, `celery worker` subprocesses, moto S3 over HTTP behind a proxy."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from farm.config import load_settings
+from tests.servers import stop
+from tests.vocabgen.conftest import s3_store
+from vocabgen import publish as pub
+from vocabgen.celery_app import make_app, schedule_from
+from vocabgen.validate import compile_samples, llvm_loads
+
+ROOT = Path(__file__).resolve().parents[2]
+MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
+TINY_FLAGS = ["--dim", "8", "--epochs", "5", "--batch-size", "64"]
+#: Long enough (seconds, not minutes) that a kill or an outage lands during training.
+SLOW_FLAGS = ["--dim", "8", "--epochs", "3000", "--batch-size", "256"]
+
+
+def wait_until(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+
+
+@dataclass
+class Farm:
+    env: dict[str, str]
+    tmp: Path
+    proxy: object
+
+    def worker(self, name: str, *, concurrency: int = 1, extra_env: dict[str, str] | None = None) -> Worker:
+        log = self.tmp / f"{name}.log"
+        pool = ["--pool=solo"] if concurrency == 1 else ["--pool=prefork", f"--concurrency={concurrency}"]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "vocabgen.celery_app", "worker", *pool, "--loglevel=INFO",
+             "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat", f"--logfile={log}"],
+            cwd=ROOT, env={**self.env, **(extra_env or {})}, start_new_session=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        w = Worker(proc, log)
+        wait_until(lambda: w.log_has("ready.") or proc.poll() is not None, 60, f"worker {name} ready")
+        assert proc.poll() is None, w.log()
+        return w
+
+    def cli(self, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+        return subprocess.run([MLGO_FARM, *args], env=self.env, capture_output=True, text=True, timeout=timeout,
+                              cwd=self.tmp)
+
+    def cli_background(self, *args: str) -> subprocess.Popen:
+        return subprocess.Popen([MLGO_FARM, *args], env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, cwd=self.tmp)
+
+    @property
+    def store(self):
+        return s3_store(self.proxy.url)
+
+
+@dataclass
+class Worker:
+    proc: subprocess.Popen
+    logfile: Path
+
+    def log(self) -> str:
+        return self.logfile.read_text() if self.logfile.exists() else ""
+
+    def log_has(self, text: str) -> bool:
+        return text in self.log()
+
+    def kill(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+
+@pytest.fixture
+def farm(redis_url: str, s3_proxy, tmp_path: Path, ir_dataset: Path) -> Iterator[Farm]:
+    import redis
+
+    redis.Redis.from_url(redis_url).flushall()
+    _, proxy = s3_proxy
+    config = tmp_path / "farm.toml"
+    config.write_text("")
+    env = {
+        **os.environ,
+        "MLGO_FARM_CONFIG": str(config),
+        "MLGO_FARM_PATHS_VAR_DIR": str(tmp_path / "var"),
+        "MLGO_FARM_CELERY_BROKER_URL": f"{redis_url}/0",
+        "MLGO_FARM_CELERY_RESULT_BACKEND": f"{redis_url}/1",
+        "MLGO_FARM_STORE_URL": "s3://mlgo-vocab/farm",
+        "MLGO_FARM_STORE_ENDPOINT_URL": proxy.url,
+        "MLGO_FARM_STORE_ACCESS_KEY_ID": "testing",
+        "MLGO_FARM_STORE_SECRET_ACCESS_KEY": "testing",
+        "PYSTOW_HOME": str(tmp_path / "pystow"),
+    }
+    from workers.dataset import publish as publish_dataset
+
+    publish_dataset(ir_dataset, s3_store(proxy.url))  # what `mlgo-farm dataset publish` does
+    yield Farm(env, tmp_path, proxy)
+
+
+@pytest.fixture
+def workers(farm: Farm) -> Iterator[list[Worker]]:
+    started: list[Worker] = []
+    yield started
+    for w in started:
+        stop(w.proc)
+
+
+def test_retrain_publish_list_download_and_llvm_loads(farm: Farm, workers, toolchain, tmp_path: Path) -> None:
+    workers.append(farm.worker("w1"))
+    done = farm.cli("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "180", *TINY_FLAGS)
+    assert done.returncode == 0, done.stderr + workers[0].log()[-3000:]
+    version = done.stdout.split()[1]
+    listed = farm.cli("vocab", "list", "--kind", "ir")
+    assert version in listed.stdout and listed.stdout.startswith("KIND")
+    out = tmp_path / "vocab.json"
+    got = farm.cli("vocab", "download", "--kind", "ir", "--version", "latest", "-o", str(out))
+    assert got.returncode == 0 and got.stdout.strip() == f"-ir2vec-vocab-path={out}"
+    assert llvm_loads("ir", out, 8, toolchain, compile_samples("ir", toolchain, tmp_path))[0]["functions"] >= 5
+    manifest = json.loads(farm.cli("vocab", "show", "--kind", "ir").stdout)
+    assert manifest["validation"]["ok"] and manifest["version"] == version
+    assert not farm.store.list("vocab-staging/"), "staging area must be emptied after publishing"
+
+    app = make_app(load_settings(env=farm.env))
+    assert app.send_task("vocabgen.tasks.scheduled_retrain", args=["ir"]).get(timeout=60)["status"] == "unchanged"
+    assert app.send_task("vocabgen.tasks.scheduled_retrain", args=["mir"]).get(timeout=60)["status"] == "no-dataset"
+
+
+def test_bad_dataset_fails_with_one_line_and_publishes_nothing(farm: Farm, workers) -> None:
+    workers.append(farm.worker("w1"))
+    res = farm.cli("vocab", "retrain", "--kind", "ir", "--dataset", "ir-0000000000000000", "--wait",
+                   "--timeout", "60", *TINY_FLAGS)
+    assert res.returncode != 0
+    assert res.stderr.strip().splitlines() == [
+        "mlgo-farm: error: dataset ir-0000000000000000 of kind ir is not in s3://mlgo-vocab/farm"
+    ]
+    assert farm.store.list("vocab/") == []
+
+
+def test_two_identical_requests_publish_one_version(farm: Farm, workers) -> None:
+    workers.append(farm.worker("w1", concurrency=2))
+    clients = [farm.cli_background("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "180", *TINY_FLAGS)
+               for _ in range(2)]
+    outs = [c.communicate(timeout=240) for c in clients]
+    assert all(c.returncode == 0 for c in clients), outs
+    lines = sorted(o[0].strip() for o in outs)
+    assert lines[0].endswith("(already published)") and lines[1].endswith("(published)")
+    assert lines[0].split()[1] == lines[1].split()[1]
+    index = pub.read_index(farm.store)
+    assert len(index) == 1 and index[0]["version"] == lines[0].split()[1]
+    assert workers[0].log().count("Task vocabgen.tasks.train[") >= 2  # both really trained
+
+
+def test_worker_killed_mid_training_is_redelivered(farm: Farm, workers) -> None:
+    fast_redelivery = {"MLGO_FARM_CELERY_VISIBILITY_TIMEOUT": "3"}
+    first = farm.worker("doomed", extra_env=fast_redelivery)
+    client = farm.cli_background("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "240", *SLOW_FLAGS)
+    wait_until(lambda: first.log_has("training ir vocabulary"), 60, "training to start")
+    first.kill()
+    trained = farm.tmp / "var" / "vocab" / "trained" / "ir"
+    assert not list(trained.glob("*/manifest.json")), "the killed worker must not have finished"
+    workers.append(farm.worker("rescuer", extra_env=fast_redelivery))
+    out, err = client.communicate(timeout=300)
+    assert client.returncode == 0, err + workers[0].log()[-3000:]
+    assert out.strip().endswith("(published)")
+    assert workers[0].log_has("training ir vocabulary")
+    assert len(pub.read_index(farm.store)) == 1
+
+
+def test_store_outage_is_retried_with_backoff(farm: Farm, workers) -> None:
+    workers.append(farm.worker("w1"))
+    client = farm.cli_background("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "240", *SLOW_FLAGS)
+    wait_until(lambda: workers[0].log_has("training ir vocabulary"), 60, "training to start")
+    farm.proxy.stop()
+    try:
+        wait_until(lambda: workers[0].log_has("Retry in"), 120, "the upload to fail and be retried")
+    finally:
+        farm.proxy.start()
+    out, err = client.communicate(timeout=300)
+    assert client.returncode == 0, err + workers[0].log()[-3000:]
+    version = out.split()[1]
+    store = farm.store
+    assert json.loads(store.get("vocab/ir/latest.json"))["version"] == version
+    assert store.exists(f"vocab/ir/{version}/vocab.json") and store.exists(f"vocab/ir/{version}/manifest.json")
+
+
+def test_beat_schedule_comes_from_the_config(tmp_path: Path) -> None:
+    s = load_settings(tmp_path / "none.toml", env={"MLGO_FARM_CELERY_RETRAIN_SCHEDULE": "30 4 * * 1"})
+    app = make_app(s)
+    entry = app.conf.beat_schedule["retrain-mir"]
+    assert entry["task"] == "vocabgen.tasks.scheduled_retrain" and entry["args"] == ("mir",)
+    assert entry["schedule"] == schedule_from("30 4 * * 1")
+    assert app.conf.task_acks_late and app.conf.task_reject_on_worker_lost
+    from farm.errors import FarmError
+
+    with pytest.raises(FarmError, match="expected 5 crontab fields"):
+        schedule_from("weekly")
