@@ -49,10 +49,9 @@ class Benchmark:
     package: str | None = None  # Debian source package; None: `local_dir`
     local_dir: Path | None = None
     exclude: tuple[str, ...] = ()
+    #: Flags of this benchmark on top of the package's recipe (workers.debsrc.RECIPES).
     cppflags: tuple[str, ...] = ()
     libs: tuple[str, ...] = ()
-    #: Headers a package's own build generates (name, text); written to an include dir of the build.
-    headers: tuple[tuple[str, str], ...] = ()
     #: Writes input files into the given directory, given the source tree (deterministic).
     make_inputs: Callable[[Path, Path], None] | None = field(default=None, compare=False)
 
@@ -68,7 +67,11 @@ class Benchmark:
         return sorted(files)
 
     def compile_flags(self, root: Path) -> list[str]:
-        return [f.replace("{src}", str(root)) for f in self.cppflags]
+        """The package recipe's defines, then the benchmark's own (`{src}` is the source root)."""
+        from workers.debsrc import recipe
+
+        package_flags = recipe(self.package).flags if self.package else ()
+        return [f.replace("{src}", str(root)) for f in (*package_flags, *self.cppflags)]
 
 
 def _fill(template: str, inputs: Path) -> str:
@@ -111,9 +114,8 @@ BENCHMARKS: dict[str, Benchmark] = {
             exclude=("src/luac.c",),
             # Lua seeds its string hash from time(NULL) and addresses; a fixed seed makes the
             # callgrind instruction counts of the same binary repeat exactly.
-            cppflags=("-DLUA_COMPAT_5_3", "-DLUA_USE_LINUX", "-Dluai_makeseed(L)=0u"),
+            cppflags=("-Dluai_makeseed(L)=0u",),
             libs=("-lm", "-ldl", "-Wl,-E"),
-            headers=(("lua5.4-deb-multiarch.h", '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"\n'),),
             workloads=tuple(Workload(s.removesuffix(".lua"), (f"{{scripts}}/{s}",)) for s in LUA_SCRIPTS),
         ),
         Benchmark(
@@ -121,7 +123,7 @@ BENCHMARKS: dict[str, Benchmark] = {
             package="zlib",
             binary="minigzip",
             sources=("*.c", "test/minigzip.c"),
-            cppflags=("-I{src}", "-D_LARGEFILE64_SOURCE=1", "-DHAVE_UNISTD_H"),
+            cppflags=("-I{src}",),
             workloads=(
                 Workload("compress", ("-6",), "{inputs}/input.txt"),
                 Workload("decompress", ("-d",), "{inputs}/input.txt.gz"),
@@ -134,7 +136,6 @@ BENCHMARKS: dict[str, Benchmark] = {
             binary="bzip2",
             sources=("blocksort.c", "huffman.c", "crctable.c", "randtable.c", "compress.c", "decompress.c",
                      "bzlib.c", "bzip2.c"),
-            cppflags=("-D_FILE_OFFSET_BITS=64",),
             workloads=(Workload("compress", ("-c", "-9"), "{inputs}/input.txt"),),
             make_inputs=_compression_inputs(1_000_000),
         ),

@@ -143,12 +143,6 @@ def build_benchmark(toolchain: Toolchain, bench: Benchmark, root: Path, variant:
     """Compile the benchmark's sources with the variant and link them (plain clang) into its binary."""
     root = Path(root)
     flags = bench.compile_flags(root)
-    if bench.headers:
-        include = Path(out_dir) / "include"
-        include.mkdir(parents=True, exist_ok=True)
-        for name, text in bench.headers:
-            (include / name).write_text(text)
-        flags.append(f"-I{include}")
     jobs = []
     for src in bench.source_files(root):
         rel = src.relative_to(root).as_posix()
