@@ -86,6 +86,7 @@ class Builder:
 
 _PUBLISHED = (("dataset", r"published dataset (\S+) to "),)
 _LLVM_BUILT = (("llvm_bin", r"LLVM at \S+: (\S+)$"), ("llvm_build", r"LLVM at \S+: (\S+)/bin$"))
+_RETRAINED = (("vocab_version", r"^(?:ir|mir) (\S+) \((?:already )?published\)$"),)
 _REPORT = (("report", r"^report: (\S+)"),)
 _LLVM_BIN = IfSet("llvm_bin", ("--llvm-bin", "{llvm_bin}"))
 
@@ -145,7 +146,7 @@ REGISTRY: tuple[Builder, ...] = (
             name=f"vocab-retrain-{kind}",
             description=f"retrain, validate and publish the {kind.upper()} vocabulary (Celery chain)",
             steps=(Step("retrain", ("vocab", "retrain", "--kind", kind, IfSet("dataset", ("--dataset", "{dataset}")),
-                                    "--wait"), timeout=3600),),
+                                    "--wait"), timeout=3600, capture=_RETRAINED),),
             params=(_DATASET,),
             after=(f"triplets-{kind}",),
         )

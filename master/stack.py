@@ -86,8 +86,8 @@ def _celery_up(s: Settings, role: str) -> str:
         return f"celery {role}: already running (pid {pid_alive(pidfile)})"
     pidfile.unlink(missing_ok=True)
     offset = logfile.stat().st_size if logfile.exists() else 0
-    argv = [venv_tool("celery"), "-A", CELERY_APP, role, "--detach", "--pidfile", str(pidfile),
-            "--logfile", str(logfile), "--loglevel", "INFO", "--workdir", str(s.var_dir)]
+    argv = [venv_tool("celery"), "--workdir", str(s.var_dir), "-A", CELERY_APP, role, "--detach",
+            "--pidfile", str(pidfile), "--logfile", str(logfile), "--loglevel", "INFO"]
     if role == "worker":
         argv += ["--concurrency", "1", "--hostname", "mlgo-farm@%h"]
     else:

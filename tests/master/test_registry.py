@@ -65,6 +65,9 @@ def test_capture_patterns_match_the_lines_the_verbs_print():
     out = "uploading\npublished dataset ir-3f2a9c0d11b2e4f5 to file:///x/store\n"
     assert _extract(publish.capture)(0, out, "") == {"dataset": "ir-3f2a9c0d11b2e4f5"}
     assert _extract(publish.capture)(1, out, "") == {}
+    retrain = reg["vocab-retrain-ir"].steps[0]
+    assert _extract(retrain.capture)(0, "ir 20261122T0503-ab12 (published)\n", "") == {
+        "vocab_version": "20261122T0503-ab12"}
     llvm = reg["llvm-tot"].steps[0]
     got = _extract(llvm.capture)(0, "LLVM at main: /w/llvm-tot/build/llvm-build/bin\n", "")
     assert got == {"llvm_bin": "/w/llvm-tot/build/llvm-build/bin", "llvm_build": "/w/llvm-tot/build/llvm-build"}
