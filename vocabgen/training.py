@@ -39,21 +39,20 @@ def ensure_pystow_home(var_dir: Path) -> None:
 def _quiet_gc() -> Iterator[Any]:
     """pykeen runs gc.collect() after every epoch; freezing the long-lived heap makes that cheap.
 
-    The heap is frozen again after the first epoch (which imports and caches lazily) and
-    unfrozen at the end so a long-running worker does not keep garbage forever.
+    The heap is frozen again after each epoch, right after pykeen's own collection (the first
+    epoch imports and caches lazily), and unfrozen at the end so a long-running worker does not
+    keep garbage forever.
     """
     from pykeen.training.callbacks import TrainingCallback
 
-    class RefreezeAfterFirstEpoch(TrainingCallback):
+    class RefreezeAfterEachEpoch(TrainingCallback):
         def post_epoch(self, epoch: int, epoch_loss: float, **kwargs: Any) -> None:
-            if epoch == 1:
-                gc.collect()
-                gc.freeze()
+            gc.freeze()  # pykeen has just collected: only live objects are frozen
 
     gc.collect()
     gc.freeze()
     try:
-        yield RefreezeAfterFirstEpoch()
+        yield RefreezeAfterEachEpoch()
     finally:
         gc.unfreeze()
 
