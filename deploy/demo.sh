@@ -21,11 +21,16 @@ $mf master force triplets-ir triplets-mir regression-inliner-size \
   -p corpus_input="$package" -p bench="$package" --reason "make demo" --wait --timeout "$timeout" || status=$?
 
 echo "== results"
-echo "object store: $($mf stack status >/dev/null && .venv/bin/python -c 'from farm.config import load_settings; print(load_settings().store_url)')"
+echo "object store: $(.venv/bin/python -c 'from farm.config import load_settings; print(load_settings().store_url)')"
+mkdir -p var/demo
 for kind in ir mir; do
-  $mf vocab show --kind "$kind" --version latest 2>/dev/null || echo "vocabulary $kind: none published"
+  if flag=$($mf vocab download --kind "$kind" --version latest -o "var/demo/vocab-$kind.json"); then
+    echo "vocabulary $kind (latest): var/demo/vocab-$kind.json; use with: $flag"
+  else
+    echo "vocabulary $kind: none published"
+  fi
 done
-$mf regress history --builder regression-inliner-size --limit 1 2>/dev/null || true
+$mf regress history --builder regression-inliner-size --limit 1 || true
 echo "Buildbot: all builds above (var/buildbot/master/state.sqlite); logs in var/log and var/buildbot"
 if [ "$status" -ne 0 ]; then echo "demo: some builds FAILED (exit $status)" >&2; fi
 exit "$status"
