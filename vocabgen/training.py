@@ -12,6 +12,7 @@ import gc
 import logging
 import os
 import time
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,7 +112,9 @@ def fit(tf, p: TrainParams):
         automatic_memory_optimization=False,
     )
     start = time.perf_counter()
-    with _quiet_gc() as refreeze:
+    with _quiet_gc() as refreeze, warnings.catch_warnings():
+        # pykeen 1.11 passes shuffle=True to itself and then warns about it.
+        warnings.filterwarnings("ignore", "Training instances are always shuffled", DeprecationWarning)
         losses = loop.train(
             triples_factory=tf,
             num_epochs=p.epochs,
