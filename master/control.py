@@ -6,7 +6,7 @@ from pathlib import Path
 
 from farm.config import Settings
 from farm.errors import FarmError
-from master.layout import master_dir, worker_password
+from master.layout import master_dir, password_file, worker_password
 from master.procs import farm_env, pid_alive, run, venv_tool
 
 MASTER_CFG = Path(__file__).with_name("master.cfg")
@@ -34,7 +34,10 @@ def check(settings: Settings) -> str:
     """`buildbot checkconfig` on the master directory (or on master.cfg itself before `create`)."""
     basedir = master_dir(settings)
     target = basedir if (basedir / "buildbot.tac").is_file() else MASTER_CFG
-    return run([venv_tool("buildbot"), "checkconfig", str(target)], farm_env(settings), "buildbot checkconfig")
+    env = farm_env(settings)
+    if not (settings.buildbot.worker_password or password_file(settings).is_file()):
+        env["MLGO_FARM_BUILDBOT_WORKER_PASSWORD"] = "checkconfig-only"  # the check needs no real secret
+    return run([venv_tool("buildbot"), "checkconfig", str(target)], env, "buildbot checkconfig")
 
 
 def running(settings: Settings) -> int | None:
