@@ -141,6 +141,25 @@ def test_retrain_publish_list_download_and_llvm_loads(farm: Farm, workers, toolc
     assert app.send_task("vocabgen.tasks.scheduled_retrain", args=["mir"]).get(timeout=60)["status"] == "no-dataset"
 
 
+def test_schedule_retrains_when_the_dataset_changed(farm: Farm, workers, csrc_corpus_dir: Path, toolchain,
+                                                     tmp_path: Path) -> None:
+    from workers.dataset import publish as publish_dataset
+    from workers.triplets import build_dataset
+
+    workers.append(farm.worker("w1"))
+    assert farm.cli("vocab", "retrain", "--kind", "ir", "--wait", *TINY_FLAGS).returncode == 0
+    newer = build_dataset(csrc_corpus_dir, tmp_path / "o0", "ir", toolchain, opt_levels=["O0"])
+    new_id = publish_dataset(newer, farm.store)
+    app = make_app(load_settings(env=farm.env))
+    started = app.send_task("vocabgen.tasks.scheduled_retrain", args=["ir"]).get(timeout=60)
+    assert started["status"] == "started" and started["dataset_id"] == new_id
+    published = app.AsyncResult(started["task_id"]).get(timeout=240)  # the default recipe, 1000 epochs
+    assert published["created"]
+    latest = json.loads(farm.store.get("vocab/ir/latest.json"))
+    assert latest["dataset_id"] == new_id and latest["version"] == published["version"] and latest["dimension"] == 75
+    assert len(pub.read_index(farm.store)) == 2
+
+
 def test_bad_dataset_fails_with_one_line_and_publishes_nothing(farm: Farm, workers) -> None:
     workers.append(farm.worker("w1"))
     res = farm.cli("vocab", "retrain", "--kind", "ir", "--dataset", "ir-0000000000000000", "--wait",
