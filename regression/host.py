@@ -6,23 +6,33 @@ side can block on `open`, and a compiler that never opens the channel (a syntax 
 costs nothing. The host never waits without a deadline: it polls the channel in short ticks,
 watches the compiler process, and gives up when the compiler neither talks nor uses CPU for
 `timeout` seconds (it is then killed).
+
+Every compile of a policy build runs this module, so it uses `os`, `select` and `time` only
+(no subprocess, tempfile, shutil or pathlib imports: each costs milliseconds per compile).
+`serve` accepts a `subprocess.Popen` or the launcher's own `Process` (`posix_spawn`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import select
-import shutil
-import subprocess
-import tempfile
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from farm.errors import FarmError
-from regression.policies import Policy
-from regression.protocol import Header, StreamDecoder
+from regression.protocol import StreamDecoder
+
+try:
+    from _signal import SIGKILL, SIGPIPE, SIGXFSZ  # the `signal` module adds only enums (and an `enum` import)
+except ImportError:  # pragma: no cover - an interpreter without the C module
+    from signal import SIGKILL, SIGPIPE, SIGXFSZ
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+
+    from regression.policies import Policy
+    from regression.protocol import Header
 
 _TICK_MS = 50
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -32,37 +42,62 @@ class HostError(FarmError):
     """The session failed on the host's side: the compiler stalled, or the policy could not answer."""
 
 
-@dataclass
 class HostReport:
     """What happened on one channel."""
 
-    decisions: int = 0
-    sessions: int = 0
-    header: Header | None = None
-    #: seconds from reading a complete observation to writing its advice, per decision
-    response_times: list[float] = field(default_factory=list)
-    #: bytes of an incomplete message left when the compiler exited (it died mid-session)
-    truncated: int = 0
+    def __init__(self) -> None:
+        self.decisions = 0
+        self.sessions = 0
+        self.header: Header | None = None
+        #: seconds from reading a complete observation to writing its advice, per decision
+        self.response_times: list[float] = []
+        #: bytes of an incomplete message left when the compiler exited (it died mid-session)
+        self.truncated = 0
+
+
+def private_dir(prefix: str, parent: str | os.PathLike | None = None) -> str:
+    """A new directory only this user can enter (what `tempfile.mkdtemp` does, without its imports)."""
+    root = os.fspath(parent) if parent is not None else os.environ.get("TMPDIR") or "/tmp"
+    for _ in range(100):
+        path = os.path.join(os.path.abspath(root), f"{prefix}{os.urandom(6).hex()}")
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"no free directory name for {prefix}* in {root}")
 
 
 class Channel:
     """A FIFO pair in its own temporary directory, with the host's ends already open."""
 
     def __init__(self, parent: str | os.PathLike | None = None) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="mlgo-channel-", dir=parent))
-        self.base = self.dir / "channel"
-        inbound, outbound = Path(f"{self.base}.in"), Path(f"{self.base}.out")
-        os.mkfifo(inbound, 0o600)
-        os.mkfifo(outbound, 0o600)
+        self.path = private_dir("mlgo-channel-", parent)
+        self.base = os.path.join(self.path, "channel")
+        os.mkfifo(f"{self.base}.in", 0o600)
+        os.mkfifo(f"{self.base}.out", 0o600)
         # O_RDWR on a FIFO never blocks on Linux and keeps the pipe alive between sessions.
-        self.to_compiler = os.open(inbound, os.O_RDWR)
-        self.from_compiler = os.open(outbound, os.O_RDWR | os.O_NONBLOCK)
+        self.to_compiler = os.open(f"{self.base}.in", os.O_RDWR)
+        self.from_compiler = os.open(f"{self.base}.out", os.O_RDWR | os.O_NONBLOCK)
+
+    @property
+    def dir(self) -> Path:
+        from pathlib import Path
+
+        return Path(self.path)
 
     def close(self) -> None:
         for fd in (self.to_compiler, self.from_compiler):
-            with contextlib.suppress(OSError):
+            try:  # noqa: SIM105 - contextlib is an import this module avoids
                 os.close(fd)
-        shutil.rmtree(self.dir, ignore_errors=True)
+            except OSError:
+                pass
+        try:
+            for entry in os.scandir(self.path):  # the FIFOs, and whatever the launcher kept beside them
+                os.unlink(entry.path)
+            os.rmdir(self.path)
+        except OSError:
+            pass
 
     def __enter__(self) -> Channel:
         return self
@@ -71,36 +106,75 @@ class Channel:
         self.close()
 
 
+class Process:
+    """A child started with `posix_spawn`: the part of `subprocess.Popen` the host uses, without its imports."""
+
+    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, stdin: int | None = None,
+                 stdout: int | None = None, stderr: int | None = None, setsid: bool = False) -> None:
+        actions = [(os.POSIX_SPAWN_DUP2, fd, target)
+                   for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)) if fd is not None]
+        self.args = list(argv)
+        self.returncode: int | None = None
+        # Python ignores SIGPIPE and SIGXFSZ; the child gets the defaults back, as Popen gives them.
+        self.pid = os.posix_spawn(self.args[0], self.args, os.environ if env is None else env,
+                                  file_actions=actions, setsigdef=(SIGPIPE, SIGXFSZ), setsid=setsid)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self) -> int:
+        while self.returncode is None:
+            try:
+                _, status = os.waitpid(self.pid, 0)
+            except ChildProcessError:  # reaped elsewhere
+                self.returncode = -1
+                break
+            self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            os.kill(self.pid, SIGKILL)  # not yet reaped: the pid is still ours
+
+
 def process_tree_cpu(pid: int) -> float:
     """CPU seconds used so far by `pid` and its live descendants (0 if it is gone)."""
     total, stack = 0, [pid]
     while stack:
         p = stack.pop()
         try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            with open(f"/proc/{p}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
             total += int(fields[11]) + int(fields[12])
             for tid in os.listdir(f"/proc/{p}/task"):
-                stack += [int(c) for c in Path(f"/proc/{p}/task/{tid}/children").read_text().split()]
+                with open(f"/proc/{p}/task/{tid}/children", "rb") as f:
+                    stack += [int(c) for c in f.read().split()]
         except (OSError, IndexError, ValueError):
             continue
     return total / _CLOCK_TICKS
 
 
-def kill(proc: subprocess.Popen) -> None:
+def kill(proc) -> None:
     """Kill the compiler (it may be stopped) and reap it."""
     if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
+        try:  # noqa: SIM105
             proc.kill()
+        except ProcessLookupError:
+            pass
         proc.wait()
 
 
-def serve(channel: Channel, proc: subprocess.Popen, policy: Policy, timeout: float = 60.0) -> HostReport:
+def serve(channel: Channel, proc, policy: Policy, timeout: float = 60.0) -> HostReport:
     """Answer every observation the compiler sends until it exits.
 
-    Raises ProtocolError on a malformed stream and HostError when the compiler stalls
-    (no bytes and no CPU progress for `timeout` seconds) or the policy fails; in both cases
-    the compiler has been killed. A compiler that dies mid-session is not an error here: the
-    caller reads `proc.returncode` and `HostReport.truncated`.
+    `proc` is a `subprocess.Popen` or a `Process`. Raises ProtocolError on a malformed stream and
+    HostError when the compiler stalls (no bytes and no CPU progress for `timeout` seconds) or the
+    policy fails; in both cases the compiler has been killed. A compiler that dies mid-session is
+    not an error here: the caller reads `proc.returncode` and `HostReport.truncated`.
     """
     report = HostReport()
     decoder = StreamDecoder()

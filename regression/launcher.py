@@ -4,46 +4,44 @@
 pair, adds the interactive flags, starts the farm's clang (through `farm.toolchain`) and serves
 the channel until the compiler exits. Parallel builds simply run one launcher per compile.
 Invocations that compile nothing (linking, `-E` on no source) run unchanged.
+
+The module imports only the lean host modules at load time: `regression.cc` (the per-compile
+entry point of builds) shares `compile_with_host` and the argument helpers with `run_compile`.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import subprocess
-import tempfile
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO
 
 from farm.errors import FarmError, InputError
-from farm.toolchain import Toolchain, describe_failure
 from regression.host import Channel, serve
-from regression.policies import Policy, load_policy
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from pathlib import Path
+    from typing import IO
+
+    from farm.toolchain import Toolchain
+    from regression.policies import Policy
 
 SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".m", ".mm", ".i", ".ii", ".bc", ".ll"}
-_CLANG = re.compile(r"^(clang|clang\+\+|cc|c\+\+)(-\d+)?$")
 ADVISORS = ("inline", "regalloc")
 
 
-@dataclass
 class CompileOutcome:
     """One compile: the compiler's exit status and message, and what the host did."""
 
-    argv: list[str]
-    returncode: int
-    stderr: str
-    wall: float
-    decisions: int = 0
-    sessions: int = 0
-    response_times: list[float] = field(default_factory=list)
-    #: one line saying why the compile failed (compiler message or host failure), None on success
-    error: str | None = None
-    #: set when the host, not the compiler, ended the compile (stall, protocol or policy failure)
-    host_error: str | None = None
+    def __init__(self, argv: list[str], returncode: int, stderr: str, wall: float) -> None:
+        self.argv, self.returncode, self.stderr, self.wall = argv, returncode, stderr, wall
+        self.decisions = 0
+        self.sessions = 0
+        self.response_times: list[float] = []
+        #: one line saying why the compile failed (compiler message or host failure), None on success
+        self.error: str | None = None
+        #: set when the host, not the compiler, ended the compile (stall, protocol or policy failure)
+        self.host_error: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -55,17 +53,38 @@ class CompileOutcome:
 
         return statistics.median(self.response_times) if self.response_times else None
 
+    def as_json(self) -> dict:
+        return {"argv": self.argv, "ok": self.ok, "returncode": self.returncode, "wall": self.wall,
+                "decisions": self.decisions, "sessions": self.sessions, "response_times": self.response_times,
+                "error": self.error}
 
-def compiler_tool(name: str, toolchain: Toolchain) -> str:
-    """Map the launcher's compiler argument (`clang`, `/usr/bin/clang-22`, ...) to a farm tool name."""
-    real = Path(os.path.realpath(name)) if os.sep in name else None
-    if real is not None and real.parent == Path(os.path.realpath(toolchain.bin_dir)):
-        return real.name
-    base = Path(name).name
-    m = _CLANG.match(base)
-    if m:
-        return "clang++" if "++" in m.group(1) else "clang"
-    raise InputError(f"policy-cc runs the farm's clang from {toolchain.bin_dir}; cannot launch {name!r}")
+
+def _clang_name(base: str) -> str | None:
+    """`clang`, `clang++`, `cc`, `c++`, optionally with a `-NN` version suffix, as a farm tool name."""
+    stem, dash, version = base.rpartition("-")
+    if not (dash and version.isdigit() and version.isascii()):
+        stem = base
+    if stem in ("clang", "cc"):
+        return "clang"
+    if stem in ("clang++", "c++"):
+        return "clang++"
+    return None
+
+
+def compiler_tool(name: str, toolchain: Toolchain | str | os.PathLike) -> str:
+    """Map the launcher's compiler argument (`clang`, `/usr/bin/clang-22`, ...) to a farm tool name.
+
+    `toolchain` is a `Toolchain` or its bin directory.
+    """
+    bin_dir = os.fspath(getattr(toolchain, "bin_dir", toolchain))
+    if os.sep in name:
+        real = os.path.realpath(name)
+        if os.path.dirname(real) == os.path.realpath(bin_dir):
+            return os.path.basename(real)
+    tool = _clang_name(os.path.basename(name))
+    if tool is None:
+        raise InputError(f"policy-cc runs the farm's clang from {bin_dir}; cannot launch {name!r}")
+    return tool
 
 
 def compiles_source(args: Sequence[str]) -> bool:
@@ -75,7 +94,7 @@ def compiles_source(args: Sequence[str]) -> bool:
         if prev in ("-o", "-MF", "-MT", "-MQ"):
             prev = ""
             continue
-        if not a.startswith("-") and Path(a).suffix in SOURCE_SUFFIXES:
+        if not a.startswith("-") and os.path.splitext(a)[1] in SOURCE_SUFFIXES:
             return True
         if a == "-" and "-x" in args:
             return True
@@ -85,11 +104,15 @@ def compiles_source(args: Sequence[str]) -> bool:
 
 def check_vocab(vocab: str | os.PathLike) -> Path:
     """A readable IR2Vec vocabulary JSON, or a one-line InputError."""
+    from pathlib import Path
+
+    from regression.protocol import loads
+
     p = Path(vocab)
     if not p.is_file():
         raise InputError(f"IR2Vec vocabulary {p} not found")
     try:
-        data = json.loads(p.read_bytes())
+        data = loads(p.read_bytes())
     except (OSError, ValueError) as e:
         raise InputError(f"IR2Vec vocabulary {p} is not readable JSON: {e}") from None
     if not isinstance(data, dict) or not {"Opcodes", "Types", "Arguments"} <= set(data):
@@ -116,7 +139,20 @@ def published_vocab(version: str = "latest") -> Path:
     return cached
 
 
-def interactive_flags(base: Path, advisor: str = "inline", vocab: Path | None = None) -> list[str]:
+def resolve_vocab(vocab: str | os.PathLike | None, advisor: str) -> Path | None:
+    """The vocabulary file to pass (`store:VERSION` fetched and cached), checked; None without one."""
+    if vocab is None:
+        return None
+    if isinstance(vocab, str) and vocab.startswith("store:"):
+        vocab = published_vocab(vocab.removeprefix("store:"))
+    path = check_vocab(vocab)
+    if advisor != "inline":
+        raise InputError("an IR2Vec vocabulary only applies to the inliner advisor")
+    return path
+
+
+def interactive_flags(base: str | os.PathLike, advisor: str = "inline",
+                      vocab: str | os.PathLike | None = None) -> list[str]:
     """The `-mllvm` flags that put the inliner (or the regalloc eviction advisor) in interactive mode."""
     if advisor == "inline":
         opts = [
@@ -133,6 +169,64 @@ def interactive_flags(base: Path, advisor: str = "inline", vocab: Path | None = 
     else:
         raise InputError(f"unknown advisor {advisor!r}: use one of {', '.join(ADVISORS)}")
     return [x for o in opts for x in ("-mllvm", o)]
+
+
+def describe_failure(tool: str, returncode: int, stderr: str) -> str:
+    """farm.toolchain's one-line failure message (imported only when a compile failed)."""
+    from farm.toolchain import describe_failure as describe
+
+    return describe(tool, returncode, stderr)
+
+
+def compile_with_host(
+    argv: Sequence[str],
+    tool: str,
+    args: Sequence[str],
+    policy: Policy,
+    spawn: Callable[[list[str], int], object],
+    *,
+    vocab: str | os.PathLike | None = None,
+    timeout: float = 60.0,
+    advisor: str = "inline",
+) -> CompileOutcome:
+    """Run one compile in interactive mode: `spawn(args + flags, stderr_fd)` starts the compiler.
+
+    The compiler's stderr is kept in the channel's private directory and returned in the outcome.
+    """
+    t0 = time.monotonic()
+    with Channel() as channel:
+        errfd = os.open(os.path.join(channel.path, "stderr"), os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            proc = spawn([*args, *interactive_flags(channel.base, advisor, vocab)], errfd)
+            host_error = None
+            try:
+                report = serve(channel, proc, policy, timeout)
+            except FarmError as e:
+                host_error, report = str(e), None
+            rc = proc.wait()
+            text = _read_all(errfd).decode(errors="replace")
+        finally:
+            os.close(errfd)
+    outcome = CompileOutcome(list(argv), rc, text, time.monotonic() - t0)
+    if report is not None:
+        outcome.decisions, outcome.sessions = report.decisions, report.sessions
+        outcome.response_times = report.response_times
+    if host_error is not None:
+        outcome.error = outcome.host_error = host_error
+    elif rc != 0:
+        after = f" after {outcome.decisions} policy decisions" if outcome.decisions else ""
+        outcome.error = describe_failure(tool, rc, text) + after
+    elif report is not None and report.truncated:
+        outcome.error = f"{tool} exited leaving a truncated message ({report.truncated} bytes) on the channel"
+    return outcome
+
+
+def _read_all(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def run_compile(
@@ -152,44 +246,28 @@ def run_compile(
     `vocab` is an IR2Vec vocabulary file, or `store:VERSION` (`store:latest`) for one the farm published.
     Bad arguments (unknown policy, missing vocabulary or model) raise InputError before anything runs.
     """
+    import subprocess
+
+    from farm.toolchain import Toolchain
+    from regression.policies import load_policy
+
     if not argv:
         raise InputError("no compiler command given")
     toolchain = toolchain or Toolchain.from_settings()
     tool = compiler_tool(argv[0], toolchain)
     args = list(argv[1:])
     pol = load_policy(policy) if isinstance(policy, str) else policy
-    if isinstance(vocab, str) and vocab.startswith("store:"):
-        vocab = published_vocab(vocab.removeprefix("store:"))
-    vocab_path = check_vocab(vocab) if vocab is not None else None
-    if vocab_path is not None and advisor != "inline":
-        raise InputError("an IR2Vec vocabulary only applies to the inliner advisor")
-    t0 = time.monotonic()
+    vocab_path = resolve_vocab(vocab, advisor)
     if not compiles_source(args):
+        t0 = time.monotonic()
         p = toolchain.popen(tool, args, cwd=cwd, env=env, stdout=stdout, stderr=subprocess.PIPE)
         _, err = p.communicate()
         text = err.decode(errors="replace")
-        return CompileOutcome(list(argv), p.returncode, text, time.monotonic() - t0,
-                              error=describe_failure(tool, p.returncode, text) if p.returncode else None)
-    with Channel() as channel, tempfile.TemporaryFile(dir=channel.dir) as errfile:
-        flags = interactive_flags(channel.base, advisor, vocab_path)
-        proc = toolchain.popen(tool, [*args, *flags], cwd=cwd, env=env, stdout=stdout, stderr=errfile)
-        host_error = None
-        try:
-            report = serve(channel, proc, pol, timeout)
-        except FarmError as e:
-            host_error, report = str(e), None
-        rc = proc.wait()
-        errfile.seek(0)
-        text = errfile.read().decode(errors="replace")
-    outcome = CompileOutcome(list(argv), rc, text, time.monotonic() - t0)
-    if report is not None:
-        outcome.decisions, outcome.sessions = report.decisions, report.sessions
-        outcome.response_times = report.response_times
-    if host_error is not None:
-        outcome.error = outcome.host_error = host_error
-    elif rc != 0:
-        after = f" after {outcome.decisions} policy decisions" if outcome.decisions else ""
-        outcome.error = describe_failure(tool, rc, text) + after
-    elif report is not None and report.truncated:
-        outcome.error = f"{tool} exited leaving a truncated message ({report.truncated} bytes) on the channel"
-    return outcome
+        outcome = CompileOutcome(list(argv), p.returncode, text, time.monotonic() - t0)
+        outcome.error = describe_failure(tool, p.returncode, text) if p.returncode else None
+        return outcome
+
+    def spawn(full_args: list[str], errfd: int) -> subprocess.Popen:
+        return toolchain.popen(tool, full_args, cwd=cwd, env=env, stdout=stdout, stderr=errfd)
+
+    return compile_with_host(argv, tool, args, pol, spawn, vocab=vocab_path, timeout=timeout, advisor=advisor)

@@ -16,18 +16,24 @@ when the compiler sends a `mask` feature, only positions with mask 1 are eligibl
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Protocol
+import os
 
 from farm.errors import InputError
-from regression.protocol import Header, Observation
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the built-ins are on every compile's path: no typing or pathlib imports at run time
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from regression.protocol import Header, Observation
 
 INLINE_DEFAULT = "inlining_default"
 EVICT_MASK = "mask"
 
 
-class Policy(Protocol):
+class Policy:
+    """What the host asks of a policy (any object with these members will do)."""
+
     name: str
 
     def bind(self, header: Header) -> None:
@@ -101,13 +107,12 @@ BUILTINS = {
 
 def load_policy(spec: str | Path) -> Policy:
     """A built-in policy by name, or an ONNX model by path; InputError if neither."""
-    text = str(spec)
+    text = os.fspath(spec)
     if text in BUILTINS:
         return BUILTINS[text]()
-    path = Path(text)
-    if path.suffix != ".onnx":
+    if not text.endswith(".onnx"):
         raise InputError(f"unknown policy {text!r}: use {', '.join(BUILTINS)} or a path to an .onnx model")
-    return OnnxPolicy(path)
+    return OnnxPolicy(text)
 
 
 _ONNX_TYPES = {"tensor(float)": "float32", "tensor(int64)": "int64", "tensor(double)": "float64",
@@ -117,7 +122,9 @@ _ONNX_TYPES = {"tensor(float)": "float32", "tensor(int64)": "int64", "tensor(dou
 class OnnxPolicy:
     """A model file run by onnxruntime; inputs named after LLVM features (see the module docstring)."""
 
-    def __init__(self, path: Path, *, strict: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike, *, strict: bool = False) -> None:
+        from pathlib import Path
+
         self.path = Path(path)
         self.name = self.path.name
         self.strict = strict

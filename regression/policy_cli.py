@@ -4,55 +4,28 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 from pathlib import Path
 
 from farm.errors import InputError
 
 
 def _policy_cc(args: argparse.Namespace) -> int:
-    from farm.config import load_settings
-    from regression.launcher import run_compile
+    from regression import cc
 
-    settings = load_settings()
+    if args.print_launcher:
+        import shlex
+
+        prefix = cc.launcher_command(args.policy, server=args.server, vocab=args.vocab, timeout=args.timeout,
+                                     advisor=args.advisor, stats=args.stats)
+        print(shlex.join(prefix))
+        return 0
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
     if not command:
         raise InputError("policy-cc: no compiler command given (usage: policy-cc [options] -- clang ARGS...)")
-    timeout = args.timeout if args.timeout is not None else settings.policy.timeout
-    server = args.server if args.server is not None else settings.policy.server
-    if server and not args.policy:
-        from regression.policy_server import RemotePolicy
-
-        policy = RemotePolicy(server, timeout=timeout)
-    else:
-        policy = args.policy or settings.policy.default
-    outcome = run_compile(command, policy, vocab=args.vocab, timeout=timeout, advisor=args.advisor)
-    sys.stderr.write(outcome.stderr)
-    if args.stats:
-        _append_stats(Path(args.stats), outcome)
-    if outcome.ok:
-        return 0
-    if outcome.host_error is None and outcome.returncode > 0:
-        return outcome.returncode  # the compiler's own failure: make/CMake see its exit code and message
-    print(f"mlgo-farm: error: {outcome.error}", file=sys.stderr)
-    return 1
-
-
-def _append_stats(path: Path, outcome) -> None:
-    """One JSON line per compile; O_APPEND keeps lines whole when parallel compiles share the file."""
-    line = json.dumps({
-        "argv": outcome.argv, "ok": outcome.ok, "returncode": outcome.returncode, "wall": outcome.wall,
-        "decisions": outcome.decisions, "sessions": outcome.sessions, "response_times": outcome.response_times,
-        "error": outcome.error,
-    }) + "\n"
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, line.encode())
-    finally:
-        os.close(fd)
+    return cc.run(cc.Options(command, policy=args.policy, server=args.server, vocab=args.vocab,
+                             timeout=args.timeout, advisor=args.advisor, stats=args.stats))
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -69,7 +42,14 @@ def _serve(args: argparse.Namespace) -> int:
     server.start()
     print(f"policy {args.policy} served on {server.path}", flush=True)
     try:
-        done.wait()
+        while not done.wait(1.0):
+            if args.idle_exit is not None and server.idle_for() > args.idle_exit:
+                # unlink first: later clients start a new server; the ones already queued are still answered
+                server.retire()
+                done.wait(1.0)  # clients that connected just before the unlink are accepted and answered
+                while server.idle_for() == 0 and not done.wait(0.2):
+                    pass
+                break
     finally:
         server.stop()
     return 0
@@ -118,9 +98,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     cc.add_argument("--timeout", type=float, help="seconds of compiler silence without CPU use before giving up")
     cc.add_argument("--advisor", choices=("inline", "regalloc"), default="inline",
                     help="which MLGO advisor the policy drives (default: inline)")
-    cc.add_argument("--server", help="Unix socket of a running `mlgo-farm policy serve` to ask instead of "
-                    "loading the policy in every compile (default: [policy] server)")
+    cc.add_argument("--server", help="Unix socket of a running `mlgo-farm policy serve` to ask when no --policy "
+                    "is given (default: [policy] server); an .onnx --policy starts a shared server by itself")
     cc.add_argument("--stats", help="append one JSON line per compile (decisions, response times) to this file")
+    cc.add_argument("--print-launcher", action="store_true",
+                    help="print the fastest launcher prefix for these options "
+                    "(python -I -S .../regression/cc_script.py ... --) instead of compiling: "
+                    "CC=\"$(mlgo-farm policy-cc --print-launcher) clang\"")
     cc.add_argument("command", nargs=argparse.REMAINDER, help="-- COMPILER ARGS...")
     cc.set_defaults(func=_policy_cc)
 
@@ -143,6 +127,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     srv = psub.add_parser("serve", help="load a policy once and answer every policy-cc --server of a build")
     srv.add_argument("--policy", required=True, help="built-in name or .onnx model")
     srv.add_argument("--socket", required=True, help="Unix socket path to listen on")
+    srv.add_argument("--idle-exit", type=float, help="exit after this many seconds without any client connected")
     srv.set_defaults(func=_serve)
     ins = psub.add_parser("inspect", help="validate an ONNX policy and show its inputs and output")
     ins.add_argument("model")

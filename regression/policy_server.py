@@ -1,12 +1,9 @@
 """A policy server for whole builds: load a model once, answer every compile's host over a Unix socket.
 
-Each `policy-cc --server SOCKET` compile keeps its own FIFO pair and host, but forwards each
-observation (LLVM's raw feature bytes) to this server and relays the advice, so a build pays
-for importing onnxruntime and loading the model once instead of once per compile.
-
-Frames on the socket: 4-byte little-endian length, one type byte, payload.
-`H` + header JSON (reply `K` or `E` + message) binds a connection; `O` + raw features asks
-for advice (reply `A` + raw advice tensor, or `E` + message).
+Each compile keeps its own FIFO pair and host, but forwards each observation (LLVM's raw feature
+bytes) to this server and relays the advice, so a build pays for importing onnxruntime and
+loading the model once instead of once per compile. The wire format and the client side
+(`RemotePolicy`, the launcher's shared servers) are in `regression.policy_client`.
 """
 
 from __future__ import annotations
@@ -16,89 +13,27 @@ import copy
 import os
 import socket
 import socketserver
-import struct
 import threading
+import time
 from pathlib import Path
 
-from farm.errors import FarmError, InputError
+from farm.errors import InputError
 from regression.policies import Policy
-from regression.protocol import Header, Observation
+from regression.policy_client import RemotePolicy, recv_frame, send_frame
+from regression.protocol import Header, Observation, decode_features
 
-_LEN = struct.Struct("<I")
-
-
-def send_frame(sock: socket.socket, kind: bytes, payload: bytes) -> None:
-    sock.sendall(_LEN.pack(len(payload) + 1) + kind + payload)
-
-
-def recv_frame(sock: socket.socket) -> tuple[bytes, bytes]:
-    """(type byte, payload); ConnectionError when the peer went away."""
-    head = _recv_exact(sock, _LEN.size)
-    body = _recv_exact(sock, _LEN.unpack(head)[0])
-    return body[:1], body[1:]
-
-
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("policy server connection closed")
-        buf += chunk
-    return bytes(buf)
-
-
-def decode_features(header: Header, raw: bytes) -> dict[str, tuple]:
-    if len(raw) != header.observation_size:
-        raise InputError(f"observation of {len(raw)} bytes, the header says {header.observation_size}")
-    out, pos = {}, 0
-    for spec in header.features:
-        out[spec.name] = spec.decode(raw[pos:pos + spec.nbytes])
-        pos += spec.nbytes
-    return out
-
-
-class RemotePolicy:
-    """The client side: a policy that asks a running `policy serve` for every decision."""
-
-    def __init__(self, socket_path: str | os.PathLike, timeout: float = 60.0) -> None:
-        self.path = str(socket_path)
-        self.name = f"server {self.path}"
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.settimeout(timeout)
-        try:
-            self._sock.connect(self.path)
-        except OSError as e:
-            self._sock.close()
-            raise InputError(f"policy server at {self.path} is not reachable: {e.strerror or e}") from None
-        self._header: Header | None = None
-
-    def bind(self, header: Header) -> None:
-        kind, payload = self._ask(b"H", header.encode())
-        if kind != b"K":
-            raise InputError(payload.decode(errors="replace"))
-        self._header = header
-
-    def decide(self, obs: Observation) -> tuple:
-        assert self._header is not None
-        raw = b"".join(f.encode(obs.features[f.name]) for f in self._header.features)
-        kind, payload = self._ask(b"O", raw)
-        if kind != b"A" or len(payload) != self._header.advice.nbytes:
-            raise FarmError(f"{self.name}: {payload.decode(errors='replace')}")
-        return self._header.advice.decode(payload)
-
-    def _ask(self, kind: bytes, payload: bytes) -> tuple[bytes, bytes]:
-        try:
-            send_frame(self._sock, kind, payload)
-            return recv_frame(self._sock)
-        except (OSError, ConnectionError) as e:
-            raise FarmError(f"{self.name} failed: {e}") from None
-
-    def close(self) -> None:
-        self._sock.close()
+__all__ = ["PolicyServer", "RemotePolicy", "decode_features", "recv_frame", "send_frame"]
 
 
 class _Handler(socketserver.BaseRequestHandler):
+    server: PolicyServer
+
+    def setup(self) -> None:
+        self.server.connection_opened()
+
+    def finish(self) -> None:
+        self.server.connection_closed()
+
     def handle(self) -> None:
         policy: Policy | None = None
         header: Header | None = None
@@ -114,7 +49,7 @@ class _Handler(socketserver.BaseRequestHandler):
                     policy.bind(header)
                     send_frame(self.request, b"K", b"")
                 elif kind == b"O" and policy is not None and header is not None:
-                    obs = Observation(0, None, decode_features(header, payload))
+                    obs = Observation(0, None, decode_features(header, payload), payload)
                     send_frame(self.request, b"A", header.advice.encode(policy.decide(obs)))
                 else:
                     send_frame(self.request, b"E", b"expected a header first")
@@ -127,6 +62,9 @@ class PolicyServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
     def __init__(self, socket_path: str | os.PathLike, policy: Policy) -> None:
         self.policy = policy
+        self._lock = threading.Lock()
+        self._active = 0
+        self._last_close = time.monotonic()
         path = Path(socket_path)
         if path.exists():
             with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as probe:
@@ -135,13 +73,34 @@ class PolicyServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             path.unlink()
         super().__init__(str(path), _Handler)
         self.path = path
+        self._inode = path.stat().st_ino
+
+    def connection_opened(self) -> None:
+        with self._lock:
+            self._active += 1
+
+    def connection_closed(self) -> None:
+        with self._lock:
+            self._active -= 1
+            self._last_close = time.monotonic()
+
+    def idle_for(self) -> float:
+        """Seconds since the last connection closed, 0 while any is open."""
+        with self._lock:
+            return 0.0 if self._active else time.monotonic() - self._last_close
 
     def start(self) -> threading.Thread:
         t = threading.Thread(target=self.serve_forever, name="policy-server", daemon=True)
         t.start()
         return t
 
+    def retire(self) -> None:
+        """Remove the socket path (if it is still ours) so new clients start another server; keep serving."""
+        with contextlib.suppress(OSError):
+            if self.path.stat().st_ino == self._inode:
+                self.path.unlink()
+
     def stop(self) -> None:
         self.shutdown()
         self.server_close()
-        self.path.unlink(missing_ok=True)
+        self.retire()

@@ -3,19 +3,23 @@
 The compiler writes to `BASE.out`: one JSON header line `{"features": [spec...], "advice": spec}`,
 then per decision an optional `{"context": NAME}` line, an `{"observation": N}` line, the raw
 feature tensors in header order (native little-endian), and a newline. The host answers each
-observation on `BASE.in` with the raw advice tensor. Decoding is incremental (bytes arrive in
-arbitrary chunks) and uses only the standard library, so the launcher starts fast.
+observation on `BASE.in` with the raw advice tensor.
+
+This module is on the path of every compile of a policy build, so it imports only `struct`,
+`math` and the C half of the standard `json` (`_json`: the Python half pulls in `re` and `enum`,
+a few milliseconds per compile); no dataclasses, no typing.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import struct
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 
 from farm.errors import FarmError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
 
 #: LLVM's element type names and their `struct` codes.
 ELEMENT_TYPES = {
@@ -36,13 +40,79 @@ class ProtocolError(FarmError):
     """The compiler's stream does not follow the interactive format."""
 
 
-@dataclass(frozen=True)
-class TensorSpec:
-    """One tensor as LLVM declares it: name, element type and shape."""
+class _JSONContext:
+    """What `_json.make_scanner` reads from a decoder: the defaults of `json.loads`."""
 
-    name: str
-    type: str
-    shape: tuple[int, ...]
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.__getitem__
+    memo: dict = {}  # noqa: RUF012 - read by the scanner, which keeps its own per call
+
+
+try:
+    from _json import encode_basestring_ascii as json_string
+    from _json import make_scanner as _make_scanner
+
+    _scan = _make_scanner(_JSONContext)
+except ImportError:  # an interpreter without the C accelerator: the whole json module
+    import json as _json_module
+
+    _scan = None
+
+    def json_string(s: str) -> str:
+        return _json_module.dumps(s)
+
+
+def loads(data: bytes | str) -> object:
+    """`json.loads` for one document, through the standard library's C scanner; ValueError if malformed."""
+    text = data.decode() if isinstance(data, (bytes, bytearray)) else data
+    if _scan is None:
+        return _json_module.loads(text)
+    start = len(text) - len(text.lstrip(" \t\r\n"))
+    try:
+        value, end = _scan(text, start)
+    except StopIteration as e:
+        raise ValueError(f"expecting a value at character {e.value}") from None
+    if text[end:].strip(" \t\r\n"):
+        raise ValueError(f"extra data at character {end}")
+    return value
+
+
+def dumps(value: object) -> str:
+    """Compact JSON for the plain values the launcher writes (dict, list, str, int, float, bool, None)."""
+    if isinstance(value, str):
+        return json_string(value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value!r} is not JSON")
+        return float.__repr__(value)
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json_string(str(k))}:{dumps(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(dumps(v) for v in value) + "]"
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+class TensorSpec:
+    """One tensor as LLVM declares it: name, element type and shape (immutable, compared by value)."""
+
+    __slots__ = ("_fmt", "count", "name", "nbytes", "shape", "type")
+
+    def __init__(self, name: str, type: str, shape: tuple[int, ...]) -> None:
+        self.name, self.type, self.shape = name, type, tuple(shape)
+        self.count = math.prod(self.shape)
+        code = ELEMENT_TYPES[type]
+        self._fmt = f"<{self.count}{code}"
+        self.nbytes = self.count * struct.calcsize("<" + code)
 
     @classmethod
     def from_json(cls, d: object) -> TensorSpec:
@@ -58,46 +128,55 @@ class TensorSpec:
     def to_json(self) -> dict:
         return {"name": self.name, "type": self.type, "port": 0, "shape": list(self.shape)}
 
-    @property
-    def count(self) -> int:
-        return math.prod(self.shape)
+    def _key(self) -> tuple:
+        return (self.name, self.type, self.shape)
 
-    @property
-    def nbytes(self) -> int:
-        return self.count * struct.calcsize("<" + ELEMENT_TYPES[self.type])
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TensorSpec) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"TensorSpec(name={self.name!r}, type={self.type!r}, shape={self.shape!r})"
 
     @property
     def is_float(self) -> bool:
         return self.type in ("float", "double")
 
     def decode(self, raw: bytes | memoryview) -> tuple[float | int, ...]:
-        return struct.unpack(f"<{self.count}{ELEMENT_TYPES[self.type]}", raw)
+        return struct.unpack(self._fmt, raw)
 
     def encode(self, values: Sequence[float | int] | float | int) -> bytes:
         """Pack a value (a scalar is broadcast to a one-element tensor) into the raw layout."""
-        vals = list(values) if isinstance(values, Sequence) else [values]
+        try:
+            vals = list(values)  # type: ignore[arg-type]
+        except TypeError:
+            vals = [values]
         if len(vals) != self.count:
             raise ProtocolError(f"tensor {self.name}: {len(vals)} values for shape {list(self.shape)}")
         if not self.is_float:
             vals = [int(v) for v in vals]
         try:
-            return struct.pack(f"<{self.count}{ELEMENT_TYPES[self.type]}", *vals)
+            return struct.pack(self._fmt, *vals)
         except struct.error as e:
             raise ProtocolError(f"tensor {self.name}: {e}") from None
 
 
-@dataclass(frozen=True)
 class Header:
     """The session header: the features the compiler sends and the advice it expects."""
 
-    features: tuple[TensorSpec, ...]
-    advice: TensorSpec
+    __slots__ = ("advice", "features", "observation_size")
+
+    def __init__(self, features: Sequence[TensorSpec], advice: TensorSpec) -> None:
+        self.features, self.advice = tuple(features), advice
+        self.observation_size = sum(f.nbytes for f in self.features)
 
     @classmethod
     def parse(cls, line: bytes) -> Header:
         try:
-            d = json.loads(line)
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            d = loads(line)
+        except (UnicodeDecodeError, ValueError) as e:
             raise ProtocolError(f"header is not JSON: {e}") from None
         if not isinstance(d, dict) or not isinstance(d.get("features"), list):
             raise ProtocolError("header has no 'features' list")
@@ -111,36 +190,59 @@ class Header:
 
     def encode(self) -> bytes:
         d = {"features": [f.to_json() for f in self.features], "advice": self.advice.to_json()}
-        return json.dumps(d, separators=(",", ":")).encode() + b"\n"
+        return dumps(d).encode() + b"\n"
 
     def feature(self, name: str) -> TensorSpec | None:
         return next((f for f in self.features if f.name == name), None)
 
-    @property
-    def observation_size(self) -> int:
-        return sum(f.nbytes for f in self.features)
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Header) and (self.features, self.advice) == (other.features, other.advice)
+
+    def __hash__(self) -> int:
+        return hash((self.features, self.advice))
+
+    def __repr__(self) -> str:
+        return f"Header(features={self.features!r}, advice={self.advice!r})"
 
 
-@dataclass
 class Observation:
-    """One decision request: its index in the session, the context, and the decoded features."""
+    """One decision request: its index in the session, the context, the decoded features and their raw bytes."""
 
-    index: int
-    context: str | None
-    features: dict[str, tuple[float | int, ...]] = field(default_factory=dict)
+    __slots__ = ("context", "features", "index", "raw")
+
+    def __init__(self, index: int, context: str | None, features: dict[str, tuple[float | int, ...]] | None = None,
+                 raw: bytes | None = None) -> None:
+        self.index, self.context = index, context
+        self.features = {} if features is None else features
+        #: the feature tensors exactly as the compiler sent them (None when built by hand)
+        self.raw = raw
 
     def scalar(self, name: str) -> float | int:
         return self.features[name][0]
+
+    def __repr__(self) -> str:
+        return f"Observation(index={self.index!r}, context={self.context!r}, features={self.features!r})"
 
 
 def encode_observation(header: Header, obs: Observation, *, with_context: bool = False) -> bytes:
     """The bytes the compiler writes for `obs` (used to test the decoder and to write logs)."""
     out = b""
     if with_context:
-        out += json.dumps({"context": obs.context or ""}).encode() + b"\n"
-    out += json.dumps({"observation": obs.index}).encode() + b"\n"
+        out += dumps({"context": obs.context or ""}).encode() + b"\n"
+    out += dumps({"observation": obs.index}).encode() + b"\n"
     out += b"".join(f.encode(obs.features[f.name]) for f in header.features)
     return out + b"\n"
+
+
+def decode_features(header: Header, raw: bytes | memoryview) -> dict[str, tuple[float | int, ...]]:
+    """The named feature tensors of one observation's raw bytes (ProtocolError if the size is wrong)."""
+    if len(raw) != header.observation_size:
+        raise ProtocolError(f"observation of {len(raw)} bytes, the header says {header.observation_size}")
+    out, pos = {}, 0
+    for spec in header.features:
+        out[spec.name] = spec.decode(raw[pos:pos + spec.nbytes])
+        pos += spec.nbytes
+    return out
 
 
 class StreamDecoder:
@@ -184,8 +286,8 @@ class StreamDecoder:
                 del self._buf[: len(line) + 1]
                 continue
             try:
-                event = json.loads(line)
-            except (UnicodeDecodeError, json.JSONDecodeError):
+                event = loads(line)
+            except (UnicodeDecodeError, ValueError):
                 raise ProtocolError(f"expected an event line, got {line[:60]!r}") from None
             if not isinstance(event, dict):
                 raise ProtocolError(f"expected an event object, got {line[:60]!r}")
@@ -200,15 +302,10 @@ class StreamDecoder:
         size = self.header.observation_size
         if len(self._buf) < start + size + 1:
             return None
-        view = memoryview(self._buf)
-        features: dict[str, tuple[float | int, ...]] = {}
-        pos = start
-        for spec in self.header.features:
-            features[spec.name] = spec.decode(view[pos : pos + spec.nbytes])
-            pos += spec.nbytes
-        view.release()
-        if self._buf[pos : pos + 1] != b"\n":
+        end = start + size
+        if self._buf[end:end + 1] != b"\n":
             raise ProtocolError(f"observation {event['observation']} is not followed by a newline")
-        del self._buf[: pos + 1]
+        raw = bytes(self._buf[start:end])
+        del self._buf[: end + 1]
         self.observations += 1
-        return Observation(int(event["observation"]), self.context, features)
+        return Observation(int(event["observation"]), self.context, decode_features(self.header, raw), raw)

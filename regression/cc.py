@@ -1,0 +1,233 @@
+"""The lean compiler launcher: what a policy build runs once per compile.
+
+    python -I -S .../regression/cc_script.py --bin-dir DIR --timeout S --policy heuristic -- clang ARGS...
+
+`mlgo-farm policy-cc --print-launcher [--policy P ...]` prints that prefix for the current settings
+(`make CC="$(mlgo-farm policy-cc --print-launcher) clang"`); `mlgo-farm-cc` (console script) and
+`mlgo-farm policy-cc` run the same code after a slower interpreter start-up.
+
+Python starts without `site` (`-S`: the editable install's import hook alone costs ~10 ms);
+`cc_script.py` puts the package root on `sys.path`. Only C modules of the standard library and the
+host modules (`protocol`, `host`, `policies`, `launcher`, `policy_client`) are imported;
+`farm.config` only when neither the command line (`--bin-dir`, `--timeout`, `--policy`) nor
+MLGO_FARM_LLVM_BIN_DIR / MLGO_FARM_POLICY_TIMEOUT give the values (it costs ~20 ms), and
+`farm.toolchain` only to word a failure. An `.onnx` policy is answered by a shared `policy serve`
+process started on first use, so no compile imports onnxruntime or numpy.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from farm.errors import FarmError, InputError, ToolError
+from regression.launcher import ADVISORS, CompileOutcome, compile_with_host, compiler_tool, compiles_source
+
+PROG = "mlgo-farm-cc"
+USAGE = (f"usage: {PROG} [--policy P] [--server SOCKET] [--vocab V] [--timeout S] [--advisor inline|regalloc] "
+         "[--stats FILE] [--bin-dir DIR] -- COMPILER ARGS...")
+_VALUED = ("policy", "server", "vocab", "timeout", "advisor", "stats", "bin_dir")
+
+
+class Options:
+    """The launcher's options; None means "from the farm configuration"."""
+
+    def __init__(self, command: list[str], *, policy: str | None = None, server: str | None = None,
+                 vocab: str | None = None, timeout: float | None = None, advisor: str = "inline",
+                 stats: str | None = None, bin_dir: str | None = None) -> None:
+        self.command, self.policy, self.server, self.vocab = command, policy, server, vocab
+        self.timeout, self.advisor, self.stats, self.bin_dir = timeout, advisor, stats, bin_dir
+
+
+def parse_args(argv: list[str]) -> Options:
+    """`--name VALUE`/`--name=VALUE` options, then `--` (optional) and the compiler command."""
+    values: dict[str, str] = {}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            i += 1
+            break
+        if not arg.startswith("--"):
+            break
+        name, eq, value = arg[2:].partition("=")
+        key = name.replace("-", "_")
+        if key not in _VALUED:
+            raise InputError(f"unknown option {arg!r} ({USAGE})")
+        if not eq:
+            i += 1
+            if i >= len(argv):
+                raise InputError(f"option --{name} needs a value")
+            value = argv[i]
+        values[key] = value
+        i += 1
+    command = argv[i:]
+    if not command:
+        raise InputError(f"no compiler command given ({USAGE})")
+    timeout = None
+    if "timeout" in values:
+        try:
+            timeout = float(values.pop("timeout"))
+        except ValueError:
+            raise InputError("--timeout needs a number of seconds") from None
+        if not timeout > 0:
+            raise InputError("--timeout must be positive")
+    advisor = values.pop("advisor", "inline")
+    if advisor not in ADVISORS:
+        raise InputError(f"unknown advisor {advisor!r}: use one of {', '.join(ADVISORS)}")
+    return Options(command, timeout=timeout, advisor=advisor, **values)
+
+
+def _complete(opts: Options) -> Options:
+    """Fill what the command line left open: MLGO_FARM_* variables, then the farm configuration (farm.config)."""
+    env = os.environ
+    if opts.bin_dir is None and "MLGO_FARM_LLVM_BIN_DIR" in env:
+        opts.bin_dir = env["MLGO_FARM_LLVM_BIN_DIR"]
+    if opts.timeout is None and env.get("MLGO_FARM_POLICY_TIMEOUT", "").strip().isdigit():
+        opts.timeout = float(env["MLGO_FARM_POLICY_TIMEOUT"])
+    if opts.bin_dir is not None and opts.timeout is not None and (opts.policy or opts.server):
+        return opts
+    from farm.config import load_settings
+
+    s = load_settings()
+    if opts.bin_dir is None:
+        opts.bin_dir = s.llvm.bin_dir
+    if opts.timeout is None:
+        opts.timeout = float(s.policy.timeout)
+    if not opts.policy and not opts.server:
+        if s.policy.server:
+            opts.server = s.policy.server
+        else:
+            opts.policy = s.policy.default
+    return opts
+
+
+def _policy(opts: Options, compiles: bool):
+    """The policy object for this compile (None when nothing is compiled and the policy is a model file)."""
+    from regression.policies import BUILTINS, load_policy
+
+    if opts.policy:
+        if opts.policy in BUILTINS:
+            return load_policy(opts.policy)
+        if not opts.policy.endswith(".onnx"):
+            load_policy(opts.policy)  # raises the one-line "unknown policy" error
+        from regression.policy_client import shared_server, shared_socket
+
+        if not compiles:
+            shared_socket(opts.policy)  # the model must exist even when this step compiles nothing
+            return None
+        return shared_server(opts.policy, opts.timeout)
+    if not compiles:
+        return None
+    from regression.policy_client import RemotePolicy
+
+    return RemotePolicy(opts.server, timeout=opts.timeout)
+
+
+def _clang(bin_dir: str, tool: str) -> str:
+    path = os.path.join(bin_dir, tool)
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        raise ToolError(f"LLVM tool {tool!r} not found in {bin_dir} (set MLGO_FARM_LLVM_BIN_DIR)")
+    return path
+
+
+def run(opts: Options) -> int:
+    """Run the compile; the exit status for make/CMake. FarmError for bad arguments (nothing was run)."""
+    import time
+
+    from regression.host import Process
+
+    opts = _complete(opts)
+    tool = compiler_tool(opts.command[0], opts.bin_dir)
+    compiler = _clang(opts.bin_dir, tool)
+    args = opts.command[1:]
+    compiles = compiles_source(args)
+    if compiles:
+        from regression.launcher import resolve_vocab
+
+        vocab = resolve_vocab(opts.vocab, opts.advisor)
+    policy = _policy(opts, compiles)
+    if not compiles:  # linking and the like: run unchanged, output straight through
+        t0 = time.monotonic()
+        rc = Process([compiler, *args]).wait()
+        outcome = CompileOutcome(list(opts.command), rc, "", time.monotonic() - t0)
+        if rc:
+            outcome.error = f"{tool} exited with code {rc}" if rc > 0 else f"{tool} crashed with signal {-rc}"
+    else:
+        outcome = compile_with_host(
+            opts.command, tool, args, policy, lambda full, errfd: Process([compiler, *full], stderr=errfd),
+            vocab=vocab, timeout=opts.timeout, advisor=opts.advisor,
+        )
+        _write(2, outcome.stderr.encode())
+    if opts.stats:
+        append_stats(opts.stats, outcome)
+    if outcome.ok:
+        return 0
+    if outcome.host_error is None and outcome.returncode > 0:
+        return outcome.returncode  # the compiler's own failure: make/CMake see its exit code and message
+    raise FarmError(outcome.error)
+
+
+def append_stats(path: str, outcome: CompileOutcome) -> None:
+    """One JSON line per compile; O_APPEND keeps lines whole when parallel compiles share the file."""
+    from regression.protocol import dumps
+
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        _write(fd, (dumps(outcome.as_json()) + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+def _write(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def launcher_command(policy: str | None = None, *, server: str | None = None, vocab: str | None = None,
+                     timeout: float | None = None, advisor: str = "inline", stats: str | None = None,
+                     settings=None) -> list[str]:
+    """The fastest launcher prefix (ending in `--`) for these options, with the configuration resolved now.
+
+    Put the compiler after it: `[*launcher_command("heuristic"), "clang", "-Oz", "-c", ...]`.
+    """
+    if settings is None:
+        from farm.config import load_settings
+
+        settings = load_settings()
+    opts = ["--bin-dir", os.path.abspath(settings.llvm.bin_dir),
+            "--timeout", f"{timeout if timeout is not None else settings.policy.timeout:g}"]
+    server = server if server is not None else (settings.policy.server if not policy else None)
+    if policy or not server:
+        policy = policy or settings.policy.default
+        opts += ["--policy", os.path.abspath(policy) if policy.endswith(".onnx") else policy]
+    else:
+        opts += ["--server", os.path.abspath(server)]
+    if vocab is not None:
+        opts += ["--vocab", vocab if vocab.startswith("store:") else os.path.abspath(vocab)]
+    if advisor != "inline":
+        opts += ["--advisor", advisor]
+    if stats is not None:
+        opts += ["--stats", os.path.abspath(stats)]
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cc_script.py")
+    return [sys.executable, "-I", "-S", script, *opts, "--"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args and args[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0
+    try:
+        return run(parse_args(args))
+    except FarmError as e:
+        _write(2, f"mlgo-farm: error: {e}\n".encode())
+        return e.exit_code
+    except KeyboardInterrupt:
+        _write(2, b"mlgo-farm: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
