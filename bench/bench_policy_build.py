@@ -1,13 +1,17 @@
 """Benchmark: a policy build of a real corpus at -Oz against the heuristic build, in the same run.
 
 Baseline: plain `clang -Oz -c` of every C file of a Debian source package, with the flags its
-recipe gives (`--bitcode`: of every module of its corpus instead). Ours: the same compiles
-through the launcher, `mlgo-farm policy-cc ... -- clang ...` (Python start-up, FIFO pair, policy
-host and all), with the built-in `heuristic` policy and, with --model or --train, an ONNX policy
-(--train clones the heuristic on the package's corpus first), loaded per compile and through one
-shared `policy serve`. Runs alternate, `--jobs` compiles at a time; prints the median wall-time
-ratio per policy (target: within 1.3x), the median host round trip per decision (microseconds,
-from reading an observation to writing its advice), and the `.text` comparison.
+recipe gives (`--bitcode`: of every module of its corpus instead). Ours: the same compiles through
+the policy launcher (Python start-up, FIFO pair, policy host and all) with the built-in
+`heuristic` policy, by each entry point: the lean one (`python -I -S regression/cc_script.py`,
+what `mlgo-farm policy-cc --print-launcher` prints and regression builds use), the console script
+`mlgo-farm-cc` as a user types it, and the `mlgo-farm policy-cc` verb. With --model or --train,
+an ONNX policy too (--train clones the heuristic on the package's corpus first), through the
+launcher's shared server and through an explicit `policy serve --socket`. Runs alternate,
+`--jobs` compiles at a time; prints per build the median wall-time ratio (target: within 1.3x),
+the CPU ratio (children, plus the policy server's CPU), the median host round trip per decision
+(microseconds, from reading an observation to writing its advice) and the `.text` comparison.
+The machine's load average is printed before and after: others share the cores.
 
     .venv/bin/python bench/bench_policy_build.py --package lua5.4 --repeat 3 --train
 """
@@ -16,8 +20,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -98,6 +104,14 @@ def text_size(tc: Toolchain, objs: list[Path]) -> int:
     return total
 
 
+def server_pid(log: Path) -> int | None:
+    """The pid a `policy serve` writes on its first line (`... (pid N)`)."""
+    for line in log.read_text().splitlines() if log.is_file() else []:
+        if "(pid " in line:
+            return int(line.rsplit("(pid ", 1)[1].rstrip(")"))
+    return None
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--package", default="lua5.4", help="Debian source package for the corpus")
@@ -107,8 +121,13 @@ def main() -> int:
     ap.add_argument("--model", type=Path, help="an ONNX policy to benchmark besides the heuristic")
     ap.add_argument("--train", action="store_true", help="train a warm-start ONNX policy on the corpus first")
     ap.add_argument("--bitcode", action="store_true", help="compile the corpus bitcode instead of the C sources")
+    ap.add_argument("--no-in-process", action="store_true", help="skip the in-process (run_compile) rows")
     args = ap.parse_args()
 
+    from regression.cc import launcher_command
+    from regression.host import process_tree_cpu
+
+    print(f"load before: {os.getloadavg()}")
     tc = Toolchain.from_settings()
     corpus_dir = args.work / f"corpus-{args.package}"
     if not (corpus_dir / corpus.DESCRIPTION).is_file():
@@ -118,12 +137,23 @@ def main() -> int:
     else:
         units = sources(args.package, args.work)
     out = Path(tempfile.mkdtemp(prefix="bench-policy-"))
+    runtime = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # the launcher's shared servers, short path
+    os.environ["XDG_RUNTIME_DIR"] = str(runtime)
     clang = str(tc.path("clang"))
     # keep what the plain compiler builds (a recipe may name a file the package never compiles alone)
     _, failed = build([[clang, *a, "-o", "/dev/null"] for _, a in units], args.jobs)
     units = [u for i, u in enumerate(units) if i not in failed]
 
-    policies = {"heuristic": "heuristic"}
+    def stats(tag: str) -> str:
+        return str(out / f"{tag}.jsonl")
+
+    # name -> (tag, launcher prefix or None); `policy` names the policy of a row for the in-process rows
+    variants: dict[str, tuple[str, list[str] | None]] = {"heuristic (plain clang)": ("baseline", None)}
+    variants["heuristic, lean launcher"] = ("lean", launcher_command("heuristic", stats=stats("lean")))
+    variants["heuristic, mlgo-farm-cc"] = ("script", [MLGO_FARM + "-cc", "--policy", "heuristic", "--stats",
+                                                      stats("script"), "--"])
+    variants["heuristic, mlgo-farm policy-cc"] = ("verb", [MLGO_FARM, "policy-cc", "--policy", "heuristic",
+                                                            "--stats", stats("verb"), "--"])
     if args.train:
         from regression import warmstart
 
@@ -133,47 +163,57 @@ def main() -> int:
               f"{time.perf_counter() - t0:.1f}s; held-out agreement {r['heldout_agreement']:.3f} "
               f"(majority baseline {r['heldout_majority_baseline']:.3f}) on {r['heldout_decisions']} decisions")
         args.model = out / "bc.onnx"
-    servers = []
+    servers: list[subprocess.Popen] = []
     if args.model:
-        policies[f"onnx {args.model.name}"] = str(args.model.absolute())
+        model = str(args.model.absolute())
+        variants[f"onnx {args.model.name}, shared server"] = ("onnx", launcher_command(model, stats=stats("onnx")))
         sock = out / "policy.sock"
-        servers.append(subprocess.Popen([MLGO_FARM, "policy", "serve", "--policy", str(args.model.absolute()),
-                                         "--socket", str(sock)], stdout=subprocess.DEVNULL))
+        servers.append(subprocess.Popen([MLGO_FARM, "policy", "serve", "--policy", model, "--socket", str(sock)],
+                                        stdout=subprocess.DEVNULL))
         deadline = time.monotonic() + 60
         while not sock.exists() and time.monotonic() < deadline and servers[0].poll() is None:
             time.sleep(0.05)
         if not sock.exists():
             sys.exit("policy serve did not start")
-        policies[f"onnx {args.model.name} (served)"] = f"server:{sock}"
+        served = launcher_command(None, server=str(sock), stats=stats("served"))
+        variants[f"onnx {args.model.name}, policy serve"] = ("served", served)
 
-    def commands(tag: str, policy: str | None) -> list[list[str]]:
+    def commands(tag: str, prefix: list[str] | None) -> list[list[str]]:
         (out / tag).mkdir(exist_ok=True)
-        cmds = []
-        for i, (_, a) in enumerate(units):
-            cc = [clang, *a, "-o", str(out / tag / f"{i}.o")]
-            if policy is not None:
-                how = ["--server", policy[7:]] if policy.startswith("server:") else ["--policy", policy]
-                cc = [MLGO_FARM, "policy-cc", *how, "--stats", str(out / f"{tag}.jsonl"), "--", *cc]
-            cmds.append(cc)
-        return cmds
+        return [[*(prefix or []), clang, *a, "-o", str(out / tag / f"{i}.o")] for i, (_, a) in enumerate(units)]
 
-    runs = {"baseline": commands("baseline", None)}
-    for i, (name, pol) in enumerate(policies.items()):
-        runs[name] = commands(f"p{i}", pol)
+    def server_pids(tag: str) -> list[int]:
+        if tag == "served":
+            return [servers[0].pid]
+        if tag == "onnx":
+            return [p for log in runtime.glob("mlgo-farm-*/*.log") if (p := server_pid(log))]
+        return []
+
+    runs = {name: commands(tag, prefix) for name, (tag, prefix) in variants.items()}
     for cmds in runs.values():
-        build(cmds, args.jobs)  # warm the page cache and the Python bytecode cache
+        build(cmds, args.jobs)  # warm the page cache, the bytecode cache and the shared server
     times: dict[str, list[float]] = {k: [] for k in runs}
     for _ in range(args.repeat):
-        for i, (name, cmds) in enumerate(runs.items()):
-            (out / f"p{i - 1}.jsonl").unlink(missing_ok=True)  # keep the stats of the last run only
+        for name, cmds in runs.items():
+            tag = variants[name][0]
+            Path(stats(tag)).unlink(missing_ok=True)  # keep the stats of the last run only
+            pids = server_pids(tag)
+            server_cpu0 = sum(process_tree_cpu(p) for p in pids)
             wall, failed = build(cmds, args.jobs, tag=name)
+            CPU[name][-1] += sum(process_tree_cpu(p) for p in pids) - server_cpu0
             if failed:
                 sys.exit(f"{name}: {len(failed)} compiles failed, first: {' '.join(cmds[failed[0]])}")
             times[name].append(wall)
     for srv in servers:
         srv.terminate()
         srv.wait()
-    in_process = {name: spec for name, spec in policies.items() if not spec.startswith("server:")}
+    for log in runtime.glob("mlgo-farm-*/*.log"):
+        pid = server_pid(log)
+        if pid and str(runtime).encode() in Path(f"/proc/{pid}/cmdline").read_bytes():  # ours, still running
+            os.kill(pid, signal.SIGTERM)
+    in_process = {} if args.no_in_process else {"heuristic": "heuristic"}
+    if args.model and not args.no_in_process:
+        in_process[f"onnx {args.model.name}"] = str(args.model.absolute())
     ip_times: dict[str, list[float]] = {k: [] for k in in_process}
     ip_rts: dict[str, list[float]] = {}
     for _ in range(args.repeat):
@@ -181,40 +221,39 @@ def main() -> int:
             wall, ip_rts[name] = build_in_process(units, clang, out / f"ip{i}", spec, args.jobs, tc)
             ip_times[name].append(wall)
 
-    modules = units
-    base_objs = [out / "baseline" / f"{i}.o" for i in range(len(modules))]
-    base_t = statistics.median(times["baseline"])
+    base_objs = [out / "baseline" / f"{i}.o" for i in range(len(units))]
+    base_t = statistics.median(times["heuristic (plain clang)"])
     base_size = text_size(tc, base_objs)
+    base_cpu = statistics.median(CPU["heuristic (plain clang)"])
     what = "corpus bitcode modules" if args.bitcode else "C files"
-    print(f"{args.package}: {len(modules)} {what}, -Oz, {args.jobs} jobs, {args.repeat} alternating runs")
-    base_cpu = statistics.median(CPU["baseline"])
-    print(f"{'build':<30}{'median s':>10}{'ratio':>8}{'cpu ratio':>10}{'text bytes':>12}{'size vs heur.':>15}"
+    print(f"{args.package}: {len(units)} {what}, -Oz, {args.jobs} jobs, {args.repeat} alternating runs")
+    print(f"{'build':<38}{'median s':>10}{'ratio':>8}{'cpu ratio':>10}{'text bytes':>12}{'size vs heur.':>15}"
           f"{'identical':>11}{'decisions':>11}{'median rt us':>14}")
-    print(f"{'heuristic (plain clang)':<30}{base_t:>10.3f}{1.0:>8.2f}{1.0:>10.2f}{base_size:>12}")
-    for i, name in enumerate(policies):
-        objs = [out / f"p{i}" / f"{j}.o" for j in range(len(modules))]
+
+    def row(name: str, med: float, cpu: float, objs: list[Path], rts: list[float] | None) -> None:
         size = text_size(tc, objs)
         same = sum(a.read_bytes() == b.read_bytes() for a, b in zip(objs, base_objs, strict=True))
-        stats = [json.loads(ln) for ln in (out / f"p{i}.jsonl").read_text().splitlines()]
-        rts = [t for s in stats for t in s["response_times"]]
-        med = statistics.median(times[name])
-        cpu = statistics.median(CPU[name]) / base_cpu
-        print(f"{name:<30}{med:>10.3f}{med / base_t:>8.2f}{cpu:>10.2f}{size:>12}"
-              f"{(size - base_size) / base_size:>+14.2%} "
-              f"{same:>5}/{len(objs):<5}{len(rts):>11}{statistics.median(rts) * 1e6 if rts else 0:>14.1f}")
+        decided = f"{len(rts):>11}{statistics.median(rts) * 1e6 if rts else 0:>14.1f}" if rts is not None else ""
+        print(f"{name:<38}{med:>10.3f}{med / base_t:>8.2f}{cpu / base_cpu:>10.2f}{size:>12}"
+              f"{(size - base_size) / base_size:>+14.2%} {same:>5}/{len(objs):<5}{decided}")
+
+    for name, (tag, prefix) in variants.items():
+        objs = [out / tag / f"{j}.o" for j in range(len(units))]
+        rts = None
+        if prefix is not None:
+            lines = [json.loads(ln) for ln in Path(stats(tag)).read_text().splitlines()]
+            rts = [t for s in lines for t in s["response_times"]]
+        row(name, statistics.median(times[name]), statistics.median(CPU[name]), objs, rts)
     for i, name in enumerate(in_process):
-        objs = [out / f"ip{i}" / f"{j}.o" for j in range(len(modules))]
-        size = text_size(tc, objs)
-        same = sum(a.read_bytes() == b.read_bytes() for a, b in zip(objs, base_objs, strict=True))
-        med, rts = statistics.median(ip_times[name]), ip_rts[name]
-        cpu = statistics.median(CPU[f"{in_process[name]} in-process"]) / base_cpu
-        print(f"{name + ' in-process':<30}{med:>10.3f}{med / base_t:>8.2f}{cpu:>10.2f}{size:>12}"
-              f"{(size - base_size) / base_size:>+14.2%} {same:>5}/{len(objs):<5}{len(rts):>11}"
-              f"{statistics.median(rts) * 1e6 if rts else 0:>14.1f}")
+        objs = [out / f"ip{i}" / f"{j}.o" for j in range(len(units))]
+        row(name + " in-process", statistics.median(ip_times[name]),
+            statistics.median(CPU[f"{in_process[name]} in-process"]), objs, ip_rts[name])
     print("target: policy build within 1.3x of the heuristic build's wall time")
     print("in-process rows: run_compile from one Python process, i.e. the host's own cost without the "
-          "per-compile interpreter start-up of the CLI launcher")
+          "per-compile interpreter start-up")
+    print(f"load after: {os.getloadavg()}")
     shutil.rmtree(out)
+    shutil.rmtree(runtime, ignore_errors=True)
     return 0
 
 

@@ -90,6 +90,8 @@ class PolicyConfig:
     default: str = "heuristic"
     #: Unix socket of a running `mlgo-farm policy serve`; when set, `policy-cc` asks it instead.
     server: str = ""
+    #: Seconds a shared policy server (started by the launcher for an .onnx policy) lingers unused.
+    shared_idle_exit: int = 60
 
 
 @dataclass(frozen=True)

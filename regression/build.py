@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import subprocess
-import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -48,13 +47,11 @@ def heuristic_variant() -> Variant:
 
 def policy_variant(policy: str, vocab: Path | None = None, timeout: float | None = None,
                    advisor: str = "inline") -> Variant:
-    """Compiles through the policy launcher (`mlgo-farm policy-cc`), the same one a make or CMake build uses."""
-    launcher = [sys.executable, "-m", "farm.cli", "policy-cc", "--policy", str(policy), "--advisor", advisor]
-    if vocab is not None:
-        launcher += ["--vocab", str(vocab)]
-    if timeout is not None:
-        launcher += ["--timeout", f"{timeout:g}"]
-    return Variant(POLICY, (*launcher, "--"))
+    """Compiles through the policy launcher (the lean `regression.cc`, what `policy-cc --print-launcher` prints)."""
+    from regression.cc import launcher_command
+
+    vocab_arg = str(vocab) if vocab is not None else None
+    return Variant(POLICY, tuple(launcher_command(str(policy), vocab=vocab_arg, timeout=timeout, advisor=advisor)))
 
 
 @dataclass(frozen=True)

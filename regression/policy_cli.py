@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from farm.errors import InputError
@@ -40,7 +41,7 @@ def _serve(args: argparse.Namespace) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
     server.start()
-    print(f"policy {args.policy} served on {server.path}", flush=True)
+    print(f"policy {args.policy} served on {server.path} (pid {os.getpid()})", flush=True)
     try:
         while not done.wait(1.0):
             if args.idle_exit is not None and server.idle_for() > args.idle_exit:

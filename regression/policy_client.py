@@ -32,8 +32,6 @@ if TYPE_CHECKING:
     from regression.protocol import Header, Observation
 
 _LEN = struct.Struct("<I")
-#: seconds a shared server waits without any connection before it exits
-SHARED_IDLE_EXIT = 120
 
 
 def send_frame(sock, kind: bytes, payload: bytes) -> None:
@@ -118,7 +116,10 @@ def shared_socket(model: str | os.PathLike) -> str:
         st = os.stat(model)
     except OSError:
         raise InputError(f"policy model {os.fspath(model)} not found") from None
-    return os.path.join(runtime_dir(), f"policy-{st.st_dev:x}-{st.st_ino:x}-{st.st_mtime_ns:x}-{st.st_size:x}.sock")
+    path = os.path.join(runtime_dir(), f"policy-{st.st_dev:x}-{st.st_ino:x}-{st.st_mtime_ns:x}-{st.st_size:x}.sock")
+    if len(os.fsencode(path)) > 100:  # sun_path holds 108 bytes, with room for the launcher's suffixes
+        raise InputError(f"policy server socket {path} is too long for a Unix socket: set XDG_RUNTIME_DIR shorter")
+    return path
 
 
 def shared_server(model: str | os.PathLike, timeout: float = 60.0) -> RemotePolicy:
@@ -157,8 +158,8 @@ def _start_server(model: str, sock: str, deadline: float) -> RemotePolicy:
     try:
         devnull = os.open(os.devnull, os.O_RDONLY)
         try:
-            argv = [sys.executable, "-m", "farm.cli", "policy", "serve", "--policy", model, "--socket", sock,
-                    "--idle-exit", str(SHARED_IDLE_EXIT)]
+            argv = [sys.executable, "-P", "-m", "farm.cli", "policy", "serve", "--policy", model, "--socket", sock,
+                    "--idle-exit", str(_idle_exit())]
             # its own session: a build's Ctrl-C does not kill it in the middle of another compile's answer
             server = Process(argv, stdin=devnull, stdout=log, stderr=log, setsid=True)
         finally:
@@ -177,6 +178,12 @@ def _start_server(model: str, sock: str, deadline: float) -> RemotePolicy:
             server.wait()
             raise FarmError(f"policy server for {model} did not start in time (log: {sock}.log)")
         time.sleep(0.02)
+
+
+def _idle_exit() -> int:
+    from farm.config import load_settings  # only when a server starts, once per build
+
+    return load_settings().policy.shared_idle_exit
 
 
 def _server_failure(sock: str, returncode: int) -> str:

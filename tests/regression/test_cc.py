@@ -1,0 +1,256 @@
+"""The lean launcher (regression/cc.py): byte-identical heuristic builds, a real `make -j2` through it,
+what a compile imports, ONNX policies through one shared `policy serve`, one-line errors, a silent server."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from farm.toolchain import Toolchain
+from regression.cc import launcher_command, parse_args
+from tests.regression.conftest import CSRC, write_onnx_policy
+
+SOURCES = sorted(CSRC.glob("*.c"))
+BIN = Path(sys.executable).parent
+BAD_SOURCE = Path(__file__).parents[1] / "data/bad/syntax_error.c"
+
+
+@pytest.fixture
+def runtime_dir(monkeypatch: pytest.MonkeyPatch):
+    """A private XDG_RUNTIME_DIR, so shared policy servers of this test live (and are found) there.
+
+    Short, under /tmp: a Unix socket path must fit in 108 bytes.
+    """
+    rt = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(rt))
+    yield rt
+    stop_servers(rt)
+    shutil.rmtree(rt, ignore_errors=True)
+
+
+def run(cmd: list, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=120, **kw)
+
+
+def plain(toolchain: Toolchain, src: Path, out: Path) -> bytes:
+    toolchain.run("clang", ["-Oz", "-c", src, "-o", out])
+    return out.read_bytes()
+
+
+def server_pids(rt: Path) -> list[int]:
+    """Pids of the shared servers started under `rt`, from the line each writes to its log."""
+    pids = []
+    for log in rt.glob("mlgo-farm-*/*.sock.log"):
+        for line in log.read_text().splitlines():
+            if "(pid " in line:
+                pids.append(int(line.rsplit("(pid ", 1)[1].rstrip(")")))
+    return pids
+
+
+def alive(pid: int, rt: Path) -> bool:
+    """Whether `pid` is still a policy server of `rt` (not exited, not a zombie, not a reused pid)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return str(rt).encode() in cmdline and state != "Z"
+
+
+def stop_servers(rt: Path) -> None:
+    """SIGTERM the servers this test's compiles started (checked by command line, never a reused pid)."""
+    for pid in server_pids(rt):
+        if alive(pid, rt):
+            os.kill(pid, signal.SIGTERM)
+
+
+def test_heuristic_objects_are_byte_identical(toolchain: Toolchain, tmp_path: Path) -> None:
+    stats = tmp_path / "stats.jsonl"
+    prefix = launcher_command("heuristic", stats=str(stats))
+    assert prefix[1:3] == ["-I", "-S"] and prefix[-1] == "--"
+    for i, src in enumerate(SOURCES):
+        obj = tmp_path / f"{src.stem}.o"
+        # the lean file, the console script and the documented verb run the same code
+        entry = [prefix, [BIN / "mlgo-farm-cc", "--policy", "heuristic", "--stats", stats, "--"],
+                 [BIN / "mlgo-farm", "policy-cc", "--policy", "heuristic", "--stats", stats, "--"]][i % 3]
+        p = run([*entry, "clang", "-Oz", "-c", src, "-o", obj])
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+        assert obj.read_bytes() == plain(toolchain, src, tmp_path / "plain.o"), src.name
+    import json
+
+    lines = [json.loads(ln) for ln in stats.read_text().splitlines()]
+    assert len(lines) == len(SOURCES) and all(s["ok"] for s in lines)
+    assert sum(s["decisions"] for s in lines) > 0
+    assert all(len(s["response_times"]) == s["decisions"] for s in lines)
+
+
+def test_make_j2_through_the_printed_launcher(toolchain: Toolchain, tmp_path: Path) -> None:
+    if not shutil.which("make"):
+        pytest.skip("make is not installed")
+    p = run([BIN / "mlgo-farm", "policy-cc", "--print-launcher", "--policy", "heuristic", "--stats",
+             tmp_path / "ml" / "stats.jsonl"])
+    assert p.returncode == 0, p.stderr
+    launcher = p.stdout.strip()
+    assert shlex.split(launcher)[1:4] == ["-I", "-S", str(Path(__file__).parents[2] / "regression/cc_script.py")]
+    for d, cc in (("ml", f"{launcher} clang"), ("plain", str(toolchain.path("clang")))):
+        shutil.copytree(CSRC, tmp_path / d)
+        (tmp_path / d / "Makefile").write_text(
+            "CFLAGS = -Oz\nOBJS = " + " ".join(f"{s.stem}.o" for s in SOURCES) + "\n"
+            "prog: $(OBJS)\n\t$(CC) -o $@ $(OBJS) -lm\n"
+        )
+        p = run(["make", "-j2", f"CC={cc}"], cwd=tmp_path / d)
+        assert p.returncode == 0, p.stderr
+        assert "argument unused" not in p.stderr  # the link step ran without the interactive flags
+    for s in SOURCES:
+        assert (tmp_path / "ml" / f"{s.stem}.o").read_bytes() == (tmp_path / "plain" / f"{s.stem}.o").read_bytes()
+    outs = [run([tmp_path / d / "prog", "5000"]) for d in ("ml", "plain")]
+    assert outs[0].returncode == 0 and outs[0].stdout == outs[1].stdout
+    assert len((tmp_path / "ml" / "stats.jsonl").read_text().splitlines()) == len(SOURCES) + 1  # and the link
+
+
+def imported_modules(cmd: list) -> tuple[subprocess.CompletedProcess, set[str]]:
+    p = run([cmd[0], "-X", "importtime", *cmd[1:]])
+    mods = {ln.split("|")[-1].strip() for ln in p.stderr.splitlines() if ln.startswith("import time:")}
+    return p, mods
+
+
+HEAVY = {"numpy", "onnxruntime", "onnx", "farm.config", "farm.toolchain", "subprocess", "json", "re",
+         "dataclasses", "pathlib", "typing", "tempfile", "shutil", "socket", "enum", "argparse", "site"}
+
+
+def test_a_compile_imports_no_heavy_module(tmp_path: Path, runtime_dir: Path) -> None:
+    prefix = launcher_command("heuristic")
+    p, mods = imported_modules([*prefix, "clang", "-Oz", "-c", CSRC / "sort.c", "-o", tmp_path / "s.o"])
+    assert p.returncode == 0 and "regression.host" in mods and "regression.protocol" in mods
+    assert not mods & HEAVY, sorted(mods & HEAVY)
+    model = write_onnx_policy(tmp_path / "m.onnx", "callee_basic_block_count", "Less", 3)
+    onnx_compile = [*launcher_command(str(model)), "clang", "-Oz", "-c", CSRC / "sort.c", "-o", tmp_path / "m.o"]
+    assert run(onnx_compile).returncode == 0  # the first compile of a build starts the shared server
+    p, mods = imported_modules(onnx_compile)
+    assert p.returncode == 0, p.stderr
+    assert "regression.policy_client" in mods and not mods & HEAVY, sorted(mods & HEAVY)
+
+
+def test_onnx_policy_is_served_once_for_parallel_compiles(toolchain: Toolchain, tmp_path: Path, runtime_dir: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from regression.launcher import run_compile
+
+    monkeypatch.setenv("MLGO_FARM_POLICY_SHARED_IDLE_EXIT", "2")
+    model = write_onnx_policy(tmp_path / "small.onnx", "callee_basic_block_count", "Less", 3)
+    prefix = launcher_command(str(model), stats=str(tmp_path / "stats.jsonl"))
+    (tmp_path / "ml").mkdir()
+
+    def one(src: Path) -> subprocess.CompletedProcess:
+        return run([*prefix, "clang", "-Oz", "-c", src, "-o", tmp_path / "ml" / f"{src.stem}.o"])
+
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(one, SOURCES))
+        assert all(r.returncode == 0 for r in results), [r.stderr for r in results]
+        pids = server_pids(runtime_dir)
+        assert len(pids) == 1, "parallel compiles of one model share one server"
+        # the same decisions as the model loaded in this process
+        for src in SOURCES:
+            out = run_compile(["clang", "-Oz", "-c", str(src), "-o", str(tmp_path / "direct.o")], str(model),
+                              toolchain=toolchain, timeout=30)
+            assert out.ok, out.error
+            assert (tmp_path / "ml" / f"{src.stem}.o").read_bytes() == (tmp_path / "direct.o").read_bytes()
+        # unused for 2 seconds, the server goes away and removes its socket
+        deadline = time.monotonic() + 30
+        while alive(pids[0], runtime_dir) and time.monotonic() < deadline:
+            time.sleep(0.1)  # polling interval of a deadline loop
+        assert not alive(pids[0], runtime_dir)
+        assert not list(runtime_dir.glob("mlgo-farm-*/*.sock"))
+        # the next compile starts a new one
+        assert one(SOURCES[0]).returncode == 0
+        assert len(set(server_pids(runtime_dir)) - {pids[0]}) == 1
+    finally:
+        stop_servers(runtime_dir)
+
+
+@pytest.mark.parametrize(
+    ("options", "command", "code", "message"),
+    [
+        (["--policy", "smart"], ["clang", "-c", "x.c"], 2, "unknown policy 'smart'"),
+        (["--policy", "heuristic"], ["gcc", "-c", "x.c"], 2, "cannot launch 'gcc'"),
+        (["--policy", "heuristic", "--bin-dir", "/nonexistent"], ["clang", "-c", "x.c"], 3,
+         "LLVM tool 'clang' not found in /nonexistent"),
+        (["--policy", "heuristic", "--frobnicate", "1"], ["clang", "-c", "x.c"], 2, "unknown option '--frobnicate'"),
+        (["--policy", "heuristic"], [], 2, "no compiler command given"),
+        (["--policy", "heuristic", "--timeout", "soon"], ["clang", "-c", "x.c"], 2, "--timeout needs a number"),
+        (["--policy", "heuristic", "--advisor", "unroll"], ["clang", "-c", "x.c"], 2, "unknown advisor 'unroll'"),
+        (["--policy", "MISSING.onnx"], ["clang", "-Oz", "-c", str(CSRC / "sort.c")], 2, "MISSING.onnx not found"),
+        (["--policy", "heuristic", "--vocab", "MISSING.json"], ["clang", "-Oz", "-c", str(CSRC / "sort.c")], 2,
+         "IR2Vec vocabulary MISSING.json not found"),
+    ],
+)
+def test_bad_arguments_are_one_line_errors(tmp_path: Path, options: list[str], command: list[str], code: int,
+                                           message: str) -> None:
+    options = [o.replace("MISSING", str(tmp_path / "missing")) for o in options]
+    prefix = launcher_command("heuristic")[:4]  # python -I -S cc_script.py, without the resolved options
+    p = run([*prefix, "--bin-dir", Toolchain.from_settings().bin_dir, "--timeout", "30", *options, "--", *command],
+            cwd=tmp_path)
+    assert p.returncode == code, p.stderr
+    assert p.stderr.startswith("mlgo-farm: error: ")
+    assert message.replace("MISSING", str(tmp_path / "missing")) in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert not list(tmp_path.glob("*.o"))
+
+
+def test_broken_model_is_the_servers_one_line_error(tmp_path: Path, runtime_dir: Path) -> None:
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\x08\x07garbage that is not protobuf \xff\xfe")
+    p = run([*launcher_command(str(bad)), "clang", "-Oz", "-c", CSRC / "sort.c", "-o", tmp_path / "s.o"])
+    assert p.returncode == 2
+    assert p.stderr.startswith(f"mlgo-farm: error: policy model {bad} is not a valid ONNX model")
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "s.o").exists()
+
+
+def test_compiler_errors_pass_through_with_their_exit_code(tmp_path: Path) -> None:
+    p = run([*launcher_command("heuristic"), "clang", "-Oz", "-c", BAD_SOURCE, "-o", tmp_path / "x.o"])
+    assert p.returncode == 1 and "syntax_error.c:1:" in p.stderr and "mlgo-farm: error" not in p.stderr
+
+
+def test_silent_policy_server_fails_the_compile_within_the_timeout(tmp_path: Path) -> None:
+    """A server that accepts and never answers: the compile ends with one line, the compiler is not left behind."""
+    path = str(tmp_path / "mute.sock")
+    mute = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    mute.bind(path)
+    mute.listen(4)
+    held: list[socket.socket] = []
+    acceptor = threading.Thread(target=lambda: held.append(mute.accept()[0]), daemon=True)
+    acceptor.start()
+    try:
+        prefix = [*launcher_command("heuristic", timeout=2)[:4], "--bin-dir", Toolchain.from_settings().bin_dir,
+                  "--timeout", "2", "--server", path, "--"]
+        t0 = time.monotonic()
+        p = run([*prefix, "clang", "-Oz", "-c", CSRC / "sort.c", "-o", tmp_path / "s.o"])
+        elapsed = time.monotonic() - t0
+    finally:
+        for s in (*held, mute):
+            s.close()
+    assert p.returncode == 1
+    assert p.stderr.startswith(f"mlgo-farm: error: server {path} failed: timed out")
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert elapsed < 30
+    assert not (tmp_path / "s.o").exists()
+
+
+def test_parse_args() -> None:
+    opts = parse_args(["--policy=never", "--timeout", "5", "--", "clang", "--version"])
+    assert (opts.policy, opts.timeout, opts.command) == ("never", 5.0, ["clang", "--version"])
+    opts = parse_args(["--bin-dir", "/x", "clang", "-c", "--policy", "a.c"])  # options end at the compiler
+    assert opts.bin_dir == "/x" and opts.command == ["clang", "-c", "--policy", "a.c"] and opts.policy is None
