@@ -115,6 +115,9 @@ def load_policy(spec: str | Path) -> Policy:
     return OnnxPolicy(text)
 
 
+#: LLVM element types as numpy dtypes (little-endian, as the compiler writes them)
+_NUMPY_TYPES = {"float": "<f4", "double": "<f8", "int8_t": "i1", "uint8_t": "u1", "int16_t": "<i2",
+                "uint16_t": "<u2", "int32_t": "<i4", "uint32_t": "<u4", "int64_t": "<i8", "uint64_t": "<u8"}
 _ONNX_TYPES = {"tensor(float)": "float32", "tensor(int64)": "int64", "tensor(double)": "float64",
                "tensor(int32)": "int32"}
 
@@ -174,14 +177,38 @@ class OnnxPolicy:
                 )
             self._shapes[name] = _feed_shape(self.name, name, shape, spec.count)
         self._mask = header.feature(EVICT_MASK) is not None
+        # where each input lies in an observation's raw bytes, to feed slices of them without decoding;
+        # when every feature has one element type (the inliner's int64 features), one conversion per decision
+        offsets, pos, element = {}, 0, 0
+        for spec in header.features:
+            offsets[spec.name] = (pos, element, spec.count, _NUMPY_TYPES[spec.type])
+            pos, element = pos + spec.nbytes, element + spec.count
+        self._slices = {name: offsets[name] for name in self.inputs}
+        types = {spec.type for spec in header.features}
+        self._uniform = _NUMPY_TYPES[types.pop()] if len(types) == 1 else None
 
     def decide(self, obs: Observation) -> int:
         import numpy as np
 
-        feeds = {
-            name: np.asarray(obs.features[name], dtype=dtype).reshape(self._shapes[name])
-            for name, (dtype, _) in self.inputs.items()
-        }
+        raw = obs.raw
+        if raw is not None and self._uniform is not None:
+            whole = np.frombuffer(raw, dtype=self._uniform)
+            converted = {dtype: whole.astype(dtype, copy=False) for dtype in {d for d, _ in self.inputs.values()}}
+            feeds = {}
+            for name, (dtype, _) in self.inputs.items():
+                _, start, count, _ = self._slices[name]
+                feeds[name] = converted[dtype][start:start + count].reshape(self._shapes[name])
+        elif raw is not None:
+            feeds = {}
+            for name, (dtype, _) in self.inputs.items():
+                offset, _, count, src = self._slices[name]
+                value = np.frombuffer(raw, dtype=src, count=count, offset=offset)
+                feeds[name] = value.astype(dtype, copy=False).reshape(self._shapes[name])
+        else:
+            feeds = {
+                name: np.asarray(obs.features[name], dtype=dtype).reshape(self._shapes[name])
+                for name, (dtype, _) in self.inputs.items()
+            }
         (out,) = self._session.run([self.output[0]], feeds)
         values = np.asarray(out).reshape(-1)
         if not self.output[1].startswith("float"):

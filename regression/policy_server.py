@@ -49,7 +49,10 @@ class _Handler(socketserver.BaseRequestHandler):
                     policy.bind(header)
                     send_frame(self.request, b"K", b"")
                 elif kind == b"O" and policy is not None and header is not None:
-                    obs = Observation(0, None, decode_features(header, payload), payload)
+                    if len(payload) != header.observation_size:
+                        raise InputError(f"observation of {len(payload)} bytes, the header says "
+                                         f"{header.observation_size}")
+                    obs = Observation(0, None, None, payload, header)
                     send_frame(self.request, b"A", header.advice.encode(policy.decide(obs)))
                 else:
                     send_frame(self.request, b"E", b"expected a header first")

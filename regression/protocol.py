@@ -206,16 +206,26 @@ class Header:
 
 
 class Observation:
-    """One decision request: its index in the session, the context, the decoded features and their raw bytes."""
+    """One decision request: its index in the session, the context, the features and their raw bytes.
 
-    __slots__ = ("context", "features", "index", "raw")
+    Built by the decoder, the features are decoded from the raw bytes on first use only: a policy
+    that forwards the raw bytes (`RemotePolicy`) or slices them itself (`OnnxPolicy`) never pays for it.
+    """
+
+    __slots__ = ("_features", "context", "header", "index", "raw")
 
     def __init__(self, index: int, context: str | None, features: dict[str, tuple[float | int, ...]] | None = None,
-                 raw: bytes | None = None) -> None:
+                 raw: bytes | None = None, header: Header | None = None) -> None:
         self.index, self.context = index, context
-        self.features = {} if features is None else features
-        #: the feature tensors exactly as the compiler sent them (None when built by hand)
-        self.raw = raw
+        self._features = features
+        #: the feature tensors exactly as the compiler sent them, in `header` order (None when built by hand)
+        self.raw, self.header = raw, header
+
+    @property
+    def features(self) -> dict[str, tuple[float | int, ...]]:
+        if self._features is None:
+            self._features = decode_features(self.header, self.raw) if self.raw is not None else {}
+        return self._features
 
     def scalar(self, name: str) -> float | int:
         return self.features[name][0]
@@ -308,4 +318,4 @@ class StreamDecoder:
         raw = bytes(self._buf[start:end])
         del self._buf[: end + 1]
         self.observations += 1
-        return Observation(int(event["observation"]), self.context, decode_features(self.header, raw), raw)
+        return Observation(int(event["observation"]), self.context, None, raw, self.header)

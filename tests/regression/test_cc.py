@@ -20,6 +20,7 @@ import pytest
 
 from farm.toolchain import Toolchain
 from regression.cc import launcher_command, parse_args
+from regression.protocol import Observation
 from tests.regression.conftest import CSRC, write_onnx_policy
 
 SOURCES = sorted(CSRC.glob("*.c"))
@@ -254,3 +255,37 @@ def test_parse_args() -> None:
     assert (opts.policy, opts.timeout, opts.command) == ("never", 5.0, ["clang", "--version"])
     opts = parse_args(["--bin-dir", "/x", "clang", "-c", "--policy", "a.c"])  # options end at the compiler
     assert opts.bin_dir == "/x" and opts.command == ["clang", "-c", "--policy", "a.c"] and opts.policy is None
+
+
+@pytest.mark.parametrize("mixed", [False, True])
+def test_onnx_feeds_from_raw_bytes_match_decoded_features(tmp_path: Path, mixed: bool) -> None:
+    """The server feeds a model slices of LLVM's raw bytes; decisions equal those from decoded features."""
+    import random
+
+    from regression.policies import OnnxPolicy
+    from regression.protocol import Header, StreamDecoder, TensorSpec, encode_observation
+
+    feats = [TensorSpec("callee_basic_block_count", "int64_t", (1,)), TensorSpec("cost_estimate", "int64_t", (1,))]
+    if mixed:
+        feats.insert(0, TensorSpec("callee_embedding", "float", (3,)))
+    header = Header(feats, TensorSpec("inlining_decision", "int64_t", (1,)))
+    models = [write_onnx_policy(tmp_path / "int.onnx", "callee_basic_block_count", "Less", 3),
+              write_onnx_policy(tmp_path / "float.onnx", "cost_estimate", "Greater", 2.5, input_type="float")]
+    if mixed:
+        models.append(write_onnx_policy(tmp_path / "emb.onnx", "callee_embedding", "Greater", 0.0, width=3,
+                                        input_type="float"))
+    rng = random.Random(3)
+    stream = header.encode()
+    for i in range(40):
+        values = {"callee_basic_block_count": (rng.randint(0, 6),), "cost_estimate": (rng.randint(-5, 9),),
+                  "callee_embedding": tuple(rng.uniform(-1, 1) for _ in range(3))}
+        stream += encode_observation(header, Observation(i, None, {f.name: values[f.name] for f in feats}))
+    decoded = list(StreamDecoder().feed(stream))
+    assert len(decoded) == 40 and all(o.raw is not None for o in decoded)
+    for model in models:
+        pol = OnnxPolicy(model)
+        pol.bind(header)
+        from_raw = [pol.decide(o) for o in decoded]
+        from_features = [pol.decide(Observation(o.index, None, dict(o.features))) for o in decoded]
+        assert from_raw == from_features
+        assert 0 < sum(from_raw) < 40, "the inputs must make the model answer both ways"
