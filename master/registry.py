@@ -120,26 +120,23 @@ REGISTRY: tuple[Builder, ...] = (
         # the triplet builders then use this toolchain and its embedded bitcode as corpus
         exports={"llvm_bin": "{llvm_bin}", "corpus_source": "build", "corpus_input": "{llvm_build}"},
     ),
-    Builder(
-        name="triplets-ir",
-        description="IR2Vec triplets from a real corpus, published as a dataset",
-        steps=_dataset_pipeline("ir"),
-        params=_CORPUS,
-        nightly="0 4 * * *",
-        after=("llvm-tot",),
-        same_worker=True,
-        exports={"dataset": "{dataset}"},
-    ),
-    Builder(
-        name="triplets-mir",
-        description="MIR2Vec triplets (x86-64 post-register-allocation MIR), published as a dataset",
-        steps=_dataset_pipeline("mir"),
-        tags=("x86_64",),
-        params=_CORPUS,
-        nightly="30 4 * * *",
-        after=("llvm-tot",),
-        same_worker=True,
-        exports={"dataset": "{dataset}"},
+    *(
+        Builder(
+            name=f"triplets-{kind}",
+            description=description,
+            steps=_dataset_pipeline(kind),
+            tags=tags,
+            params=_CORPUS,
+            nightly=cron,
+            after=("llvm-tot",),
+            same_worker=True,
+            exports={"dataset": "{dataset}"},
+        )
+        for kind, description, tags, cron in (
+            ("ir", "IR2Vec triplets from a real corpus, published as a dataset", (), "0 4 * * *"),
+            ("mir", "MIR2Vec triplets (x86-64 post-register-allocation MIR), published as a dataset",
+             ("x86_64",), "30 4 * * *"),
+        )
     ),
     *(
         Builder(
