@@ -149,6 +149,11 @@ class TensorSpec:
 
     def encode(self, values: Sequence[float | int] | float | int) -> bytes:
         """Pack a value (a scalar is broadcast to a one-element tensor) into the raw layout."""
+        if isinstance(values, int) and self.count == 1 and not self.is_float:
+            try:
+                return struct.pack(self._fmt, values)
+            except struct.error as e:
+                raise ProtocolError(f"tensor {self.name}: {e}") from None
         try:
             vals = list(values)  # type: ignore[arg-type]
         except TypeError:
@@ -166,11 +171,17 @@ class TensorSpec:
 class Header:
     """The session header: the features the compiler sends and the advice it expects."""
 
-    __slots__ = ("advice", "features", "observation_size")
+    __slots__ = ("advice", "features", "observation_size", "offsets")
 
     def __init__(self, features: Sequence[TensorSpec], advice: TensorSpec) -> None:
         self.features, self.advice = tuple(features), advice
-        self.observation_size = sum(f.nbytes for f in self.features)
+        #: feature name -> (byte offset in an observation, spec)
+        self.offsets: dict[str, tuple[int, TensorSpec]] = {}
+        pos = 0
+        for f in self.features:
+            self.offsets[f.name] = (pos, f)
+            pos += f.nbytes
+        self.observation_size = pos
 
     @classmethod
     def parse(cls, line: bytes) -> Header:
@@ -228,6 +239,9 @@ class Observation:
         return self._features
 
     def scalar(self, name: str) -> float | int:
+        if self._features is None and self.raw is not None:  # decode just this feature
+            pos, spec = self.header.offsets[name]
+            return spec.decode(self.raw[pos:pos + spec.nbytes])[0]
         return self.features[name][0]
 
     def __repr__(self) -> str:
