@@ -5,8 +5,10 @@ corpus and triplet steps) with the same dimension, batch size, negatives per pos
 optimizer, learning rate, one CPU thread. The plain loop is the textbook TransE step: L1
 distance, margin ranking loss, one corrupted head or tail per positive, entity vectors
 renormalised after each step (what pykeen's TransE does). Runs alternate; medians are
-compared. Also prints the held-out link-prediction figures of both (filtered MRR, Hits@1/10)
-and, for reference, stock pykeen (gc.collect() every epoch, heap not frozen).
+compared. For reference, each round also trains with pykeen's own classes (TransE,
+SLCWATrainingLoop) with the heap frozen as the farm does, which must give the farm trainer's
+bytes, and once stock pykeen (gc.collect() of the whole heap every epoch). Also prints the
+held-out link-prediction figures of both (filtered MRR, Hits@1/10) and the load average.
 
     .venv/bin/python bench/bench_training.py --package lua5.4 --epochs 200 --repeat 3
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
+import os
 import statistics
 import time
 from pathlib import Path
@@ -26,7 +29,7 @@ import torch
 from farm.toolchain import Toolchain
 from vocabgen.dataset import Dataset, load_dataset
 from vocabgen.params import TrainParams
-from vocabgen.training import ensure_pystow_home, factory, fit
+from vocabgen.training import _quiet_gc, ensure_pystow_home, factory, fit
 
 
 def dataset_for(package: str, work: Path) -> Dataset:
@@ -83,6 +86,31 @@ def plain_transe(triples_hrt: np.ndarray, n_ent: int, n_rel: int, p: TrainParams
     return (ent.weight.detach(), rel.weight.detach()), seconds
 
 
+def pykeen_classes_fit(tf, p: TrainParams, epochs: int, frozen_heap: bool) -> tuple[torch.Tensor, float]:
+    """pykeen's own TransE and SLCWATrainingLoop, configured as the farm's; returns (entity vectors, seconds)."""
+    from pykeen.losses import MarginRankingLoss
+    from pykeen.models import TransE
+    from pykeen.training import SLCWATrainingLoop
+    from pykeen.utils import set_random_seed
+
+    torch.set_num_threads(1)
+    set_random_seed(p.seed)
+    model = TransE(triples_factory=tf, embedding_dim=p.dim, scoring_fct_norm=p.norm,
+                   loss=MarginRankingLoss(margin=p.margin), random_seed=p.seed)
+    loop = SLCWATrainingLoop(model=model, triples_factory=tf,
+                             optimizer=getattr(torch.optim, p.optimizer)(model.parameters(), lr=p.lr),
+                             negative_sampler="basic", negative_sampler_kwargs={"num_negs_per_pos": p.negatives},
+                             automatic_memory_optimization=False)
+    kw = dict(triples_factory=tf, num_epochs=epochs, batch_size=p.batch_size, use_tqdm=False, pin_memory=False)
+    start = time.perf_counter()
+    if frozen_heap:
+        with _quiet_gc() as refreeze:
+            loop.train(callbacks=refreeze, **kw)
+    else:
+        loop.train(**kw)
+    return model.entity_representations[0]().detach(), time.perf_counter() - start
+
+
 def filtered_ranks(ent: torch.Tensor, rel: torch.Tensor, test: np.ndarray, known: set, norm: int) -> np.ndarray:
     ranks = []
     for h, r, t in test.tolist():
@@ -118,32 +146,37 @@ def main() -> int:
           f"{len(ds.relations)} relations; dim {p.dim}, batch {p.batch_size}, negatives {p.negatives}, "
           f"{p.optimizer} lr {p.lr}, {p.epochs} epochs, 1 thread")
 
-    ours, plain = [], []
+    load_before = os.getloadavg()
+    ours, plain, classes = [], [], []
+    same_bytes = True
     for _ in range(args.repeat):
-        _, _, s = fit(tf, p)
+        model, _, s = fit(tf, p)
         ours.append(s / p.epochs)
         _, s = plain_transe(tf.mapped_triples.numpy(), len(ds.entities), len(ds.relations), p)
         plain.append(s / p.epochs)
-    a, b = statistics.median(ours), statistics.median(plain)
-    print(f"pykeen (farm trainer) {a * 1e3:8.2f} ms/epoch   runs: {', '.join(f'{x * 1e3:.2f}' for x in ours)}")
-    print(f"plain PyTorch loop    {b * 1e3:8.2f} ms/epoch   runs: {', '.join(f'{x * 1e3:.2f}' for x in plain)}")
+        vectors, s = pykeen_classes_fit(tf, p, p.epochs, frozen_heap=True)
+        classes.append(s / p.epochs)
+        same_bytes &= model.entity_representations[0]().detach().numpy().tobytes() == vectors.numpy().tobytes()
+    a, b, c = statistics.median(ours), statistics.median(plain), statistics.median(classes)
+
+    def runs(xs: list[float]) -> str:
+        return ", ".join(f"{x * 1e3:.2f}" for x in xs)
+
+    print(f"pykeen (farm trainer) {a * 1e3:8.2f} ms/epoch   runs: {runs(ours)}")
+    print(f"plain PyTorch loop    {b * 1e3:8.2f} ms/epoch   runs: {runs(plain)}")
     print(f"ratio pykeen/plain    {a / b:8.2f}x   (target: within 2x)")
+    print(f"pykeen's own classes  {c * 1e3:8.2f} ms/epoch   runs: {runs(classes)}  = {c / b:.2f}x plain "
+          f"(heap frozen; {'same' if same_bytes else 'DIFFERENT'} vectors as the farm trainer)")
 
     stock_epochs = max(5, p.epochs // 20)
-    from pykeen.training import SLCWATrainingLoop
-
-    from vocabgen.training import _model
-
-    model = _model(tf, p)
-    loop = SLCWATrainingLoop(model=model, triples_factory=tf, optimizer=torch.optim.Adam(model.parameters(), lr=p.lr),
-                             negative_sampler="basic", negative_sampler_kwargs={"num_negs_per_pos": p.negatives},
-                             automatic_memory_optimization=False)
     gc.collect()
-    t = time.perf_counter()
-    loop.train(triples_factory=tf, num_epochs=stock_epochs, batch_size=p.batch_size, use_tqdm=False, pin_memory=False)
-    stock = (time.perf_counter() - t) / stock_epochs
+    _, stock = pykeen_classes_fit(tf, p, stock_epochs, frozen_heap=False)
+    stock /= stock_epochs
     print(f"stock pykeen loop     {stock * 1e3:8.2f} ms/epoch   ({stock_epochs} epochs; gc.collect() of the whole heap "
           f"every epoch) = {stock / b:.1f}x plain")
+    load_after = os.getloadavg()
+    print(f"load average (1, 5, 15 min) before {' '.join(f'{x:.2f}' for x in load_before)}, "
+          f"after {' '.join(f'{x:.2f}' for x in load_after)} ({os.cpu_count()} CPUs)")
 
     train, test = tf.split([1 - p.holdout, p.holdout], random_state=p.seed)
     from vocabgen.training import holdout_metrics
