@@ -18,7 +18,12 @@ def _policy_cc(args: argparse.Namespace) -> int:
 
         prefix = cc.launcher_command(args.policy, server=args.server, vocab=args.vocab, timeout=args.timeout,
                                      advisor=args.advisor, stats=args.stats)
-        print(shlex.join(prefix))
+        if args.print_launcher == "cmake":  # a CMake list, for CMAKE_<LANG>_COMPILER_LAUNCHER
+            if any(";" in a for a in prefix):
+                raise InputError("a launcher argument contains ';', which a CMake list cannot hold")
+            print(";".join(prefix))
+        else:
+            print(shlex.join(prefix))
         return 0
     command = list(args.command)
     if command and command[0] == "--":
@@ -102,10 +107,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     cc.add_argument("--server", help="Unix socket of a running `mlgo-farm policy serve` to ask when no --policy "
                     "is given (default: [policy] server); an .onnx --policy starts a shared server by itself")
     cc.add_argument("--stats", help="append one JSON line per compile (decisions, response times) to this file")
-    cc.add_argument("--print-launcher", action="store_true",
+    cc.add_argument("--print-launcher", nargs="?", const="shell", choices=("shell", "cmake"),
                     help="print the fastest launcher prefix for these options "
-                    "(python -I -S .../regression/cc_script.py ... --) instead of compiling: "
-                    "CC=\"$(mlgo-farm policy-cc --print-launcher) clang\"")
+                    "(python -I -S .../regression/cc_script.py ... --) instead of compiling, shell-quoted "
+                    "(CC=\"$(mlgo-farm policy-cc --print-launcher) clang\") or as a CMake list "
+                    "(-DCMAKE_C_COMPILER_LAUNCHER=\"$(mlgo-farm policy-cc --print-launcher cmake)\")")
     cc.add_argument("command", nargs=argparse.REMAINDER, help="-- COMPILER ARGS...")
     cc.set_defaults(func=_policy_cc)
 

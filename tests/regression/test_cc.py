@@ -289,3 +289,37 @@ def test_onnx_feeds_from_raw_bytes_match_decoded_features(tmp_path: Path, mixed:
         from_features = [pol.decide(Observation(o.index, None, dict(o.features))) for o in decoded]
         assert from_raw == from_features
         assert 0 < sum(from_raw) < 40, "the inputs must make the model answer both ways"
+
+
+def test_cmake_build_through_the_printed_launcher(toolchain: Toolchain, tmp_path: Path) -> None:
+    if not shutil.which("cmake"):
+        pytest.skip("cmake is not installed")
+    import json
+
+    src = tmp_path / "src"
+    shutil.copytree(CSRC, src)
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(bench C)\n"
+        "add_executable(prog " + " ".join(s.name for s in SOURCES) + ")\ntarget_link_libraries(prog m)\n"
+    )
+    stats = tmp_path / "stats.jsonl"
+    p = run([BIN / "mlgo-farm", "policy-cc", "--print-launcher", "cmake", "--policy", "heuristic", "--stats", stats])
+    assert p.returncode == 0, p.stderr
+    launcher = p.stdout.strip()
+    assert launcher.split(";")[1:3] == ["-I", "-S"]
+    cfg = run(["cmake", "-S", src, "-B", tmp_path / "build", f"-DCMAKE_C_COMPILER={toolchain.path('clang')}",
+               "-DCMAKE_C_FLAGS=-Oz", f"-DCMAKE_C_COMPILER_LAUNCHER={launcher}", "-DCMAKE_BUILD_TYPE="])
+    assert cfg.returncode == 0, cfg.stderr
+    b = run(["cmake", "--build", tmp_path / "build", "-j2"])
+    assert b.returncode == 0, b.stdout + b.stderr
+    compiles = [json.loads(ln) for ln in stats.read_text().splitlines() if '"-c"' in ln]
+    assert len(compiles) == len(SOURCES) and all(c["ok"] for c in compiles)
+    assert sum(c["decisions"] for c in compiles) > 0
+    for src_file in SOURCES:  # CMake's objects are the plain compiler's, byte for byte
+        obj = next((tmp_path / "build").rglob(f"{src_file.name}.o"))
+        args = next(c["argv"] for c in compiles if str(src_file.name) in " ".join(c["argv"]))
+        plain_argv = [str(toolchain.path("clang")), *args[1:]]
+        out_i = plain_argv.index("-o") + 1
+        plain_argv[out_i] = str(tmp_path / "plain.o")
+        subprocess.run(plain_argv, check=True, cwd=tmp_path / "build", capture_output=True, timeout=120)
+        assert obj.read_bytes() == (tmp_path / "plain.o").read_bytes(), src_file.name
