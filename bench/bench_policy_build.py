@@ -163,28 +163,34 @@ def main() -> int:
               f"{time.perf_counter() - t0:.1f}s; held-out agreement {r['heldout_agreement']:.3f} "
               f"(majority baseline {r['heldout_majority_baseline']:.3f}) on {r['heldout_decisions']} decisions")
         args.model = out / "bc.onnx"
-    servers: list[subprocess.Popen] = []
-    if args.model:
-        model = str(args.model.absolute())
-        variants[f"onnx {args.model.name}, shared server"] = ("onnx", launcher_command(model, stats=stats("onnx")))
-        sock = out / "policy.sock"
-        servers.append(subprocess.Popen([MLGO_FARM, "policy", "serve", "--policy", model, "--socket", str(sock)],
-                                        stdout=subprocess.DEVNULL))
+    servers: dict[str, subprocess.Popen] = {}
+
+    def serve(tag: str, policy: str) -> list[str]:
+        """Start `policy serve` for `policy`; the launcher prefix that asks it."""
+        sock = out / f"{tag}.sock"
+        servers[tag] = subprocess.Popen([MLGO_FARM, "policy", "serve", "--policy", policy, "--socket", str(sock)],
+                                        stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
-        while not sock.exists() and time.monotonic() < deadline and servers[0].poll() is None:
+        while not sock.exists() and time.monotonic() < deadline and servers[tag].poll() is None:
             time.sleep(0.05)
         if not sock.exists():
             sys.exit("policy serve did not start")
-        served = launcher_command(None, server=str(sock), stats=stats("served"))
-        variants[f"onnx {args.model.name}, policy serve"] = ("served", served)
+        return launcher_command(None, server=str(sock), stats=stats(tag))
+
+    # the same decisions as the heuristic rows, asked over the socket: the server's own cost
+    variants["heuristic, policy serve"] = ("hserved", serve("hserved", "heuristic"))
+    if args.model:
+        model = str(args.model.absolute())
+        variants[f"onnx {args.model.name}, shared server"] = ("onnx", launcher_command(model, stats=stats("onnx")))
+        variants[f"onnx {args.model.name}, policy serve"] = ("served", serve("served", model))
 
     def commands(tag: str, prefix: list[str] | None) -> list[list[str]]:
         (out / tag).mkdir(exist_ok=True)
         return [[*(prefix or []), clang, *a, "-o", str(out / tag / f"{i}.o")] for i, (_, a) in enumerate(units)]
 
     def server_pids(tag: str) -> list[int]:
-        if tag == "served":
-            return [servers[0].pid]
+        if tag in servers:
+            return [servers[tag].pid]
         if tag == "onnx":
             return [p for log in runtime.glob("mlgo-farm-*/*.log") if (p := server_pid(log))]
         return []
@@ -204,7 +210,7 @@ def main() -> int:
             if failed:
                 sys.exit(f"{name}: {len(failed)} compiles failed, first: {' '.join(cmds[failed[0]])}")
             times[name].append(wall)
-    for srv in servers:
+    for srv in servers.values():
         srv.terminate()
         srv.wait()
     for log in runtime.glob("mlgo-farm-*/*.log"):
