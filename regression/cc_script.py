@@ -14,4 +14,7 @@ if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(here))
     from regression.cc import main
 
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # skips the interpreter's teardown (~1 ms a compile); every file is written and closed
