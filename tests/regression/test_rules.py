@@ -111,3 +111,21 @@ def test_compare_values_and_run_verdict() -> None:
     new[("lua", "text_size")] = (1100.0, ())
     out = rules.compare_values(DEFAULT_RULES, rules.HEURISTIC_BASELINE, base, new, kinds)
     assert rules.run_verdict(out) == "regression"
+
+
+def test_noisy_metric_never_gates_across_runs() -> None:
+    """Wall time against the previous run is reported; against the same run's heuristic it gates."""
+    from regression.rules import DEFAULT_RULES, HEURISTIC_BASELINE, PREVIOUS_BASELINE, REGRESSED, compare_values
+
+    key = ("lua/fib", "wall_time")
+    slow = {key: (1.5, (1.5, 1.52, 1.49, 1.51, 1.5, 1.53, 1.48))}
+    fast = {key: (1.0, (1.0, 1.01, 0.99, 1.02, 1.0, 0.98, 1.01))}
+    kinds = {key: "workload"}
+    same_run = compare_values(DEFAULT_RULES, HEURISTIC_BASELINE, fast, slow, kinds)
+    across = compare_values(DEFAULT_RULES, PREVIOUS_BASELINE, fast, slow, kinds)
+    assert same_run[0].verdict == across[0].verdict == REGRESSED
+    assert same_run[0].gating and not across[0].gating
+    size = ("lua", "text_size")
+    across_size = compare_values(DEFAULT_RULES, PREVIOUS_BASELINE, {size: (100.0, ())}, {size: (110.0, ())},
+                                 {size: "binary"})
+    assert across_size[0].verdict == REGRESSED and across_size[0].gating
