@@ -95,6 +95,9 @@ def _pykeen_parts() -> SimpleNamespace:
     triples with it (~45 us per batch of 256); `TensorBatches` draws the very same permutation
     (same seed drawn from the global generator, same private generator) and splits it into index
     tensors, so training sees the same batches in the same order and gives the same bytes.
+    They lean on two internals of the pinned pykeen 1.11: the loop's protected
+    `_create_training_data_loader` hook and `Embedding._embeddings`; tests/vocabgen/test_training.py
+    compares them with pykeen's own classes (batches, device answers, trained bytes).
     """
     import torch
     from pykeen.models import TransE
