@@ -8,7 +8,8 @@ what `mlgo-farm policy-cc --print-launcher` prints and regression builds use), t
 `mlgo-farm-cc` as a user types it, and the `mlgo-farm policy-cc` verb. With --model or --train,
 an ONNX policy too (--train clones the heuristic on the package's corpus first), through the
 launcher's shared server and through an explicit `policy serve --socket`. Runs alternate,
-`--jobs` compiles at a time; prints per build the median wall-time ratio (target: within 1.3x),
+`--jobs` compiles at a time; prints per build the median wall-time ratio (target: within 1.3x; also
+the median over rounds of the ratio to the same round's baseline run, steadier on a shared machine),
 the CPU ratio (children, plus the policy server's CPU), the median host round trip per decision
 (microseconds, from reading an observation to writing its advice) and the `.text` comparison.
 The machine's load average is printed before and after: others share the cores.
@@ -227,20 +228,26 @@ def main() -> int:
             wall, ip_rts[name] = build_in_process(units, clang, out / f"ip{i}", spec, args.jobs, tc)
             ip_times[name].append(wall)
 
+    base = "heuristic (plain clang)"
     base_objs = [out / "baseline" / f"{i}.o" for i in range(len(units))]
-    base_t = statistics.median(times["heuristic (plain clang)"])
     base_size = text_size(tc, base_objs)
-    base_cpu = statistics.median(CPU["heuristic (plain clang)"])
     what = "corpus bitcode modules" if args.bitcode else "C files"
     print(f"{args.package}: {len(units)} {what}, -Oz, {args.jobs} jobs, {args.repeat} alternating runs")
-    print(f"{'build':<38}{'median s':>10}{'ratio':>8}{'cpu ratio':>10}{'text bytes':>12}{'size vs heur.':>15}"
-          f"{'identical':>11}{'decisions':>11}{'median rt us':>14}")
+    print(f"{'build':<38}{'median s':>10}{'ratio':>8}{'paired':>8}{'cpu ratio':>10}{'paired':>8}{'text bytes':>12}"
+          f"{'size vs heur.':>15}{'identical':>11}{'decisions':>11}{'median rt us':>14}")
 
-    def row(name: str, med: float, cpu: float, objs: list[Path], rts: list[float] | None) -> None:
+    def ratios(walls: list[float], cpus: list[float]) -> str:
+        """Ratios of the medians, and medians of the ratios to the baseline run of the same round."""
+        paired = [statistics.median(x / y for x, y in zip(v, times_or_cpu, strict=True))
+                  for v, times_or_cpu in ((walls, times[base]), (cpus, CPU[base]))]
+        return (f"{statistics.median(walls) / statistics.median(times[base]):>8.2f}{paired[0]:>8.2f}"
+                f"{statistics.median(cpus) / statistics.median(CPU[base]):>10.2f}{paired[1]:>8.2f}")
+
+    def row(name: str, walls: list[float], cpus: list[float], objs: list[Path], rts: list[float] | None) -> None:
         size = text_size(tc, objs)
         same = sum(a.read_bytes() == b.read_bytes() for a, b in zip(objs, base_objs, strict=True))
         decided = f"{len(rts):>11}{statistics.median(rts) * 1e6 if rts else 0:>14.1f}" if rts is not None else ""
-        print(f"{name:<38}{med:>10.3f}{med / base_t:>8.2f}{cpu / base_cpu:>10.2f}{size:>12}"
+        print(f"{name:<38}{statistics.median(walls):>10.3f}{ratios(walls, cpus)}{size:>12}"
               f"{(size - base_size) / base_size:>+14.2%} {same:>5}/{len(objs):<5}{decided}")
 
     for name, (tag, prefix) in variants.items():
@@ -249,12 +256,12 @@ def main() -> int:
         if prefix is not None:
             lines = [json.loads(ln) for ln in Path(stats(tag)).read_text().splitlines()]
             rts = [t for s in lines for t in s["response_times"]]
-        row(name, statistics.median(times[name]), statistics.median(CPU[name]), objs, rts)
+        row(name, times[name], CPU[name], objs, rts)
     for i, name in enumerate(in_process):
         objs = [out / f"ip{i}" / f"{j}.o" for j in range(len(units))]
-        row(name + " in-process", statistics.median(ip_times[name]),
-            statistics.median(CPU[f"{in_process[name]} in-process"]), objs, ip_rts[name])
-    print("target: policy build within 1.3x of the heuristic build's wall time")
+        row(name + " in-process", ip_times[name], CPU[f"{in_process[name]} in-process"], objs, ip_rts[name])
+    print("target: policy build within 1.3x of the heuristic build's wall time; 'paired': median over rounds of "
+          "the ratio to that round's baseline run (steadier when other jobs load the machine)")
     print("in-process rows: run_compile from one Python process, i.e. the host's own cost without the "
           "per-compile interpreter start-up")
     print(f"load after: {os.getloadavg()}")
