@@ -39,10 +39,21 @@ def send_frame(sock, kind: bytes, payload: bytes) -> None:
 
 
 def recv_frame(sock) -> tuple[bytes, bytes]:
-    """(type byte, payload); ConnectionError when the peer went away."""
-    head = _recv_exact(sock, _LEN.size)
-    body = _recv_exact(sock, _LEN.unpack(head)[0])
-    return body[:1], body[1:]
+    """(type byte, payload); ConnectionError when the peer went away.
+
+    Requests and answers strictly alternate, so one `recv` normally holds the whole frame.
+    """
+    data = sock.recv(1 << 16)
+    while len(data) < _LEN.size:
+        if not data:
+            raise ConnectionError("policy server connection closed")
+        data += _recv_exact(sock, _LEN.size - len(data))
+    end = _LEN.size + _LEN.unpack_from(data)[0]
+    if len(data) < end:
+        data += _recv_exact(sock, end - len(data))
+    elif len(data) > end:
+        raise ConnectionError("peer sent a second frame without waiting for the answer")
+    return data[_LEN.size:_LEN.size + 1], data[_LEN.size + 1:]
 
 
 def _recv_exact(sock, n: int) -> bytes:
