@@ -214,7 +214,22 @@ def launcher_command(policy: str | None = None, *, server: str | None = None, vo
     return [sys.executable, "-I", "-S", script, *opts, "--"]
 
 
+class Terminated(BaseException):
+    """SIGTERM (make or CMake stopping a build): unwinds like Ctrl-C, so the compiler is killed and reaped."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        from _signal import SIGTERM
+        from _signal import signal as set_handler  # `signal` itself would import enum
+    except ImportError:  # pragma: no cover
+        from signal import SIGTERM
+        from signal import signal as set_handler
+    set_handler(SIGTERM, _terminate)
     args = sys.argv[1:] if argv is None else list(argv)
     if args and args[0] in ("-h", "--help"):
         print(USAGE)
@@ -227,6 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _write(2, b"mlgo-farm: interrupted\n")
         return 130
+    except Terminated:
+        _write(2, b"mlgo-farm: terminated\n")
+        return 143
 
 
 if __name__ == "__main__":

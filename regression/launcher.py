@@ -15,7 +15,7 @@ import os
 import time
 
 from farm.errors import FarmError, InputError
-from regression.host import Channel, serve
+from regression.host import Channel, kill, serve
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -200,10 +200,14 @@ def compile_with_host(
             proc = spawn([*args, *interactive_flags(channel.base, advisor, vocab)], errfd)
             host_error = None
             try:
-                report = serve(channel, proc, policy, timeout)
-            except FarmError as e:
-                host_error, report = str(e), None
-            rc = proc.wait()
+                try:
+                    report = serve(channel, proc, policy, timeout)
+                except FarmError as e:
+                    host_error, report = str(e), None
+                rc = proc.wait()
+            except BaseException:  # interrupted (Ctrl-C, SIGTERM) anywhere: no compiler is left behind
+                kill(proc)
+                raise
             text = _read_all(errfd).decode(errors="replace")
         finally:
             os.close(errfd)

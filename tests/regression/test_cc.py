@@ -323,3 +323,38 @@ def test_cmake_build_through_the_printed_launcher(toolchain: Toolchain, tmp_path
         plain_argv[out_i] = str(tmp_path / "plain.o")
         subprocess.run(plain_argv, check=True, cwd=tmp_path / "build", capture_output=True, timeout=120)
         assert obj.read_bytes() == (tmp_path / "plain.o").read_bytes(), src_file.name
+
+
+def test_sigterm_kills_the_compiler_and_removes_the_channel(tmp_path: Path) -> None:
+    """make stopping a build: the launcher's compiler is killed and reaped, its FIFO pair removed."""
+    path = str(tmp_path / "mute.sock")
+    mute = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    mute.bind(path)
+    mute.listen(4)
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: held.append(mute.accept()[0]), daemon=True).start()
+    channels = tmp_path / "tmp"
+    channels.mkdir()
+    prefix = [*launcher_command("heuristic")[:4], "--bin-dir", Toolchain.from_settings().bin_dir,
+              "--timeout", "60", "--server", path, "--"]
+    cmd = [str(c) for c in [*prefix, "clang", "-Oz", "-c", CSRC / "sort.c", "-o", tmp_path / "s.o"]]
+    launcher = subprocess.Popen(cmd, stderr=subprocess.PIPE, env={**os.environ, "TMPDIR": str(channels)})
+    try:
+        deadline = time.monotonic() + 30
+        compiler = None
+        while compiler is None and time.monotonic() < deadline:  # the compiler waits for the mute server's advice
+            kids = Path(f"/proc/{launcher.pid}/task/{launcher.pid}/children").read_text().split()
+            compiler = int(kids[0]) if kids and held else None
+            time.sleep(0.05)  # polling interval of a deadline loop
+        assert compiler is not None and list(channels.glob("mlgo-channel-*"))
+        launcher.send_signal(signal.SIGTERM)
+        _, err = launcher.communicate(timeout=30)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
+        for s in (*held, mute):
+            s.close()
+    assert launcher.returncode == 143 and err.decode().strip() == "mlgo-farm: terminated"
+    assert not Path(f"/proc/{compiler}").exists(), "the compiler was killed and reaped"
+    assert not list(channels.iterdir()) and not (tmp_path / "s.o").exists()
