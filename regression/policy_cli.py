@@ -55,10 +55,29 @@ def _serve(args: argparse.Namespace) -> int:
                 done.wait(1.0)  # clients that connected just before the unlink are accepted and answered
                 while server.idle_for() == 0 and not done.wait(0.2):
                     pass
+                _remove_launcher_files(server.path)
                 break
     finally:
         server.stop()
     return 0
+
+
+def _remove_launcher_files(sock: Path) -> None:
+    """After an idle exit: the start lock and the log the launcher kept beside a shared server's socket."""
+    import contextlib
+    import fcntl
+
+    log = Path(f"{sock}.log")
+    with contextlib.suppress(OSError):
+        if os.fstat(1).st_ino == log.stat().st_ino:  # still this server's log, not a successor's
+            log.unlink()
+    with contextlib.suppress(OSError):
+        fd = os.open(f"{sock}.lock", os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # nobody is starting a server right now
+            os.unlink(f"{sock}.lock")
+        finally:
+            os.close(fd)
 
 
 def _train_bc(args: argparse.Namespace) -> int:

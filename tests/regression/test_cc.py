@@ -173,7 +173,7 @@ def test_onnx_policy_is_served_once_for_parallel_compiles(toolchain: Toolchain, 
         while alive(pids[0], runtime_dir) and time.monotonic() < deadline:
             time.sleep(0.1)  # polling interval of a deadline loop
         assert not alive(pids[0], runtime_dir)
-        assert not list(runtime_dir.glob("mlgo-farm-*/*.sock"))
+        assert not list(runtime_dir.glob("mlgo-farm-*/*.sock*")), "socket, start lock and log are removed"
         # the next compile starts a new one
         assert one(SOURCES[0]).returncode == 0
         assert len(set(server_pids(runtime_dir)) - {pids[0]}) == 1
