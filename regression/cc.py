@@ -11,8 +11,11 @@ Python starts without `site` (`-S`: the editable install's import hook alone cos
 host modules (`protocol`, `host`, `policies`, `launcher`, `policy_client`) are imported;
 `farm.config` only when neither the command line (`--bin-dir`, `--timeout`, `--policy`) nor
 MLGO_FARM_LLVM_BIN_DIR / MLGO_FARM_POLICY_TIMEOUT give the values (it costs ~20 ms), and
-`farm.toolchain` only to word a failure. An `.onnx` policy is answered by a shared `policy serve`
-process started on first use, so no compile imports onnxruntime or numpy.
+`farm.toolchain` only to word a failure: the compiler is found in [llvm] bin_dir exactly as
+`Toolchain.path` finds it (same check, same message) and started with `posix_spawn`, because
+importing farm.toolchain and subprocess would cost ~15 ms a compile. An `.onnx` policy is
+answered by a shared `policy serve` process started on first use, so no compile imports
+onnxruntime or numpy.
 """
 
 from __future__ import annotations

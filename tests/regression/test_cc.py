@@ -250,6 +250,18 @@ def test_silent_policy_server_fails_the_compile_within_the_timeout(tmp_path: Pat
     assert not (tmp_path / "s.o").exists()
 
 
+def test_compiler_is_the_toolchains(toolchain: Toolchain) -> None:
+    from farm.errors import ToolError
+    from regression.cc import _clang
+
+    assert _clang(str(toolchain.bin_dir), "clang") == str(toolchain.path("clang"))
+    with pytest.raises(ToolError) as lean:
+        _clang("/nonexistent", "clang")
+    with pytest.raises(ToolError) as farm:
+        Toolchain(Path("/nonexistent")).path("clang")
+    assert str(lean.value) == str(farm.value)
+
+
 def test_parse_args() -> None:
     opts = parse_args(["--policy=never", "--timeout", "5", "--", "clang", "--version"])
     assert (opts.policy, opts.timeout, opts.command) == ("never", 5.0, ["clang", "--version"])
