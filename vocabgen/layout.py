@@ -15,9 +15,12 @@ section (of all trained vectors if the section has none): LLVM then sees an unse
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from farm.errors import InputError
+
+if TYPE_CHECKING:  # numpy is imported where vectors are handled: every `mlgo-farm` verb imports this module
+    import numpy as np
 
 SECTIONS = {
     "ir": ("Opcodes", "Types", "Arguments"),
@@ -69,6 +72,8 @@ def placement(kind: str, names: list[str]) -> list[tuple[str, str]]:
 
 def fill_unseen(kind: str, names: list[str], vectors: np.ndarray, trained: np.ndarray) -> tuple[np.ndarray, dict]:
     """Replace the vectors of entities absent from the triplets by their section's mean."""
+    import numpy as np
+
     sections = [s for s, _ in placement(kind, names)]
     out = vectors.copy()
     is_trained = np.zeros(len(names), dtype=bool)
@@ -88,6 +93,8 @@ def fill_unseen(kind: str, names: list[str], vectors: np.ndarray, trained: np.nd
 
 def build_vocab(kind: str, names: list[str], vectors: np.ndarray, decimals: int = 6) -> dict[str, dict[str, list]]:
     """The JSON object LLVM loads, sections in LLVM's order and keys in entity-id order."""
+    import numpy as np
+
     vocab: dict[str, dict[str, list]] = {s: {} for s in SECTIONS[kind]}
     rounded = np.round(vectors.astype(np.float64), decimals)
     for (section, key), vec in zip(placement(kind, names), rounded, strict=True):

@@ -32,6 +32,13 @@ RECIPES: dict[str, Recipe] = {
         generated={"src/lua5.4-deb-multiarch.h": '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"\n'},
     ),
     "bzip2": Recipe(flags=("-D_FILE_OFFSET_BITS=64",)),
+    # The library (all of lib/, legacy formats included) and the zstd command; the x86-64 assembly
+    # Huffman decoder is a .S file, so the C fallback is selected as the Makefile does without ASM.
+    "libzstd": Recipe(
+        subdirs=("lib", "programs"),
+        flags=("-DZSTD_DISABLE_ASM", "-DZSTD_MULTITHREAD", "-DZSTD_LEGACY_SUPPORT=5", "-DXXH_NAMESPACE=ZSTD_",
+               "-D_FILE_OFFSET_BITS=64", "-pthread"),
+    ),
 }
 
 
