@@ -88,20 +88,27 @@ class Toolchain:
 
     @functools.cached_property
     def commit(self) -> str | None:
-        """The llvm-project git commit of a source build, or None for a distribution build."""
-        text = self._query("clang", ["--version"])
-        m = _HASH.search(text)
+        """The llvm-project git commit of a source build, or None for a distribution build.
+
+        From clang's banner (`LLVM_APPEND_VC_REV`), else from the build's `VCSRevision.h`.
+        """
+        m = _HASH.search(self._clang_banner)
         if m:
             return m.group(1)
+        header = Path(self.bin_dir).parent / "include" / "llvm" / "Support" / "VCSRevision.h"
         try:
-            rev = self._query("llvm-config", ["--vcs-revision"]).strip()
-        except ToolError:
+            m = re.search(r'#define\s+LLVM_REVISION\s+"([0-9a-f]{40})"', header.read_text())
+        except OSError:
             return None
-        return rev if _HASH.fullmatch(rev) else None
+        return m.group(1) if m else None
 
     @functools.cached_property
     def clang_version(self) -> str:
-        return self._query("clang", ["--version"]).splitlines()[0].strip()
+        return self._clang_banner.splitlines()[0].strip()
+
+    @functools.cached_property
+    def _clang_banner(self) -> str:
+        return self._query("clang", ["--version"])
 
     def describe(self) -> dict[str, str | None]:
         """Facts recorded in manifests: where the tools are, their version and commit."""

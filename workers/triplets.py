@@ -165,7 +165,10 @@ def build_dataset(corpus_dir: Path, out_dir: Path, kind: str, toolchain: Toolcha
             except ToolError as e:
                 return str(e)
 
-        for module, res in run_all(one, corpus.modules, jobs=jobs, desc=f"{kind} triplets"):
+        # Largest first, so no big module starts last and leaves the other cores idle; the merge is
+        # order-independent, so the dataset does not change.
+        by_size = sorted(corpus.modules, key=lambda m: -m.bitcode.stat().st_size)
+        for module, res in run_all(one, by_size, jobs=jobs, desc=f"{kind} triplets"):
             merged.add(module.name, res)
         if not merged.unique:
             first = next((s["reason"] for s in merged.skipped if s["stage"] == "triplets"), "no triplets")

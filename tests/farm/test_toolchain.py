@@ -18,6 +18,25 @@ def test_version_and_description(toolchain: Toolchain) -> None:
     assert "clang version 22" in d["clang"]
 
 
+def test_distribution_build_has_no_commit(toolchain: Toolchain) -> None:
+    assert Toolchain(toolchain.bin_dir).commit is None  # Debian's clang banner and VCSRevision.h name none
+
+
+def test_source_build_commit_from_vcs_revision_header(toolchain: Toolchain, tmp_path: Path) -> None:
+    """A build tree's `include/llvm/Support/VCSRevision.h` names the commit when clang's banner does not."""
+    bin_dir = tmp_path / "build" / "bin"
+    bin_dir.mkdir(parents=True)
+    for tool in ("clang", "llvm-config"):
+        (bin_dir / tool).symlink_to(toolchain.path(tool))
+    header = tmp_path / "build" / "include" / "llvm" / "Support" / "VCSRevision.h"
+    header.parent.mkdir(parents=True)
+    rev = "0123456789abcdef0123456789abcdef01234567"
+    header.write_text(f'#define LLVM_REVISION "{rev}"\n#define LLVM_REPOSITORY "https://github.com/llvm/llvm-project"\n')
+    tc = Toolchain(bin_dir)
+    assert tc.commit == rev
+    assert tc.describe()["llvm_commit"] == rev
+
+
 def test_missing_tool_is_one_clear_line(tmp_path: Path) -> None:
     tc = Toolchain(tmp_path)
     with pytest.raises(ToolError, match=r"'llvm-ir2vec' not found in .*MLGO_FARM_LLVM_BIN_DIR"):
