@@ -93,3 +93,36 @@ def smtp_env(monkeypatch: pytest.MonkeyPatch, mailbox):
     monkeypatch.setenv("MLGO_FARM_SMTP_RECIPIENTS", "llvm-mlgo@example.org, oncall@example.org")
     monkeypatch.setenv("MLGO_FARM_SMTP_RETRIES", "2")
     return mailbox
+
+
+def cmake_build(toolchain: Toolchain, tmp_path: Path, launcher: str) -> Path:
+    """Configure and build `prog` from the test C sources with CMake, through `launcher`; the build dir."""
+    import shutil
+    import subprocess
+
+    src, build = tmp_path / "src", tmp_path / "build"
+    shutil.copytree(CSRC, src)
+    names = " ".join(p.name for p in sorted(CSRC.glob("*.c")))
+    (src / "CMakeLists.txt").write_text(
+        f"cmake_minimum_required(VERSION 3.20)\nproject(bench C)\nadd_executable(prog {names})\n"
+        "target_link_libraries(prog m)\n"
+    )
+    cfg = subprocess.run(["cmake", "-S", src, "-B", build, f"-DCMAKE_C_COMPILER={toolchain.path('clang')}",
+                          "-DCMAKE_C_FLAGS=-Oz", f"-DCMAKE_C_COMPILER_LAUNCHER={launcher}", "-DCMAKE_BUILD_TYPE="],
+                         capture_output=True, text=True, timeout=120)
+    assert cfg.returncode == 0, cfg.stderr
+    b = subprocess.run(["cmake", "--build", build, "-j2"], capture_output=True, text=True, timeout=120)
+    assert b.returncode == 0, b.stdout + b.stderr
+    return build
+
+
+def with_corrupt_module(corpus: Path, dest: Path) -> Path:
+    """A copy of `corpus` with one more module, `corrupt`, whose bitcode is garbage."""
+    import shutil
+
+    shutil.copytree(corpus, dest)
+    shutil.copy(DATA / "bad" / "corrupt.bc", dest / "corrupt.bc")
+    desc = json.loads((dest / "corpus_description.json").read_text())
+    desc["modules"].append("corrupt")
+    (dest / "corpus_description.json").write_text(json.dumps(desc))
+    return dest

@@ -21,7 +21,7 @@ import pytest
 from farm.toolchain import Toolchain
 from regression.cc import launcher_command, parse_args
 from regression.protocol import Observation
-from tests.regression.conftest import CSRC, write_onnx_policy
+from tests.regression.conftest import CSRC, cmake_build, write_onnx_policy
 
 SOURCES = sorted(CSRC.glob("*.c"))
 BIN = Path(sys.executable).parent
@@ -43,6 +43,16 @@ def runtime_dir(monkeypatch: pytest.MonkeyPatch):
 
 def run(cmd: list, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=120, **kw)
+
+
+def mute_server(path: str) -> tuple[socket.socket, list[socket.socket]]:
+    """A Unix socket server that accepts one client and never answers; close both when done."""
+    mute = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    mute.bind(path)
+    mute.listen(4)
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: held.append(mute.accept()[0]), daemon=True).start()
+    return mute, held
 
 
 def plain(toolchain: Toolchain, src: Path, out: Path) -> bytes:
@@ -228,12 +238,7 @@ def test_compiler_errors_pass_through_with_their_exit_code(tmp_path: Path) -> No
 def test_silent_policy_server_fails_the_compile_within_the_timeout(tmp_path: Path) -> None:
     """A server that accepts and never answers: the compile ends with one line, the compiler is not left behind."""
     path = str(tmp_path / "mute.sock")
-    mute = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    mute.bind(path)
-    mute.listen(4)
-    held: list[socket.socket] = []
-    acceptor = threading.Thread(target=lambda: held.append(mute.accept()[0]), daemon=True)
-    acceptor.start()
+    mute, held = mute_server(path)
     try:
         prefix = [*launcher_command("heuristic", timeout=2)[:4], "--bin-dir", Toolchain.from_settings().bin_dir,
                   "--timeout", "2", "--server", path, "--"]
@@ -308,22 +313,12 @@ def test_cmake_build_through_the_printed_launcher(toolchain: Toolchain, tmp_path
         pytest.skip("cmake is not installed")
     import json
 
-    src = tmp_path / "src"
-    shutil.copytree(CSRC, src)
-    (src / "CMakeLists.txt").write_text(
-        "cmake_minimum_required(VERSION 3.20)\nproject(bench C)\n"
-        "add_executable(prog " + " ".join(s.name for s in SOURCES) + ")\ntarget_link_libraries(prog m)\n"
-    )
     stats = tmp_path / "stats.jsonl"
     p = run([BIN / "mlgo-farm", "policy-cc", "--print-launcher", "cmake", "--policy", "heuristic", "--stats", stats])
     assert p.returncode == 0, p.stderr
     launcher = p.stdout.strip()
     assert launcher.split(";")[1:3] == ["-I", "-S"]
-    cfg = run(["cmake", "-S", src, "-B", tmp_path / "build", f"-DCMAKE_C_COMPILER={toolchain.path('clang')}",
-               "-DCMAKE_C_FLAGS=-Oz", f"-DCMAKE_C_COMPILER_LAUNCHER={launcher}", "-DCMAKE_BUILD_TYPE="])
-    assert cfg.returncode == 0, cfg.stderr
-    b = run(["cmake", "--build", tmp_path / "build", "-j2"])
-    assert b.returncode == 0, b.stdout + b.stderr
+    cmake_build(toolchain, tmp_path, launcher)
     compiles = [json.loads(ln) for ln in stats.read_text().splitlines() if '"-c"' in ln]
     assert len(compiles) == len(SOURCES) and all(c["ok"] for c in compiles)
     assert sum(c["decisions"] for c in compiles) > 0
@@ -340,11 +335,7 @@ def test_cmake_build_through_the_printed_launcher(toolchain: Toolchain, tmp_path
 def test_sigterm_kills_the_compiler_and_removes_the_channel(tmp_path: Path) -> None:
     """make stopping a build: the launcher's compiler is killed and reaped, its FIFO pair removed."""
     path = str(tmp_path / "mute.sock")
-    mute = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    mute.bind(path)
-    mute.listen(4)
-    held: list[socket.socket] = []
-    threading.Thread(target=lambda: held.append(mute.accept()[0]), daemon=True).start()
+    mute, held = mute_server(path)
     channels = tmp_path / "tmp"
     channels.mkdir()
     prefix = [*launcher_command("heuristic")[:4], "--bin-dir", Toolchain.from_settings().bin_dir,

@@ -15,7 +15,7 @@ from regression import benchmarks, compare
 from regression.compare import RunRequest, run_comparison
 from regression.rules import DEFAULT_RULES, HEURISTIC_BASELINE, PREVIOUS_BASELINE, judge, run_verdict
 from tests.conftest import DATA
-from tests.regression.conftest import write_onnx_policy
+from tests.regression.conftest import with_corrupt_module, write_onnx_policy
 
 CSRC = DATA / "csrc"
 BENCH = benchmarks.local_benchmark(CSRC, ("20000",))
@@ -77,12 +77,7 @@ def test_onnx_policy_is_identified_by_its_content(compare_corpus: Path, tmp_path
 
 
 def test_bad_module_is_skipped_and_listed(compare_corpus: Path, tmp_path: Path) -> None:
-    corpus = tmp_path / "withbad"
-    shutil.copytree(compare_corpus, corpus)
-    shutil.copy(DATA / "bad" / "corrupt.bc", corpus / "corrupt.bc")
-    desc = json.loads((corpus / "corpus_description.json").read_text())
-    desc["modules"].append("corrupt")
-    (corpus / "corpus_description.json").write_text(json.dumps(desc))
+    corpus = with_corrupt_module(compare_corpus, tmp_path / "withbad")
     result = run_comparison(RunRequest(builder="bad", corpus=corpus, policy="heuristic", repeats=0))
     assert result.run.status == "complete"
     assert {(s.subject, s.variant) for s in result.skipped} == {("corpus:withbad/corrupt", "heuristic"),

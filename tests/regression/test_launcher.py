@@ -17,7 +17,7 @@ from farm.toolchain import Toolchain
 from regression.launcher import compiler_tool, run_compile
 from regression.policies import HeuristicPolicy, masked_argmax
 from regression.protocol import Header, Observation
-from tests.regression.conftest import CSRC, VOCAB_DIM, write_onnx_policy
+from tests.regression.conftest import CSRC, VOCAB_DIM, cmake_build, write_onnx_policy
 
 SOURCES = sorted(CSRC.glob("*.c"))
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
@@ -207,21 +207,8 @@ def test_regalloc_policy_choosing_masked_candidate_is_a_clear_failure(toolchain:
 def test_cmake_compiler_launcher(toolchain: Toolchain, tmp_path: Path) -> None:
     if not shutil.which("cmake"):
         pytest.skip("cmake is not installed")
-    src = tmp_path / "src"
-    shutil.copytree(CSRC, src)
-    (src / "CMakeLists.txt").write_text(
-        "cmake_minimum_required(VERSION 3.20)\nproject(bench C)\n"
-        "add_executable(prog " + " ".join(s.name for s in SOURCES) + ")\ntarget_link_libraries(prog m)\n"
-    )
     stats = tmp_path / "stats.jsonl"
-    launcher = f"{MLGO_FARM};policy-cc;--policy;heuristic;--stats;{stats};--"
-    cfg = subprocess.run(
-        ["cmake", "-S", src, "-B", tmp_path / "build", f"-DCMAKE_C_COMPILER={toolchain.path('clang')}",
-         "-DCMAKE_C_FLAGS=-Oz", f"-DCMAKE_C_COMPILER_LAUNCHER={launcher}", "-DCMAKE_BUILD_TYPE="],
-        capture_output=True, text=True, timeout=120)
-    assert cfg.returncode == 0, cfg.stderr
-    b = subprocess.run(["cmake", "--build", tmp_path / "build", "-j2"], capture_output=True, text=True, timeout=120)
-    assert b.returncode == 0, b.stdout + b.stderr
+    cmake_build(toolchain, tmp_path, f"{MLGO_FARM};policy-cc;--policy;heuristic;--stats;{stats};--")
     compiles = [ln for ln in stats.read_text().splitlines() if '"-c"' in ln]
     assert len(compiles) == len(SOURCES)
     assert sum(json.loads(ln)["decisions"] for ln in compiles) > 0

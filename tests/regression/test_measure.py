@@ -15,6 +15,7 @@ from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain
 from regression import benchmarks, build, measure
 from tests.conftest import DATA
+from tests.regression.conftest import with_corrupt_module
 
 CSRC = DATA / "csrc"
 
@@ -112,15 +113,11 @@ def test_compile_failure_keeps_the_compilers_message(toolchain: Toolchain, tmp_p
 
 
 def test_corpus_build_skips_a_bad_module(toolchain: Toolchain, compare_corpus: Path, tmp_path: Path) -> None:
-    corpus = tmp_path / "corpus"
-    shutil.copytree(compare_corpus, corpus)
-    shutil.copy(DATA / "bad" / "corrupt.bc", corpus / "corrupt.bc")
-    desc = json.loads((corpus / "corpus_description.json").read_text())
-    desc["modules"].append("corrupt")
-    (corpus / "corpus_description.json").write_text(json.dumps(desc))
+    corpus = with_corrupt_module(compare_corpus, tmp_path / "corpus")
     result = build.build_corpus(toolchain, corpus, build.heuristic_variant(), tmp_path / "out", ["-Oz"])
     assert set(result.failures) == {"corrupt"}
-    assert set(result.ok_objects) == set(desc["modules"]) - {"corrupt"}
+    modules = json.loads((corpus / "corpus_description.json").read_text())["modules"]
+    assert set(result.ok_objects) == set(modules) - {"corrupt"}
     assert all(o.obj.is_file() and o.seconds > 0 for o in result.ok_objects.values())
 
 
