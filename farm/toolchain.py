@@ -11,7 +11,8 @@ import os
 import re
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from farm.errors import ToolError
 
 _HASH = re.compile(r"\b([0-9a-f]{40})\b")
 _FRAME = re.compile(r"^#\d+ 0x[0-9a-f]+ (\S.*?) \(")
+_CHUNK = 1 << 20  # bytes read at a time from a streamed tool's output
+_STDERR_KEPT = 1 << 20  # bytes of a streamed tool's stderr kept for the error message
 _HANDLER_FRAMES = ("PrintStackTrace", "RunSignalHandlers", "SignalHandler", "CrashRecovery")
 
 
@@ -161,6 +164,55 @@ class Toolchain:
         if p.returncode != 0:
             raise ToolError(describe_failure(tool, p.returncode, p.stderr) + where)
         return ToolResult(argv, p.stdout, p.stderr)
+
+    def stream(
+        self,
+        tool: str,
+        args: Sequence[str | os.PathLike],
+        sink: Callable[[bytes], None],
+        *,
+        timeout: float | None = 600,
+        subject: str = "",
+    ) -> bytes:
+        """Run a tool, handing its standard output to `sink` chunk by chunk as it arrives; its stderr.
+
+        For tools whose output is far larger than what the caller keeps (llvm-ir2vec triplets).
+        Failures are the same one-line ToolErrors as `run`; what `sink` got before one is the
+        caller's to discard.
+        """
+        import selectors
+
+        argv = self.command(tool, [str(a) for a in args])
+        where = f" on {subject}" if subject else ""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        err = bytearray()
+        with subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) as proc, selectors.DefaultSelector() as sel:
+            try:
+                sel.register(proc.stdout, selectors.EVENT_READ, sink)
+                sel.register(proc.stderr, selectors.EVENT_READ, err.extend)
+                while sel.get_map():
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        raise ToolError(f"{tool} timed out after {timeout:g}s{where}")
+                    for key, _ in sel.select(left):
+                        chunk = os.read(key.fd, _CHUNK)
+                        if chunk:
+                            key.data(chunk)
+                        else:
+                            sel.unregister(key.fileobj)
+                    del err[:-_STDERR_KEPT]  # bounded; a crash report is at the end
+                try:
+                    rc = proc.wait(None if deadline is None else max(deadline - time.monotonic(), 0.1))
+                except subprocess.TimeoutExpired:
+                    raise ToolError(f"{tool} timed out after {timeout:g}s{where}") from None
+            except BaseException:
+                proc.kill()
+                proc.wait()
+                raise
+        if rc != 0:
+            raise ToolError(describe_failure(tool, rc, bytes(err)) + where)
+        return bytes(err)
 
     def popen(self, tool: str, args: Sequence[str | os.PathLike], **kwargs) -> subprocess.Popen:
         """Start a tool without waiting (for the interactive policy host)."""

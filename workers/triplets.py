@@ -30,6 +30,38 @@ OPT_LEVELS = ("O0", "O1", "O2", "O3", "Os", "Oz")
 DEFAULT_LEVELS = {"ir": ("O0", "O2"), "mir": ("O2",)}
 
 
+class Output:
+    """One `llvm-ir2vec triplets` run, deduplicated as its output streams in (a sink for Toolchain.stream).
+
+    Only unique lines and a partial last line are kept, never the raw output.
+    """
+
+    def __init__(self) -> None:
+        self.lines: set[bytes] = set()
+        self.raw = 0
+        self.max_relation: int | None = None
+        self._tail = b""
+
+    def feed(self, chunk: bytes) -> None:
+        lines = (self._tail + chunk).split(b"\n")
+        self._tail = lines.pop()
+        if self.max_relation is None and lines:
+            first = lines[0]
+            if not first.startswith(b"MAX_RELATION="):
+                raise ToolError(f"llvm-ir2vec output does not start with MAX_RELATION: {first[:60]!r}")
+            self.max_relation = int(first.split(b"=", 1)[1])
+            del lines[0]
+        self.raw += len(lines)
+        self.lines.update(lines)
+
+    def finish(self) -> Output:
+        if self._tail:
+            self.feed(b"\n")
+        if self.max_relation is None:
+            raise ToolError("llvm-ir2vec printed no MAX_RELATION line")
+        return self
+
+
 @dataclass
 class ModuleTriplets:
     """Unique triplet lines of one module (`head\\ttail\\trelation` as bytes)."""
@@ -40,16 +72,19 @@ class ModuleTriplets:
     mir_file: Path | None = None  # a MIR file LLVM parsed (for the MIR entity map)
     lost_functions: list[str] = field(default_factory=list)
 
-    def add_output(self, out: bytes) -> None:
-        first, _, body = out.partition(b"\n")
-        if not first.startswith(b"MAX_RELATION="):
-            raise ToolError(f"llvm-ir2vec output does not start with MAX_RELATION: {first[:60]!r}")
-        self.max_relation = max(self.max_relation, int(first.split(b"=", 1)[1]))
-        lines = body.split(b"\n")
-        if lines and lines[-1] == b"":
-            lines.pop()
-        self.raw += len(lines)
-        self.lines.update(lines)
+    def add(self, out: Output) -> None:
+        """Merge one finished run (a run that failed midway is never merged)."""
+        self.max_relation = max(self.max_relation, out.max_relation if out.max_relation is not None else -1)
+        self.raw += out.raw
+        self.lines |= out.lines
+
+
+def triplets_of(tc: Toolchain, file: Path, timeout: float, name: str, mode: str = "ir") -> Output:
+    """`llvm-ir2vec triplets` of one IR or MIR file, streamed and deduplicated."""
+    out = Output()
+    args = ["triplets", file] if mode == "ir" else ["triplets", f"--mode={mode}", file]
+    tc.stream("llvm-ir2vec", args, out.feed, timeout=timeout, subject=name)
+    return out.finish()
 
 
 def choose_levels(levels: Sequence[str], module: str, seed: int, sample: int | None) -> list[str]:
@@ -71,7 +106,7 @@ def ir_module(tc: Toolchain, bc: Path, levels: Sequence[str], work: Path, timeou
     result = ModuleTriplets()
     for level in levels:
         ir = _optimize(tc, bc, level, work, timeout, name)
-        result.add_output(tc.run("llvm-ir2vec", ["triplets", ir], timeout=timeout, subject=name).stdout)
+        result.add(triplets_of(tc, ir, timeout, name))
     return result
 
 
@@ -85,8 +120,7 @@ def mir_module(tc: Toolchain, bc: Path, levels: Sequence[str], work: Path, timeo
         mir = work / f"{level}.sanitized.mir"
         mir.write_text(text)
         try:
-            result.add_output(tc.run("llvm-ir2vec", ["triplets", "--mode=mir", mir], timeout=timeout,
-                                     subject=name).stdout)
+            result.add(triplets_of(tc, mir, timeout, name, mode="mir"))
             result.mir_file = result.mir_file or mir
             continue
         except ToolError as whole:
@@ -97,11 +131,11 @@ def mir_module(tc: Toolchain, bc: Path, levels: Sequence[str], work: Path, timeo
             fmir = work / f"{level}.fn{i}.mir"
             fmir.write_text(ftext)
             try:
-                out = tc.run("llvm-ir2vec", ["triplets", "--mode=mir", fmir], timeout=timeout, subject=name).stdout
+                out = triplets_of(tc, fmir, timeout, name, mode="mir")
             except ToolError:
                 result.lost_functions.append(fname)
                 continue
-            result.add_output(out)
+            result.add(out)
             result.mir_file = result.mir_file or fmir
         if result.max_relation < 0:
             raise ToolError(f"llvm-ir2vec --mode=mir crashed on every function of {name} "

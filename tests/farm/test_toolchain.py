@@ -81,3 +81,23 @@ def test_crash_is_named_by_signal() -> None:
         "llvm::mir2vec::MIRVocabulary::getRegisterOperandIndex(llvm::Register) const"
     )
     assert describe_failure("opt", 2, b"warning: x\nopt: error: bad\n") == "opt exited with code 2: opt: error: bad"
+
+
+def test_stream_gives_the_bytes_run_gives(toolchain: Toolchain, tmp_path: Path) -> None:
+    src = tmp_path / "a.c"
+    src.write_text("int f(int x) { return x * 3; }\nint g(int y) { return f(y) + 1; }\n")
+    bc = tmp_path / "a.bc"
+    toolchain.run("clang", ["-c", "-emit-llvm", "-O0", src, "-o", bc])
+    chunks: list[bytes] = []
+    toolchain.stream("llvm-ir2vec", ["triplets", bc], chunks.append)
+    assert chunks and b"".join(chunks) == toolchain.run("llvm-ir2vec", ["triplets", bc]).stdout
+
+
+def test_stream_failures_are_the_same_one_line_errors(toolchain: Toolchain, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.bc"
+    bad.write_bytes(b"BC\xc0\xde" + b"\x00" * 64)
+    with pytest.raises(ToolError) as ran:
+        toolchain.run("llvm-ir2vec", ["triplets", bad], subject="bad")
+    with pytest.raises(ToolError) as streamed:
+        toolchain.stream("llvm-ir2vec", ["triplets", bad], lambda _: None, subject="bad")
+    assert str(streamed.value) == str(ran.value) and "\n" not in str(ran.value)

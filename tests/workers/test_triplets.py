@@ -78,6 +78,51 @@ def test_more_levels_change_the_content_and_id(ir_dataset: Path, csrc_corpus: Pa
     assert m0["id"] != m["id"] and m0["triplets"]["unique"] < m["triplets"]["unique"]
 
 
+def test_streamed_output_is_reassembled_across_chunks(csrc_corpus: Path, toolchain: Toolchain) -> None:
+    """Whatever the chunk boundaries, a streamed run gives what the whole output gives."""
+    bc = corpus.load(csrc_corpus).modules[0].bitcode
+    whole = toolchain.run("llvm-ir2vec", ["triplets", bc]).stdout
+    head, _, body = whole.partition(b"\n")
+    expected = set(body.split(b"\n")) - {b""}
+    for size in (1, 7, 4096, len(whole)):
+        out = triplets.Output()
+        for i in range(0, len(whole), size):
+            out.feed(whole[i:i + size])
+        out.finish()
+        assert out.lines == expected and out.raw == body.count(b"\n")
+        assert out.max_relation == int(head.split(b"=")[1])
+    streamed = triplets.triplets_of(toolchain, bc, 60, "m")
+    assert streamed.lines == expected
+
+
+def test_memory_follows_unique_lines_not_raw_output() -> None:
+    """50 MiB of raw output with 1,000 distinct lines: the accumulator keeps about what 1,000 lines take."""
+    import tracemalloc
+
+    block = b"".join(b"%d\t%d\t%d\n" % (i, i + 1, i % 7) for i in range(1000)) * 80  # ~1 MiB per chunk
+    out = triplets.Output()
+    out.feed(b"MAX_RELATION=7\n")
+    tracemalloc.start()
+    try:
+        for _ in range(50):
+            out.feed(block)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    out.finish()
+    assert len(out.lines) == 1000 and out.raw == 50 * 80 * 1000
+    assert peak < 20 * len(block), f"peak {peak} bytes for {50 * len(block)} bytes of output"
+
+
+def test_output_without_max_relation_is_an_error() -> None:
+    from farm.errors import ToolError
+
+    with pytest.raises(ToolError, match="does not start with MAX_RELATION"):
+        triplets.Output().feed(b"1\t2\t0\n")
+    with pytest.raises(ToolError, match="no MAX_RELATION"):
+        triplets.Output().finish()
+
+
 def test_sampled_levels_are_seeded() -> None:
     levels = ["O0", "O1", "O2", "O3", "Os", "Oz"]
     a = [triplets.choose_levels(levels, f"m{i}", 7, 2) for i in range(20)]
