@@ -9,33 +9,72 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from farm.errors import FarmError
+from farm.errors import FarmError, InputError
 
 
-def _check_writable(parent: Path) -> None:
+def check_writable(parent: Path, create: bool = True) -> None:
+    """Prove a file can be made in `parent` (os.access says yes to root); create it first, or with
+    `create=False` probe its nearest existing ancestor and leave nothing behind."""
+    parent = Path(parent).absolute()
+    where = parent
+    if create:
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise FarmError(f"cannot create output directory {parent}: {e.strerror}") from None
+    else:
+        while not where.exists() and where != where.parent:
+            where = where.parent
+        if not where.is_dir():
+            raise FarmError(f"cannot create output directory {parent}: {where} is not a directory")
     try:
-        parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".probe.", dir=where)
     except OSError as e:
-        raise FarmError(f"cannot create output directory {parent}: {e.strerror}") from None
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise FarmError(f"output directory {parent} is not writable")
+        raise FarmError(f"output directory {where} is not writable: {e.strerror}") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def check_replaceable(target: Path, marker: str) -> None:
+    """Refuse to replace anything but a missing path, an empty directory, or an earlier output holding `marker`."""
+    target = Path(target)
+    if not (target.exists() or target.is_symlink()):
+        return
+    if not target.is_dir() or target.is_symlink():
+        raise InputError(f"output {target} exists and is not a directory: refusing to replace it")
+    if any(target.iterdir()) and not (target / marker).is_file():
+        raise InputError(f"output {target} is a non-empty directory without {marker} (not an earlier output "
+                         f"of this kind): refusing to replace it")
 
 
 @contextlib.contextmanager
-def atomic_dir(target: Path) -> Iterator[Path]:
-    """Yield a temporary sibling of `target`; on success it replaces `target` in one rename."""
+def atomic_dir(target: Path, marker: str) -> Iterator[Path]:
+    """Yield a temporary sibling of `target`; on success it replaces `target` in one rename.
+
+    `target` must be missing, empty, or an earlier output of the same kind (it holds `marker`), so
+    a mistyped `-o` never wipes unrelated files.
+    """
     target = Path(target).absolute()
-    _check_writable(target.parent)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    check_replaceable(target, marker)
+    check_writable(target.parent)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    except OSError as e:
+        raise FarmError(f"cannot write output {target}: {e.strerror}") from None
     try:
         yield tmp
-        if target.exists():
-            old = target.with_name(f".{target.name}.old.{os.getpid()}")
-            target.rename(old)
-            tmp.rename(target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(target)
+        tmp.chmod(0o755)  # mkdtemp makes it private; outputs are for other users (and web servers) too
+        check_replaceable(target, marker)  # it may have appeared while we worked
+        try:
+            if target.exists():
+                old = target.with_name(f".{target.name}.old.{os.getpid()}")
+                target.rename(old)
+                tmp.rename(target)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                tmp.rename(target)
+        except OSError as e:
+            raise FarmError(f"cannot move output into place at {target}: {e.strerror}") from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -44,7 +83,7 @@ def atomic_dir(target: Path) -> Iterator[Path]:
 def write_atomic(path: Path, data: bytes | str) -> None:
     """Write `data` to `path` through a temporary file and a rename."""
     path = Path(path)
-    _check_writable(path.parent)
+    check_writable(path.parent)
     raw = data.encode() if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:

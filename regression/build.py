@@ -152,7 +152,7 @@ def build_benchmark(toolchain: Toolchain, bench: Benchmark, root: Path, variant:
         return result
     binary = Path(out_dir) / "bin" / bench.binary
     try:
-        with atomic_dir(binary.parent) as tmp:
+        with atomic_dir(binary.parent, bench.binary) as tmp:
             objs = [str(o.obj) for o in result.objects]
             toolchain.run("clang", [*opt_flags, *objs, *bench.libs, "-o", str(tmp / bench.binary)],
                           subject=f"link of {bench.name}")

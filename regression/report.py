@@ -217,7 +217,7 @@ def render(history: History, run: Run, verdict: str, out_dir: Path, link: str | 
     rows = table_rows(history.verdicts(run))
     skipped = history.skipped(run)
     points = ratio_history(history, run, verdict=verdict)
-    with atomic_dir(Path(out_dir)) as tmp:
+    with atomic_dir(Path(out_dir), "results.json") as tmp:
         (tmp / "summary.txt").write_text(summary_text(run, verdict, rows, skipped, link, modules=True))
         (tmp / "index.html").write_text(_html(run, verdict, rows, skipped))
         (tmp / "results.json").write_text(json.dumps({

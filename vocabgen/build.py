@@ -73,7 +73,7 @@ def train_vocabulary(ds: Dataset, params: TrainParams) -> tuple[bytes, dict[str,
 
 def write_local(out_dir: Path, data: bytes, manifest: dict[str, Any]) -> Path:
     """Both files at once (atomic directory)."""
-    with atomic_dir(Path(out_dir)) as tmp:
+    with atomic_dir(Path(out_dir), MANIFEST) as tmp:
         (tmp / VOCAB).write_bytes(data)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return Path(out_dir)

@@ -170,7 +170,7 @@ def fetch_dataset(store: ObjectStore, kind: str, ref: str, cache_dir: Path) -> P
         blobs = {name: store.get(f"{prefix}/{name}") for name in (*FILES, MANIFEST)}
     except MissingObject:
         raise InputError(f"dataset {ref} of kind {kind} is not in {store.url}") from None
-    with atomic_dir(target) as tmp:
+    with atomic_dir(target, MANIFEST) as tmp:
         for name, data in blobs.items():
             (tmp / name).write_bytes(data)
     return target

@@ -41,6 +41,7 @@ class Corpus:
     path: Path
     modules: list[Module]
     skipped: list[dict[str, str]] = field(default_factory=list)
+    origin: str = ""  # where its sources came from (`debian:zlib:zlib-1.2.13`, a directory, a build)
 
     @property
     def digest(self) -> str:
@@ -70,8 +71,11 @@ def load(path: Path) -> Corpus:
     missing = [m.name for m in modules if not m.bitcode.is_file()]
     if missing:
         raise InputError(f"corpus {path}: {len(missing)} module(s) without bitcode, first {missing[0]}.bc")
-    skipped = json.loads((path / SKIPPED).read_text()) if (path / SKIPPED).is_file() else []
-    return Corpus(path, modules, skipped)
+    try:
+        skipped = json.loads((path / SKIPPED).read_text()) if (path / SKIPPED).is_file() else []
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path / SKIPPED}: invalid JSON: {e}") from None
+    return Corpus(path, modules, skipped, str(data.get("source", "")))
 
 
 @dataclass(frozen=True)
@@ -100,30 +104,50 @@ def jobs_from_directory(src: Path, flags: tuple[str, ...] = DEFAULT_FLAGS) -> li
     ]
 
 
+#: Options whose value is the next argument and that only name outputs (dropped with their value).
+_OUTPUT_OPTIONS = ("-o", "-MF", "-MT", "-MQ", "-MJ")
+
+
+def _compile_flags(argv: list[str], directory: Path, source: Path) -> list[str]:
+    """A database command's flags without the compiler, `-c`, outputs, dependency options and the source."""
+    args, skip = [], False
+    for a in argv[1:]:
+        if skip:
+            skip = False
+        elif a in _OUTPUT_OPTIONS:
+            skip = True
+        elif not (a == "-c" or a.startswith(("-o", "-M")) or _is_source(a, directory, source)):
+            args.append(a)
+    return args
+
+
+def _is_source(arg: str, directory: Path, source: Path) -> bool:
+    return not arg.startswith("-") and (directory / arg).resolve() == source
+
+
 def jobs_from_compile_commands(path: Path) -> list[CompileJob]:
     """Jobs from a compilation database, keeping each command's flags."""
     try:
         entries = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise InputError(f"{path}: cannot read compilation database: {e}") from None
+    if not isinstance(entries, list):
+        raise InputError(f"{path}: a compilation database is a JSON list of entries")
     root = path.parent
     jobs, seen = [], {}
-    for e in entries:
-        argv = e.get("arguments") or shlex.split(e.get("command", ""))
+    for i, e in enumerate(entries):
+        if not (isinstance(e, dict) and isinstance(e.get("file"), str)
+                and isinstance(e.get("arguments") or e.get("command"), list | str)):
+            raise InputError(f"{path}: entry {i} needs 'file' and 'arguments' or 'command'")
+        try:
+            argv = e.get("arguments") or shlex.split(e["command"])
+        except ValueError as err:
+            raise InputError(f"{path}: entry {i}: cannot split its command: {err}") from None
         directory = Path(e.get("directory", root))
         source = (directory / e["file"]).resolve()
         if source.suffix not in SOURCE_SUFFIXES:
             continue
-        args, skip = [], False
-        for a in argv[1:]:
-            if skip:
-                skip = False
-            elif a == "-o":
-                skip = True
-            elif a in ("-c", e["file"], str(source)) or a.startswith("-o") or a.startswith("-M"):
-                continue
-            else:
-                args.append(a)
+        args = _compile_flags([str(a) for a in argv], directory, source)
         try:
             name = source.relative_to(root.resolve()).as_posix()
         except ValueError:
@@ -141,7 +165,7 @@ def compile_jobs(jobs_: list[CompileJob], out: Path, toolchain: Toolchain, *,
     if not jobs_:
         raise InputError(f"no C/C++ sources found in {source or 'the input'}")
     toolchain.check("clang")
-    with atomic_dir(out) as tmp:
+    with atomic_dir(out, DESCRIPTION) as tmp:
         def one(job: CompileJob) -> str | None:
             bc = tmp / f"{job.name}.bc"
             bc.parent.mkdir(parents=True, exist_ok=True)
@@ -204,7 +228,7 @@ def from_embedded_build(build: Path, out: Path, toolchain: Toolchain, jobs: int 
     if not db.is_file():
         raise InputError(f"{build} has no compile_commands.json (configure with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)")
     objcopy = toolchain.path("llvm-objcopy")
-    with atomic_dir(out) as tmp:
+    with atomic_dir(out, DESCRIPTION) as tmp:
         argv = [
             sys.executable, "-m", "mlgo.corpus.extract_ir",
             f"--input={db}", "--input_type=json", f"--output_dir={tmp}",

@@ -81,7 +81,7 @@ def write_dataset(out_dir: Path, unique: set[bytes], entities: bytes, s: Dataset
     }
     for key in ("raw",):
         manifest.pop(key)
-    with atomic_dir(out_dir) as tmp:
+    with atomic_dir(out_dir, MANIFEST) as tmp:
         for name, text in texts.items():
             (tmp / name).write_text(text)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")

@@ -10,23 +10,26 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 import tempfile
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from farm.atomic import check_replaceable, check_writable
 from farm.errors import InputError, ToolError
 from farm.toolchain import Toolchain
 from workers import corpus as corpus_mod
 from workers import mir as mir_mod
-from workers.dataset import DatasetSummary, write_dataset
+from workers.dataset import MANIFEST, DatasetSummary, write_dataset
 from workers.parallel import run_all
 
 log = logging.getLogger(__name__)
 
 KINDS = ("ir", "mir")
 OPT_LEVELS = ("O0", "O1", "O2", "O3", "Os", "Oz")
+_TRIPLET = re.compile(rb"\d+\t\d+\t\d+")
 DEFAULT_LEVELS = {"ir": ("O0", "O2"), "mir": ("O2",)}
 
 
@@ -49,16 +52,24 @@ class Output:
             first = lines[0]
             if not first.startswith(b"MAX_RELATION="):
                 raise ToolError(f"llvm-ir2vec output does not start with MAX_RELATION: {first[:60]!r}")
-            self.max_relation = int(first.split(b"=", 1)[1])
+            try:
+                self.max_relation = int(first.split(b"=", 1)[1])
+            except ValueError:
+                raise ToolError(f"llvm-ir2vec printed a malformed first line: {first[:60]!r}") from None
             del lines[0]
         self.raw += len(lines)
         self.lines.update(lines)
 
     def finish(self) -> Output:
+        """Check the run's output once it is complete: a header, then only `head<TAB>tail<TAB>relation` lines."""
         if self._tail:
             self.feed(b"\n")
         if self.max_relation is None:
             raise ToolError("llvm-ir2vec printed no MAX_RELATION line")
+        self.lines.discard(b"")
+        bad = next((ln for ln in self.lines if not _TRIPLET.fullmatch(ln)), None)
+        if bad is not None:
+            raise ToolError(f"llvm-ir2vec printed a line that is not a triplet: {bad[:60]!r}")
         return self
 
 
@@ -179,8 +190,10 @@ def build_dataset(corpus_dir: Path, out_dir: Path, kind: str, toolchain: Toolcha
     bad = [lv for lv in levels if lv not in OPT_LEVELS]
     if bad:
         raise InputError(f"unknown optimization level {bad[0]!r}: use {', '.join(OPT_LEVELS)}")
-    toolchain.check("opt", "llvm-ir2vec", *(["llc"] if kind == "mir" else []))
+    toolchain.check("clang", "opt", "llvm-ir2vec", *(["llc"] if kind == "mir" else []))
     corpus = corpus_mod.load(corpus_dir)
+    check_replaceable(out_dir, MANIFEST)  # fail before the modules run, not after
+    check_writable(Path(out_dir).absolute().parent, create=False)
     per_module = ir_module if kind == "ir" else mir_module
     merged = Merge(skipped=[dict(s, stage="corpus") for s in corpus.skipped])
 
@@ -191,7 +204,7 @@ def build_dataset(corpus_dir: Path, out_dir: Path, kind: str, toolchain: Toolcha
 
         def one(module: corpus_mod.Module) -> ModuleTriplets | str:
             chosen = choose_levels(levels, module.name, seed, sample)
-            work = Path(scratch) / module.name.replace("/", "__")
+            work = Path(scratch) / str(index[module.name])  # names may hold '/' and clash once flattened
             if kind == "mir" or chosen != ["O0"]:  # only these write intermediate files
                 work.mkdir(parents=True)
             try:
@@ -201,6 +214,7 @@ def build_dataset(corpus_dir: Path, out_dir: Path, kind: str, toolchain: Toolcha
 
         # Largest first, so no big module starts last and leaves the other cores idle; the merge is
         # order-independent, so the dataset does not change.
+        index = {m.name: i for i, m in enumerate(corpus.modules)}
         by_size = sorted(corpus.modules, key=lambda m: -m.bitcode.stat().st_size)
         for module, res in run_all(one, by_size, jobs=jobs, desc=f"{kind} triplets"):
             merged.add(module.name, res)
@@ -215,7 +229,7 @@ def build_dataset(corpus_dir: Path, out_dir: Path, kind: str, toolchain: Toolcha
         summary = DatasetSummary(
             kind=kind,
             llvm=llvm_facts.result(),
-            corpus={"digest": corpus.digest, "modules": len(corpus.modules), "source": str(corpus.path)},
+            corpus={"digest": corpus.digest, "modules": len(corpus.modules), "source": corpus.origin},
             modules_used=len(corpus.modules) - sum(1 for s in merged.skipped if s["stage"] == "triplets"),
             skipped=sorted(merged.skipped, key=lambda s: (s["module"], s["stage"])),
             partial=sorted(merged.partial, key=lambda s: s["module"]),

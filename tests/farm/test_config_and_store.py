@@ -50,10 +50,39 @@ def test_file_store_roundtrip_and_keys(tmp_path: Path) -> None:
 
 def test_atomic_dir_leaves_nothing_on_failure(tmp_path: Path) -> None:
     target = tmp_path / "area" / "out"
-    with pytest.raises(RuntimeError), atomic_dir(target) as tmp:
+    with pytest.raises(RuntimeError), atomic_dir(target, "whole.txt") as tmp:
         (tmp / "half.txt").write_text("half")
         raise RuntimeError("boom")
     assert list(target.parent.iterdir()) == []
-    with atomic_dir(target) as tmp:
+    with atomic_dir(target, "whole.txt") as tmp:
         (tmp / "whole.txt").write_text("whole")
     assert [p.name for p in target.iterdir()] == ["whole.txt"]
+    assert target.stat().st_mode & 0o777 == 0o755, "readable by others, unlike mkdtemp's private directory"
+    with atomic_dir(target, "whole.txt") as tmp:  # an earlier output of the same kind is replaced
+        (tmp / "whole.txt").write_text("again")
+    assert (target / "whole.txt").read_text() == "again"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["out"]
+
+
+def test_atomic_dir_never_replaces_what_it_did_not_write(tmp_path: Path) -> None:
+    """A mistyped -o: unrelated files are refused, left as they were, and nothing is left beside them."""
+    area = tmp_path / "area"
+    unrelated = area / "home"
+    unrelated.mkdir(parents=True)
+    (unrelated / "thesis.tex").write_text("years of work")
+    a_file = area / "notes.txt"
+    a_file.write_text("notes")
+    for target, why in ((unrelated, "non-empty directory without manifest.json"), (a_file, "not a directory")):
+        with pytest.raises(InputError, match="refusing to replace it") as e, atomic_dir(target, "manifest.json"):
+            pass
+        assert why in str(e.value)
+    assert (unrelated / "thesis.tex").read_text() == "years of work" and a_file.read_text() == "notes"
+    assert sorted(p.name for p in area.iterdir()) == ["home", "notes.txt"]
+
+
+def test_unwritable_output_is_one_line_even_for_root(tmp_path: Path) -> None:
+    """/proc refuses new files whatever the user: the probe catches what os.access (always yes for root) misses."""
+    with pytest.raises(FarmError, match=r"^output directory /proc is not writable: ") as e, \
+            atomic_dir(Path("/proc/mlgo-farm-out"), "manifest.json"):
+        pass
+    assert "\n" not in str(e.value)

@@ -29,7 +29,8 @@ def corpus_copy(csrc_corpus: Path, tmp_path: Path) -> Path:
 
 @pytest.fixture
 def wrapped_toolchain(toolchain: Toolchain, tmp_path: Path) -> Toolchain:
-    """The real tools, except that llvm-ir2vec hangs on any input whose path contains 'HANGME'.
+    """The real tools, except that llvm-ir2vec hangs on inputs whose path contains 'HANGME' and prints
+    a line that is not a triplet for 'GARBLED'.
 
     A hung tool cannot be produced on demand otherwise; everything else runs the real binary.
     """
@@ -42,6 +43,7 @@ def wrapped_toolchain(toolchain: Toolchain, tmp_path: Path) -> Toolchain:
     wrapper.write_text(
         "#!/bin/sh\n"
         'case "$*" in *HANGME*) exec sleep 3600 ;; esac\n'
+        'case "$*" in *GARBLED*) printf "MAX_RELATION=3\\n1\\t2\\t0\\nWarning: not a triplet\\n"; exit 0 ;; esac\n'
         f'exec {toolchain.path("llvm-ir2vec")} "$@"\n'
     )
     wrapper.chmod(0o755)

@@ -72,6 +72,40 @@ def test_compile_commands_keep_their_flags(tmp_path: Path, toolchain: Toolchain)
     assert b"-DSCALE=3" in cmd and b"cfg.o" not in cmd
 
 
+def test_compile_commands_as_autotools_and_bear_write_them(tmp_path: Path, toolchain: Toolchain) -> None:
+    """`command` strings, dependency options with values, an absolute `file` with the source relative."""
+    src = tmp_path / "proj"
+    (src / "sub").mkdir(parents=True)
+    (src / "sub" / "cfg.c").write_text("#ifndef SCALE\n#error SCALE must come from the build\n#endif\n"
+                                       "int scaled(int x) { return x * SCALE; }\n")
+    (src / "other.c").write_text("int other(int x) { return x + 1; }\n")
+    db = [
+        {"directory": str(src / "sub"), "file": str(src / "sub" / "cfg.c"),
+         "command": "cc -DSCALE=3 -O2 -MD -MT cfg.o -MF .deps/cfg.Tpo -c -o cfg.o cfg.c"},
+        {"directory": str(src), "file": "other.c", "command": "cc -O2 -MMD -MQ other.o -c other.c -oother.o"},
+    ]
+    (src / "compile_commands.json").write_text(json.dumps(db))
+    c = corpus.from_sources(src, tmp_path / "out", toolchain)
+    assert [m.name for m in c.modules] == ["other.c", "sub/cfg.c"] and c.skipped == []
+    cmd = (tmp_path / "out" / "sub" / "cfg.c.cmd").read_bytes().split(b"\0")
+    assert b"-DSCALE=3" in cmd
+    assert not {b"cfg.o", b".deps/cfg.Tpo", b"-MD", b"-MT", b"-MF"} & set(cmd)
+    assert cmd.count(str(src / "sub" / "cfg.c").encode()) == 1 and b"cfg.c" not in cmd
+
+
+@pytest.mark.parametrize("db, message", [
+    ('{"file": "a.c"}', "is a JSON list of entries"),
+    ('[{"directory": "/tmp", "command": "cc -c a.c"}]', "entry 0 needs 'file' and 'arguments' or 'command'"),
+    ('[{"file": "a.c"}]', "entry 0 needs 'file'"),
+    ('[{"file": "a.c", "command": "cc \\"unterminated -c a.c"}]', "entry 0: cannot split its command"),
+])
+def test_malformed_compile_commands_are_one_line(tmp_path: Path, toolchain: Toolchain, db: str, message: str) -> None:
+    (tmp_path / "compile_commands.json").write_text(db)
+    with pytest.raises(InputError, match=message) as e:
+        corpus.from_sources(tmp_path / "compile_commands.json", tmp_path / "out", toolchain)
+    assert "\n" not in str(e.value) and not (tmp_path / "out").exists()
+
+
 def test_corrupt_description_is_one_line(tmp_path: Path) -> None:
     (tmp_path / corpus.DESCRIPTION).write_text('{"modules": [')
     with pytest.raises(InputError, match="invalid JSON"):

@@ -160,6 +160,57 @@ def test_hanging_tool_times_out_and_is_skipped(corpus_copy: Path, wrapped_toolch
     assert m["modules_used"] == 4
 
 
+def test_output_that_is_not_triplets_skips_the_module(corpus_copy: Path, wrapped_toolchain: Toolchain,
+                                                       tmp_path: Path) -> None:
+    desc = json.loads((corpus_copy / corpus.DESCRIPTION).read_text())
+    shutil.copy(corpus_copy / "sort.c.bc", corpus_copy / "GARBLED.bc")
+    desc["modules"].append("GARBLED")
+    (corpus_copy / corpus.DESCRIPTION).write_text(json.dumps(desc))
+    out = triplets.build_dataset(corpus_copy, tmp_path / "ds", "ir", wrapped_toolchain, opt_levels=["O0"])
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["skipped"] == [{"module": "GARBLED", "stage": "triplets",
+                             "reason": "llvm-ir2vec printed a line that is not a triplet: b'Warning: not a triplet'"}]
+    assert m["modules_used"] == len(desc["modules"]) - 1
+
+
+def test_module_names_that_flatten_alike_both_run(csrc_corpus: Path, toolchain: Toolchain, tmp_path: Path) -> None:
+    c = tmp_path / "c"
+    (c / "x").mkdir(parents=True)
+    shutil.copy(csrc_corpus / "sort.c.bc", c / "x" / "sort.c.bc")
+    shutil.copy(csrc_corpus / "sort.c.bc", c / "x__sort.c.bc")
+    (c / corpus.DESCRIPTION).write_text('{"modules": ["x/sort.c", "x__sort.c"]}')
+    out = triplets.build_dataset(c, tmp_path / "ds", "ir", toolchain, opt_levels=["O2"])
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["skipped"] == [] and m["modules_used"] == 2
+
+
+def test_same_corpus_elsewhere_same_manifest(csrc_corpus: Path, ir_dataset: Path, toolchain: Toolchain,
+                                             tmp_path: Path) -> None:
+    """The manifest names where the corpus came from, not the path it was read from."""
+    moved = tmp_path / "elsewhere" / "corpus"
+    shutil.copytree(csrc_corpus, moved)
+    again = triplets.build_dataset(moved, tmp_path / "ds", "ir", toolchain)
+    for name in ("train2id.txt", "entity2id.txt", "relation2id.txt", "manifest.json"):
+        assert (again / name).read_bytes() == (ir_dataset / name).read_bytes(), name
+    source = json.loads((again / "manifest.json").read_text())["corpus"]["source"]
+    assert source == json.loads((csrc_corpus / corpus.DESCRIPTION).read_text())["source"] and source
+
+
+def test_unrelated_output_directory_is_refused_before_any_work(csrc_corpus: Path, wrapped_toolchain: Toolchain,
+                                                               tmp_path: Path) -> None:
+    """A mistyped -o that names a directory of other files: refused at once, the files untouched."""
+    target = tmp_path / "notes"
+    target.mkdir()
+    (target / "keep.txt").write_text("mine")
+    c = tmp_path / "c"
+    shutil.copytree(csrc_corpus, c)
+    shutil.copy(c / "sort.c.bc", c / "HANGME.bc")  # would take the whole timeout if modules ran first
+    (c / corpus.DESCRIPTION).write_text('{"modules": ["HANGME"]}')
+    with pytest.raises(InputError, match=r"without manifest\.json .*refusing to replace it"):
+        triplets.build_dataset(c, target, "ir", wrapped_toolchain, timeout=600)
+    assert [p.name for p in target.iterdir()] == ["keep.txt"] and (target / "keep.txt").read_text() == "mine"
+
+
 def test_every_module_failing_is_an_error_with_nothing_left(tmp_path: Path, toolchain: Toolchain) -> None:
     c = tmp_path / "c"
     c.mkdir()
