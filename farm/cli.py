@@ -11,14 +11,22 @@ import importlib
 import logging
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from farm.errors import FarmError
 
 ROLES = ("farm.toolchain_cli", "workers.cli", "vocabgen.cli", "regression.cli", "master.cli")
 
 
+class FarmParser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line, like the farm's other errors (verbs' parsers inherit it)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = FarmParser(
         prog="mlgo-farm",
         description="Build-farm vocabulary and regression service for LLVM's MLGO.",
     )
