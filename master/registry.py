@@ -168,7 +168,7 @@ REGISTRY: tuple[Builder, ...] = (
                                 "--fail-on-regression"), timeout=3 * 3600,
                     capture=_REPORT),),
         tags=("x86_64",),
-        params=(_BENCH, Param("policy", "heuristic", "eviction policy: heuristic, spill or an .onnx model")),
+        params=(_BENCH, Param("policy", "spill", "eviction policy: spill (built-in) or an .onnx model")),
         nightly="30 5 * * *",
         notify=("problem", "exception"),
     ),

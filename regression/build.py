@@ -8,8 +8,11 @@ and skipped; the rest of the build goes on.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
+import signal
 import subprocess
 import time
 from collections.abc import Sequence
@@ -26,6 +29,7 @@ log = logging.getLogger(__name__)
 
 HEURISTIC = "heuristic"
 POLICY = "policy"
+STOP_GRACE = 5.0  # seconds a timed-out compile gets to unwind after SIGTERM before its group is killed
 
 
 @dataclass(frozen=True)
@@ -90,15 +94,47 @@ def compile_object(toolchain: Toolchain, variant: Variant, module: str, args: Se
     obj.parent.mkdir(parents=True, exist_ok=True)
     argv = variant.argv(toolchain, [*args, "-o", str(obj)])
     start = time.perf_counter()
-    try:
-        p = subprocess.run(argv, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return ObjectResult(module, None, time.perf_counter() - start, f"compile timed out after {timeout:g}s")
+    returncode, stderr = run_bounded(argv, timeout)
     seconds = time.perf_counter() - start
-    if p.returncode != 0 or not obj.is_file():
+    if returncode is None:
+        return ObjectResult(module, None, seconds, f"compile timed out after {timeout:g}s")
+    if returncode != 0 or not obj.is_file():
         tool = "policy-cc" if variant.launcher else "clang"
-        return ObjectResult(module, None, seconds, describe_failure(tool, p.returncode, p.stderr))
+        return ObjectResult(module, None, seconds, describe_failure(tool, returncode, stderr))
     return ObjectResult(module, obj, seconds)
+
+
+def run_bounded(argv: Sequence[str], timeout: float, grace: float | None = None) -> tuple[int | None, bytes]:
+    """Run `argv` in its own process group: (exit status, stderr), or (None, b"") when it timed out.
+
+    On a timeout (or an interruption) it is stopped the way make stops a compile: SIGTERM, on which
+    the launcher kills and reaps its compiler and removes its channel, then SIGKILL to the whole
+    group after `grace` seconds (default STOP_GRACE) for whatever is still running.
+    """
+    grace = STOP_GRACE if grace is None else grace
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True)
+    try:
+        _, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _stop_group(p, grace)
+        return None, b""
+    except BaseException:
+        _stop_group(p, grace)
+        raise
+    return p.returncode, err
+
+
+def _stop_group(p: subprocess.Popen, grace: float) -> None:
+    """SIGTERM the group `p` leads, SIGKILL it if `p` has not exited within `grace` seconds; reap `p`."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(p.pid, signal.SIGTERM)
+    try:
+        p.communicate(timeout=grace)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
 
 
 def _compile_all(toolchain: Toolchain, variant: Variant, jobs: list[tuple[str, list[str], Path]],

@@ -27,9 +27,10 @@ from farm.errors import FarmError, InputError, ToolError
 from regression.launcher import ADVISORS, CompileOutcome, compile_with_host, compiler_tool, compiles_source
 
 PROG = "mlgo-farm-cc"
-USAGE = (f"usage: {PROG} [--policy P] [--server SOCKET] [--vocab V] [--timeout S] [--advisor inline|regalloc] "
-         "[--stats FILE] [--bin-dir DIR] -- COMPILER ARGS...")
-_VALUED = ("policy", "server", "vocab", "timeout", "advisor", "stats", "bin_dir")
+USAGE = (f"usage: {PROG} [--policy P] [--server SOCKET] [--vocab V] [--timeout S] [--max-silence S] "
+         "[--advisor inline|regalloc] [--stats FILE] [--bin-dir DIR] -- COMPILER ARGS...")
+_VALUED = ("policy", "server", "vocab", "timeout", "max_silence", "advisor", "stats", "bin_dir")
+_TIMEOUT_ENV = "MLGO_FARM_POLICY_TIMEOUT"
 
 
 class Options:
@@ -37,9 +38,22 @@ class Options:
 
     def __init__(self, command: list[str], *, policy: str | None = None, server: str | None = None,
                  vocab: str | None = None, timeout: float | None = None, advisor: str = "inline",
-                 stats: str | None = None, bin_dir: str | None = None) -> None:
+                 stats: str | None = None, bin_dir: str | None = None, max_silence: float | None = None) -> None:
         self.command, self.policy, self.server, self.vocab = command, policy, server, vocab
         self.timeout, self.advisor, self.stats, self.bin_dir = timeout, advisor, stats, bin_dir
+        #: longest silence on an open channel, even while the compiler uses CPU (None: 10x the timeout)
+        self.max_silence = max_silence
+
+
+def seconds(text: str, what: str) -> float:
+    """A positive, finite number of seconds, or a one-line InputError naming `what`."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise InputError(f"{what} must be a positive number of seconds, not {text!r}")
+    return value
 
 
 def parse_args(argv: list[str]) -> Options:
@@ -67,18 +81,12 @@ def parse_args(argv: list[str]) -> Options:
     command = argv[i:]
     if not command:
         raise InputError(f"no compiler command given ({USAGE})")
-    timeout = None
-    if "timeout" in values:
-        try:
-            timeout = float(values.pop("timeout"))
-        except ValueError:
-            raise InputError("--timeout needs a number of seconds") from None
-        if not timeout > 0:
-            raise InputError("--timeout must be positive")
+    timeout = seconds(values.pop("timeout"), "--timeout") if "timeout" in values else None
+    max_silence = seconds(values.pop("max_silence"), "--max-silence") if "max_silence" in values else None
     advisor = values.pop("advisor", "inline")
     if advisor not in ADVISORS:
         raise InputError(f"unknown advisor {advisor!r}: use one of {', '.join(ADVISORS)}")
-    return Options(command, timeout=timeout, advisor=advisor, **values)
+    return Options(command, timeout=timeout, max_silence=max_silence, advisor=advisor, **values)
 
 
 def _complete(opts: Options) -> Options:
@@ -86,13 +94,15 @@ def _complete(opts: Options) -> Options:
     env = os.environ
     if opts.bin_dir is None and "MLGO_FARM_LLVM_BIN_DIR" in env:
         opts.bin_dir = env["MLGO_FARM_LLVM_BIN_DIR"]
-    if opts.timeout is None and env.get("MLGO_FARM_POLICY_TIMEOUT", "").strip().isdigit():
-        opts.timeout = float(env["MLGO_FARM_POLICY_TIMEOUT"])
+    from_env = opts.timeout is None and env.get(_TIMEOUT_ENV, "").strip() != ""
+    if from_env:
+        opts.timeout = seconds(env[_TIMEOUT_ENV].strip(), _TIMEOUT_ENV)
     if opts.bin_dir is not None and opts.timeout is not None and (opts.policy or opts.server):
         return opts
     from farm.config import load_settings
 
-    s = load_settings()
+    # farm.config reads [policy] timeout as whole seconds; the launcher has already taken the variable
+    s = load_settings(env={k: v for k, v in env.items() if k != _TIMEOUT_ENV}) if from_env else load_settings()
     if opts.bin_dir is None:
         opts.bin_dir = s.llvm.bin_dir
     if opts.timeout is None:
@@ -107,10 +117,11 @@ def _complete(opts: Options) -> Options:
 
 def _policy(opts: Options, compiles: bool):
     """The policy object for this compile (None when nothing is compiled and the policy is a model file)."""
-    from regression.policies import BUILTINS, load_policy
+    from regression.policies import BUILTINS, check_advisor, load_policy
 
     if opts.policy:
         if opts.policy in BUILTINS:
+            check_advisor(opts.policy, opts.advisor)
             return load_policy(opts.policy)
         if not opts.policy.endswith(".onnx"):
             load_policy(opts.policy)  # raises the one-line "unknown policy" error
@@ -159,7 +170,7 @@ def run(opts: Options) -> int:
     else:
         outcome = compile_with_host(
             opts.command, tool, args, policy, lambda full, errfd: Process([compiler, *full], stderr=errfd),
-            vocab=vocab, timeout=opts.timeout, advisor=opts.advisor,
+            vocab=vocab, timeout=opts.timeout, advisor=opts.advisor, max_silence=opts.max_silence,
         )
         _write(2, outcome.stderr.encode())
     if opts.stats:
@@ -190,25 +201,34 @@ def _write(fd: int, data: bytes) -> None:
 
 def launcher_command(policy: str | None = None, *, server: str | None = None, vocab: str | None = None,
                      timeout: float | None = None, advisor: str = "inline", stats: str | None = None,
-                     settings=None) -> list[str]:
+                     max_silence: float | None = None, settings=None) -> list[str]:
     """The fastest launcher prefix (ending in `--`) for these options, with the configuration resolved now.
 
-    Put the compiler after it: `[*launcher_command("heuristic"), "clang", "-Oz", "-c", ...]`.
+    Put the compiler after it: `[*launcher_command("heuristic"), "clang", "-Oz", "-c", ...]`. A
+    `store:VERSION` (`store:latest`) vocabulary is downloaded and verified here, once, so every compile
+    of the build uses that one file even when a newer vocabulary is published meanwhile.
     """
+    from regression.launcher import resolve_vocab
+    from regression.policies import BUILTINS, check_advisor
+
     if settings is None:
         from farm.config import load_settings
 
         settings = load_settings()
     opts = ["--bin-dir", os.path.abspath(settings.llvm.bin_dir),
             "--timeout", f"{timeout if timeout is not None else settings.policy.timeout:g}"]
+    if max_silence is not None:
+        opts += ["--max-silence", f"{max_silence:g}"]
     server = server if server is not None else (settings.policy.server if not policy else None)
     if policy or not server:
         policy = policy or settings.policy.default
+        if policy in BUILTINS:
+            check_advisor(policy, advisor)
         opts += ["--policy", os.path.abspath(policy) if policy.endswith(".onnx") else policy]
     else:
         opts += ["--server", os.path.abspath(server)]
     if vocab is not None:
-        opts += ["--vocab", vocab if vocab.startswith("store:") else os.path.abspath(vocab)]
+        opts += ["--vocab", str(resolve_vocab(vocab, advisor))]
     if advisor != "inline":
         opts += ["--advisor", advisor]
     if stats is not None:

@@ -2,7 +2,8 @@
 
 Results are written to the history as soon as they are measured; a corpus module or a benchmark
 that fails in either variant is skipped and listed, never sinking the run. The run completes
-(verdict, report link, queued alert) in one transaction, then queued alerts are delivered.
+(verdict, report link, queued alert) in one transaction before its report is rendered and
+published, so a full disk or a dead store never loses a verdict; then queued alerts are delivered.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 import secrets
@@ -129,9 +131,7 @@ def resolve_vocab(vocab: str | Path | None) -> tuple[Path | None, str | None]:
 
 
 def _check_request(req: RunRequest) -> None:
-    from regression.launcher import check_vocab
-    from regression.policies import load_policy
-
+    """Every input of the run, each wrong one a one-line InputError, before anything is recorded."""
     check_name("builder", req.builder)
     if req.run_id is not None:
         check_name("run id", req.run_id)
@@ -140,11 +140,38 @@ def _check_request(req: RunRequest) -> None:
     names = [b.name for b in req.benchmarks]
     if len(set(names)) != len(names):
         raise InputError(f"benchmark names must differ: {', '.join(names)}")
-    if req.repeats < 0:
-        raise InputError("repeats must be >= 0")
+    _check_measuring(req)
     if req.corpus is not None:
         check_name("corpus directory name", Path(req.corpus).absolute().name)
         build.corpus_modules(req.corpus)  # fails early on a malformed corpus
+    _check_policy(req)
+
+
+def _check_measuring(req: RunRequest) -> None:
+    if isinstance(req.repeats, bool) or not isinstance(req.repeats, int) or req.repeats < 0:
+        raise InputError(f"repeats must be a whole number >= 0, not {req.repeats!r}")
+    if isinstance(req.jobs, bool) or not isinstance(req.jobs, int) or req.jobs < 1:
+        raise InputError(f"jobs must be a whole number >= 1, not {req.jobs!r}")
+    t = req.policy_timeout
+    if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t < math.inf):
+        raise InputError(f"policy timeout must be a positive number of seconds, not {t!r}")
+    if not req.opt_flags:
+        raise InputError("no optimization flag given (for example --opt=-Oz)")
+    bad = [f for f in req.opt_flags if not str(f).startswith("-")]
+    if bad:
+        raise InputError(f"optimization flags must start with '-' (as --opt=-Oz), not {bad[0]!r}")
+
+
+def _check_policy(req: RunRequest) -> None:
+    """The policy exists, serves the advisor, and a vocabulary goes only with the inliner."""
+    from regression.launcher import ADVISORS, check_vocab
+    from regression.policies import check_advisor, load_policy
+
+    if req.advisor is not None and req.advisor not in ADVISORS:
+        raise InputError(f"unknown advisor {req.advisor!r}: use one of {', '.join(ADVISORS)}")
+    check_advisor(req.policy, req.advisor_name)
+    if req.vocab is not None and req.advisor_name != "inline":
+        raise InputError(f"an IR2Vec vocabulary only applies to the inline advisor, not {req.advisor_name}")
     load_policy(req.policy)  # fails early on an unknown policy or a malformed model file
     if req.vocab is not None and not str(req.vocab).startswith("store:"):
         check_vocab(req.vocab)
@@ -323,40 +350,62 @@ def _measure_all(req: RunRequest, toolchain: Toolchain, variants: list[build.Var
 
 def _finish(req: RunRequest, settings: Settings, history: History, run: Run, verdict: str,
             comparisons: list[rules.Comparison], skipped: list[Skipped], work: Path, backoff: float) -> RunResult:
+    """Record the verdict and queue the alert first, then render and publish the report, then deliver.
+
+    A report that cannot be written (a full disk) raises a one-line FarmError, but the run is already
+    complete with its verdict and alert; `mlgo-farm regress report` renders it again later.
+    """
     report_dir = work / "report"
-    link, publish_error = report_dir.joinpath("index.html").absolute().as_uri(), None
-    store = None
+    local = report_dir.joinpath("index.html").absolute().as_uri()
+    link, publish_error, store = local, None, None
     if req.publish:
         try:
             store = store_from_settings(settings)
             link = store.link(f"{report.report_prefix(run.builder, run.run_id)}/index.html")
         except FarmError as e:
             publish_error = str(e)
-    report.render(history, run, verdict, report_dir, link)
-    if store is not None and publish_error is None:
-        try:
-            link = report.publish(store, report_dir, run.builder, run.run_id)
-        except FarmError as e:
-            publish_error = str(e)
-            link = report_dir.joinpath("index.html").absolute().as_uri()
-            report.render(history, run, verdict, report_dir, link)
-    if publish_error:
-        log.warning("report of run %s not published: %s", run.run_id, publish_error)
-
-    rows = report.table_rows(comparisons)
-    summary = report.summary_text(run, verdict, rows, skipped, link)
+    summary = report.summary_text(run, verdict, report.table_rows(comparisons), skipped, link)
     kind = alerts.transition(history, run, verdict)
     queued = None
     to = alerts.recipients(settings.smtp)
     if kind is not None and to:
-        msg = alerts.compose(kind, run, summary, settings.smtp, link)
-        queued = (kind, settings.smtp.sender, to, alerts.to_bytes(msg))
+        queued = (kind, settings.smtp.sender, to, alerts.to_bytes(alerts.compose(kind, run, summary, settings.smtp,
+                                                                                   link)))
     elif kind is not None:
         log.warning("run %s: %s alert not sent: no recipients configured ([smtp] recipients)", run.run_id, kind)
     history.complete_run(run, verdict, link, queued)
+
+    _render(history, settings, run, verdict, report_dir, link, backoff)
+    if store is not None and publish_error is None:
+        try:
+            report.publish(store, report_dir, run.builder, run.run_id)
+        except (OSError, FarmError) as e:
+            publish_error = _one_line(e)
+            link = local
+            history.set_report_url(run, link)
+            _render(history, settings, run, verdict, report_dir, link, backoff)
+            summary = report.summary_text(run, verdict, report.table_rows(comparisons), skipped, link)
+    if publish_error:
+        log.warning("report of run %s not published: %s", run.run_id, publish_error)
     delivery = _deliver(history, settings, backoff)
     return RunResult(history.run(run.run_id, run.builder), verdict, comparisons, skipped, report_dir, link,
                      kind, delivery, summary, publish_error)
+
+
+def _render(history: History, settings: Settings, run: Run, verdict: str, report_dir: Path, link: str,
+            backoff: float) -> None:
+    """Write the report of the completed `run`; a one-line FarmError (after delivering its alert) if it cannot."""
+    try:
+        report.render(history, run, verdict, report_dir, link)
+    except (OSError, FarmError) as e:
+        _deliver(history, settings, backoff)
+        raise FarmError(f"run {run.run_id} of builder {run.builder} is complete ({verdict}), but its report could "
+                        f"not be written to {report_dir}: {_one_line(e)}; render it again with `mlgo-farm regress "
+                        f"report {run.run_id} --builder {run.builder}`") from None
+
+
+def _one_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
 
 
 def _deliver(history: History, settings: Settings, backoff: float) -> alerts.Delivery | None:

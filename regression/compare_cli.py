@@ -28,7 +28,8 @@ def _run(args: argparse.Namespace) -> int:
         benchmarks=tuple(benches), policy=args.policy, vocab=args.vocab,
         opt_flags=tuple(args.opt or ["-Oz"]), repeats=args.repeats, callgrind=not args.no_callgrind,
         rules_file=Path(args.rules) if args.rules else None, publish=not args.no_publish,
-        jobs=args.jobs or RunRequest().jobs, policy_timeout=args.policy_timeout, advisor=args.advisor,
+        jobs=RunRequest().jobs if args.jobs is None else args.jobs, policy_timeout=args.policy_timeout,
+        advisor=args.advisor,
     )
     result = run_comparison(req, history=_open(args))
     print(result.summary, end="")
@@ -40,6 +41,11 @@ def _run(args: argparse.Namespace) -> int:
     elif result.alert:
         print(f"alert: {result.alert} queued; outbox: {result.delivery.sent} sent, {result.delivery.pending} pending")
     return EXIT_REGRESSION if args.fail_on_regression and result.verdict == "regression" else 0
+
+
+def llvm_label(run) -> str:
+    """The run's LLVM commit (12 digits), or its version when the compiler has no commit (Debian's clang)."""
+    return (run.llvm_commit or "")[:12] or run.llvm_version or "-"
 
 
 def _history(args: argparse.Namespace) -> int:
@@ -55,18 +61,18 @@ def _history(args: argparse.Namespace) -> int:
         print("no runs" + (f" of builder {args.builder}" if args.builder else ""))
         return 0
     print(f"{'run':<24} {'builder':<14} {'status':<9} {'verdict':<10} {'policy':<22} {'vocab':<18}"
-          f" {'llvm commit':<12} ratios (policy/heuristic)")
+          f" {'llvm':<12} ratios (policy/heuristic)")
     for r in runs:
         ratios = ratio_history(history, r, limit=1)[-1][2] if r.status == "complete" else {}
         text = ", ".join(f"{k} {v:.4f}" for k, v in ratios.items()) or (r.error or "")[:60]
         print(f"{r.run_id:<24} {r.builder:<14} {r.status:<9} {r.verdict or '-':<10} {r.policy_id or '-':<22}"
-              f" {r.vocab_version or '-':<18} {(r.llvm_commit or '-')[:12]:<12} {text}")
+              f" {r.vocab_version or '-':<18} {llvm_label(r):<12} {text}")
     return 0
 
 
 def _report(args: argparse.Namespace) -> int:
     from farm.config import load_settings
-    from farm.errors import InputError
+    from farm.errors import FarmError, InputError
     from farm.store import store_from_settings
     from regression import report
     from regression.compare import run_dir
@@ -78,7 +84,10 @@ def _report(args: argparse.Namespace) -> int:
         raise InputError(f"run {run.run_id} of builder {run.builder} is {run.status}: no verdict to report")
     out = Path(args.output) if args.output else run_dir(settings, run.builder, run.run_id) / "report"
     link = run.report_url
-    report.render(history, run, run.verdict, out, link)
+    try:
+        report.render(history, run, run.verdict, out, link)
+    except OSError as e:
+        raise FarmError(f"report of run {run.run_id} cannot be written to {out}: {e.strerror or e}") from None
     if args.publish:
         link = report.publish(store_from_settings(settings), out, run.builder, run.run_id)
     print((out / "summary.txt").read_text(), end="")

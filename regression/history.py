@@ -206,6 +206,11 @@ class History:
                     (run.run_id, run.builder, kind, sender, json.dumps(recipients), message, time.time()),
                 )
 
+    def set_report_url(self, run: Run, report_url: str | None) -> None:
+        """Point a run at where its report really is (after a publication failed)."""
+        with self._connect() as db:
+            db.execute("UPDATE runs SET report_url=? WHERE seq=?", (report_url, run.seq))
+
     # --- results ----------------------------------------------------------------------------
     def add_measurements(self, run: Run, rows: Iterable[Measurement]) -> None:
         with self._connect() as db:

@@ -5,7 +5,10 @@ host). Both ends are opened read-write and non-blocking before the compiler star
 side can block on `open`, and a compiler that never opens the channel (a syntax error, `-O0`)
 costs nothing. The host never waits without a deadline: it polls the channel in short ticks,
 watches the compiler process, and gives up when the compiler neither talks nor uses CPU for
-`timeout` seconds (it is then killed).
+`timeout` seconds, or, once it has opened the channel, sends nothing for `max_silence` seconds even
+while it uses CPU (a compiler looping forever); it is then killed. When the session header has a
+`mask` feature (regalloc eviction), every advice must index a candidate whose mask is 1: a policy
+answering another index fails the compile with one line instead of crashing the compiler.
 
 Every compile of a policy build runs this module, so it uses `os`, `select` and `time` only
 (no subprocess, tempfile, shutil or pathlib imports: each costs milliseconds per compile).
@@ -32,9 +35,11 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from regression.policies import Policy
-    from regression.protocol import Header
+    from regression.protocol import Header, Observation, TensorSpec
 
 _TICK_MS = 50
+SILENCE_FACTOR = 10  # default `max_silence`: this many times `timeout`
+EVICT_MASK = "mask"  # regression.policies.EVICT_MASK (not imported: the policies are not needed here)
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -168,14 +173,18 @@ def kill(proc) -> None:
         proc.wait()
 
 
-def serve(channel: Channel, proc, policy: Policy, timeout: float = 60.0) -> HostReport:
+def serve(channel: Channel, proc, policy: Policy, timeout: float = 60.0,
+          max_silence: float | None = None) -> HostReport:
     """Answer every observation the compiler sends until it exits.
 
     `proc` is a `subprocess.Popen` or a `Process`. Raises ProtocolError on a malformed stream and
-    HostError when the compiler stalls (no bytes and no CPU progress for `timeout` seconds) or the
-    policy fails; in both cases the compiler has been killed. A compiler that dies mid-session is
-    not an error here: the caller reads `proc.returncode` and `HostReport.truncated`.
+    HostError when the compiler stalls (no bytes and no CPU progress for `timeout` seconds), sends
+    nothing for `max_silence` seconds (default `SILENCE_FACTOR` x `timeout`) after it opened the
+    channel, whatever its CPU use, or the policy fails or advises a masked-out candidate; in every
+    case the compiler has been killed. A compiler that dies mid-session is not an error here: the
+    caller reads `proc.returncode` and `HostReport.truncated`.
     """
+    max_silence = SILENCE_FACTOR * timeout if max_silence is None else max_silence
     report = HostReport()
     decoder = StreamDecoder()
     poller = select.poll()
@@ -184,6 +193,7 @@ def serve(channel: Channel, proc, policy: Policy, timeout: float = 60.0) -> Host
     if exit_fd is not None:
         poller.register(exit_fd, select.POLLIN)
     window_start, cpu_at_start = time.monotonic(), process_tree_cpu(proc.pid)
+    talked_at = None  # when the compiler last sent bytes (None: it has not opened the channel)
     try:
         while True:
             ready = {fd for fd, _ in poller.poll(_TICK_MS)}
@@ -191,7 +201,7 @@ def serve(channel: Channel, proc, policy: Policy, timeout: float = 60.0) -> Host
                 t_read = time.perf_counter()
                 data = _read_available(channel.from_compiler)
                 if data:
-                    window_start = time.monotonic()
+                    window_start = talked_at = time.monotonic()
                     _answer(decoder, data, t_read, channel, policy, report)
                     continue
             if proc.poll() is not None:
@@ -199,6 +209,11 @@ def serve(channel: Channel, proc, policy: Policy, timeout: float = 60.0) -> Host
                 report.truncated = decoder.pending
                 return report
             now = time.monotonic()
+            if talked_at is not None and now - talked_at > max_silence:
+                raise HostError(
+                    f"compiler (pid {proc.pid}) sent nothing on its channel for {max_silence:g}s (the limit even "
+                    f"while it uses CPU: --max-silence) after {report.decisions} decisions; killed it"
+                )
             if now - window_start > timeout:
                 cpu = process_tree_cpu(proc.pid)
                 if cpu <= cpu_at_start:
@@ -213,6 +228,20 @@ def serve(channel: Channel, proc, policy: Policy, timeout: float = 60.0) -> Host
     finally:
         if exit_fd is not None:
             os.close(exit_fd)
+
+
+def _check_mask(obs: Observation, index: int, mask_at: tuple[int, TensorSpec], policy: Policy) -> None:
+    """HostError unless the advised `index` is a candidate the compiler's mask allows (LLVM would crash)."""
+    pos, spec = mask_at
+    mask = spec.decode(obs.raw[pos:pos + spec.nbytes]) if obs.raw is not None else obs.features[spec.name]
+    if not 0 <= index < len(mask):
+        why = f"outside the {len(mask)} candidates"
+    elif mask[index] != 1:
+        why = "a candidate the compiler's mask excludes"
+    else:
+        return
+    raise HostError(f"policy {policy.name} advised index {index} on observation {obs.index}, {why}; "
+                    "stopped the compile")
 
 
 def _pidfd(pid: int) -> int | None:
@@ -252,6 +281,9 @@ def _answer(
             raise
         except Exception as e:  # a model that fails at inference must not leave the compiler waiting
             raise HostError(f"policy {policy.name} failed on observation {obs.index}: {e}") from None
+        mask = header.offsets.get(EVICT_MASK)
+        if mask is not None and not header.advice.is_float:
+            _check_mask(obs, header.advice.decode(advice)[0], mask, policy)
         os.write(channel.to_compiler, advice)
         report.response_times.append(time.perf_counter() - t_read)
         t_read = time.perf_counter()

@@ -188,10 +188,12 @@ def compile_with_host(
     vocab: str | os.PathLike | None = None,
     timeout: float = 60.0,
     advisor: str = "inline",
+    max_silence: float | None = None,
 ) -> CompileOutcome:
     """Run one compile in interactive mode: `spawn(args + flags, stderr_fd)` starts the compiler.
 
     The compiler's stderr is kept in the channel's private directory and returned in the outcome.
+    `timeout` and `max_silence` are the host's limits (see `regression.host.serve`).
     """
     t0 = time.monotonic()
     with Channel() as channel:
@@ -201,7 +203,7 @@ def compile_with_host(
             host_error = None
             try:
                 try:
-                    report = serve(channel, proc, policy, timeout)
+                    report = serve(channel, proc, policy, timeout, max_silence)
                 except FarmError as e:
                     host_error, report = str(e), None
                 rc = proc.wait()
@@ -244,6 +246,7 @@ def run_compile(
     cwd: str | os.PathLike | None = None,
     env: Mapping[str, str] | None = None,
     stdout: IO | int | None = None,
+    max_silence: float | None = None,
 ) -> CompileOutcome:
     """Run `argv` (compiler first) with a policy host; never raises for a failing compile.
 
@@ -253,13 +256,15 @@ def run_compile(
     import subprocess
 
     from farm.toolchain import Toolchain
-    from regression.policies import load_policy
+    from regression.policies import check_advisor, load_policy
 
     if not argv:
         raise InputError("no compiler command given")
     toolchain = toolchain or Toolchain.from_settings()
     tool = compiler_tool(argv[0], toolchain)
     args = list(argv[1:])
+    if isinstance(policy, str):
+        check_advisor(policy, advisor)
     pol = load_policy(policy) if isinstance(policy, str) else policy
     vocab_path = resolve_vocab(vocab, advisor)
     if not compiles_source(args):
@@ -274,4 +279,5 @@ def run_compile(
     def spawn(full_args: list[str], errfd: int) -> subprocess.Popen:
         return toolchain.popen(tool, full_args, cwd=cwd, env=env, stdout=stdout, stderr=errfd)
 
-    return compile_with_host(argv, tool, args, pol, spawn, vocab=vocab_path, timeout=timeout, advisor=advisor)
+    return compile_with_host(argv, tool, args, pol, spawn, vocab=vocab_path, timeout=timeout, advisor=advisor,
+                             max_silence=max_silence)

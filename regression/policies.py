@@ -105,6 +105,19 @@ BUILTINS = {
 }
 
 
+#: the advisor (`inline` or `regalloc`) each built-in policy answers
+BUILTIN_ADVISORS = {"heuristic": "inline", "never": "inline", "always": "inline", "spill": "regalloc"}
+
+
+def check_advisor(policy: str | Path, advisor: str) -> None:
+    """InputError when a built-in policy cannot answer `advisor` (a model is checked against the compiler's header)."""
+    serves = BUILTIN_ADVISORS.get(os.fspath(policy))
+    if serves is not None and serves != advisor:
+        fits = ", ".join(n for n, a in BUILTIN_ADVISORS.items() if a == advisor)
+        raise InputError(f"policy {os.fspath(policy)} answers the {serves} advisor, not {advisor} "
+                         f"(built-in {advisor} policies: {fits}; or an .onnx model)")
+
+
 def load_policy(spec: str | Path) -> Policy:
     """A built-in policy by name, or an ONNX model by path; InputError if neither."""
     text = os.fspath(spec)

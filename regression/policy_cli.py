@@ -13,11 +13,13 @@ from farm.errors import InputError
 def _policy_cc(args: argparse.Namespace) -> int:
     from regression import cc
 
+    timeout = None if args.timeout is None else cc.seconds(args.timeout, "--timeout")
+    max_silence = None if args.max_silence is None else cc.seconds(args.max_silence, "--max-silence")
     if args.print_launcher:
         import shlex
 
-        prefix = cc.launcher_command(args.policy, server=args.server, vocab=args.vocab, timeout=args.timeout,
-                                     advisor=args.advisor, stats=args.stats)
+        prefix = cc.launcher_command(args.policy, server=args.server, vocab=args.vocab, timeout=timeout,
+                                     advisor=args.advisor, stats=args.stats, max_silence=max_silence)
         if args.print_launcher == "cmake":  # a CMake list, for CMAKE_<LANG>_COMPILER_LAUNCHER
             if any(";" in a for a in prefix):
                 raise InputError("a launcher argument contains ';', which a CMake list cannot hold")
@@ -30,8 +32,8 @@ def _policy_cc(args: argparse.Namespace) -> int:
         command = command[1:]
     if not command:
         raise InputError("policy-cc: no compiler command given (usage: policy-cc [options] -- clang ARGS...)")
-    return cc.run(cc.Options(command, policy=args.policy, server=args.server, vocab=args.vocab,
-                             timeout=args.timeout, advisor=args.advisor, stats=args.stats))
+    return cc.run(cc.Options(command, policy=args.policy, server=args.server, vocab=args.vocab, timeout=timeout,
+                             advisor=args.advisor, stats=args.stats, max_silence=max_silence))
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -120,7 +122,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "(default: [policy] default, heuristic)")
     cc.add_argument("--vocab", help="IR2Vec vocabulary JSON, or store:VERSION (store:latest) for one the farm "
                     "published: adds the callee/caller embedding features")
-    cc.add_argument("--timeout", type=float, help="seconds of compiler silence without CPU use before giving up")
+    cc.add_argument("--timeout", help="seconds of compiler silence without CPU use before giving up")
+    cc.add_argument("--max-silence", help="seconds of silence on an opened channel before giving up, even while the "
+                    "compiler uses CPU (default: 10 x the timeout)")
     cc.add_argument("--advisor", choices=("inline", "regalloc"), default="inline",
                     help="which MLGO advisor the policy drives (default: inline)")
     cc.add_argument("--server", help="Unix socket of a running `mlgo-farm policy serve` to ask when no --policy "

@@ -70,11 +70,17 @@ class PolicyServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         self._last_close = time.monotonic()
         path = Path(socket_path)
         if path.exists():
+            if not path.is_socket():
+                raise InputError(f"cannot listen on {path}: it exists and is not a socket")
             with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as probe:
                 probe.connect(str(path))
                 raise InputError(f"a policy server already listens on {path}")
-            path.unlink()
-        super().__init__(str(path), _Handler)
+        try:
+            if path.is_socket():
+                path.unlink()  # a stale socket nobody listens on
+            super().__init__(str(path), _Handler)
+        except OSError as e:  # no such directory, no permission, a path too long for a Unix socket
+            raise InputError(f"cannot listen on {path}: {e.strerror or e}") from None
         self.path = path
         self._inode = path.stat().st_ino
 

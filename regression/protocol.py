@@ -321,6 +321,9 @@ class StreamDecoder:
                 continue
             if "observation" not in event:
                 raise ProtocolError(f"unknown event {line[:60]!r}")
+            index = event["observation"]
+            if type(index) is not int:  # not bool, float, str or null
+                raise ProtocolError(f"observation index must be an integer, got {line[:60]!r}")
             break
         start = len(line) + 1
         size = self.header.observation_size
@@ -328,8 +331,8 @@ class StreamDecoder:
             return None
         end = start + size
         if self._buf[end:end + 1] != b"\n":
-            raise ProtocolError(f"observation {event['observation']} is not followed by a newline")
+            raise ProtocolError(f"observation {index} is not followed by a newline")
         raw = bytes(self._buf[start:end])
         del self._buf[: end + 1]
         self.observations += 1
-        return Observation(int(event["observation"]), self.context, None, raw, self.header)
+        return Observation(index, self.context, None, raw, self.header)

@@ -60,6 +60,35 @@ DEFAULT_RULES: dict[str, Rule] = {
 }
 
 
+#: what a rules file may set per metric: field -> (accepted TOML types, what to say when it is wrong)
+_FIELD_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "unit": ((str,), "a string"),
+    "direction": ((str,), "a string"),
+    "noise": ((str,), "a string"),
+    "threshold_pct": ((int, float), "a number"),
+    "alpha": ((int, float), "a number"),
+    "min_effect_pct": ((int, float), "a number"),
+    "min_samples": ((int,), "a whole number"),
+    "gating": ((list,), "a list of subject kinds"),
+}
+
+
+def _checked(path: Path, metric: str, values: dict) -> dict:
+    """The section's values with their TOML types checked (one-line InputError), `gating` as a tuple."""
+    for name, value in values.items():
+        types, what = _FIELD_TYPES[name]
+        ok = isinstance(value, types) and not isinstance(value, bool)
+        if ok and isinstance(value, float):
+            ok = math.isfinite(value)
+        if ok and name == "gating":
+            ok = all(isinstance(k, str) for k in value)
+        if not ok:
+            raise InputError(f"rules file {path}: [{metric}] {name} must be {what}, not {value!r}")
+    if "min_samples" in values and values["min_samples"] < 1:
+        raise InputError(f"rules file {path}: [{metric}] min_samples must be >= 1")
+    return {**values, "gating": tuple(values["gating"])} if "gating" in values else values
+
+
 def load_rules(path: Path | None = None) -> dict[str, Rule]:
     """The default rules, with the fields a TOML file sets per metric section replaced."""
     rules = dict(DEFAULT_RULES)
@@ -67,14 +96,13 @@ def load_rules(path: Path | None = None) -> dict[str, Rule]:
         return rules
     try:
         data = tomllib.loads(Path(path).read_text())
-    except (OSError, tomllib.TOMLDecodeError) as e:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise InputError(f"rules file {path}: {e}") from None
-    names = {f.name for f in dataclasses.fields(Rule)} - {"metric"}
+    names = set(_FIELD_TYPES)
     for metric, values in data.items():
         if not isinstance(values, dict) or set(values) - names:
             raise InputError(f"rules file {path}: [{metric}] may only set {', '.join(sorted(names))}")
-        if "gating" in values:
-            values = {**values, "gating": tuple(values["gating"])}
+        values = _checked(path, metric, values)
         base = rules.get(metric) or Rule(metric, values.get("unit", ""))
         rules[metric] = dataclasses.replace(base, **values)
     return rules

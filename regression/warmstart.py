@@ -77,13 +77,18 @@ class DecisionLog:
 
     @classmethod
     def load(cls, path: Path) -> DecisionLog:
+        import zipfile
+        import zlib
+
         try:
             with np.load(path) as z:
                 meta = json.loads(str(z["meta"]))
                 return cls([tuple(f) for f in meta["features"]], z["x"], z["y"], z["module"],
                            meta["modules"], meta["skipped"])
-        except (OSError, KeyError, ValueError) as e:
-            raise InputError(f"{path} is not a decision log saved by --save-log: {e}") from None
+        except (OSError, KeyError, ValueError, TypeError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+            # a truncated or corrupt .npz fails inside zipfile or zlib, anything else inside json
+            why = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+            raise InputError(f"{path} is not a decision log saved by --save-log: {why}") from None
 
 
 def training_units(source: Path, out_dir: Path) -> list[tuple[str, list[str]]]:

@@ -74,6 +74,27 @@ def write_onnx_policy(path: Path, feature: str, op: str, value: float, *, width:
     return path
 
 
+def write_onnx_first_masked_out(path: Path, width: int = 33) -> Path:
+    """A real ONNX eviction model with an integer output: the index of the first candidate whose `mask` is 0.
+
+    `ArgMin` over the mask (int64, one row of `width`): a policy that ignores what the compiler allows.
+    """
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("ArgMin", ["mask"], ["index_to_evict"], axis=1, keepdims=0, select_last_index=0)],
+        "first_masked_out",
+        [helper.make_tensor_value_info("mask", TensorProto.INT64, ["batch", width])],
+        [helper.make_tensor_value_info("index_to_evict", TensorProto.INT64, ["batch"])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+    return path
+
+
 # --- comparison side ---------------------------------------------------------------------------
 
 

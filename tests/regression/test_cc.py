@@ -200,7 +200,14 @@ def test_onnx_policy_is_served_once_for_parallel_compiles(toolchain: Toolchain, 
          "LLVM tool 'clang' not found in /nonexistent"),
         (["--policy", "heuristic", "--frobnicate", "1"], ["clang", "-c", "x.c"], 2, "unknown option '--frobnicate'"),
         (["--policy", "heuristic"], [], 2, "no compiler command given"),
-        (["--policy", "heuristic", "--timeout", "soon"], ["clang", "-c", "x.c"], 2, "--timeout needs a number"),
+        (["--policy", "heuristic", "--timeout", "soon"], ["clang", "-c", "x.c"], 2,
+         "--timeout must be a positive number of seconds, not 'soon'"),
+        (["--policy", "heuristic", "--max-silence", "0"], ["clang", "-c", "x.c"], 2,
+         "--max-silence must be a positive number of seconds, not '0'"),
+        (["--policy", "heuristic", "--advisor", "regalloc"], ["clang", "-O2", "-c", str(CSRC / "sort.c")], 2,
+         "policy heuristic answers the inline advisor, not regalloc"),
+        (["--policy", "spill"], ["clang", "-Oz", "-c", str(CSRC / "sort.c")], 2,
+         "policy spill answers the regalloc advisor, not inline"),
         (["--policy", "heuristic", "--advisor", "unroll"], ["clang", "-c", "x.c"], 2, "unknown advisor 'unroll'"),
         (["--policy", "MISSING.onnx"], ["clang", "-Oz", "-c", str(CSRC / "sort.c")], 2, "MISSING.onnx not found"),
         (["--policy", "heuristic", "--vocab", "MISSING.json"], ["clang", "-Oz", "-c", str(CSRC / "sort.c")], 2,
@@ -270,6 +277,8 @@ def test_compiler_is_the_toolchains(toolchain: Toolchain) -> None:
 def test_parse_args() -> None:
     opts = parse_args(["--policy=never", "--timeout", "5", "--", "clang", "--version"])
     assert (opts.policy, opts.timeout, opts.command) == ("never", 5.0, ["clang", "--version"])
+    assert opts.max_silence is None
+    assert parse_args(["--timeout=2.5", "--max-silence", "7.5", "clang"]).max_silence == 7.5
     opts = parse_args(["--bin-dir", "/x", "clang", "-c", "--policy", "a.c"])  # options end at the compiler
     assert opts.bin_dir == "/x" and opts.command == ["clang", "-c", "--policy", "a.c"] and opts.policy is None
 
@@ -361,3 +370,70 @@ def test_sigterm_kills_the_compiler_and_removes_the_channel(tmp_path: Path) -> N
     assert launcher.returncode == 143 and err.decode().strip() == "mlgo-farm: terminated"
     assert not Path(f"/proc/{compiler}").exists(), "the compiler was killed and reaped"
     assert not list(channels.iterdir()) and not (tmp_path / "s.o").exists()
+
+
+def test_policy_timeout_from_the_environment_may_have_a_fraction(tmp_path: Path) -> None:
+    """MLGO_FARM_POLICY_TIMEOUT=2.5 bounds the wait on a mute server; garbage there is a one-line error."""
+    path = str(tmp_path / "mute.sock")
+    mute, held = mute_server(path)
+    prefix = [*launcher_command("heuristic")[:4], "--server", path, "--"]  # bin dir and timeout from the settings
+    compile_cmd = [*prefix, "clang", "-Oz", "-c", CSRC / "sort.c", "-o", tmp_path / "s.o"]
+    try:
+        t0 = time.monotonic()
+        p = run(compile_cmd, env={**os.environ, "MLGO_FARM_POLICY_TIMEOUT": "2.5"})
+        elapsed = time.monotonic() - t0
+    finally:
+        for s in (*held, mute):
+            s.close()
+    assert p.returncode == 1 and p.stderr.startswith(f"mlgo-farm: error: server {path} failed: timed out"), p.stderr
+    assert 2.5 <= elapsed < 30  # the configured default would be 60 s
+    p = run(compile_cmd, env={**os.environ, "MLGO_FARM_POLICY_TIMEOUT": "soon"})
+    assert p.returncode == 2
+    assert p.stderr == "mlgo-farm: error: MLGO_FARM_POLICY_TIMEOUT must be a positive number of seconds, not 'soon'\n"
+    assert not (tmp_path / "s.o").exists()
+
+
+def test_printed_launcher_pins_the_published_vocabulary(toolchain: Toolchain, tmp_path: Path,
+                                                        ir2vec_vocab: Path, capsys: pytest.CaptureFixture) -> None:
+    """`--vocab store:latest` is resolved once, when the launcher is printed: a later publication changes nothing."""
+    import hashlib
+    import json
+
+    from farm.cli import main
+    from farm.store import store_from_settings
+    from vocabgen.publish import publish
+
+    assert main(["policy-cc", "--print-launcher", "--vocab", "store:latest"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no ir vocabulary has been published" in err[0]
+
+    def publish_vocab(data: bytes, when: float) -> str:
+        manifest = {"kind": "ir", "dimension": 8, "sha256": hashlib.sha256(data).hexdigest(),
+                    "validation": {"ok": True}, "lineage": {}}
+        return publish(store_from_settings(), data, manifest, when=when)["version"]
+
+    first = publish_vocab(ir2vec_vocab.read_bytes(), time.time() - 60)
+    prefix = launcher_command("heuristic", vocab="store:latest")
+    pinned = Path(prefix[prefix.index("--vocab") + 1])
+    assert pinned.is_absolute() and pinned.name == f"{first}.json"
+    assert pinned.read_bytes() == ir2vec_vocab.read_bytes()
+    newer = json.loads(ir2vec_vocab.read_text())
+    newer["Opcodes"] = {k: [-v for v in vec] for k, vec in newer["Opcodes"].items()}
+    second = publish_vocab(json.dumps(newer).encode(), time.time())
+    assert second != first
+    p = run([*prefix, "clang", "-Oz", "-c", CSRC / "sort.c", "-o", tmp_path / "s.o"])
+    assert p.returncode == 0, p.stderr
+    assert [c.name for c in pinned.parent.glob("*.json")] == [f"{first}.json"], "the compile did not look again"
+    assert (tmp_path / "s.o").read_bytes() == plain(toolchain, CSRC / "sort.c", tmp_path / "plain.o")
+
+
+def test_policy_cc_limits_are_checked_and_printed(capsys: pytest.CaptureFixture) -> None:
+    from farm.cli import main
+
+    assert main(["policy-cc", "--timeout", "0", "--", "clang", "-c", "x.c"]) == 2
+    assert capsys.readouterr().err == "mlgo-farm: error: --timeout must be a positive number of seconds, not '0'\n"
+    assert main(["policy-cc", "--print-launcher", "--policy", "spill", "--advisor", "regalloc", "--timeout", "2.5",
+                 "--max-silence", "30"]) == 0
+    prefix = shlex.split(capsys.readouterr().out)
+    assert prefix[prefix.index("--timeout") + 1] == "2.5" and prefix[prefix.index("--max-silence") + 1] == "30"
+    assert parse_args([*prefix[4:], "clang", "-c", "x.c"]).max_silence == 30.0

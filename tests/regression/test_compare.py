@@ -192,3 +192,93 @@ def test_vocabulary_published_by_the_farm_is_resolved_once(compare_corpus: Path,
     assert result.run.vocab_version == published["version"]
     assert result.run.config["vocab"] == "store:latest"
     assert result.skipped == [] and _values(result, "policy")
+
+
+def test_policy_that_cannot_serve_the_advisor_fails_before_recording_a_run(compare_corpus: Path,
+                                                                           ir2vec_vocab: Path) -> None:
+    for policy in ("heuristic", "never", "always"):
+        with pytest.raises(InputError, match=f"^policy {policy} answers the inline advisor, not regalloc"):
+            run_comparison(RunRequest(corpus=compare_corpus, policy=policy, advisor="regalloc"))
+    with pytest.raises(InputError, match=r"^policy spill answers the regalloc advisor, not inline"):
+        run_comparison(RunRequest(corpus=compare_corpus, policy="spill", advisor="inline"))
+    with pytest.raises(InputError, match=r"^an IR2Vec vocabulary only applies to the inline advisor, not regalloc$"):
+        run_comparison(RunRequest(corpus=compare_corpus, policy="spill", vocab=ir2vec_vocab))
+    with pytest.raises(InputError, match="IR2Vec vocabulary only applies"):
+        run_comparison(RunRequest(corpus=compare_corpus, policy="spill", vocab="store:latest"))
+    assert compare.open_history().runs() == []
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--policy-timeout", "0"], "policy timeout must be a positive number of seconds, not 0.0"),
+        (["--policy-timeout", "-3"], "policy timeout must be a positive number of seconds, not -3.0"),
+        (["--policy-timeout", "nan"], "policy timeout must be a positive number of seconds, not nan"),
+        (["--repeats", "-1"], "repeats must be a whole number >= 0, not -1"),
+        (["--jobs", "0"], "jobs must be a whole number >= 1, not 0"),
+        (["--opt", "Oz"], "optimization flags must start with '-' (as --opt=-Oz), not 'Oz'"),
+        (["--policy", "always", "--advisor", "regalloc"],
+         "policy always answers the inline advisor, not regalloc "
+         "(built-in regalloc policies: spill; or an .onnx model)"),
+    ],
+)
+def test_cli_run_inputs_are_checked_before_recording(compare_corpus: Path, capsys: pytest.CaptureFixture,
+                                                     options: list[str], message: str) -> None:
+    assert main(["regress", "run", "--corpus", str(compare_corpus), "--no-publish", *options]) == 2
+    assert capsys.readouterr().err == f"mlgo-farm: error: {message}\n"
+    assert compare.open_history().runs() == []
+
+
+def test_nightly_regalloc_builder_defaults_measure(capsys: pytest.CaptureFixture) -> None:
+    """The registry's regalloc builder, as scheduled (its default policy), on a local benchmark: it measures."""
+    from master.registry import REGISTRY, by_name, render_args
+
+    builder = by_name(REGISTRY)["regression-regalloc-speed"]
+    defaults = {p.name: p.default for p in builder.params}
+    args = render_args(builder.steps[0].args, defaults.get)
+    at = args.index("--bench")
+    args[at:at + 2] = ["--bench-dir", str(CSRC), "--bench-arg", "3000"]  # no Debian download in a test
+    code = main([*args, "--repeats", "0", "--no-publish", "--run-id", "n1"])
+    out = capsys.readouterr().out
+    run = compare.open_history().run("n1", "regression-regalloc-speed")
+    assert (run.status, run.policy_id, run.config["advisor"]) == ("complete", defaults["policy"], "regalloc")
+    assert code == (10 if run.verdict == "regression" else 0)
+    rows = compare.open_history().measurements(run, "policy")
+    assert {("csrc/run", "instructions"), ("csrc", "text_size")} <= {(m.subject, m.metric) for m in rows}
+    assert "Skipped" not in out
+
+
+def test_report_that_cannot_be_written_keeps_the_verdict_and_the_alert(tmp_path: Path, smtp_env,
+                                                                        monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture) -> None:
+    """A full disk while rendering: one line, exit 1, and the run is complete with its verdict and queued alert."""
+    import errno
+
+    from regression import report
+
+    src = tmp_path / "whoami"
+    src.mkdir()
+    (src / "main.c").write_text('#include <stdio.h>\nint main(int c, char **v) { puts(v[0]); return 0; }\n')
+    real_render, disk_full = report.render, [True]
+
+    def render(*args, **kw):
+        if disk_full[0]:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_render(*args, **kw)
+
+    monkeypatch.setattr(report, "render", render)
+    assert main(["regress", "run", "--bench-dir", str(src), "--repeats", "0", "--builder", "full",
+                 "--run-id", "f1"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(
+        "mlgo-farm: error: run f1 of builder full is complete (regression), but its report could not be written to ")
+    assert "No space left on device; render it again with `mlgo-farm regress report f1 --builder full`" in err
+    history = compare.open_history()
+    run = history.run("f1", "full")
+    assert (run.status, run.verdict) == ("complete", "regression")
+    [alert] = history.outbox()
+    assert (alert.kind, alert.run_id, alert.builder) == ("regression", "f1", "full")
+    assert alert.sent is not None and len(smtp_env.messages) == 1  # delivered even without its report
+    disk_full[0] = False
+    assert main(["regress", "report", "f1", "--builder", "full"]) == 0
+    assert "run f1 on builder full: REGRESSION" in capsys.readouterr().out

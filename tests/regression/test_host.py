@@ -120,3 +120,64 @@ def test_process_tree_cpu_counts_a_busy_grandchild() -> None:
         os.killpg(busy.pid, signal.SIGKILL)  # the session this test started: sh and its child
         busy.wait()
     assert process_tree_cpu(busy.pid) == 0  # reaped: nothing left to count
+
+
+@pytest.mark.parametrize(("timeout", "max_silence"), [(0.5, 2.0), (0.2, None)])  # None: 10 x the timeout
+def test_compiler_spinning_after_the_header_is_stopped_at_max_silence(timeout: float,
+                                                                      max_silence: float | None) -> None:
+    """A compiler that opens the channel, sends a header and then loops on the CPU: not idle, yet stopped."""
+    import sys
+
+    from regression.protocol import Header, TensorSpec
+
+    header = Header([TensorSpec("inlining_default", "int64_t", (1,))], TensorSpec("inlining_decision", "int64_t", (1,)))
+    with Channel() as ch:
+        spinner = (f"import os\nfd = os.open({ch.base + '.out'!r}, os.O_WRONLY)\nos.write(fd, {header.encode()!r})\n"
+                   "while True:\n    pass\n")
+        proc = subprocess.Popen([sys.executable, "-c", spinner])
+        t0 = time.monotonic()
+        with pytest.raises(HostError, match=r"^compiler \(pid \d+\) sent nothing on its channel for 2s .*"
+                                            r"after 0 decisions; killed it$"):
+            serve(ch, proc, HeuristicPolicy(), timeout=timeout, max_silence=max_silence)
+        elapsed = time.monotonic() - t0
+        assert process_tree_cpu(proc.pid) == 0 and proc.returncode is not None, "killed and reaped"
+    assert 2 <= elapsed < 15
+
+
+def test_max_silence_spares_a_busy_compiler_that_never_opened_the_channel() -> None:
+    """The cap counts from the compiler's last bytes: a busy compiler that never opened the channel runs on."""
+    import sys
+
+    with Channel() as ch:
+        proc = subprocess.Popen([sys.executable, "-c", "import time\nt = time.monotonic()\n"
+                                 "while time.monotonic() - t < 1.5:\n    pass\n"])
+        report = serve(ch, proc, HeuristicPolicy(), timeout=0.5, max_silence=0.2)
+    assert proc.returncode == 0 and report.sessions == 0
+
+
+@pytest.mark.parametrize(("index", "why"), [(7, "outside the 4 candidates"), (-1, "outside the 4 candidates"),
+                                            (1, "a candidate the compiler's mask excludes")])
+def test_advice_the_mask_forbids_is_refused_for_any_policy(index: int, why: str) -> None:
+    import sys
+
+    from regression.protocol import Header, TensorSpec, encode_observation
+
+    header = Header([TensorSpec("mask", "int64_t", (1, 4))], TensorSpec("index_to_evict", "int64_t", (1,)))
+    stream = header.encode() + encode_observation(header, Observation(5, None, {"mask": (1, 0, 1, 1)}))
+
+    class Answer:
+        name = "fixed"
+
+        def bind(self, header: Header) -> None:
+            pass
+
+        def decide(self, obs: Observation) -> int:
+            return index
+
+    with Channel() as ch:
+        compiler = (f"import os\nout = os.open({ch.base + '.out'!r}, os.O_WRONLY)\nos.write(out, {stream!r})\n"
+                    f"os.read(os.open({ch.base + '.in'!r}, os.O_RDONLY), 8)\nraise SystemExit(9)\n")
+        proc = subprocess.Popen([sys.executable, "-c", compiler])
+        with pytest.raises(HostError, match=rf"^policy fixed advised index {index} on observation 5, {why}"):
+            serve(ch, proc, Answer(), timeout=30)
+        assert proc.returncode == -signal.SIGKILL  # it never got the advice

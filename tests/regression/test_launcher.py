@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from farm.toolchain import Toolchain
 from regression.launcher import compiler_tool, run_compile
 from regression.policies import HeuristicPolicy, masked_argmax
 from regression.protocol import Header, Observation
-from tests.regression.conftest import CSRC, VOCAB_DIM, cmake_build, write_onnx_policy
+from tests.regression.conftest import CSRC, VOCAB_DIM, cmake_build, write_onnx_first_masked_out, write_onnx_policy
 
 SOURCES = sorted(CSRC.glob("*.c"))
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
@@ -198,10 +199,47 @@ def test_regalloc_policy_choosing_masked_candidate_is_a_clear_failure(toolchain:
 
     out = run_compile(["clang", "-O2", "-c", str(CSRC / "hash.c"), "-o", str(tmp_path / "h.o")], IgnoreMask(),
                       advisor="regalloc", toolchain=toolchain, timeout=30)
-    assert not out.ok and out.host_error is None
-    assert out.error.startswith("clang ") and "after 1 policy decisions" in out.error
-    assert "\n" not in out.error
+    assert not out.ok and out.host_error == out.error
+    assert out.error.startswith("policy ignore-mask advised index ") and "mask excludes" in out.error
+    assert "\n" not in out.error and out.decisions == 0  # stopped before the compiler read the bad advice
+    assert out.returncode < 0 and "Stack dump" not in out.stderr  # killed by the host, not crashed
     assert not (tmp_path / "h.o").exists()
+
+
+def test_onnx_model_with_integer_output_cannot_evict_a_masked_candidate(toolchain: Toolchain, tmp_path: Path) -> None:
+    """The host enforces the mask for every policy: an int-output model answering a masked-out index."""
+    import re
+
+    from regression.policies import OnnxPolicy
+
+    model = write_onnx_first_masked_out(tmp_path / "first-masked-out.onnx")
+    t0 = time.monotonic()
+    out = run_compile(["clang", "-O2", "-c", str(CSRC / "hash.c"), "-o", str(tmp_path / "h.o")], str(model),
+                      advisor="regalloc", toolchain=toolchain, timeout=30)
+    elapsed = time.monotonic() - t0
+    assert not out.ok and out.host_error == out.error, out.error
+    m = re.fullmatch(r"policy first-masked-out\.onnx advised index (\d+) on observation (\d+), "
+                     r"a candidate the compiler's mask excludes; stopped the compile", out.error)
+    assert m, out.error
+    assert "Stack dump" not in out.stderr and out.returncode < 0
+    assert elapsed < 20 and not (tmp_path / "h.o").exists()
+    # the index it names is the model's own answer, and the mask really excludes it
+    pol, seen = OnnxPolicy(model), []
+
+    class Recording:
+        name = "recording"
+
+        def bind(self, header: Header) -> None:
+            pol.bind(header)
+
+        def decide(self, obs: Observation) -> int:
+            seen.append((obs.index, pol.decide(obs), obs.features["mask"]))
+            return seen[-1][1]
+
+    run_compile(["clang", "-O2", "-c", str(CSRC / "hash.c"), "-o", str(tmp_path / "h2.o")], Recording(),
+                advisor="regalloc", toolchain=toolchain, timeout=30)
+    index, answer, mask = seen[-1]
+    assert (index, answer) == (int(m.group(2)), int(m.group(1))) and mask[answer] == 0
 
 
 def test_cmake_compiler_launcher(toolchain: Toolchain, tmp_path: Path) -> None:

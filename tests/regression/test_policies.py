@@ -93,6 +93,33 @@ def test_heuristic_refuses_regalloc_and_spill_respects_mask() -> None:
         load_policy("never").bind(REGALLOC_HEADER)
 
 
+def test_built_in_policies_name_the_advisor_they_answer() -> None:
+    from regression.policies import check_advisor
+
+    for name in ("heuristic", "never", "always"):
+        check_advisor(name, "inline")
+        with pytest.raises(InputError, match=f"^policy {name} answers the inline advisor, not regalloc "
+                                             r"\(built-in regalloc policies: spill; or an \.onnx model\)$"):
+            check_advisor(name, "regalloc")
+    check_advisor("spill", "regalloc")
+    with pytest.raises(InputError, match=r"^policy spill answers the regalloc advisor, not inline"):
+        check_advisor("spill", "inline")
+    check_advisor("model.onnx", "regalloc")  # a model is checked against the compiler's header
+
+
+def test_policy_server_socket_that_cannot_be_made_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from farm.cli import main
+
+    assert main(["policy", "serve", "--policy", "heuristic", "--socket", "/nonexistent/dir/p.sock"]) == 2
+    err = capsys.readouterr().err
+    assert err == "mlgo-farm: error: cannot listen on /nonexistent/dir/p.sock: No such file or directory\n"
+    kept = tmp_path / "notes.txt"
+    kept.write_text("mine")
+    assert main(["policy", "serve", "--policy", "heuristic", "--socket", str(kept)]) == 2
+    assert capsys.readouterr().err == f"mlgo-farm: error: cannot listen on {kept}: it exists and is not a socket\n"
+    assert kept.read_text() == "mine"
+
+
 def test_masked_argmax() -> None:
     assert masked_argmax([0.1, 5.0, 0.3], [1, 0, 1]) == 2
     assert masked_argmax([0.1, 5.0, 0.3], None) == 1

@@ -97,6 +97,10 @@ def test_truncated_observation_stays_pending(real_session: Capture) -> None:
         (b'{"features": [{"name": "x", "type": "int64_t", "shape": [1]}], "advice": '
          b'{"name": "a", "type": "int64_t", "shape": [1]}}\n{"observation": 0}\n12345678X',
          "not followed by a newline"),
+        *((b'{"features": [{"name": "x", "type": "int64_t", "shape": [1]}], "advice": '
+           b'{"name": "a", "type": "int64_t", "shape": [1]}}\n{"observation": ' + index + b'}\n12345678\n',
+           "observation index must be an integer")
+          for index in (b'"x"', b"null", b"1.5", b"true")),
     ],
 )
 def test_malformed_streams_are_protocol_errors(stream: bytes, message: str) -> None:

@@ -133,6 +133,7 @@ def test_cli_report_and_history(history: History, capsys: pytest.CaptureFixture)
     lines = capsys.readouterr().out.splitlines()
     assert [ln.split()[0] for ln in lines[1:]] == ["run0", "run1", "run2"]
     assert "instructions (geomean) 1.1200" in lines[2]  # 5600 / 5000
+    assert lines[0].split()[6] == "llvm" and all(ln.split()[6] == "22.1.8" for ln in lines[1:])  # no commit known
     assert main(["regress", "history", "--json", "--limit", "1"]) == 0
     [entry] = json.loads(capsys.readouterr().out)
     assert entry["run_id"] == "run2" and entry["ratios"]["size (binaries + corpus)"] == pytest.approx(0.995)
@@ -140,6 +141,11 @@ def test_cli_report_and_history(history: History, capsys: pytest.CaptureFixture)
     assert len(capsys.readouterr().out.splitlines()) == 4
     assert main(["regress", "history", "--history", str(history.path.with_name("other.sqlite"))]) == 0
     assert capsys.readouterr().out == "no runs\n"
+    commit = history.start_run("run3", "size", llvm_version="23.0.0", llvm_commit="0123456789abcdef" * 2,
+                               policy_id="model-abc", vocab_version=None)
+    history.fail_run(commit, "stopped")
+    assert main(["regress", "history", "--builder", "size", "--limit", "1"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split()[6] == "0123456789ab"  # a built LLVM: its commit
 
 
 def test_cli_report_of_unknown_run_is_one_line(history: History, capsys: pytest.CaptureFixture) -> None:

@@ -98,6 +98,28 @@ def test_rules_file_overrides_fields(tmp_path: Path) -> None:
         rules.load_rules(f)
 
 
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('threshold_pct = "abc"', "[text_size] threshold_pct must be a number, not 'abc'"),
+        ('gating = "binary"', "[text_size] gating must be a list of subject kinds, not 'binary'"),
+        ("gating = [1, 2]", "[text_size] gating must be a list of subject kinds, not [1, 2]"),
+        ("alpha = true", "[text_size] alpha must be a number, not True"),
+        ("min_samples = 2.5", "[text_size] min_samples must be a whole number, not 2.5"),
+        ("min_samples = 0", "[text_size] min_samples must be >= 1"),
+        ("threshold_pct = nan", "[text_size] threshold_pct must be a number, not nan"),
+        ("direction = 1", "[text_size] direction must be a string, not 1"),
+        ('unit = ["s"]', "[text_size] unit must be a string, not ['s']"),
+    ],
+)
+def test_rules_file_with_wrong_types_is_one_line(tmp_path: Path, body: str, message: str) -> None:
+    f = tmp_path / "rules.toml"
+    f.write_text(f"[text_size]\n{body}\n")
+    with pytest.raises(InputError) as e:
+        rules.load_rules(f)
+    assert str(e.value) == f"rules file {f}: {message}"
+
+
 def test_compare_values_and_run_verdict() -> None:
     base = {("lua", "text_size"): (1000.0, ()), ("lua/src/lvm.c", "text_size"): (100.0, ())}
     new = {("lua", "text_size"): (1000.0, ()), ("lua/src/lvm.c", "text_size"): (150.0, ()),

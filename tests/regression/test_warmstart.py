@@ -93,3 +93,26 @@ def test_bad_inputs_are_one_line_errors(tmp_path: Path, toolchain: Toolchain) ->
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and p.stderr.startswith("mlgo-farm: error: ") and "neither a corpus" in p.stderr
     assert not (tmp_path / "m.onnx").exists()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "corrupt member"])
+def test_damaged_decision_log_is_one_line(tmp_path: Path, damage: str) -> None:
+    """A log cut short (a full disk) or with a damaged member: `train-bc LOG.npz` says so in one line."""
+    log = warmstart.DecisionLog([("callee_basic_block_count", 1, False)], np.arange(400.0).reshape(400, 1),
+                                np.arange(400) % 2, np.zeros(400, dtype=np.int64), ["m"])
+    good = tmp_path / "good.npz"
+    log.save(good)
+    assert warmstart.DecisionLog.load(good).x.shape == (400, 1)
+    data = good.read_bytes()
+    bad = tmp_path / "bad.npz"
+    if damage == "truncated":
+        bad.write_bytes(data[: len(data) // 2])
+    else:  # flip bytes inside the first member's compressed data, keeping the zip directory intact
+        bad.write_bytes(data[:60] + bytes(b ^ 0xFF for b in data[60:200]) + data[200:])
+    cli = Path(sys.executable).with_name("mlgo-farm")
+    p = subprocess.run([cli, "policy", "train-bc", str(bad), "-o", str(tmp_path / "m.onnx")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith(f"mlgo-farm: error: {bad} is not a decision log saved by --save-log: ")
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert not (tmp_path / "m.onnx").exists()
