@@ -85,7 +85,7 @@ class BuildbotConfig:
 @dataclass(frozen=True)
 class PolicyConfig:
     #: Seconds a compiler may stay silent without using CPU before its policy host kills it.
-    timeout: int = 60
+    timeout: float = 60.0
     #: Policy used by `policy-cc` when --policy is not given: a built-in name or an .onnx path.
     default: str = "heuristic"
     #: Unix socket of a running `mlgo-farm policy serve`; when set, `policy-cc` asks it instead.
@@ -113,12 +113,29 @@ class Settings:
         return self.store.url or (self.var_dir / "store").as_uri()
 
 
-def _coerce(value: str, like: Any) -> Any:
+def _coerce(value: str, like: Any, key: str) -> Any:
+    """An environment variable's text as the type of the setting's default."""
     if isinstance(like, bool):
         return value.strip().lower() in ("1", "true", "yes", "on")
-    if isinstance(like, int):
-        return int(value)
+    try:
+        if isinstance(like, int):
+            return int(value)
+        if isinstance(like, float):
+            return float(value)
+    except ValueError:
+        raise FarmError(f"{key}={value!r}: expected {'an integer' if isinstance(like, int) else 'a number'}") from None
     return value
+
+
+def _check_type(value: Any, like: Any, where: str) -> Any:
+    """A value from the TOML file, checked against the type of the setting's default."""
+    ok = (isinstance(value, bool) if isinstance(like, bool)
+          else isinstance(value, int) and not isinstance(value, bool) if isinstance(like, int)
+          else isinstance(value, int | float) and not isinstance(value, bool) if isinstance(like, float)
+          else isinstance(value, type(like)))
+    if not ok:
+        raise FarmError(f"{where}: expected {type(like).__name__}, got {value!r}")
+    return float(value) if isinstance(like, float) else value
 
 
 def load_settings(path: str | Path | None = None, env: dict[str, str] | None = None) -> Settings:
@@ -140,10 +157,13 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
         base = cls()
         values = {}
         for sub in dataclasses.fields(base):
-            value = data.get(f.name, {}).get(sub.name, getattr(base, sub.name))
+            default = getattr(base, sub.name)
+            value = default
+            if sub.name in data.get(f.name, {}):
+                value = _check_type(data[f.name][sub.name], default, f"config {p}: [{f.name}] {sub.name}")
             key = f"MLGO_FARM_{f.name}_{sub.name}".upper()
             if key in env:
-                value = _coerce(env[key], getattr(base, sub.name))
+                value = _coerce(env[key], default, key)
             values[sub.name] = value
         unknown = set(data.get(f.name, {})) - {s.name for s in dataclasses.fields(base)}
         if unknown:

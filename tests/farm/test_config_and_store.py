@@ -86,3 +86,16 @@ def test_unwritable_output_is_one_line_even_for_root(tmp_path: Path) -> None:
             atomic_dir(Path("/proc/mlgo-farm-out"), "manifest.json"):
         pass
     assert "\n" not in str(e.value)
+
+
+def test_values_are_checked_against_their_setting(tmp_path: Path) -> None:
+    s = load_settings(tmp_path / "none.toml", env={"MLGO_FARM_POLICY_TIMEOUT": "2.5"})
+    assert s.policy.timeout == 2.5
+    with pytest.raises(FarmError, match=r"^MLGO_FARM_SMTP_PORT='twenty-five': expected an integer$"):
+        load_settings(tmp_path / "none.toml", env={"MLGO_FARM_SMTP_PORT": "twenty-five"})
+    cfg = tmp_path / "farm.toml"
+    cfg.write_text('[smtp]\nport = "25"\n')
+    with pytest.raises(FarmError, match=r"\[smtp\] port: expected int, got '25'"):
+        load_settings(cfg, env={})
+    cfg.write_text("[policy]\ntimeout = 30\n")
+    assert load_settings(cfg, env={}).policy.timeout == 30.0
