@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import platform
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from farm.atomic import atomic_dir
+from farm.errors import InputError
 from vocabgen import layout
 from vocabgen.analogy import analogy_score
 from vocabgen.dataset import Dataset
+from vocabgen.locks import dir_lock
 from vocabgen.params import TrainParams
 from vocabgen.training import holdout_metrics, train_all
 from vocabgen.vocabfile import ValidationError, check_coverage, check_schema, dumps, sha256
@@ -81,16 +84,37 @@ def write_local(out_dir: Path, data: bytes, manifest: dict[str, Any]) -> Path:
 
 def read_local(vocab_dir: Path) -> tuple[bytes, dict[str, Any]]:
     """A trained vocabulary directory, its checksum checked."""
-    from farm.errors import InputError
-
     vocab_dir = Path(vocab_dir)
+    if not vocab_dir.is_dir():
+        raise InputError(f"{vocab_dir} is not a trained vocabulary directory")
     try:
         data = (vocab_dir / VOCAB).read_bytes()
         manifest = json.loads((vocab_dir / MANIFEST).read_text())
     except FileNotFoundError as e:
         raise InputError(f"{vocab_dir} is not a trained vocabulary: {Path(e.filename).name} missing") from None
-    except json.JSONDecodeError as e:
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise InputError(f"{vocab_dir / MANIFEST}: invalid JSON: {e}") from None
+    except OSError as e:
+        raise InputError(f"cannot read {e.filename}: {e.strerror}") from None
+    if not isinstance(manifest, dict):
+        raise InputError(f"{vocab_dir / MANIFEST}: not a JSON object")
     if manifest.get("sha256") != sha256(data):
         raise InputError(f"{vocab_dir / VOCAB} does not match the sha256 in its manifest")
     return data, manifest
+
+
+def train_once(out_dir: Path, make: Callable[[], tuple[bytes, dict[str, Any]]]) -> tuple[bytes, dict[str, Any]]:
+    """The vocabulary in `out_dir`, made with `make()` and written unless a complete one is already there.
+
+    Concurrent identical requests share `out_dir`: writes and reads happen under its lock, and a
+    complete directory is never replaced, so no reader sees it half written or renamed away.
+    """
+    out_dir = Path(out_dir)
+    with dir_lock(out_dir):
+        if (out_dir / MANIFEST).is_file():
+            return read_local(out_dir)
+    data, manifest = make()  # not under the lock: a long training must not hold up the others' reads
+    with dir_lock(out_dir):
+        if not (out_dir / MANIFEST).is_file():
+            write_local(out_dir, data, manifest)
+        return read_local(out_dir)

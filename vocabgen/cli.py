@@ -32,28 +32,38 @@ def _train(args: argparse.Namespace) -> int:
     from farm.config import load_settings
     from farm.toolchain import Toolchain
     from vocabgen.build import MANIFEST, VOCAB, train_vocabulary, write_local
-    from vocabgen.dataset import load_dataset
+    from vocabgen.dataset import resolve_dataset
     from vocabgen.params import TrainParams
     from vocabgen.training import ensure_pystow_home
-    from vocabgen.validate import validate_vocab
 
     s = load_settings()
-    ensure_pystow_home(s.var_dir)
-    ds = load_dataset(Path(args.dataset), args.kind)
-    data, manifest = train_vocabulary(ds, TrainParams.from_dict(_params(args)))
+    params = TrainParams.from_dict(_params(args))
+    params.resolved(args.kind or "ir")  # checked before any download or training (the kind only picks a default)
+    store = None if Path(args.dataset).is_dir() else _store()
+    ds = resolve_dataset(args.dataset, args.kind, store, s.var_dir / "vocab" / "datasets")
     out = Path(args.output)
+    ensure_pystow_home(s.var_dir)
+    data, manifest = train_vocabulary(ds, params)
     if not args.no_validate:
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="mlgo-farm-vocab-") as tmp:
-            (Path(tmp) / VOCAB).write_bytes(data)
-            manifest["validation"] = validate_vocab(ds.kind, Path(tmp) / VOCAB, Toolchain.from_settings(s))
+        manifest["validation"] = _validated(ds.kind, data, Toolchain.from_settings(s))
     write_local(out, data, manifest)
     h = manifest["metrics"]["holdout"]
     print(f"{out / VOCAB}: {ds.kind} dim {manifest['dimension']} sha256 {manifest['sha256'][:12]} "
           f"MRR {h.get('mrr', float('nan')):.3f} Hits@10 {h.get('hits_at_10', float('nan')):.3f} "
           f"({'validated' if 'validation' in manifest else 'not validated'}; manifest {out / MANIFEST})")
     return 0
+
+
+def _validated(kind: str, data: bytes, toolchain) -> dict[str, Any]:
+    """The validation report of exactly `data` (checked from a private copy)."""
+    import tempfile
+
+    from vocabgen.build import VOCAB
+    from vocabgen.validate import validate_vocab
+
+    with tempfile.TemporaryDirectory(prefix="mlgo-farm-vocab-") as tmp:
+        (Path(tmp) / VOCAB).write_bytes(data)
+        return validate_vocab(kind, Path(tmp) / VOCAB, toolchain)
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -67,14 +77,19 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _publish(args: argparse.Namespace) -> int:
+    """Validation is run again here: a manifest's own validation record is only the user's word."""
     from farm.config import load_settings
+    from farm.toolchain import Toolchain
     from vocabgen.build import read_local
+    from vocabgen.dataset import check_kind
     from vocabgen.locks import publish_lock
     from vocabgen.publish import publish
 
     s = load_settings()
-    store = _store()
     data, manifest = read_local(Path(args.vocab_dir))
+    kind = check_kind(str(manifest.get("kind")))
+    manifest["validation"] = _validated(kind, data, Toolchain.from_settings(s))
+    store = _store()
     with publish_lock(store, s.celery.broker_url):
         result = publish(store, data, manifest)
     print(f"{result['kind']} {result['version']} ({'published' if result['created'] else 'already published'})")
@@ -103,21 +118,35 @@ def _wait(result, timeout: float) -> dict[str, Any]:
 
 
 def _retrain(args: argparse.Namespace) -> int:
+    from vocabgen.celery_app import app
+    from vocabgen.client import BrokerError, one_line, prepare_client
+    from vocabgen.dataset import check_dataset_ref
+    from vocabgen.params import TrainParams
     from vocabgen.tasks import enqueue_retrain
 
+    params = _params(args)
+    TrainParams.from_dict(params).resolved(args.kind)  # the workers' own check, before anything is enqueued
     dataset = args.dataset
     if Path(dataset).is_dir():
         dataset = str(Path(dataset).absolute())
+    else:
+        check_dataset_ref(dataset)
+    prepare_client(app)
     try:
-        res = enqueue_retrain(args.kind, dataset, _params(args))
-    except Exception as e:  # kombu raises its own connection errors
-        if isinstance(e, FarmError):
-            raise
-        raise FarmError(f"cannot enqueue the retrain: {type(e).__name__}: {e}") from None
+        res = enqueue_retrain(args.kind, dataset, params)
+    except FarmError:
+        raise
+    except Exception as e:  # kombu and redis raise their own connection errors
+        raise BrokerError(f"cannot enqueue the retrain: {one_line(e)}") from None
     if not args.wait:
         print(res.id)
         return 0
-    out = _wait(res, args.timeout)
+    try:
+        out = _wait(res, args.timeout)
+    except FarmError:
+        raise
+    except Exception as e:
+        raise BrokerError(f"lost the Celery result backend while waiting for task {res.id}: {one_line(e)}") from None
     print(f"{out['kind']} {out['version']} ({'published' if out['created'] else 'already published'})")
     return 0
 
@@ -187,10 +216,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     vsub = p.add_subparsers(dest="vocab_verb", metavar="ACTION", required=True)
     training = _training_options()
 
-    t = vsub.add_parser("train", parents=[training], help="train a vocabulary from a local dataset")
-    t.add_argument("dataset", help="triplet dataset directory (mlgo-farm triplets)")
+    t = vsub.add_parser("train", parents=[training], help="train a vocabulary from a dataset")
+    t.add_argument("dataset", help="triplet dataset directory (mlgo-farm triplets), or a dataset id or `latest` "
+                                   "in the store")
     t.add_argument("-o", "--output", required=True, help="output directory (vocab.json + manifest.json)")
-    t.add_argument("--kind", choices=KINDS, help="expected dataset kind")
+    t.add_argument("--kind", choices=KINDS, help="expected dataset kind (needed for `latest`)")
     t.add_argument("--no-validate", action="store_true", help="skip the LLVM validation")
     t.set_defaults(func=_train)
 
@@ -200,7 +230,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--sample", action="append", default=[], help="sample module (.bc for ir, .mir for mir)")
     v.set_defaults(func=_validate)
 
-    u = vsub.add_parser("publish", help="publish a trained and validated vocabulary directory")
+    u = vsub.add_parser("publish", help="validate a trained vocabulary directory with LLVM again and publish it")
     u.add_argument("vocab_dir", help="directory written by `vocab train`")
     u.set_defaults(func=_publish)
 

@@ -20,10 +20,13 @@ import numpy as np
 from farm.atomic import atomic_dir
 from farm.errors import InputError
 from farm.store import MissingObject, ObjectStore
+from vocabgen.locks import dir_lock
 
 KINDS = ("ir", "mir")
 FILES = ("train2id.txt", "entity2id.txt", "relation2id.txt")
 MANIFEST = "manifest.json"
+#: Lineage fields of the manifest's "llvm" object that go into the vocabulary's manifest.
+LLVM_FIELDS = ("llvm_version", "llvm_commit", "clang")
 _DATASET_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -58,6 +61,8 @@ def _lines(path: Path) -> list[str]:
         raise InputError(f"{path.parent} is not a dataset: no {path.name}") from None
     except UnicodeDecodeError:
         raise InputError(f"{path}: not a text file") from None
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror}") from None
     return text.splitlines()
 
 
@@ -121,6 +126,47 @@ def read_triples(path: Path, n_entities: int, n_relations: int) -> np.ndarray:
     return rows
 
 
+def _check_manifest(path: Path, manifest: Any) -> tuple[str, str]:
+    """Every field the trainer uses has the right type (before any training); returns (kind, id)."""
+    where = path / MANIFEST
+    if not isinstance(manifest, dict):
+        raise InputError(f"{where}: not a JSON object")
+    kind = manifest.get("kind")
+    if not isinstance(kind, str):
+        raise InputError(f"{where}: \"kind\" must be a string, got {kind!r}")
+    check_kind(kind)
+    dataset_id = manifest.get("id")
+    if not isinstance(dataset_id, str) or not _DATASET_ID.match(dataset_id):
+        raise InputError(f"{where}: missing or invalid dataset id {dataset_id!r}")
+    files = manifest.get("files")
+    if files is not None and not (
+        isinstance(files, dict) and all(isinstance(v, str) for v in files.values())
+    ):
+        raise InputError(f"{where}: \"files\" must be an object of file name -> sha256 string")
+    llvm = manifest.get("llvm")
+    if llvm is not None and not isinstance(llvm, dict):
+        raise InputError(f"{where}: \"llvm\" must be an object, got {type(llvm).__name__}")
+    for key in LLVM_FIELDS:
+        value = (llvm or {}).get(key)
+        if value is not None and not isinstance(value, str):
+            raise InputError(f"{where}: \"llvm.{key}\" must be a string or null, got {type(value).__name__}")
+    return kind, dataset_id
+
+
+def _check_files(path: Path, files: dict[str, str]) -> None:
+    for name, digest in files.items():
+        if name not in FILES:
+            continue
+        try:
+            data = (path / name).read_bytes()
+        except FileNotFoundError:
+            raise InputError(f"{path} is not a complete dataset: {name}, listed in its manifest, is missing") from None
+        except OSError as e:
+            raise InputError(f"cannot read {path / name}: {e.strerror}") from None
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise InputError(f"{path / name} does not match the checksum in its manifest")
+
+
 def load_dataset(path: Path, kind: str | None = None) -> Dataset:
     """Parse and check a dataset directory; `kind`, when given, must match its manifest."""
     path = Path(path)
@@ -130,25 +176,27 @@ def load_dataset(path: Path, kind: str | None = None) -> Dataset:
         manifest = json.loads((path / MANIFEST).read_text())
     except FileNotFoundError:
         raise InputError(f"{path} is not a dataset: no {MANIFEST}") from None
-    except json.JSONDecodeError as e:
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise InputError(f"{path / MANIFEST}: invalid JSON: {e}") from None
-    if not isinstance(manifest, dict):
-        raise InputError(f"{path / MANIFEST}: not a JSON object")
-    mkind = check_kind(str(manifest.get("kind")))
+    except OSError as e:
+        raise InputError(f"cannot read {path / MANIFEST}: {e.strerror}") from None
+    mkind, dataset_id = _check_manifest(path, manifest)
     if kind is not None and check_kind(kind) != mkind:
         raise InputError(f"dataset {path} is a {mkind} dataset, not {kind}")
-    for name, digest in (manifest.get("files") or {}).items():
-        if name in FILES and hashlib.sha256((path / name).read_bytes()).hexdigest() != digest:
-            raise InputError(f"{path / name} does not match the checksum in its manifest")
+    _check_files(path, manifest.get("files") or {})
     entities = read_names(path / "entity2id.txt")
     relations = read_names(path / "relation2id.txt")
     if not entities or not relations:
         raise InputError(f"dataset {path} lists no entities or no relations")
     triples = read_triples(path / "train2id.txt", len(entities), len(relations))
-    dataset_id = str(manifest.get("id") or "")
-    if not _DATASET_ID.match(dataset_id):
-        raise InputError(f"{path / MANIFEST}: missing or invalid dataset id {dataset_id!r}")
     return Dataset(path, mkind, dataset_id, triples, entities, relations, manifest)
+
+
+def check_dataset_ref(ref: str) -> str:
+    """`latest` or a plain dataset id (what the store can hold)."""
+    if ref != "latest" and (not _DATASET_ID.match(ref) or ".." in ref):
+        raise InputError(f"invalid dataset id {ref!r} (and no such directory)")
+    return ref
 
 
 def fetch_dataset(store: ObjectStore, kind: str, ref: str, cache_dir: Path) -> Path:
@@ -159,27 +207,43 @@ def fetch_dataset(store: ObjectStore, kind: str, ref: str, cache_dir: Path) -> P
             pointer = json.loads(store.get(f"datasets/{kind}/latest.json"))
         except MissingObject:
             raise InputError(f"no {kind} dataset has been published to {store.url}") from None
-        ref = str(pointer.get("id", ""))
-    if not _DATASET_ID.match(ref) or ".." in ref:
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise InputError(f"datasets/{kind}/latest.json in {store.url} is not valid JSON: {e}") from None
+        ref = str(pointer.get("id", "")) if isinstance(pointer, dict) else ""
+    if ref == "latest" or not _DATASET_ID.match(ref) or ".." in ref:
         raise InputError(f"invalid dataset id {ref!r}")
     target = Path(cache_dir) / kind / ref
-    if (target / MANIFEST).is_file():
-        return target
-    prefix = f"datasets/{kind}/{ref}"
-    try:
-        blobs = {name: store.get(f"{prefix}/{name}") for name in (*FILES, MANIFEST)}
-    except MissingObject:
-        raise InputError(f"dataset {ref} of kind {kind} is not in {store.url}") from None
-    with atomic_dir(target, MANIFEST) as tmp:
-        for name, data in blobs.items():
-            (tmp / name).write_bytes(data)
+    with dir_lock(target):  # a complete copy is never replaced, so readers need no lock
+        if (target / MANIFEST).is_file():
+            return target
+        prefix = f"datasets/{kind}/{ref}"
+        try:
+            blobs = {name: store.get(f"{prefix}/{name}") for name in (*FILES, MANIFEST)}
+        except MissingObject:
+            raise InputError(f"dataset {ref} of kind {kind} is not in {store.url}") from None
+        with atomic_dir(target, MANIFEST) as tmp:
+            for name, data in blobs.items():
+                (tmp / name).write_bytes(data)
     return target
+
+
+def dataset_kind(ref: str, kind: str | None) -> str:
+    """The kind of a store reference: `kind` if given, else the prefix of an id like `ir-0123...`."""
+    if kind is not None:
+        return check_kind(kind)
+    prefix = ref.split("-", 1)[0]
+    if ref != "latest" and prefix in KINDS:
+        return prefix
+    raise InputError(f"dataset {ref}: give --kind ({' or '.join(KINDS)}) to look it up in the store")
 
 
 def resolve_dataset(ref: str, kind: str | None, store: ObjectStore | None, cache_dir: Path) -> Dataset:
     """A local directory, or else a dataset id / `latest` in the object store."""
     if Path(ref).is_dir():
         return load_dataset(Path(ref), kind)
-    if store is None or kind is None:
-        raise InputError(f"dataset {ref} is not a directory (and no store/kind to look it up in)")
+    if "/" in ref or Path(ref).exists():
+        raise InputError(f"dataset {ref} is not a directory, nor a valid dataset id")
+    if store is None:
+        raise InputError(f"dataset {ref} is not a directory (and there is no store to look it up in)")
+    kind = dataset_kind(ref, kind)
     return load_dataset(fetch_dataset(store, kind, ref, cache_dir), kind)

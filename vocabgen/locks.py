@@ -1,7 +1,9 @@
-"""The publish lock: one publisher at a time, so identical requests make one version.
+"""Locks: the publish lock (one publisher at a time, so identical requests make one version) and local
+output directories shared by concurrent tasks.
 
 A directory store is locked with flock on a file in it; an S3 store with a Redis lock (the
-Celery broker's Redis) that expires, so a killed worker cannot hold it forever.
+Celery broker's Redis) that expires, so a killed worker cannot hold it forever. The kernel
+drops an flock when its holder dies.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import contextlib
 import fcntl
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 
 from farm.errors import StoreError
 from farm.store import FileStore, ObjectStore
@@ -19,14 +22,22 @@ LOCK_NAME = "mlgo-farm:vocab-publish"
 
 
 @contextlib.contextmanager
-def _file_lock(store: FileStore) -> Iterator[None]:
-    store.root.mkdir(parents=True, exist_ok=True)
-    with open(store.root / ".vocab-publish.lock", "a") as f:
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive flock on `path` (created, with its directory, if missing)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def dir_lock(target: Path):
+    """The lock of output directory `target`: a hidden lock file beside it."""
+    target = Path(target).absolute()
+    return file_lock(target.with_name(f".{target.name}.lock"))
 
 
 @contextlib.contextmanager
@@ -56,5 +67,5 @@ def _redis_lock(url: str, timeout: float, wait: float) -> Iterator[None]:
 def publish_lock(store: ObjectStore, redis_url: str, timeout: float = 300, wait: float = 120):
     """The lock that serializes publishing to `store`."""
     if isinstance(store, FileStore):
-        return _file_lock(store)
+        return file_lock(store.root / ".vocab-publish.lock")
     return _redis_lock(redis_url, timeout, wait)

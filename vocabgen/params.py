@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,17 +13,40 @@ from farm.errors import InputError
 from vocabgen.layout import DEFAULT_DIM
 
 OPTIMIZERS = ("Adam", "SGD", "Adagrad")
+MAX_SEED = 2**32  # torch and numpy take seeds in [0, 2**32)
+_TYPES: dict[str, type] = {
+    "dim": int, "epochs": int, "margin": float, "optimizer": str, "lr": float,
+    "batch_size": int, "negatives": int, "seed": int, "holdout": float, "norm": int,
+}
+
+
+def _convert(name: str, value: Any) -> Any:
+    """`value` as the parameter's type; bools, fractional integers and NaN/Inf are refused."""
+    kind = _TYPES[name]
+    if isinstance(value, bool) or value is None:
+        raise InputError(f"training parameter {name} must be {kind.__name__}, got {value!r}")
+    try:
+        if kind is int and isinstance(value, float):
+            if not value.is_integer():
+                raise ValueError(value)
+            return int(value)
+        converted = kind(value)
+    except (TypeError, ValueError):
+        raise InputError(f"training parameter {name} must be {kind.__name__}, got {value!r}") from None
+    if kind is float and not math.isfinite(converted):
+        raise InputError(f"training parameter {name} must be a finite number, got {value!r}")
+    return converted
 
 
 @dataclass(frozen=True)
 class TrainParams:
     """TransE with L1 distance and margin ranking loss on unique triples (the IR2Vec recipe).
 
-    `dim` 0 means the kind's default (75 for IR, 100 for MIR, as LLVM's shipped vocabularies).
+    `dim` None means the kind's default (75 for IR, 100 for MIR, as LLVM's shipped vocabularies).
     Adam at 0.01 gave a better held-out MRR than SGD on real Debian corpora (bench/README.md).
     """
 
-    dim: int = 0
+    dim: int | None = None
     epochs: int = 1000
     margin: float = 1.0
     optimizer: str = "Adam"
@@ -35,12 +59,15 @@ class TrainParams:
 
     def resolved(self, kind: str) -> TrainParams:
         """Defaults filled in for `kind`, every value checked."""
-        p = dataclasses.replace(self, dim=self.dim or DEFAULT_DIM[kind])
+        p = dataclasses.replace(self, dim=DEFAULT_DIM[kind] if self.dim is None else self.dim)
         for name in ("dim", "epochs", "batch_size", "negatives"):
             if getattr(p, name) < 1:
                 raise InputError(f"training parameter {name} must be at least 1, got {getattr(p, name)}")
-        if not (p.margin > 0 and p.lr > 0):
-            raise InputError("training parameters margin and lr must be positive")
+        for name in ("margin", "lr"):
+            if not (math.isfinite(getattr(p, name)) and getattr(p, name) > 0):
+                raise InputError(f"training parameter {name} must be a positive number, got {getattr(p, name)}")
+        if not 0 <= p.seed < MAX_SEED:
+            raise InputError(f"training parameter seed must be in [0, 2**32), got {p.seed}")
         if not 0 <= p.holdout < 0.5:
             raise InputError(f"holdout fraction must be in [0, 0.5), got {p.holdout}")
         if p.optimizer not in OPTIMIZERS:
@@ -54,16 +81,14 @@ class TrainParams:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> TrainParams:
+        """Parameters from JSON or the command line; `dim` null is the kind's default."""
         data = dict(data or {})
-        names = {f.name: f for f in dataclasses.fields(cls)}
-        unknown = set(data) - set(names)
+        unknown = set(data) - set(_TYPES)
         if unknown:
             raise InputError(f"unknown training parameter(s): {', '.join(sorted(unknown))}")
-        try:
-            values = {k: type(getattr(cls(), k))(v) for k, v in data.items()}
-        except (TypeError, ValueError) as e:
-            raise InputError(f"bad training parameter: {e}") from None
-        return cls(**values)
+        if data.get("dim", 0) is None:
+            del data["dim"]
+        return cls(**{k: _convert(k, v) for k, v in data.items()})
 
     def digest(self) -> str:
         return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]

@@ -1,8 +1,9 @@
 """Versioned vocabularies in the object store: publish, list, show, download.
 
 A version is `vocab/{kind}/{version}/vocab.json` plus `manifest.json`; it exists once its
-manifest does. Publishing uploads both, reads them back and checks the sha256, and only then
-moves `vocab/{kind}/latest.json` and updates `vocab/index.json`. The same content (sha256)
+manifest does. Only a vocabulary whose manifest records a passed validation of exactly its bytes
+(the validation's sha256) is published. Publishing uploads both, reads them back and checks the
+sha256, and only then moves `vocab/{kind}/latest.json` and updates `vocab/index.json`. The same content (sha256)
 published again yields the version that already holds it. Leftovers of an interrupted upload
 (a vocab.json without manifest) are never listed and are removed by the next publish.
 """
@@ -31,11 +32,18 @@ def _json(data: dict[str, Any]) -> bytes:
     return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
 
 
+class CorruptObject(StoreError):
+    """An object in the store is not what the farm wrote (not JSON, not an object): retrying cannot help."""
+
+
 def _get_json(store: ObjectStore, key: str) -> dict[str, Any]:
     try:
-        return json.loads(store.get(key))
-    except json.JSONDecodeError as e:
-        raise StoreError(f"{key} in {store.url} is not valid JSON: {e}") from None
+        obj = json.loads(store.get(key))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CorruptObject(f"{key} in {store.url} is not valid JSON: {e}") from None
+    if not isinstance(obj, dict):
+        raise CorruptObject(f"{key} in {store.url} is not a JSON object")
+    return obj
 
 
 def _version_dirs(store: ObjectStore, kind: str) -> dict[str, set[str]]:
@@ -101,19 +109,32 @@ def _index_entry(manifest: dict[str, Any]) -> dict[str, Any]:
 
 def read_index(store: ObjectStore) -> list[dict[str, Any]]:
     try:
-        return list(_get_json(store, INDEX_KEY).get("versions", []))
+        versions = _get_json(store, INDEX_KEY).get("versions", [])
     except MissingObject:
         return []
+    if not isinstance(versions, list) or not all(isinstance(v, dict) for v in versions):
+        raise CorruptObject(f"{INDEX_KEY} in {store.url}: \"versions\" is not a list of objects")
+    return versions
 
 
-def _point_latest_and_index(store: ObjectStore, manifest: dict[str, Any]) -> None:
+def _point_latest_and_index(store: ObjectStore, manifest: dict[str, Any], index: list[dict[str, Any]]) -> None:
+    """Move `latest` and add the version to `index` (the index as read, under the lock, before the upload)."""
     entry = _index_entry(manifest)
     pointer = {k: entry[k] for k in ("kind", "version", "sha256", "dimension", "dataset_id", "published_at")}
     store.put(latest_key(manifest["kind"]), _json(pointer), JSON)
-    versions = [v for v in read_index(store) if (v.get("kind"), v.get("version")) != (entry["kind"], entry["version"])]
+    versions = [v for v in index if (v.get("kind"), v.get("version")) != (entry["kind"], entry["version"])]
     versions.append(entry)
-    versions.sort(key=lambda v: (v["kind"], v["published_at"], v["version"]))
+    versions.sort(key=lambda v: (str(v.get("kind")), str(v.get("published_at")), str(v.get("version"))))
     store.put(INDEX_KEY, _json({"format": 1, "versions": versions}), JSON)
+
+
+def check_validated(manifest: dict[str, Any], digest: str) -> None:
+    """The manifest records a passed validation of exactly these bytes (sha256 `digest`)."""
+    validation = manifest.get("validation")
+    if not isinstance(validation, dict) or validation.get("ok") is not True:
+        raise ValidationError("vocabulary has not passed validation; nothing published")
+    if validation.get("sha256") != digest:
+        raise ValidationError("the validation record is not for these bytes (its sha256 differs); nothing published")
 
 
 def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: float | None = None) -> dict[str, Any]:
@@ -123,8 +144,8 @@ def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: flo
     if manifest.get("sha256") != digest:
         raise InputError("vocabulary does not match the sha256 in its manifest; nothing published")
     check_schema(kind, parse(data))
-    if not (manifest.get("validation") or {}).get("ok"):
-        raise ValidationError("vocabulary has not passed validation; nothing published")
+    check_validated(manifest, digest)
+    index = read_index(store)  # a corrupt index fails before anything is uploaded
     existing = find_by_hash(store, kind, digest)
     if existing:
         stored = _get_json(store, f"{prefix(kind, existing)}/manifest.json")
@@ -138,7 +159,7 @@ def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: flo
         }
         _upload(store, kind, stored["version"], data, stored)
         created = True
-    _point_latest_and_index(store, stored)
+    _point_latest_and_index(store, stored, index)
     return {"kind": kind, "version": stored["version"], "sha256": digest, "created": created}
 
 

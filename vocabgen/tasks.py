@@ -4,7 +4,8 @@ The three tasks hand over through a staging area in the object store
 (`vocab-staging/{kind}/{sha256}/{chain id}/`), so they may run on different machines. Every
 task is idempotent: a redelivered train reuses the finished local result (or trains again to
 the same bytes), and publish finds an existing version by its content hash. Object-store
-failures are retried with exponential backoff; bad input fails at once.
+failures are retried with exponential backoff (`retry_delay`); bad input fails at once, and every
+terminal failure deletes the staged files.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import random
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from celery import chain
+from celery import Task, chain
 from celery.result import AsyncResult
 
 from farm.config import Settings, load_settings
@@ -25,15 +28,33 @@ from farm.store import MissingObject, ObjectStore, store_from_settings
 from farm.toolchain import Toolchain
 from vocabgen.celery_app import app
 from vocabgen.dataset import check_kind
+from vocabgen.publish import CorruptObject
 
 log = logging.getLogger(__name__)
 STAGING = "vocab-staging"
+RETRY_BASE = 1.0  # seconds before the first retry; each retry waits about twice as long as the one before
+RETRY_MAX = 300.0
+
+
+def retry_delay(retries: int, base: float = RETRY_BASE, cap: float = RETRY_MAX) -> float:
+    """base * 2**retries, times a jitter in [1, 1.5) so that delays still grow on every retry, capped."""
+    return round(min(cap, base * 2**retries * (1 + random.random() / 2)), 1)
+
+
+class ReliableTask(Task):
+    """Retries (of object-store failures) wait `retry_delay`: exponential backoff with jitter."""
+
+    def retry(self, args=None, kwargs=None, exc=None, throw=True, eta=None, countdown=None, max_retries=None,
+              **options):
+        if countdown is None and eta is None:
+            countdown = retry_delay(self.request.retries)
+        return super().retry(args, kwargs, exc, throw, eta, countdown, max_retries, **options)
+
+
 RELIABLE = {
+    "base": ReliableTask,
     "autoretry_for": (StoreError,),
-    "dont_autoretry_for": (MissingObject,),
-    "retry_backoff": 2,
-    "retry_backoff_max": 300,
-    "retry_jitter": True,
+    "dont_autoretry_for": (MissingObject, CorruptObject),
     "max_retries": 10,
     "acks_late": True,
     "reject_on_worker_lost": True,
@@ -55,6 +76,24 @@ def _drop_staging(store: ObjectStore, staged: dict[str, Any]) -> None:
             store.delete(key)
 
 
+def _will_retry(task: Task, exc: BaseException) -> bool:
+    """Whether Celery's autoretry will run `task` again after `exc`."""
+    return (isinstance(exc, task.autoretry_for) and not isinstance(exc, task.dont_autoretry_for)
+            and task.request.retries < task.max_retries)
+
+
+@contextlib.contextmanager
+def _staging_dropped_on_failure(task: Task, store: ObjectStore, staged: dict[str, Any]) -> Iterator[None]:
+    """A terminal failure (not one that will be retried) deletes the staged files: nothing is left behind."""
+    try:
+        yield
+    except Exception as e:
+        if not _will_retry(task, e):
+            log.warning("dropping staged %s vocabulary %s: %s", staged["kind"], staged["sha256"][:12], e)
+            _drop_staging(store, staged)
+        raise
+
+
 def _already_published(store: ObjectStore, staged: dict[str, Any]) -> str | None:
     from vocabgen.publish import find_by_hash
 
@@ -64,7 +103,7 @@ def _already_published(store: ObjectStore, staged: dict[str, Any]) -> str | None
 @app.task(name="vocabgen.tasks.train", bind=True, **RELIABLE)
 def train(self, kind: str, dataset: str = "latest", params: dict[str, Any] | None = None) -> dict[str, Any]:
     """Train from a dataset (local path, id or `latest` in the store) and stage the result."""
-    from vocabgen.build import MANIFEST, read_local, train_vocabulary, write_local
+    from vocabgen.build import train_once, train_vocabulary
     from vocabgen.dataset import resolve_dataset
     from vocabgen.params import TrainParams
     from vocabgen.training import ensure_pystow_home
@@ -75,11 +114,12 @@ def train(self, kind: str, dataset: str = "latest", params: dict[str, Any] | Non
     p = TrainParams.from_dict(params)
     ds = resolve_dataset(dataset, kind, store, s.var_dir / "vocab" / "datasets")
     work = s.var_dir / "vocab" / "trained" / kind / f"{ds.id}-{p.resolved(kind).digest()}"
-    if not (work / MANIFEST).is_file():
+
+    def make() -> tuple[bytes, dict[str, Any]]:
         log.info("training %s vocabulary from dataset %s (%s)", kind, ds.id, self.request.id)
-        data, manifest = train_vocabulary(ds, p)
-        write_local(work, data, manifest)
-    data, manifest = read_local(work)
+        return train_vocabulary(ds, p)
+
+    data, manifest = train_once(work, make)
     staged = {
         "kind": kind,
         "sha256": manifest["sha256"],
@@ -87,8 +127,9 @@ def train(self, kind: str, dataset: str = "latest", params: dict[str, Any] | Non
         "staging": f"{STAGING}/{kind}/{manifest['sha256']}/{self.request.id or 'local'}",
     }
     vocab_key, manifest_key = _stage_keys(staged)
-    store.put(vocab_key, data, "application/json")
-    store.put(manifest_key, json.dumps(manifest).encode(), "application/json")
+    with _staging_dropped_on_failure(self, store, staged):
+        store.put(vocab_key, data, "application/json")
+        store.put(manifest_key, json.dumps(manifest).encode(), "application/json")
     log.info("trained %s vocabulary %s from dataset %s", kind, manifest["sha256"][:12], ds.id)
     return staged
 
@@ -97,25 +138,21 @@ def train(self, kind: str, dataset: str = "latest", params: dict[str, Any] | Non
 def validate(self, staged: dict[str, Any]) -> dict[str, Any]:
     """Check the staged vocabulary with LLVM; a failure deletes it and stops the chain."""
     from vocabgen.validate import validate_vocab
-    from vocabgen.vocabfile import ValidationError
 
     s, store = _env()
     vocab_key, manifest_key = _stage_keys(staged)
-    try:
-        data, manifest = store.get(vocab_key), json.loads(store.get(manifest_key))
-    except MissingObject:
-        if _already_published(store, staged):
-            return staged
-        raise
-    with tempfile.TemporaryDirectory(prefix="mlgo-farm-vocab-") as tmp:
-        path = Path(tmp) / "vocab.json"
-        path.write_bytes(data)
+    with _staging_dropped_on_failure(self, store, staged):
         try:
-            manifest["validation"] = validate_vocab(staged["kind"], path, Toolchain.from_settings(s))
-        except ValidationError:
-            _drop_staging(store, staged)
+            data, manifest = store.get(vocab_key), json.loads(store.get(manifest_key))
+        except MissingObject:
+            if _already_published(store, staged):
+                return staged
             raise
-    store.put(manifest_key, json.dumps(manifest).encode(), "application/json")
+        with tempfile.TemporaryDirectory(prefix="mlgo-farm-vocab-") as tmp:
+            path = Path(tmp) / "vocab.json"
+            path.write_bytes(data)
+            manifest["validation"] = validate_vocab(staged["kind"], path, Toolchain.from_settings(s))
+        store.put(manifest_key, json.dumps(manifest).encode(), "application/json")
     return staged
 
 
@@ -127,7 +164,7 @@ def publish(self, staged: dict[str, Any]) -> dict[str, Any]:
 
     s, store = _env()
     vocab_key, manifest_key = _stage_keys(staged)
-    with publish_lock(store, s.celery.broker_url):
+    with _staging_dropped_on_failure(self, store, staged), publish_lock(store, s.celery.broker_url):
         try:
             data, manifest = store.get(vocab_key), json.loads(store.get(manifest_key))
         except MissingObject:

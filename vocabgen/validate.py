@@ -14,11 +14,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from farm.errors import ToolError
+from farm.errors import InputError, ToolError
 from farm.toolchain import Toolchain
 from vocabgen import layout
 from vocabgen.dataset import check_kind
-from vocabgen.vocabfile import ValidationError, check_coverage, check_schema, parse
+from vocabgen.vocabfile import ValidationError, check_coverage, check_schema, parse, sha256
 
 SAMPLES = Path(__file__).parent / "samples"
 _FUNC = re.compile(r"^(?:Function|MIR2Vec embeddings for machine function):?\s*(\S+?):?\s*$")
@@ -155,14 +155,30 @@ def check_llvm_reads_back(kind: str, vocab: dict, vocab_path: Path, toolchain: T
     return len(printed)
 
 
+def read_vocab_file(path: Path) -> bytes:
+    """The bytes of a vocabulary file, or a one-line InputError."""
+    if path.is_dir():
+        raise InputError(f"{path} is a directory, not a vocabulary file")
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"vocabulary file {path} does not exist") from None
+    except OSError as e:
+        raise InputError(f"cannot read vocabulary file {path}: {e.strerror}") from None
+
+
 def validate_vocab(
     kind: str, vocab_path: Path, toolchain: Toolchain, samples: list[Path] | None = None
 ) -> dict[str, Any]:
-    """Run every check; returns a report for the manifest or raises ValidationError."""
+    """Run every check; returns a report for the manifest (with the sha256 of the bytes checked) or raises."""
     check_kind(kind)
     vocab_path = Path(vocab_path)
-    vocab = parse(vocab_path.read_bytes(), str(vocab_path))
+    data = read_vocab_file(vocab_path)
+    vocab = parse(data, str(vocab_path))
     dim = check_schema(kind, vocab, str(vocab_path))
+    for sample in samples or []:
+        if not Path(sample).is_file():
+            raise InputError(f"sample module {sample} is not a file")
     toolchain.check("clang", "llvm-ir2vec", *(["llc"] if kind == "mir" else []))
     with tempfile.TemporaryDirectory(prefix="mlgo-farm-validate-") as tmp:
         modules = list(samples) if samples else compile_samples(kind, toolchain, Path(tmp))
@@ -173,6 +189,7 @@ def validate_vocab(
         loads = llvm_loads(kind, vocab_path, dim, toolchain, modules)
     return {
         "ok": True,
+        "sha256": sha256(data),
         "dimension": dim,
         "llvm_entities": len(names),
         "llvm_read_back": read_back,

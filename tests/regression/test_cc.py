@@ -409,7 +409,7 @@ def test_printed_launcher_pins_the_published_vocabulary(toolchain: Toolchain, tm
 
     def publish_vocab(data: bytes, when: float) -> str:
         manifest = {"kind": "ir", "dimension": 8, "sha256": hashlib.sha256(data).hexdigest(),
-                    "validation": {"ok": True}, "lineage": {}}
+                    "validation": {"ok": True, "sha256": hashlib.sha256(data).hexdigest()}, "lineage": {}}
         return publish(store_from_settings(), data, manifest, when=when)["version"]
 
     first = publish_vocab(ir2vec_vocab.read_bytes(), time.time() - 60)

@@ -186,7 +186,7 @@ def test_vocabulary_published_by_the_farm_is_resolved_once(compare_corpus: Path,
         run_comparison(RunRequest(builder="pub", corpus=compare_corpus, vocab="store:latest", repeats=0))
     data = ir2vec_vocab.read_bytes()
     manifest = {"kind": "ir", "dimension": 8, "sha256": hashlib.sha256(data).hexdigest(),
-                "validation": {"ok": True}, "lineage": {}}
+                "validation": {"ok": True, "sha256": hashlib.sha256(data).hexdigest()}, "lineage": {}}
     published = publish(store_from_settings(), data, manifest)
     result = run_comparison(RunRequest(builder="pub", corpus=compare_corpus, vocab="store:latest", repeats=0))
     assert result.run.vocab_version == published["version"]

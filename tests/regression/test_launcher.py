@@ -264,8 +264,9 @@ def test_vocabulary_published_by_the_farm(toolchain: Toolchain, tmp_path: Path, 
     with pytest.raises(InputError, match="no ir vocabulary has been published"):
         run_compile(argv, "heuristic", vocab="store:latest", toolchain=toolchain)
     data = ir2vec_vocab.read_bytes()
-    manifest = {"kind": "ir", "dimension": VOCAB_DIM, "sha256": hashlib.sha256(data).hexdigest(),
-                "validation": {"ok": True}, "lineage": {"llvm_version": toolchain.version}}
+    digest = hashlib.sha256(data).hexdigest()
+    manifest = {"kind": "ir", "dimension": VOCAB_DIM, "sha256": digest, "validation": {"ok": True, "sha256": digest},
+                "lineage": {"llvm_version": toolchain.version}}
     published = publish(store_from_settings(), data, manifest)
     out = run_compile(argv, "heuristic", vocab="store:latest", toolchain=toolchain, timeout=30)
     assert out.ok, out.error

@@ -10,7 +10,10 @@ from tests.servers import free_port
 
 
 class TcpProxy:
-    """Forwards 127.0.0.1:<port> to 127.0.0.1:<upstream>; `stop()` closes the port and every open connection."""
+    """Forwards 127.0.0.1:<port> to 127.0.0.1:<upstream>; `stop()` closes the port and every open connection.
+
+    `trip_on(pattern)` takes the endpoint down at one precise request (say, the first PUT of a key).
+    """
 
     def __init__(self, upstream: int, port: int | None = None) -> None:
         self.upstream = upstream
@@ -19,6 +22,13 @@ class TcpProxy:
         self._listener: socket.socket | None = None
         self._conns: set[socket.socket] = set()
         self._lock = threading.Lock()
+        self._trip: bytes | None = None
+        self.tripped = threading.Event()
+
+    def trip_on(self, pattern: bytes) -> None:
+        """Go down (like `stop()`) the first time a client sends `pattern`, before forwarding it."""
+        self.tripped.clear()
+        self._trip = pattern
 
     def start(self) -> None:
         sock = socket.socket()
@@ -55,12 +65,20 @@ class TcpProxy:
             upstream.settimeout(None)
             with self._lock:
                 self._conns |= {client, upstream}
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+            for a, b, outbound in ((client, upstream, True), (upstream, client, False)):
+                threading.Thread(target=self._pump, args=(a, b, outbound), daemon=True).start()
 
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+    def _pump(self, src: socket.socket, dst: socket.socket, outbound: bool) -> None:
+        seen = b""  # the end of the previous chunk, so a pattern split across two reads still trips
         try:
             while data := src.recv(65536):
+                trip = self._trip if outbound else None
+                if trip is not None and trip in seen + data:
+                    self._trip = None
+                    self.tripped.set()
+                    self.stop()
+                    return
+                seen = data[-256:]
                 dst.sendall(data)
         except OSError:
             pass

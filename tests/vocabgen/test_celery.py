@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -201,13 +202,19 @@ def test_worker_killed_mid_training_is_redelivered(farm: Farm, workers) -> None:
     assert len(pub.read_index(farm.store)) == 1
 
 
-def test_store_outage_is_retried_with_backoff(farm: Farm, workers) -> None:
+def _retries(log: str, task: str) -> list[float]:
+    """The delays of `task`'s retries, as the worker logged them ("... retry: Retry in 2.3s: ...")."""
+    pattern = rf"Task vocabgen\.tasks\.{task}\[[0-9a-f-]+\] retry: Retry in ([0-9.]+)s"
+    return [float(d) for d in re.findall(pattern, log)]
+
+
+def test_store_outage_during_training_retries_the_staging_upload(farm: Farm, workers) -> None:
     workers.append(farm.worker("w1"))
     client = farm.cli_background("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "240", *SLOW_FLAGS)
     wait_until(lambda: workers[0].log_has("training ir vocabulary"), 60, "training to start")
     farm.proxy.stop()
     try:
-        wait_until(lambda: workers[0].log_has("Retry in"), 120, "the upload to fail and be retried")
+        wait_until(lambda: _retries(workers[0].log(), "train"), 120, "the staging upload to fail and be retried")
     finally:
         farm.proxy.start()
     out, err = client.communicate(timeout=300)
@@ -216,6 +223,95 @@ def test_store_outage_is_retried_with_backoff(farm: Farm, workers) -> None:
     store = farm.store
     assert json.loads(store.get("vocab/ir/latest.json"))["version"] == version
     assert store.exists(f"vocab/ir/{version}/vocab.json") and store.exists(f"vocab/ir/{version}/manifest.json")
+    assert workers[0].log().count("training ir vocabulary") == 1, "the retry reuses the finished training"
+
+
+def test_store_outage_during_publish_is_retried_with_growing_delays(farm: Farm, workers) -> None:
+    """The endpoint goes down at the publish task's first upload of the version and comes back after three retries."""
+    workers.append(farm.worker("w1"))
+    farm.proxy.trip_on(b"PUT /mlgo-vocab/farm/vocab/ir/")
+    client = farm.cli_background("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "120", *TINY_FLAGS)
+    try:
+        wait_until(lambda: len(_retries(workers[0].log(), "publish")) >= 3, 60, "three retries of the publish")
+    finally:
+        farm.proxy.start()
+    out, err = client.communicate(timeout=120)
+    log = workers[0].log()
+    assert client.returncode == 0, err + log[-3000:]
+    assert farm.proxy.tripped.is_set()
+    delays = _retries(log, "publish")
+    assert len(delays) == 3 and delays[0] < delays[1] < delays[2], delays
+    assert re.search(r"tasks\.publish\[[0-9a-f-]+\] retry: Retry in [0-9.]+s: StoreError\('put vocab/ir/", log)
+    assert not _retries(log, "train") and not _retries(log, "validate"), "the outage hit the publish task only"
+    version = out.split()[1]
+    store = farm.store
+    index = pub.read_index(store)
+    assert [v["version"] for v in index] == [version]
+    assert json.loads(store.get("vocab/ir/latest.json"))["version"] == version
+    assert sorted(store.list("vocab/")) == sorted(
+        ["vocab/index.json", "vocab/ir/latest.json", f"vocab/ir/{version}/manifest.json",
+         f"vocab/ir/{version}/vocab.json"])
+    assert store.list("vocab-staging/") == []
+
+
+def _crashing_llvm(tmp: Path, toolchain) -> Path:
+    """The real LLVM, except that llvm-ir2vec dies of SIGSEGV."""
+    bin_dir = tmp / "crashing-llvm" / "bin"
+    bin_dir.mkdir(parents=True)
+    for tool in Path(toolchain.bin_dir).iterdir():
+        (bin_dir / tool.name).symlink_to(tool)
+    (bin_dir / "llvm-ir2vec").unlink()
+    (bin_dir / "llvm-ir2vec").write_text("#!/bin/sh\nkill -SEGV $$\n")
+    (bin_dir / "llvm-ir2vec").chmod(0o755)
+    return bin_dir
+
+
+def test_llvm_crash_in_validation_publishes_nothing_and_leaves_no_staging(farm: Farm, workers, toolchain) -> None:
+    good = farm.worker("good")
+    assert farm.cli("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "120", *TINY_FLAGS).returncode == 0
+    stop(good.proc)
+    store = farm.store
+    before = {key: store.get(key) for key in store.list("vocab/")}
+    assert "vocab/ir/latest.json" in before and "vocab/index.json" in before
+    crashing = {"MLGO_FARM_LLVM_BIN_DIR": str(_crashing_llvm(farm.tmp, toolchain))}
+    workers.append(farm.worker("crashing", extra_env=crashing))
+    res = farm.cli("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "120", *TINY_FLAGS, "--seed", "1")
+    assert res.returncode == 3, res.stderr + workers[0].log()[-3000:]
+    err = res.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("mlgo-farm: error: llvm-ir2vec"), err
+    assert store.list("vocab-staging/") == [], "a terminal failure removes the staged files"
+    assert workers[0].log_has("dropping staged ir vocabulary")
+    assert {key: store.get(key) for key in store.list("vocab/")} == before, "latest, index and versions unchanged"
+
+
+def test_a_corrupt_index_fails_at_once_without_retries(farm: Farm, workers) -> None:
+    workers.append(farm.worker("w1"))
+    store = farm.store
+    store.put("vocab/index.json", b"{not json")
+    res = farm.cli("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "120", *TINY_FLAGS)
+    log = workers[0].log()
+    assert res.returncode == 4, res.stderr + log[-3000:]
+    assert res.stderr.strip().splitlines() == [
+        "mlgo-farm: error: vocab/index.json in s3://mlgo-vocab/farm is not valid JSON: "
+        "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
+    ]
+    assert not _retries(log, "publish")
+    assert re.search(r"Task vocabgen\.tasks\.publish\[[0-9a-f-]+\] raised unexpected: CorruptObject", log), log[-3000:]
+    assert store.list("vocab/") == ["vocab/index.json"] and store.get("vocab/index.json") == b"{not json"
+    assert store.list("vocab-staging/") == []
+
+
+def test_retry_delays_grow_despite_the_jitter(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vocabgen import tasks
+
+    def delays(jitter: float) -> list[float]:
+        monkeypatch.setattr(tasks.random, "random", lambda: jitter)
+        return [tasks.retry_delay(n) for n in range(tasks.RELIABLE["max_retries"])]
+
+    low, high = delays(0.0), delays(0.999999)
+    assert low[0] == 1.0 and high[-1] == tasks.RETRY_MAX
+    for n in range(len(low) - 1):
+        assert high[n] < low[n + 1] or low[n + 1] == tasks.RETRY_MAX, (n, high[n], low[n + 1])
 
 
 def test_beat_schedule_comes_from_the_config(tmp_path: Path) -> None:

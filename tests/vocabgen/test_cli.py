@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from farm.cli import main
 from vocabgen.vocabfile import sha256
 
 TINY = ["--dim", "8", "--epochs", "5", "--batch-size", "64"]
+MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
 
 
 def test_train_publish_list_show_download(ir_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -44,6 +47,16 @@ def test_train_publish_list_show_download(ir_dataset: Path, tmp_path: Path, caps
         (["vocab", "show", "--kind", "ir", "--version", "a/b"], "invalid version name 'a/b'"),
         (["vocab", "download", "--kind", "mir", "-o", "x.json"], "no mir vocabulary has been published"),
         (["vocab", "train", "/nonexistent", "-o", "x"], "dataset /nonexistent is not a directory"),
+        (["vocab", "train", "latest", "-o", "x"], "dataset latest: give --kind (ir or mir) to look it up in the store"),
+        (["vocab", "train", "latest", "--kind", "ir", "-o", "x"], "no ir dataset has been published to file://"),
+        (["vocab", "train", "/nonexistent", "-o", "x", "--seed", "-1"], "seed must be in [0, 2**32), got -1"),
+        (["vocab", "train", "/nonexistent", "-o", "x", "--dim", "0"], "dim must be at least 1, got 0"),
+        (["vocab", "train", "/nonexistent", "-o", "x", "--lr", "-0.1"], "lr must be a positive number, got -0.1"),
+        (["vocab", "validate", "/nonexistent", "--kind", "ir"], "vocabulary file /nonexistent does not exist"),
+        (["vocab", "validate", "/", "--kind", "ir"], "/ is a directory, not a vocabulary file"),
+        (["vocab", "publish", "/nonexistent"], "/nonexistent is not a trained vocabulary directory"),
+        (["vocab", "retrain", "--kind", "ir", "--dim", "-3"], "dim must be at least 1, got -3"),
+        (["vocab", "retrain", "--kind", "ir", "--dataset", "../x"], "invalid dataset id '../x'"),
     ],
 )
 def test_errors_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture) -> None:
@@ -58,10 +71,101 @@ def test_malformed_dataset_through_the_real_cli(ir_copy: Path, tmp_path: Path) -
     manifest = json.loads(ir_copy.joinpath("manifest.json").read_text())
     del manifest["files"]  # a malformed file, not a checksum mismatch
     ir_copy.joinpath("manifest.json").write_text(json.dumps(manifest))
-    res = subprocess.run([str(Path(sys.executable).with_name("mlgo-farm")), "vocab", "train", str(ir_copy),
+    res = subprocess.run([MLGO_FARM, "vocab", "train", str(ir_copy),
                           "-o", str(tmp_path / "out"), *TINY], capture_output=True, text=True, timeout=120)
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == [
         f"mlgo-farm: error: {ir_copy}/train2id.txt:2: expected 3 columns 'head tail relation', got 2"
     ]
     assert not (tmp_path / "out").exists()
+
+
+def _store_keys() -> list[str]:
+    from farm.store import store_from_settings
+
+    return store_from_settings().list("")
+
+
+def test_publish_validates_again_and_refuses_a_hand_edited_manifest(ir_dataset: Path, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    """A manifest's validation record is the user's word: `vocab publish` asks LLVM again."""
+    out = tmp_path / "trained"
+    assert main(["vocab", "train", str(ir_dataset), "-o", str(out), "--no-validate", *TINY]) == 0
+    assert "not validated" in capsys.readouterr().out
+    vocab = json.loads((out / "vocab.json").read_text())
+    del vocab["Opcodes"]["Ret"]  # LLVM would silently use zeros for it
+    data = json.dumps(vocab).encode()
+    (out / "vocab.json").write_bytes(data)
+    manifest = json.loads((out / "manifest.json").read_text())
+    forged = {"ok": True, "sha256": sha256(data)}  # even a record naming the right bytes
+    (out / "manifest.json").write_text(json.dumps({**manifest, "sha256": sha256(data), "validation": forged}))
+    assert main(["vocab", "publish", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("mlgo-farm: error: ") and "have no vector: Ret" in err[0], err
+    assert _store_keys() == []
+
+
+def test_publish_records_its_own_validation(ir_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "trained"
+    assert main(["vocab", "train", str(ir_dataset), "-o", str(out), "--no-validate", *TINY]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    (out / "manifest.json").write_text(json.dumps({**manifest, "validation": {"ok": True}}))
+    assert main(["vocab", "publish", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["vocab", "show", "--kind", "ir"]) == 0
+    validation = json.loads(capsys.readouterr().out)["validation"]
+    assert validation["sha256"] == manifest["sha256"] and validation["llvm_read_back"] > 0
+
+
+def test_train_from_the_store_by_id_and_latest(ir_dataset: Path, tmp_path: Path) -> None:
+    from farm.store import store_from_settings
+    from workers.dataset import publish as publish_dataset
+
+    dataset_id = publish_dataset(ir_dataset, store_from_settings())  # the default store under the test's var/
+    outs = {ref: tmp_path / ref for ref in ("latest", dataset_id, "local")}
+    assert main(["vocab", "train", "latest", "--kind", "ir", "-o", str(outs["latest"]), "--no-validate", *TINY]) == 0
+    assert main(["vocab", "train", dataset_id, "-o", str(outs[dataset_id]), "--no-validate", *TINY]) == 0
+    assert main(["vocab", "train", str(ir_dataset), "-o", str(outs["local"]), "--no-validate", *TINY]) == 0
+    manifests = {ref: json.loads((out / "manifest.json").read_text()) for ref, out in outs.items()}
+    assert {m["dataset"]["id"] for m in manifests.values()} == {dataset_id}
+    assert len({(out / "vocab.json").read_bytes() for out in outs.values()}) == 1, "same dataset, same bytes"
+
+
+def _cli_env(broker: str) -> dict[str, str]:
+    return {**os.environ, "MLGO_FARM_CELERY_BROKER_URL": f"{broker}/0",
+            "MLGO_FARM_CELERY_RESULT_BACKEND": f"{broker}/1"}
+
+
+def test_retrain_without_redis_fails_fast_in_one_line(tmp_path: Path) -> None:
+    from tests.servers import free_port
+
+    broker = f"redis://127.0.0.1:{free_port()}"  # nothing listens there
+    start = time.monotonic()
+    res = subprocess.run([MLGO_FARM, "vocab", "retrain", "--kind", "ir", "--wait"], env=_cli_env(broker),
+                         capture_output=True, text=True, timeout=60)
+    elapsed = time.monotonic() - start
+    assert res.returncode == 1
+    assert res.stderr.splitlines() == [
+        f"mlgo-farm: error: cannot reach the Celery broker at {broker}/0: Error 111 connecting to "
+        f"{broker.removeprefix('redis://')}. Connection refused."
+    ]
+    assert elapsed < 10, f"took {elapsed:.1f}s (Celery's default reconnecting takes about 20s)"
+
+
+def test_retrain_checks_parameters_before_enqueueing(redis_url: str) -> None:
+    import redis
+
+    queue = redis.Redis.from_url(f"{redis_url}/0")
+    queue.flushall()
+    try:
+        res = subprocess.run([MLGO_FARM, "vocab", "retrain", "--kind", "ir", "--dim", "-3"],
+                             env=_cli_env(redis_url), capture_output=True, text=True, timeout=60)
+        assert res.returncode == 2
+        assert res.stderr.splitlines() == ["mlgo-farm: error: training parameter dim must be at least 1, got -3"]
+        assert queue.dbsize() == 0, "nothing enqueued"
+        ok = subprocess.run([MLGO_FARM, "vocab", "retrain", "--kind", "ir", "--dim", "3"],
+                            env=_cli_env(redis_url), capture_output=True, text=True, timeout=60)
+        assert ok.returncode == 0, ok.stderr
+        assert queue.llen("celery") == 1, "a good request is enqueued (no worker takes it)"
+    finally:
+        queue.flushall()

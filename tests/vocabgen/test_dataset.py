@@ -83,7 +83,52 @@ def test_dataset_from_the_store_by_latest(ir_dataset: Path, tmp_path: Path) -> N
     assert np.array_equal(ds.triples, load_dataset(ir_dataset).triples)
     with pytest.raises(InputError, match="is not in"):
         resolve_dataset("ir-0000000000000000", "ir", store, tmp_path / "cache")
-    with pytest.raises(InputError, match="invalid dataset id"):
+    with pytest.raises(InputError, match="is not a directory, nor a valid dataset id"):
         resolve_dataset("../etc", "ir", store, tmp_path / "cache")
+    with pytest.raises(InputError, match=r"invalid dataset id '\.\.etc'"):
+        resolve_dataset("..etc", "ir", store, tmp_path / "cache")
     with pytest.raises(InputError, match="no mir dataset has been published"):
         resolve_dataset("latest", "mir", store, tmp_path / "cache")
+
+
+def test_a_file_the_manifest_lists_but_the_directory_lacks(ir_copy: Path) -> None:
+    ir_copy.joinpath("train2id.txt").unlink()
+    message = r"is not a complete dataset: train2id\.txt, listed in its manifest, is missing"
+    with pytest.raises(InputError, match=message):
+        load_dataset(ir_copy)
+
+
+def _edit_manifest(ds: Path, **fields) -> None:
+    m = json.loads(ds.joinpath("manifest.json").read_text())
+    m.update(fields)
+    ds.joinpath("manifest.json").write_text(json.dumps(m))
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"files": ["train2id.txt"]}, r'"files" must be an object of file name -> sha256 string'),
+        ({"files": {"train2id.txt": 7}}, r'"files" must be an object'),
+        ({"llvm": "22"}, r'"llvm" must be an object, got str'),
+        ({"llvm": {"llvm_version": 22}}, r'"llvm.llvm_version" must be a string or null, got int'),
+        ({"llvm": {"llvm_commit": ["abc"]}}, r'"llvm.llvm_commit" must be a string or null, got list'),
+        ({"kind": ["ir"]}, r'"kind" must be a string'),
+        ({"id": 12}, r"missing or invalid dataset id 12"),
+    ],
+)
+def test_wrong_typed_manifest_fields_fail_before_training(ir_copy: Path, fields: dict, message: str) -> None:
+    _edit_manifest(ir_copy, **fields)
+    with pytest.raises(InputError, match=message) as e:
+        load_dataset(ir_copy)
+    assert "\n" not in str(e.value)
+
+
+def test_train_refuses_a_wrong_typed_manifest_in_one_line(ir_copy: Path, tmp_path: Path, capsys) -> None:
+    """`"llvm": "22"` used to crash only after the whole training."""
+    from farm.cli import main
+
+    _edit_manifest(ir_copy, llvm="22")
+    assert main(["vocab", "train", str(ir_copy), "-o", str(tmp_path / "out"), "--epochs", "100000"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f'mlgo-farm: error: {ir_copy}/manifest.json: "llvm" must be an object, got str']
+    assert not (tmp_path / "out").exists()

@@ -70,6 +70,11 @@ def test_refuses_bad_requests_and_publishes_nothing(store, validated) -> None:
     data, manifest = validated
     with pytest.raises(ValidationError, match="has not passed validation"):
         pub.publish(store, data, {k: v for k, v in manifest.items() if k != "validation"})
+    for forged in ({"ok": True}, {**manifest["validation"], "sha256": sha256(b"other bytes")}):
+        with pytest.raises(ValidationError, match="validation record is not for these bytes"):
+            pub.publish(store, data, {**manifest, "validation": forged})
+    with pytest.raises(ValidationError, match="has not passed validation"):
+        pub.publish(store, data, {**manifest, "validation": {**manifest["validation"], "ok": "yes"}})
     with pytest.raises(InputError, match="does not match the sha256"):
         pub.publish(store, data + b" ", manifest)
     for bad in ("a/b", "..", "../ir/x", "x..y"):
@@ -80,6 +85,21 @@ def test_refuses_bad_requests_and_publishes_nothing(store, validated) -> None:
     with pytest.raises(InputError, match="no ir vocabulary has been published"):
         pub.download(store, "ir", "latest", Path("/nonexistent/x.json"))
     assert _vocab_keys(store) == []
+
+
+@pytest.mark.parametrize("index", [b"{not json", b"[]", b'{"versions": {"a": 1}}'])
+def test_a_corrupt_index_is_not_retried_and_nothing_is_uploaded(validated, tmp_path: Path, index: bytes) -> None:
+    from vocabgen import tasks
+
+    data, manifest = validated
+    store = FileStore(tmp_path / "store")
+    store.put("vocab/index.json", index)
+    with pytest.raises(pub.CorruptObject, match=r"vocab/index\.json in file://\S+:? .*is not") as e:
+        pub.publish(store, data, manifest)
+    assert isinstance(e.value, tasks.publish.dont_autoretry_for) and not tasks._will_retry(tasks.publish, e.value)
+    assert store.list("vocab/") == ["vocab/index.json"] and store.get("vocab/index.json") == index
+    with pytest.raises(pub.CorruptObject):
+        pub.read_index(store)
 
 
 def test_corrupt_download_writes_nothing(store, validated, tmp_path: Path) -> None:

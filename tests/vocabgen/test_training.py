@@ -47,7 +47,10 @@ def test_metrics_and_unseen_entities(ir_dataset: Path) -> None:
     assert h["test_triples"] == round(len(ds.triples) * TINY.holdout)
     assert h["train_triples"] + h["test_triples"] == len(ds.triples)
     assert 0 < h["mrr"] <= 1 and 0 <= h["hits_at_1"] <= h["hits_at_10"] <= 1
-    assert m["metrics"]["analogy"]["asked"] >= 0
+    analogy = m["metrics"]["analogy"]
+    assert analogy["asked"] > 0, "the test corpus has integer and float arithmetic: IR analogy questions apply"
+    assert 0 <= analogy["correct"] <= analogy["asked"]
+    assert isinstance(analogy["score"], float) and analogy["score"] == analogy["correct"] / analogy["asked"]
     vocab = json.loads(data)
     trained = set(ds.trained_entities.tolist())
     placement = layout.placement("ir", ds.entities)
@@ -73,14 +76,38 @@ def test_llvm_reads_every_entity_from_its_section(kind: str, request, toolchain:
     assert check_llvm_reads_back(kind, vocab, path, toolchain, tmp_path) == len(ds.entities)
 
 
-def test_bad_parameters_are_rejected() -> None:
-    with pytest.raises(InputError, match="batch_size must be at least 1"):
-        TrainParams(batch_size=0).resolved("ir")
-    with pytest.raises(InputError, match="unknown optimizer"):
-        TrainParams(optimizer="Lion").resolved("ir")
-    with pytest.raises(InputError, match="unknown training parameter"):
-        TrainParams.from_dict({"epoch": 3})
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"batch_size": 0}, "batch_size must be at least 1, got 0"),
+        ({"dim": 0}, "dim must be at least 1, got 0"),
+        ({"dim": -3}, "dim must be at least 1, got -3"),
+        ({"epochs": 0}, "epochs must be at least 1"),
+        ({"negatives": -1}, "negatives must be at least 1"),
+        ({"seed": -1}, r"seed must be in \[0, 2\*\*32\), got -1"),
+        ({"seed": 2**32}, r"seed must be in \[0, 2\*\*32\), got 4294967296"),
+        ({"lr": 0}, "lr must be a positive number, got 0.0"),
+        ({"margin": -1.0}, "margin must be a positive number"),
+        ({"lr": "nan"}, "lr must be a finite number"),
+        ({"dim": 2.5}, "dim must be int, got 2.5"),
+        ({"epochs": True}, "epochs must be int, got True"),
+        ({"optimizer": "Lion"}, "unknown optimizer"),
+        ({"epoch": 3}, "unknown training parameter"),
+    ],
+)
+def test_bad_parameters_are_rejected(params: dict, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        TrainParams.from_dict(params).resolved("ir")
+
+
+def test_parameter_defaults_and_extremes(ir_dataset: Path) -> None:
     assert TrainParams().resolved("mir").dim == 100 and TrainParams().resolved("ir").dim == 75
+    assert TrainParams.from_dict({"dim": None}).resolved("ir").dim == 75
+    assert TrainParams.from_dict({"seed": 2**32 - 1, "dim": "8", "lr": 1}).resolved("ir") == TrainParams(
+        seed=2**32 - 1, dim=8, lr=1.0)
+    assert TrainParams().resolved("ir").digest() == TrainParams(dim=75).resolved("ir").digest()
+    _, m = train_vocabulary(load_dataset(ir_dataset), dataclasses.replace(TINY, epochs=1, seed=2**32 - 1))
+    assert m["parameters"]["seed"] == 2**32 - 1  # the largest seed torch and numpy take trains
 
 
 def _stock_pykeen_fit(tf, p: TrainParams):

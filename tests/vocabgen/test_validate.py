@@ -12,7 +12,7 @@ from tests.vocabgen.conftest import TINY
 from vocabgen.build import train_vocabulary
 from vocabgen.dataset import load_dataset
 from vocabgen.validate import validate_vocab
-from vocabgen.vocabfile import ValidationError
+from vocabgen.vocabfile import ValidationError, sha256
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +28,10 @@ def _write(tmp_path: Path, vocab: dict | str) -> Path:
 
 
 def test_trained_ir_vocabulary_passes(ir_vocab: dict, toolchain: Toolchain, tmp_path: Path) -> None:
-    report = validate_vocab("ir", _write(tmp_path, ir_vocab), toolchain)
+    path = _write(tmp_path, ir_vocab)
+    report = validate_vocab("ir", path, toolchain)
     assert report["ok"] and report["dimension"] == 8
+    assert report["sha256"] == sha256(path.read_bytes()), "the report names the exact bytes it validated"
     assert report["llvm_read_back"] == report["llvm_entities"] == sum(len(s) for s in ir_vocab.values())
     assert report["samples"][0]["functions"] >= 5
 
