@@ -30,6 +30,15 @@ def _direct_unique(tc: Toolchain, corpus_dir: Path, levels: list[str], tmp: Path
     return unique, max_rel
 
 
+def _add_module(corpus_dir: Path, name: str) -> dict:
+    """Add module `name` (a copy of sort.c's bitcode) to a corpus; its new description."""
+    desc = json.loads((corpus_dir / corpus.DESCRIPTION).read_text())
+    shutil.copy(corpus_dir / "sort.c.bc", corpus_dir / f"{name}.bc")
+    desc["modules"].append(name)
+    (corpus_dir / corpus.DESCRIPTION).write_text(json.dumps(desc))
+    return desc
+
+
 @pytest.fixture(scope="module")
 def ir_dataset(tmp_path_factory: pytest.TempPathFactory, csrc_corpus: Path, toolchain: Toolchain) -> Path:
     return triplets.build_dataset(csrc_corpus, tmp_path_factory.mktemp("ds") / "ir", "ir", toolchain)
@@ -147,10 +156,7 @@ def test_corrupt_bitcode_is_skipped_and_listed(corpus_copy: Path, toolchain: Too
 
 def test_hanging_tool_times_out_and_is_skipped(corpus_copy: Path, wrapped_toolchain: Toolchain,
                                                tmp_path: Path) -> None:
-    desc = json.loads((corpus_copy / corpus.DESCRIPTION).read_text())
-    shutil.copy(corpus_copy / "sort.c.bc", corpus_copy / "HANGME.bc")
-    desc["modules"].append("HANGME")
-    (corpus_copy / corpus.DESCRIPTION).write_text(json.dumps(desc))
+    _add_module(corpus_copy, "HANGME")
     out = triplets.build_dataset(corpus_copy, tmp_path / "ds", "ir", wrapped_toolchain, opt_levels=["O0"],
                                  timeout=2)
     m = json.loads((out / "manifest.json").read_text())
@@ -162,10 +168,7 @@ def test_hanging_tool_times_out_and_is_skipped(corpus_copy: Path, wrapped_toolch
 
 def test_output_that_is_not_triplets_skips_the_module(corpus_copy: Path, wrapped_toolchain: Toolchain,
                                                        tmp_path: Path) -> None:
-    desc = json.loads((corpus_copy / corpus.DESCRIPTION).read_text())
-    shutil.copy(corpus_copy / "sort.c.bc", corpus_copy / "GARBLED.bc")
-    desc["modules"].append("GARBLED")
-    (corpus_copy / corpus.DESCRIPTION).write_text(json.dumps(desc))
+    desc = _add_module(corpus_copy, "GARBLED")
     out = triplets.build_dataset(corpus_copy, tmp_path / "ds", "ir", wrapped_toolchain, opt_levels=["O0"])
     m = json.loads((out / "manifest.json").read_text())
     assert m["skipped"] == [{"module": "GARBLED", "stage": "triplets",
