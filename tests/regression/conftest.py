@@ -147,3 +147,13 @@ def with_corrupt_module(corpus: Path, dest: Path) -> Path:
     desc["modules"].append("corrupt")
     (dest / "corpus_description.json").write_text(json.dumps(desc))
     return dest
+
+
+def process_running(pid: int, marker: str) -> bool:
+    """Whether `pid` runs and has `marker` in its command line (not exited, not a zombie, not a reused pid)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return marker.encode() in cmdline and state != "Z"

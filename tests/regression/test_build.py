@@ -12,7 +12,7 @@ import pytest
 from farm.toolchain import Toolchain
 from regression import build
 from regression.cc import launcher_command
-from tests.regression.conftest import CSRC
+from tests.regression.conftest import CSRC, process_running
 
 # A "compiler" that ignores SIGTERM and spins on the CPU (so the host's own stall check never fires).
 SLOW_CLANG = """#!/bin/sh
@@ -20,16 +20,6 @@ echo $$ > "$(dirname "$0")/pid"
 trap '' TERM
 while :; do :; done
 """
-
-
-def _running(pid: int, marker: str) -> bool:
-    """Whether `pid` is still the fake compiler (not exited, not a zombie, not a reused pid)."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return marker.encode() in cmdline and state != "Z"
 
 
 @pytest.mark.parametrize("through_launcher", [True, False])
@@ -52,9 +42,9 @@ def test_timed_out_compile_leaves_no_compiler_and_no_channel(tmp_path: Path, mon
                                       tmp_path / "out" / "sort.o", timeout=2)
         elapsed = time.monotonic() - t0
         pid = int((fake / "pid").read_text())
-        left = _running(pid, str(fake))
+        left = process_running(pid, str(fake))
     finally:
-        if (fake / "pid").is_file() and _running(int((fake / "pid").read_text()), str(fake)):
+        if (fake / "pid").is_file() and process_running(int((fake / "pid").read_text()), str(fake)):
             os.kill(int((fake / "pid").read_text()), signal.SIGKILL)  # the fake compiler this test started
     assert result.obj is None and result.error == "compile timed out after 2s"
     assert not left, "the compiler was stopped and reaped"

@@ -21,7 +21,7 @@ import pytest
 from farm.toolchain import Toolchain
 from regression.cc import launcher_command, parse_args
 from regression.protocol import Observation
-from tests.regression.conftest import CSRC, cmake_build, write_onnx_policy
+from tests.regression.conftest import CSRC, cmake_build, process_running, write_onnx_policy
 
 SOURCES = sorted(CSRC.glob("*.c"))
 BIN = Path(sys.executable).parent
@@ -71,13 +71,8 @@ def server_pids(rt: Path) -> list[int]:
 
 
 def alive(pid: int, rt: Path) -> bool:
-    """Whether `pid` is still a policy server of `rt` (not exited, not a zombie, not a reused pid)."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return str(rt).encode() in cmdline and state != "Z"
+    """Whether `pid` is still a policy server of `rt`."""
+    return process_running(pid, str(rt))
 
 
 def stop_servers(rt: Path) -> None:
