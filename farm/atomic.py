@@ -12,27 +12,33 @@ from pathlib import Path
 from farm.errors import FarmError, InputError
 
 
-def check_writable(parent: Path, create: bool = True) -> None:
-    """Prove a file can be made in `parent` (os.access says yes to root); create it first, or with
-    `create=False` probe its nearest existing ancestor and leave nothing behind."""
-    parent = Path(parent).absolute()
-    where = parent
-    if create:
-        try:
-            parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise FarmError(f"cannot create output directory {parent}: {e.strerror}") from None
-    else:
-        while not where.exists() and where != where.parent:
-            where = where.parent
-        if not where.is_dir():
-            raise FarmError(f"cannot create output directory {parent}: {where} is not a directory")
+def check_writable(parent: Path) -> None:
+    """Prove a file could be made in `parent` before any work is done, creating nothing.
+
+    The nearest existing ancestor is probed with a real file (os.access says yes to root).
+    """
+    parent = where = Path(parent).absolute()
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    if not where.is_dir():
+        raise FarmError(f"cannot create output directory {parent}: {where} is not a directory")
     try:
         fd, probe = tempfile.mkstemp(prefix=".probe.", dir=where)
     except OSError as e:
-        raise FarmError(f"output directory {where} is not writable: {e.strerror}") from None
+        raise _not_writable(where, e) from None
     os.close(fd)
     os.unlink(probe)
+
+
+def _make_parent(parent: Path) -> None:
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise FarmError(f"cannot create output directory {parent}: {e.strerror}") from None
+
+
+def _not_writable(where: Path, e: OSError) -> FarmError:
+    return FarmError(f"output directory {where} is not writable: {e.strerror}")
 
 
 def check_replaceable(target: Path, marker: str) -> None:
@@ -56,11 +62,11 @@ def atomic_dir(target: Path, marker: str) -> Iterator[Path]:
     """
     target = Path(target).absolute()
     check_replaceable(target, marker)
-    check_writable(target.parent)
-    try:
+    _make_parent(target.parent)
+    try:  # the temporary directory is the writability probe
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     except OSError as e:
-        raise FarmError(f"cannot write output {target}: {e.strerror}") from None
+        raise _not_writable(target.parent, e) from None
     try:
         yield tmp
         tmp.chmod(0o755)  # mkdtemp makes it private; outputs are for other users (and web servers) too
@@ -83,9 +89,12 @@ def atomic_dir(target: Path, marker: str) -> Iterator[Path]:
 def write_atomic(path: Path, data: bytes | str) -> None:
     """Write `data` to `path` through a temporary file and a rename."""
     path = Path(path)
-    check_writable(path.parent)
+    _make_parent(path.parent)
     raw = data.encode() if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as e:
+        raise _not_writable(path.parent, e) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(raw)

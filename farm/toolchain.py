@@ -57,6 +57,10 @@ def describe_failure(tool: str, returncode: int, stderr: bytes | str) -> str:
     return f"{tool} {how}" + (f": {first}" if first else "")
 
 
+def _timed_out(tool: str, timeout: float | None, where: str) -> ToolError:
+    return ToolError(f"{tool} timed out after {timeout:g}s{where}")
+
+
 @dataclass(frozen=True)
 class Toolchain:
     """LLVM tools in one bin directory, at least version `min_major`."""
@@ -160,7 +164,7 @@ class Toolchain:
                 stdin=None if input is not None else subprocess.DEVNULL,
             )
         except subprocess.TimeoutExpired:
-            raise ToolError(f"{tool} timed out after {timeout:g}s{where}") from None
+            raise _timed_out(tool, timeout, where) from None
         if p.returncode != 0:
             raise ToolError(describe_failure(tool, p.returncode, p.stderr) + where)
         return ToolResult(argv, p.stdout, p.stderr)
@@ -194,7 +198,7 @@ class Toolchain:
                 while sel.get_map():
                     left = None if deadline is None else deadline - time.monotonic()
                     if left is not None and left <= 0:
-                        raise ToolError(f"{tool} timed out after {timeout:g}s{where}")
+                        raise _timed_out(tool, timeout, where)
                     for key, _ in sel.select(left):
                         chunk = os.read(key.fd, _CHUNK)
                         if chunk:
@@ -205,7 +209,7 @@ class Toolchain:
                 try:
                     rc = proc.wait(None if deadline is None else max(deadline - time.monotonic(), 0.1))
                 except subprocess.TimeoutExpired:
-                    raise ToolError(f"{tool} timed out after {timeout:g}s{where}") from None
+                    raise _timed_out(tool, timeout, where) from None
             except BaseException:
                 proc.kill()
                 proc.wait()

@@ -85,7 +85,7 @@ class ModuleTriplets:
 
     def add(self, out: Output) -> None:
         """Merge one finished run (a run that failed midway is never merged)."""
-        self.max_relation = max(self.max_relation, out.max_relation if out.max_relation is not None else -1)
+        self.max_relation = max(self.max_relation, out.max_relation)  # set by Output.finish
         self.raw += out.raw
         self.lines |= out.lines
 
@@ -193,7 +193,7 @@ def build_dataset(corpus_dir: Path, out_dir: Path, kind: str, toolchain: Toolcha
     toolchain.check("clang", "opt", "llvm-ir2vec", *(["llc"] if kind == "mir" else []))
     corpus = corpus_mod.load(corpus_dir)
     check_replaceable(out_dir, MANIFEST)  # fail before the modules run, not after
-    check_writable(Path(out_dir).absolute().parent, create=False)
+    check_writable(Path(out_dir).absolute().parent)
     per_module = ir_module if kind == "ir" else mir_module
     merged = Merge(skipped=[dict(s, stage="corpus") for s in corpus.skipped])
 
