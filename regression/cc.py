@@ -94,15 +94,13 @@ def _complete(opts: Options) -> Options:
     env = os.environ
     if opts.bin_dir is None and "MLGO_FARM_LLVM_BIN_DIR" in env:
         opts.bin_dir = env["MLGO_FARM_LLVM_BIN_DIR"]
-    from_env = opts.timeout is None and env.get(_TIMEOUT_ENV, "").strip() != ""
-    if from_env:
+    if opts.timeout is None and env.get(_TIMEOUT_ENV, "").strip():
         opts.timeout = seconds(env[_TIMEOUT_ENV].strip(), _TIMEOUT_ENV)
     if opts.bin_dir is not None and opts.timeout is not None and (opts.policy or opts.server):
         return opts
     from farm.config import load_settings
 
-    # farm.config reads [policy] timeout as whole seconds; the launcher has already taken the variable
-    s = load_settings(env={k: v for k, v in env.items() if k != _TIMEOUT_ENV}) if from_env else load_settings()
+    s = load_settings()
     if opts.bin_dir is None:
         opts.bin_dir = s.llvm.bin_dir
     if opts.timeout is None:
