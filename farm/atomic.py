@@ -86,8 +86,13 @@ def atomic_dir(target: Path, marker: str) -> Iterator[Path]:
         raise
 
 
-def write_atomic(path: Path, data: bytes | str) -> None:
-    """Write `data` to `path` through a temporary file and a rename."""
+def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
+    """Write `data` to `path` through a temporary file and a rename; the file gets `mode`.
+
+    The default is world-readable: stored objects, downloads and reports are for other users (a web
+    server serving the store runs as one). Secrets pass 0o600; the mode is set before the rename,
+    so a secret is never readable by others, not even for an instant.
+    """
     path = Path(path)
     _make_parent(path.parent)
     raw = data.encode() if isinstance(data, str) else data
@@ -96,6 +101,7 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     except OSError as e:
         raise _not_writable(path.parent, e) from None
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
         os.replace(tmp, path)

@@ -7,10 +7,13 @@ Each role of the farm contributes its verbs through `register(subparsers)` in it
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
+import math
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from farm.errors import FarmError
@@ -23,6 +26,28 @@ class FarmParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _number(kind: type, test: Callable[[float], bool], expect: str) -> Callable[[str], int | float]:
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {expect}") from None
+        if not (math.isfinite(value) and test(value)):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {expect}")
+        return value
+
+    parse.__name__ = expect  # argparse names the type in its messages
+    return parse
+
+
+#: Argument types for counts, timeouts and fractions: `-j 0`, `--timeout nan` or a negative
+#: timeout are usage errors, not a hang or a pool of no workers.
+positive_int = _number(int, lambda v: v > 0, "a positive integer")
+nonnegative_int = _number(int, lambda v: v >= 0, "an integer >= 0")
+positive_float = _number(float, lambda v: v > 0, "a positive number")
+fraction = _number(float, lambda v: 0 < v < 1, "a number between 0 and 1 (exclusive)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,13 +70,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(name)s: %(message)s",
     )
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe must surface here, inside the handlers, not at exit
+        return code
     except FarmError as e:
-        print(f"mlgo-farm: error: {e}", file=sys.stderr)
-        return e.exit_code
+        return _fail(str(e), e.exit_code)
     except KeyboardInterrupt:
-        print("mlgo-farm: interrupted", file=sys.stderr)
-        return 130
+        return _fail("interrupted", 130)
+    except BrokenPipeError:
+        # `mlgo-farm ... | head`: the reader has what it wanted. Point stdout at /dev/null so the
+        # interpreter's final flush cannot raise again, and exit like a process killed by SIGPIPE.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13
+    except OSError as e:
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+            return _fail(f"{e.filename or 'output'}: {os.strerror(e.errno).lower()}", 1)
+        raise
+    except RecursionError:
+        return _fail("input nested too deeply to read", 2)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"mlgo-farm: error: {message}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ boto3 also reads its own standard variables (`AWS_ACCESS_KEY_ID`, ...).
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -48,6 +49,9 @@ class CeleryConfig:
     retrain_schedule: str = "0 3 * * 0"
     #: seconds before Redis redelivers a task whose worker died without acknowledging it.
     visibility_timeout: int = 7200
+    #: Password of a loopback Redis the URLs above name without one; empty: generated once by
+    #: `stack up` into <var_dir>/secrets/redis-password (mode 0600) and read from there.
+    redis_password: str = ""
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,10 @@ class BuildbotConfig:
     #: This host's worker: its name and directory (default: <var_dir>/buildbot/worker-<name>).
     worker_name: str = "local"
     worker_dir: str = ""
+    #: Web UI / REST login allowed to force, stop, cancel and rebuild (anonymous users only look).
+    admin_user: str = "admin"
+    #: Its password; empty: generated once into <var_dir>/secrets/www-admin-password (mode 0600).
+    admin_password: str = ""
 
 
 @dataclass(frozen=True)
@@ -95,6 +103,14 @@ class PolicyConfig:
 
 
 @dataclass(frozen=True)
+class VocabConfig:
+    #: Key that signs a trained vocabulary's metrics and lineage to its bytes (HMAC); empty:
+    #: generated once into <var_dir>/secrets/vocab-signing-key. Set the same key on every host
+    #: that trains or publishes.
+    signing_key: str = ""
+
+
+@dataclass(frozen=True)
 class Settings:
     llvm: LLVMConfig = field(default_factory=LLVMConfig)
     paths: PathsConfig = field(default_factory=PathsConfig)
@@ -103,6 +119,7 @@ class Settings:
     smtp: SMTPConfig = field(default_factory=SMTPConfig)
     buildbot: BuildbotConfig = field(default_factory=BuildbotConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
+    vocab: VocabConfig = field(default_factory=VocabConfig)
 
     @property
     def var_dir(self) -> Path:
@@ -116,7 +133,10 @@ class Settings:
 def _coerce(value: str, like: Any, key: str) -> Any:
     """An environment variable's text as the type of the setting's default."""
     if isinstance(like, bool):
-        return value.strip().lower() in ("1", "true", "yes", "on")
+        word = value.strip().lower()
+        if word not in ("1", "true", "yes", "on", "0", "false", "no", "off", ""):
+            raise FarmError(f"{key}={value!r}: expected true or false")
+        return word in ("1", "true", "yes", "on")
     try:
         if isinstance(like, int):
             return int(value)
@@ -138,6 +158,49 @@ def _check_type(value: Any, like: Any, where: str) -> Any:
     return float(value) if isinstance(like, float) else value
 
 
+#: `MLGO_FARM_*` variables that are not settings: the config file's path, the set-up script's
+#: virtualenv, and the demo's knobs. Any other `MLGO_FARM_*` name must be a setting, so that a
+#: mistyped `MLGO_FARM_SMTP_RECIPIENT` is an error instead of a night without mail.
+NON_SETTING_VARIABLES = frozenset({"MLGO_FARM_CONFIG", "MLGO_FARM_VENV", "MLGO_FARM_DEMO_PACKAGE",
+                                   "MLGO_FARM_DEMO_TIMEOUT"})
+
+#: Settings that must be positive (seconds, ports, counts); checked for file and environment alike.
+_POSITIVE = {("llvm", "min_major"), ("celery", "visibility_timeout"), ("smtp", "port"), ("buildbot", "pb_port"),
+             ("buildbot", "www_port"), ("policy", "timeout"), ("policy", "shared_idle_exit")}
+_NON_NEGATIVE = {("smtp", "retries")}
+
+
+def _check_range(section: str, key: str, value: Any, where: str) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    if isinstance(value, float) and not math.isfinite(value):
+        raise FarmError(f"{where}: expected a finite number, got {value!r}")
+    if (section, key) in _POSITIVE and value <= 0:
+        raise FarmError(f"{where}: must be greater than 0, got {value!r}")
+    if (section, key) in _NON_NEGATIVE and value < 0:
+        raise FarmError(f"{where}: must not be negative, got {value!r}")
+    if (key.endswith("_port") or key == "port") and value > 65535:
+        raise FarmError(f"{where}: a TCP port is 1..65535, got {value!r}")
+    return value
+
+
+def _read_file(p: Path) -> dict[str, Any]:
+    try:
+        text = p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FarmError(f"config {p}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise FarmError(f"config {p}: cannot read it: {e.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise FarmError(f"config {p}: {e}") from None
+    for name, value in data.items():
+        if not isinstance(value, dict):
+            raise FarmError(f"config {p}: {name!r} must be a table ([{name}] with keys), got {value!r}")
+    return data
+
+
 def load_settings(path: str | Path | None = None, env: dict[str, str] | None = None) -> Settings:
     """Read the configuration file (if any) and apply environment overrides."""
     env = dict(os.environ if env is None else env)
@@ -145,13 +208,13 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
     data: dict[str, dict[str, Any]] = {}
     p = Path(path)
     if p.is_file():
-        try:
-            data = tomllib.loads(p.read_text())
-        except tomllib.TOMLDecodeError as e:
-            raise FarmError(f"config {p}: {e}") from None
+        data = _read_file(p)
+    elif p.exists():
+        raise FarmError(f"config {p} is not a file")
     elif "MLGO_FARM_CONFIG" in env and env["MLGO_FARM_CONFIG"] == str(path):
         raise FarmError(f"config file {p} does not exist")
     sections = {}
+    known_vars = set(NON_SETTING_VARIABLES)
     for f in dataclasses.fields(Settings):
         cls = f.default_factory  # type: ignore[misc]
         base = cls()
@@ -160,10 +223,12 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
             default = getattr(base, sub.name)
             value = default
             if sub.name in data.get(f.name, {}):
-                value = _check_type(data[f.name][sub.name], default, f"config {p}: [{f.name}] {sub.name}")
+                where = f"config {p}: [{f.name}] {sub.name}"
+                value = _check_range(f.name, sub.name, _check_type(data[f.name][sub.name], default, where), where)
             key = f"MLGO_FARM_{f.name}_{sub.name}".upper()
+            known_vars.add(key)
             if key in env:
-                value = _coerce(env[key], default, key)
+                value = _check_range(f.name, sub.name, _coerce(env[key], default, key), key)
             values[sub.name] = value
         unknown = set(data.get(f.name, {})) - {s.name for s in dataclasses.fields(base)}
         if unknown:
@@ -172,4 +237,8 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
     unknown_sections = set(data) - set(sections)
     if unknown_sections:
         raise FarmError(f"config {p}: unknown section(s): {', '.join(sorted(unknown_sections))}")
+    stray = sorted(k for k in env if k.startswith("MLGO_FARM_") and k not in known_vars)
+    if stray:
+        raise FarmError(f"environment variable {stray[0]} names no setting (settings are MLGO_FARM_<SECTION>_<KEY>, "
+                        f"e.g. MLGO_FARM_SMTP_RECIPIENTS)")
     return Settings(**sections)

@@ -40,5 +40,5 @@ def worker_password(settings: Settings, create: bool = False) -> str:
         raise FarmError(f"no worker password: set MLGO_FARM_BUILDBOT_WORKER_PASSWORD or run "
                         f"`mlgo-farm master create` to generate {path}")
     value = secrets.token_urlsafe(18)
-    write_atomic(path, value + "\n")  # mkstemp creates it with mode 0600
+    write_atomic(path, value + "\n", mode=0o600)
     return value

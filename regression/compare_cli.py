@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from farm.cli import nonnegative_int, positive_float, positive_int
+
 EXIT_REGRESSION = 10  # `regress run --fail-on-regression` when the run regressed
 
 
@@ -138,19 +140,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--run-id", help="run id (default: UTC time and a random suffix)")
     run.add_argument("--opt", action="append", default=None, metavar="FLAG",
                      help="optimization flag for both variants, as --opt=-Oz (repeatable; default: -Oz)")
-    run.add_argument("--repeats", type=int, default=5, help="wall-time samples per variant and workload (0: none)")
+    run.add_argument("--repeats", type=nonnegative_int, default=5,
+                     help="wall-time samples per variant and workload (0: none)")
     run.add_argument("--no-callgrind", action="store_true", help="skip callgrind instruction counts")
     run.add_argument("--rules", help="TOML file overriding regression rules per metric")
     run.add_argument("--no-publish", action="store_true", help="keep the report local (do not upload to the store)")
-    run.add_argument("--jobs", type=int, help="parallel compiles (default: CPUs)")
-    run.add_argument("--policy-timeout", type=float, help="policy host timeout per compile, seconds")
+    run.add_argument("--jobs", type=positive_int, help="parallel compiles (default: CPUs)")
+    run.add_argument("--policy-timeout", type=positive_float, help="policy host timeout per compile, seconds")
     run.add_argument("--fail-on-regression", action="store_true",
                      help=f"exit with {EXIT_REGRESSION} when the run's verdict is regression")
     run.set_defaults(func=_run)
 
     hist = rsub.add_parser("history", parents=[common], help="list runs with verdicts and policy/heuristic ratios")
     hist.add_argument("--builder", help="only this builder's runs")
-    hist.add_argument("--limit", type=int, default=20, help="newest N runs (default 20)")
+    hist.add_argument("--limit", type=positive_int, default=20, help="newest N runs (default 20)")
     hist.add_argument("--json", action="store_true", help="machine-readable output")
     hist.set_defaults(func=_history)
 

@@ -230,6 +230,9 @@ class OnnxPolicy:
         values = self._binding.copy_outputs_to_cpu()[0].reshape(-1)
         if not self.output[1].startswith("float"):
             return int(values[0])
+        if not np.isfinite(values).all():  # NaN > 0 is False: it would pass silently as "do not inline"
+            raise InputError(f"policy model {self.path} gave non-finite advice {values.tolist()[:4]} on "
+                             f"observation {obs.index}; refusing to guess a decision")
         if values.size == 1:
             return int(values[0] > 0)
         return masked_argmax(values.tolist(), obs.features.get(EVICT_MASK) if self._mask else None)

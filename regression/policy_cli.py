@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+from farm.cli import fraction, positive_float, positive_int
 from farm.errors import InputError
 
 
@@ -148,16 +149,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "or a decision log (.npz) saved by --save-log")
     bc.add_argument("-o", "--output", required=True, help="the .onnx model to write (plus MODEL.json metadata)")
     bc.add_argument("--seed", type=int, default=0)
-    bc.add_argument("--epochs", type=int, default=60)
-    bc.add_argument("--holdout", type=float, default=0.2, help="fraction of modules held out for agreement")
-    bc.add_argument("--jobs", type=int, default=None, help="parallel compiles while logging (default: CPUs)")
+    bc.add_argument("--epochs", type=positive_int, default=60)
+    bc.add_argument("--holdout", type=fraction, default=0.2, help="fraction of modules held out for agreement")
+    bc.add_argument("--jobs", type=positive_int, default=None, help="parallel compiles while logging (default: CPUs)")
     bc.add_argument("--vocab", help="IR2Vec vocabulary JSON: also log and learn from the embedding features")
     bc.add_argument("--save-log", help="also save the logged (features, inlining_default) pairs as .npz")
     bc.set_defaults(func=_train_bc)
     srv = psub.add_parser("serve", help="load a policy once and answer every policy-cc --server of a build")
     srv.add_argument("--policy", required=True, help="built-in name or .onnx model")
     srv.add_argument("--socket", required=True, help="Unix socket path to listen on")
-    srv.add_argument("--idle-exit", type=float, help="exit after this many seconds without any client connected")
+    srv.add_argument("--idle-exit", type=positive_float,
+                     help="exit after this many seconds without any client connected")
     srv.set_defaults(func=_serve)
     ins = psub.add_parser("inspect", help="validate an ONNX policy and show its inputs and output")
     ins.add_argument("model")

@@ -8,6 +8,8 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from farm.cli import positive_float, positive_int
+
 if TYPE_CHECKING:
     from farm.toolchain import Toolchain
 
@@ -90,7 +92,7 @@ def _llvm_build(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the worker verbs to `mlgo-farm`."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("-j", "--jobs", type=int, default=None, help="parallel jobs (default: all cores)")
+    common.add_argument("-j", "--jobs", type=positive_int, default=None, help="parallel jobs (default: all cores)")
     common.add_argument("--llvm-bin", help="LLVM bin directory (default: [llvm] bin_dir)")
 
     p = sub.add_parser("corpus", help="build a corpus of IR modules")
@@ -108,9 +110,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("corpus", help="corpus directory")
     p.add_argument("-o", "--output", required=True, help="dataset directory to write")
     p.add_argument("--opt-levels", help="comma-separated opt levels, O0 = as compiled (default: ir O0,O2; mir O2)")
-    p.add_argument("--sample", type=int, help="use this many of the levels per module, drawn with --seed")
+    p.add_argument("--sample", type=positive_int, help="use this many of the levels per module, drawn with --seed")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout", type=float, default=300, help="seconds per tool run before the module is skipped")
+    p.add_argument("--timeout", type=positive_float, default=300,
+                   help="seconds per tool run before the module is skipped")
     p.set_defaults(func=_triplets)
 
     p = sub.add_parser("dataset", help="publish or show a triplet dataset")

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from farm.atomic import atomic_dir
 from farm.errors import FarmError, InputError, ToolError
+from farm.jsonio import load_file, loads
 from farm.toolchain import Toolchain
 from workers.parallel import run_all
 
@@ -56,25 +57,25 @@ def load(path: Path) -> Corpus:
     """Read a corpus directory; fail with one line if it is missing or empty."""
     path = Path(path)
     desc = path / DESCRIPTION
-    try:
-        data = json.loads(desc.read_text())
-    except FileNotFoundError:
-        raise InputError(f"{path} is not a corpus: no {DESCRIPTION}") from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"{desc}: invalid JSON: {e}") from None
-    names = data.get("modules")
-    if not isinstance(names, list):
-        raise InputError(f"{desc}: no 'modules' list")
+    if not desc.is_file():
+        raise InputError(f"{path} is not a corpus: no {DESCRIPTION}")
+    data = load_file(desc)
+    names = data.get("modules") if isinstance(data, dict) else None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InputError(f"{desc}: no 'modules' list of names")
     if not names:
         raise InputError(f"corpus {path} is empty: no modules")
+    skipped = load_file(path / SKIPPED) if (path / SKIPPED).is_file() else []
+    unnamable = [n for n in names if not _utf8(n)]
+    skipped = [*skipped, *({"module": _printable(n), "stage": "corpus",
+                            "reason": "module name is not valid UTF-8"} for n in unnamable)]
+    names = [n for n in names if _utf8(n)]
+    if not names:
+        raise InputError(f"corpus {path}: no module has a UTF-8 name")
     modules = [Module(n, path / f"{n}.bc") for n in sorted(names)]
     missing = [m.name for m in modules if not m.bitcode.is_file()]
     if missing:
         raise InputError(f"corpus {path}: {len(missing)} module(s) without bitcode, first {missing[0]}.bc")
-    try:
-        skipped = json.loads((path / SKIPPED).read_text()) if (path / SKIPPED).is_file() else []
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path / SKIPPED}: invalid JSON: {e}") from None
     return Corpus(path, modules, skipped, str(data.get("source", "")))
 
 
@@ -127,10 +128,7 @@ def _is_source(arg: str, directory: Path, source: Path) -> bool:
 
 def jobs_from_compile_commands(path: Path) -> list[CompileJob]:
     """Jobs from a compilation database, keeping each command's flags."""
-    try:
-        entries = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise InputError(f"{path}: cannot read compilation database: {e}") from None
+    entries = load_file(path, "compilation database")
     if not isinstance(entries, list):
         raise InputError(f"{path}: a compilation database is a JSON list of entries")
     root = path.parent
@@ -159,11 +157,37 @@ def jobs_from_compile_commands(path: Path) -> list[CompileJob]:
     return jobs
 
 
+def _not_utf8(job: CompileJob) -> str | None:
+    """Why `job` cannot be a module: LLVM's corpus description and `.cmd` files are UTF-8 text.
+
+    A file name with bytes that are not UTF-8 (Python carries them as surrogate escapes) can be
+    compiled, but not described; it is skipped and listed under a printable form of its name.
+    """
+    if _utf8("\0".join((job.name, str(job.source), *job.args))):
+        return None
+    return "file name or path is not valid UTF-8 (a corpus description is UTF-8 JSON)"
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _printable(name: str) -> str:
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def compile_jobs(jobs_: list[CompileJob], out: Path, toolchain: Toolchain, *,
                  jobs: int | None = None, timeout: float = 300, source: str = "") -> Corpus:
     """Compile every job to bitcode in parallel; failures are skipped and listed."""
     if not jobs_:
         raise InputError(f"no C/C++ sources found in {source or 'the input'}")
+    unnamable = {_printable(j.name): why for j in jobs_ if (why := _not_utf8(j))}
+    jobs_ = [j for j in jobs_ if not _not_utf8(j)]
+    source = _printable(source)
     toolchain.check("clang")
     with atomic_dir(out, DESCRIPTION) as tmp:
         def one(job: CompileJob) -> str | None:
@@ -180,6 +204,7 @@ def compile_jobs(jobs_: list[CompileJob], out: Path, toolchain: Toolchain, *,
 
         failed = {job.name: err for job, err in run_all(one, jobs_, jobs=jobs, desc="compile") if err}
         names = sorted(j.name for j in jobs_ if j.name not in failed)
+        failed |= unnamable
         if not names:
             first = next(iter(sorted(failed.items())))
             raise InputError(f"no module of {source or 'the corpus'} compiled; first failure: {first[1]}")
@@ -240,7 +265,7 @@ def from_embedded_build(build: Path, out: Path, toolchain: Toolchain, jobs: int 
         if p.returncode != 0:
             last = (p.stderr.strip().splitlines() or ["no output"])[-1]
             raise FarmError(f"extract_ir failed on {build}: {last}")
-        data = json.loads((tmp / DESCRIPTION).read_text())
+        data = loads((tmp / DESCRIPTION).read_bytes(), f"extract_ir's {DESCRIPTION}")
         names = sorted(data.get("modules", []))
         if not names:
             raise InputError(f"no embedded bitcode found in {build} (was it built with -Xclang -fembed-bitcode=all?)")

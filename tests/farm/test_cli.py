@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -18,3 +19,40 @@ def test_usage_errors_are_one_line(argv: list[str], says: str) -> None:
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.startswith(says) and p.stderr.endswith("--help)\n")
     assert p.stderr.count("\n") == 1, p.stderr
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["triplets", "ir", "corpus", "-o", "out", "-j", "0"], "argument -j/--jobs: '0' is not a positive integer"),
+    (["triplets", "ir", "corpus", "-o", "out", "-j", "-3"], "argument -j/--jobs: '-3' is not a positive integer"),
+    (["triplets", "ir", "corpus", "-o", "out", "--timeout", "nan"], "argument --timeout: 'nan' is not a positive"),
+    (["triplets", "ir", "corpus", "-o", "out", "--timeout", "-1"], "argument --timeout: '-1' is not a positive"),
+    (["corpus", "sources", "src", "-o", "out", "-j", "0"], "argument -j/--jobs: '0' is not a positive integer"),
+    (["policy", "train-bc", "corpus", "-o", "m.onnx", "--holdout", "1.5"], "argument --holdout: '1.5' is not a number"),
+    (["regress", "run", "--corpus", "c", "--repeats", "-1"], "argument --repeats: '-1' is not an integer >= 0"),
+])
+def test_counts_and_timeouts_are_checked_when_parsed(argv: list[str], says: str) -> None:
+    p = subprocess.run([sys.executable, "-m", "farm.cli", *argv], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stdout == "" and p.stderr.count("\n") == 1, p.stderr
+    assert says in p.stderr
+
+
+def test_a_closed_stdout_is_not_a_traceback(tmp_path: Path) -> None:
+    """`mlgo-farm policy inspect MODEL | head`: the reader went away before the farm wrote."""
+    from tests.regression.conftest import write_onnx_policy
+
+    model = write_onnx_policy(tmp_path / "m.onnx", "callee_basic_block_count", "Less", 3)
+    p = subprocess.Popen([sys.executable, "-m", "farm.cli", "policy", "inspect", str(model)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # before the verb prints anything: its first write meets a closed pipe
+    _, err = p.communicate(timeout=60)
+    assert err == b"" and p.returncode == 141  # 128 + SIGPIPE, as a shell pipeline reports it
+
+
+def test_deeply_nested_json_input_is_one_line(tmp_path: Path) -> None:
+    db = tmp_path / "compile_commands.json"
+    db.write_text("[" * 100_000 + "]" * 100_000)
+    p = subprocess.run([sys.executable, "-m", "farm.cli", "corpus", "sources", str(db), "-o", str(tmp_path / "c")],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr == f"mlgo-farm: error: {db}: JSON nested too deeply to read\n"
+    assert not (tmp_path / "c").exists()

@@ -74,6 +74,26 @@ def write_onnx_policy(path: Path, feature: str, op: str, value: float, *, width:
     return path
 
 
+def write_onnx_nan_logit(path: Path, feature: str = "callee_basic_block_count") -> Path:
+    """A real ONNX inliner model whose float logit is NaN for every input (feature x NaN)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Cast", [feature], ["f"], to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["f", "nan"], ["inlining_decision"])],
+        "nan_policy",
+        [helper.make_tensor_value_info(feature, TensorProto.INT64, ["batch", 1])],
+        [helper.make_tensor_value_info("inlining_decision", TensorProto.FLOAT, ["batch", 1])],
+        initializer=[helper.make_tensor("nan", TensorProto.FLOAT, [], [float("nan")])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+    return path
+
+
 def write_onnx_first_masked_out(path: Path, width: int = 33) -> Path:
     """A real ONNX eviction model with an integer output: the index of the first candidate whose `mask` is 0.
 

@@ -18,7 +18,14 @@ from farm.toolchain import Toolchain
 from regression.launcher import compiler_tool, run_compile
 from regression.policies import HeuristicPolicy, masked_argmax
 from regression.protocol import Header, Observation
-from tests.regression.conftest import CSRC, VOCAB_DIM, cmake_build, write_onnx_first_masked_out, write_onnx_policy
+from tests.regression.conftest import (
+    CSRC,
+    VOCAB_DIM,
+    cmake_build,
+    write_onnx_first_masked_out,
+    write_onnx_nan_logit,
+    write_onnx_policy,
+)
 
 SOURCES = sorted(CSRC.glob("*.c"))
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
@@ -240,6 +247,16 @@ def test_onnx_model_with_integer_output_cannot_evict_a_masked_candidate(toolchai
                 advisor="regalloc", toolchain=toolchain, timeout=30)
     index, answer, mask = seen[-1]
     assert (index, answer) == (int(m.group(2)), int(m.group(1))) and mask[answer] == 0
+
+
+def test_model_answering_nan_fails_the_compile_in_one_line(toolchain: Toolchain, tmp_path: Path) -> None:
+    model = write_onnx_nan_logit(tmp_path / "nan.onnx")
+    p = subprocess.run([sys.executable, "-m", "farm.cli", "policy-cc", "--policy", str(model), "--",
+                        "clang", "-Oz", "-c", str(CSRC / "hash.c"), "-o", str(tmp_path / "h.o")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0 and not (tmp_path / "h.o").exists()
+    lines = [ln for ln in p.stderr.splitlines() if "non-finite" in ln]
+    assert len(lines) == 1 and str(model) in lines[0], p.stderr
 
 
 def test_cmake_compiler_launcher(toolchain: Toolchain, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from farm.toolchain import Toolchain
 from regression.launcher import run_compile
 from regression.policies import HeuristicPolicy, OnnxPolicy, load_policy, masked_argmax
 from regression.protocol import Header, Observation, TensorSpec
-from tests.regression.conftest import CSRC, write_onnx_policy
+from tests.regression.conftest import CSRC, write_onnx_nan_logit, write_onnx_policy
 
 REGALLOC_HEADER = Header(
     (TensorSpec("mask", "int64_t", (1, 4)), TensorSpec("progress", "float", (1,))),
@@ -80,6 +80,14 @@ def test_onnx_policy_decides_from_named_feature(tmp_path: Path) -> None:
     pol.bind(header)
     decide = [pol.decide(Observation(0, None, {"callee_basic_block_count": (n,), "x": (9,)})) for n in (1, 2, 3, 7)]
     assert decide == [1, 1, 0, 0]
+
+
+def test_model_answering_nan_is_refused_not_read_as_no(tmp_path: Path) -> None:
+    pol = OnnxPolicy(write_onnx_nan_logit(tmp_path / "nan.onnx"))
+    pol.bind(Header((TensorSpec("callee_basic_block_count", "int64_t", (1,)),),
+                    TensorSpec("inlining_decision", "int64_t", (1,))))
+    with pytest.raises(InputError, match=r"^policy model .*nan\.onnx gave non-finite advice \[nan\] on observation 4;"):
+        pol.decide(Observation(4, None, {"callee_basic_block_count": (3,)}))
 
 
 def test_heuristic_refuses_regalloc_and_spill_respects_mask() -> None:

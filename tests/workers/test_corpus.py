@@ -44,6 +44,39 @@ def test_failing_source_is_skipped_and_listed(tmp_path: Path, toolchain: Toolcha
     assert corpus.load(tmp_path / "out").skipped == c.skipped
 
 
+def test_non_utf8_file_name_is_skipped_and_listed(tmp_path: Path, toolchain: Toolchain) -> None:
+    """A module whose name cannot be UTF-8 JSON is listed, the rest of the corpus is made; triplets run."""
+    import os
+
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(DATA / "csrc" / "sort.c", src)
+    shutil.copy(DATA / "csrc" / "hash.c", os.fsdecode(bytes(src) + b"/h\xe4sh.c"))  # Latin-1 'ä'
+    c = corpus.from_sources(src, tmp_path / "out", toolchain)
+    assert [m.name for m in c.modules] == ["sort.c"]
+    assert c.skipped == [{"module": "h\\xe4sh.c",
+                          "reason": "file name or path is not valid UTF-8 (a corpus description is UTF-8 JSON)"}]
+    json.loads((tmp_path / "out" / corpus.SKIPPED).read_bytes().decode("utf-8"))  # strict UTF-8 JSON
+
+
+def test_description_naming_a_non_utf8_module_skips_it(tmp_path: Path, csrc_corpus: Path,
+                                                        toolchain: Toolchain) -> None:
+    copy = tmp_path / "c"
+    shutil.copytree(csrc_corpus, copy)
+    desc = json.loads((copy / corpus.DESCRIPTION).read_text())
+    desc["modules"].append("lone\udcffsurrogate.c")  # JSON can spell a name no file system encoding can
+    (copy / corpus.DESCRIPTION).write_text(json.dumps(desc))
+    c = corpus.load(copy)
+    assert len(c.modules) == len(desc["modules"]) - 1
+    assert c.skipped[-1] == {"module": "lone\\xffsurrogate.c", "stage": "corpus",
+                             "reason": "module name is not valid UTF-8"}
+    from workers import triplets
+
+    ds = triplets.build_dataset(copy, tmp_path / "ds", "ir", toolchain, jobs=1, opt_levels=["O0"])
+    m = json.loads((ds / "manifest.json").read_text())
+    assert m["modules_used"] == len(c.modules) and m["skipped"][-1]["module"] == "lone\\xffsurrogate.c"
+
+
 def test_empty_source_dir_is_an_error_and_leaves_nothing(tmp_path: Path, toolchain: Toolchain) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match=r"^no C/C\+\+ sources found in .*empty$"):
@@ -112,6 +145,9 @@ def test_corrupt_description_is_one_line(tmp_path: Path) -> None:
         corpus.load(tmp_path)
     (tmp_path / corpus.DESCRIPTION).write_text('{"modules": []}')
     with pytest.raises(InputError, match="is empty: no modules"):
+        corpus.load(tmp_path)
+    (tmp_path / corpus.DESCRIPTION).write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InputError, match=r"corpus_description.json: JSON nested too deeply to read$"):
         corpus.load(tmp_path)
 
 
