@@ -3,7 +3,7 @@
 Baseline: plain `clang -Oz -c` of every C file of a Debian source package, with the flags its
 recipe gives (`--bitcode`: of every module of its corpus instead). Ours: the same compiles through
 the policy launcher (Python start-up, FIFO pair, policy host and all) with the built-in
-`heuristic` policy, by each entry point: the lean one (`python -I -S regression/cc_script.py`,
+`heuristic` policy, by each entry point: the lean one (`python -I -S policyhost/cc_script.py`,
 what `mlgo-farm policy-cc --print-launcher` prints and regression builds use), the console script
 `mlgo-farm-cc` as a user types it, and the `mlgo-farm policy-cc` verb. With --model or --train,
 an ONNX policy too (--train clones the heuristic on the package's corpus first), through the
@@ -66,8 +66,8 @@ def build_in_process(units: list[tuple[str, list[str]]], clang: str, out: Path, 
     """The same compiles through `run_compile` from one Python process (no interpreter start per compile)."""
     import threading
 
-    from regression.launcher import run_compile
-    from regression.policies import load_policy
+    from policyhost.launcher import run_compile
+    from policyhost.policies import load_policy
 
     local = threading.local()
     out.mkdir(exist_ok=True)
@@ -125,8 +125,8 @@ def main() -> int:
     ap.add_argument("--no-in-process", action="store_true", help="skip the in-process (run_compile) rows")
     args = ap.parse_args()
 
-    from regression.cc import launcher_command
-    from regression.host import process_tree_cpu
+    from policyhost.cc import launcher_command
+    from policyhost.host import process_tree_cpu
 
     print(f"load before: {os.getloadavg()}")
     tc = Toolchain.from_settings()
@@ -156,7 +156,7 @@ def main() -> int:
     variants["heuristic, mlgo-farm policy-cc"] = ("verb", [MLGO_FARM, "policy-cc", "--policy", "heuristic",
                                                             "--stats", stats("verb"), "--"])
     if args.train:
-        from regression import warmstart
+        from policyhost import warmstart
 
         t0 = time.perf_counter()
         r = warmstart.train_from(corpus_dir, out / "bc.onnx", tc, seed=0, jobs=args.jobs)

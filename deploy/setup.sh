@@ -38,6 +38,6 @@ if [ ! -f "$stamp" ]; then
 fi
 # An editable install leaves the farm's own modules uncompiled, and with PYTHONDONTWRITEBYTECODE set
 # every verb would compile them again (~30 ms a run); compileall rewrites only what changed.
-"$venv/bin/python" -m compileall -q "$here"/farm "$here"/workers "$here"/vocabgen "$here"/regression \
+"$venv/bin/python" -m compileall -q "$here"/farm "$here"/workers "$here"/vocabgen "$here"/policyhost "$here"/regression \
   "$here"/master >/dev/null
 echo "setup: ok ($("$venv/bin/python" --version), $(/usr/lib/llvm-22/bin/llvm-config --version 2>/dev/null || echo 'llvm-22 missing'))"

@@ -18,7 +18,7 @@ from typing import NoReturn
 
 from farm.errors import FarmError
 
-ROLES = ("farm.toolchain_cli", "workers.cli", "vocabgen.cli", "regression.cli", "master.cli")
+ROLES = ("farm.toolchain_cli", "workers.cli", "vocabgen.cli", "policyhost.cli", "regression.cli", "master.cli")
 
 
 class FarmParser(argparse.ArgumentParser):

@@ -51,8 +51,8 @@ def heuristic_variant() -> Variant:
 
 def policy_variant(policy: str, vocab: Path | None = None, timeout: float | None = None,
                    advisor: str = "inline") -> Variant:
-    """Compiles through the policy launcher (the lean `regression.cc`, what `policy-cc --print-launcher` prints)."""
-    from regression.cc import launcher_command
+    """Compiles through the policy launcher (the lean `policyhost.cc`, what `policy-cc --print-launcher` prints)."""
+    from policyhost.cc import launcher_command
 
     vocab_arg = str(vocab) if vocab is not None else None
     return Variant(POLICY, tuple(launcher_command(str(policy), vocab=vocab_arg, timeout=timeout, advisor=advisor)))

@@ -1,13 +1,170 @@
-"""CLI verbs of the regression role: the policy side and the comparison side."""
+"""CLI verbs of the comparison side: `mlgo-farm regress run|history|report|alerts`."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
-from regression import compare_cli, policy_cli
+from farm.cli import nonnegative_int, positive_float, positive_int
+
+EXIT_REGRESSION = 10  # `regress run --fail-on-regression` when the run regressed
+
+
+def _open(args: argparse.Namespace):
+    from regression.compare import open_history
+    from regression.history import History
+
+    return History(Path(args.history)) if args.history else open_history()
+
+
+def _run(args: argparse.Namespace) -> int:
+    from regression import benchmarks
+    from regression.compare import RunRequest, run_comparison
+
+    benches = [benchmarks.lookup(n) for n in args.bench]
+    for d in args.bench_dir:
+        benches.append(benchmarks.local_benchmark(Path(d), tuple(args.bench_arg)))
+    req = RunRequest(
+        builder=args.builder, run_id=args.run_id, corpus=Path(args.corpus) if args.corpus else None,
+        benchmarks=tuple(benches), policy=args.policy, vocab=args.vocab,
+        opt_flags=tuple(args.opt or ["-Oz"]), repeats=args.repeats, callgrind=not args.no_callgrind,
+        rules_file=Path(args.rules) if args.rules else None, publish=not args.no_publish,
+        jobs=RunRequest().jobs if args.jobs is None else args.jobs, policy_timeout=args.policy_timeout,
+        advisor=args.advisor,
+    )
+    result = run_comparison(req, history=_open(args))
+    print(result.summary, end="")
+    print(f"report: {result.report_dir}")
+    if result.publish_error:
+        print(f"report not published: {result.publish_error}")
+    if result.alert and result.delivery is None:
+        print(f"alert: {result.alert}, not sent: no recipients configured ([smtp] recipients)")
+    elif result.alert:
+        print(f"alert: {result.alert} queued; outbox: {result.delivery.sent} sent, {result.delivery.pending} pending")
+    return EXIT_REGRESSION if args.fail_on_regression and result.verdict == "regression" else 0
+
+
+def llvm_label(run) -> str:
+    """The run's LLVM commit (12 digits), or its version when the compiler has no commit (Debian's clang)."""
+    return (run.llvm_commit or "")[:12] or run.llvm_version or "-"
+
+
+def _history(args: argparse.Namespace) -> int:
+    from regression.report import ratio_history
+
+    history = _open(args)
+    runs = history.runs(args.builder, limit=args.limit)
+    if args.json:
+        print(json.dumps([{**r.__dict__, "ratios": ratio_history(history, r, limit=1)[-1][2]
+                           if r.status == "complete" else {}} for r in runs], indent=1))
+        return 0
+    if not runs:
+        print("no runs" + (f" of builder {args.builder}" if args.builder else ""))
+        return 0
+    print(f"{'run':<24} {'builder':<14} {'status':<9} {'verdict':<10} {'policy':<22} {'vocab':<18}"
+          f" {'llvm':<12} ratios (policy/heuristic)")
+    for r in runs:
+        ratios = ratio_history(history, r, limit=1)[-1][2] if r.status == "complete" else {}
+        text = ", ".join(f"{k} {v:.4f}" for k, v in ratios.items()) or (r.error or "")[:60]
+        print(f"{r.run_id:<24} {r.builder:<14} {r.status:<9} {r.verdict or '-':<10} {r.policy_id or '-':<22}"
+              f" {r.vocab_version or '-':<18} {llvm_label(r):<12} {text}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from farm.config import load_settings
+    from farm.errors import FarmError, InputError
+    from farm.store import store_from_settings
+    from regression import report
+    from regression.compare import run_dir
+
+    settings = load_settings()
+    history = _open(args)
+    run = history.run(args.run_id, args.builder) if args.run_id else history.latest_run(args.builder)
+    if run.status != "complete":
+        raise InputError(f"run {run.run_id} of builder {run.builder} is {run.status}: no verdict to report")
+    out = Path(args.output) if args.output else run_dir(settings, run.builder, run.run_id) / "report"
+    link = run.report_url
+    try:
+        report.render(history, run, run.verdict, out, link)
+    except OSError as e:
+        raise FarmError(f"report of run {run.run_id} cannot be written to {out}: {e.strerror or e}") from None
+    if args.publish:
+        link = report.publish(store_from_settings(settings), out, run.builder, run.run_id)
+    print((out / "summary.txt").read_text(), end="")
+    print(f"report: {out}" + (f"\npublished: {link}" if args.publish else ""))
+    return 0
+
+
+def _alerts(args: argparse.Namespace) -> int:
+    from farm.config import load_settings
+    from regression.alerts import deliver_pending
+
+    settings = load_settings()
+    history = _open(args)
+    if args.flush:
+        d = deliver_pending(history, settings.smtp)
+        print(f"sent {d.sent}, still pending {d.pending}")
+        for e in d.errors:
+            print(f"  {e}")
+    for m in history.outbox():
+        state = "sent" if m.sent else f"pending ({m.attempts} attempts; {m.last_error or 'not tried yet'})"
+        print(f"{m.id:>4} {m.kind:<10} {m.builder}/{m.run_id} to {', '.join(m.recipients)}: {state}")
+    return 1 if args.flush and history.outbox(pending_only=True) else 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the regression role's verbs to `mlgo-farm`."""
-    policy_cli.register(sub)
-    compare_cli.register(sub)
+    """Add `regress run|history|report|alerts` to `mlgo-farm`."""
+    reg = sub.add_parser("regress", help="compare an ML policy with the heuristic: run, history, report, alerts")
+    rsub = reg.add_subparsers(dest="regress_verb", metavar="VERB", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--history", metavar="DB",
+                        help="history database (default: VAR/regression/history.sqlite; share it between builders)")
+
+    run = rsub.add_parser("run", parents=[common],
+                          help="build heuristic vs policy, measure, judge, report and alert on transitions")
+    run.add_argument("--corpus", help="a corpus directory (corpus_description.json): per-module .text sizes")
+    run.add_argument("--bench", action="append", default=[], metavar="NAME",
+                     help="a benchmark from a Debian source package: lua, zlib, bzip2 (repeatable)")
+    run.add_argument("--bench-dir", action="append", default=[], metavar="DIR",
+                     help="a local directory of C files with one main() as a benchmark (repeatable)")
+    run.add_argument("--bench-arg", action="append", default=[], metavar="ARG",
+                     help="an argument for the --bench-dir programs (repeatable)")
+    run.add_argument("--policy", default="heuristic", help="built-in policy name or an .onnx model (policy-cc)")
+    run.add_argument("--advisor", choices=("inline", "regalloc"),
+                     help="MLGO advisor the policy drives (default: regalloc for the spill policy, else inline)")
+    run.add_argument("--vocab", help="IR2Vec vocabulary fed to the policy: a JSON file (a manifest.json beside it "
+                     "names the version) or store:VERSION / store:latest, published by the farm")
+    run.add_argument("--builder", default="local", help="builder name recorded in the history (default: local)")
+    run.add_argument("--run-id", help="run id (default: UTC time and a random suffix)")
+    run.add_argument("--opt", action="append", default=None, metavar="FLAG",
+                     help="optimization flag for both variants, as --opt=-Oz (repeatable; default: -Oz)")
+    run.add_argument("--repeats", type=nonnegative_int, default=5,
+                     help="wall-time samples per variant and workload (0: none)")
+    run.add_argument("--no-callgrind", action="store_true", help="skip callgrind instruction counts")
+    run.add_argument("--rules", help="TOML file overriding regression rules per metric")
+    run.add_argument("--no-publish", action="store_true", help="keep the report local (do not upload to the store)")
+    run.add_argument("--jobs", type=positive_int, help="parallel compiles (default: CPUs)")
+    run.add_argument("--policy-timeout", type=positive_float, help="policy host timeout per compile, seconds")
+    run.add_argument("--fail-on-regression", action="store_true",
+                     help=f"exit with {EXIT_REGRESSION} when the run's verdict is regression")
+    run.set_defaults(func=_run)
+
+    hist = rsub.add_parser("history", parents=[common], help="list runs with verdicts and policy/heuristic ratios")
+    hist.add_argument("--builder", help="only this builder's runs")
+    hist.add_argument("--limit", type=positive_int, default=20, help="newest N runs (default 20)")
+    hist.add_argument("--json", action="store_true", help="machine-readable output")
+    hist.set_defaults(func=_history)
+
+    rep = rsub.add_parser("report", parents=[common], help="render (and optionally publish) the report of a run")
+    rep.add_argument("run_id", nargs="?", help="run id (default: the builder's latest run)")
+    rep.add_argument("--builder", default="local")
+    rep.add_argument("-o", "--output", help="report directory (default: the run's own)")
+    rep.add_argument("--publish", action="store_true", help="upload to the object store under regression/")
+    rep.set_defaults(func=_report)
+
+    al = rsub.add_parser("alerts", parents=[common], help="show the alert outbox; --flush retries pending alerts")
+    al.add_argument("--flush", action="store_true", help="try to send pending alerts now")
+    al.set_defaults(func=_alerts)
+

@@ -123,7 +123,7 @@ def resolve_vocab(vocab: str | Path | None) -> tuple[Path | None, str | None]:
     if vocab is None:
         return None, None
     if str(vocab).startswith("store:"):
-        from regression.launcher import published_vocab
+        from policyhost.launcher import published_vocab
 
         path = published_vocab(str(vocab).removeprefix("store:") or "latest")
         return path, path.stem  # cached as <version>.json
@@ -164,8 +164,8 @@ def _check_measuring(req: RunRequest) -> None:
 
 def _check_policy(req: RunRequest) -> None:
     """The policy exists, serves the advisor, and a vocabulary goes only with the inliner."""
-    from regression.launcher import ADVISORS, check_vocab
-    from regression.policies import check_advisor, load_policy
+    from policyhost.launcher import ADVISORS, check_vocab
+    from policyhost.policies import check_advisor, load_policy
 
     if req.advisor is not None and req.advisor not in ADVISORS:
         raise InputError(f"unknown advisor {req.advisor!r}: use one of {', '.join(ADVISORS)}")

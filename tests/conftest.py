@@ -11,6 +11,7 @@ from farm.toolchain import Toolchain
 from tests import servers
 
 DATA = Path(__file__).parent / "data"
+CSRC = DATA / "csrc"
 
 
 @pytest.fixture(scope="session")

@@ -38,7 +38,7 @@ def test_counts_and_timeouts_are_checked_when_parsed(argv: list[str], says: str)
 
 def test_a_closed_stdout_is_not_a_traceback(tmp_path: Path) -> None:
     """`mlgo-farm policy inspect MODEL | head`: the reader went away before the farm wrote."""
-    from tests.regression.conftest import write_onnx_policy
+    from tests.policyhost.conftest import write_onnx_policy
 
     model = write_onnx_policy(tmp_path / "m.onnx", "callee_basic_block_count", "Less", 3)
     p = subprocess.Popen([sys.executable, "-m", "farm.cli", "policy", "inspect", str(model)],

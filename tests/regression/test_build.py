@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from farm.toolchain import Toolchain
+from policyhost.cc import launcher_command
 from regression import build
-from regression.cc import launcher_command
-from tests.regression.conftest import CSRC, process_running
+from tests.policyhost.conftest import CSRC, process_running
 
 # A "compiler" that ignores SIGTERM and spins on the CPU (so the host's own stall check never fires).
 SLOW_CLANG = """#!/bin/sh

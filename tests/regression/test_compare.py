@@ -15,7 +15,8 @@ from regression import benchmarks, compare
 from regression.compare import RunRequest, run_comparison
 from regression.rules import DEFAULT_RULES, HEURISTIC_BASELINE, PREVIOUS_BASELINE, judge, run_verdict
 from tests.conftest import DATA
-from tests.regression.conftest import with_corrupt_module, write_onnx_policy
+from tests.policyhost.conftest import write_onnx_policy
+from tests.regression.conftest import with_corrupt_module
 
 CSRC = DATA / "csrc"
 BENCH = benchmarks.local_benchmark(CSRC, ("20000",))
@@ -211,11 +212,6 @@ def test_policy_that_cannot_serve_the_advisor_fails_before_recording_a_run(compa
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        (["--policy-timeout", "0"], "policy timeout must be a positive number of seconds, not 0.0"),
-        (["--policy-timeout", "-3"], "policy timeout must be a positive number of seconds, not -3.0"),
-        (["--policy-timeout", "nan"], "policy timeout must be a positive number of seconds, not nan"),
-        (["--repeats", "-1"], "repeats must be a whole number >= 0, not -1"),
-        (["--jobs", "0"], "jobs must be a whole number >= 1, not 0"),
         (["--opt", "Oz"], "optimization flags must start with '-' (as --opt=-Oz), not 'Oz'"),
         (["--policy", "always", "--advisor", "regalloc"],
          "policy always answers the inline advisor, not regalloc "
@@ -226,6 +222,25 @@ def test_cli_run_inputs_are_checked_before_recording(compare_corpus: Path, capsy
                                                      options: list[str], message: str) -> None:
     assert main(["regress", "run", "--corpus", str(compare_corpus), "--no-publish", *options]) == 2
     assert capsys.readouterr().err == f"mlgo-farm: error: {message}\n"
+    assert compare.open_history().runs() == []
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--policy-timeout", "0"], "argument --policy-timeout: '0' is not a positive number"),
+        (["--policy-timeout", "-3"], "argument --policy-timeout: '-3' is not a positive number"),
+        (["--policy-timeout", "nan"], "argument --policy-timeout: 'nan' is not a positive number"),
+        (["--repeats", "-1"], "argument --repeats: '-1' is not an integer >= 0"),
+        (["--jobs", "0"], "argument --jobs: '0' is not a positive integer"),
+    ],
+)
+def test_cli_run_numbers_are_usage_errors(compare_corpus: Path, capsys: pytest.CaptureFixture,
+                                          options: list[str], message: str) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["regress", "run", "--corpus", str(compare_corpus), "--no-publish", *options])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and message in err, err
     assert compare.open_history().runs() == []
 
 

@@ -26,9 +26,9 @@ import numpy as np
 from farm.atomic import write_atomic
 from farm.errors import InputError
 from farm.toolchain import Toolchain
-from regression.launcher import run_compile
-from regression.policies import INLINE_DEFAULT, HeuristicPolicy
-from regression.protocol import Header, Observation
+from policyhost.launcher import run_compile
+from policyhost.policies import INLINE_DEFAULT, HeuristicPolicy
+from policyhost.protocol import Header, Observation
 
 log = logging.getLogger(__name__)
 

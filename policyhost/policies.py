@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the built-ins are on every compile's path: no typing or pat
     from collections.abc import Sequence
     from pathlib import Path
 
-    from regression.protocol import Header, Observation
+    from policyhost.protocol import Header, Observation
 
 INLINE_DEFAULT = "inlining_default"
 EVICT_MASK = "mask"

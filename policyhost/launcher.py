@@ -5,7 +5,7 @@ pair, adds the interactive flags, starts the farm's clang (through `farm.toolcha
 the channel until the compiler exits. Parallel builds simply run one launcher per compile.
 Invocations that compile nothing (linking, `-E` on no source) run unchanged.
 
-The module imports only the lean host modules at load time: `regression.cc` (the per-compile
+The module imports only the lean host modules at load time: `policyhost.cc` (the per-compile
 entry point of builds) shares `compile_with_host` and the argument helpers with `run_compile`.
 """
 
@@ -15,7 +15,7 @@ import os
 import time
 
 from farm.errors import FarmError, InputError
-from regression.host import Channel, kill, serve
+from policyhost.host import Channel, kill, serve
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from typing import IO
 
     from farm.toolchain import Toolchain
-    from regression.policies import Policy
+    from policyhost.policies import Policy
 
 SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".m", ".mm", ".i", ".ii", ".bc", ".ll"}
 ADVISORS = ("inline", "regalloc")
@@ -106,7 +106,7 @@ def check_vocab(vocab: str | os.PathLike) -> Path:
     """A readable IR2Vec vocabulary JSON, or a one-line InputError."""
     from pathlib import Path
 
-    from regression.protocol import loads
+    from policyhost.protocol import loads
 
     p = Path(vocab)
     if not p.is_file():
@@ -193,7 +193,7 @@ def compile_with_host(
     """Run one compile in interactive mode: `spawn(args + flags, stderr_fd)` starts the compiler.
 
     The compiler's stderr is kept in the channel's private directory and returned in the outcome.
-    `timeout` and `max_silence` are the host's limits (see `regression.host.serve`).
+    `timeout` and `max_silence` are the host's limits (see `policyhost.host.serve`).
     """
     t0 = time.monotonic()
     with Channel() as channel:
@@ -256,7 +256,7 @@ def run_compile(
     import subprocess
 
     from farm.toolchain import Toolchain
-    from regression.policies import check_advisor, load_policy
+    from policyhost.policies import check_advisor, load_policy
 
     if not argv:
         raise InputError("no compiler command given")

@@ -1,4 +1,4 @@
-"""Run the lean launcher as a file: `python -I -S .../regression/cc_script.py ARGS` (see regression.cc).
+"""Run the lean launcher as a file: `python -I -S .../policyhost/cc_script.py ARGS` (see policyhost.cc).
 
 Python compiles a file it runs as a script on every start, so this one stays tiny; the launcher
 itself is imported from its cached bytecode.
@@ -12,7 +12,7 @@ if __name__ == "__main__":
     if sys.path and sys.path[0] == here:
         sys.path.pop(0)  # never import regression/*.py as top-level modules
     sys.path.insert(0, os.path.dirname(here))
-    from regression.cc import main
+    from policyhost.cc import main
 
     code = main()
     sys.stdout.flush()

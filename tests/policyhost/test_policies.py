@@ -8,10 +8,10 @@ import pytest
 
 from farm.errors import InputError
 from farm.toolchain import Toolchain
-from regression.launcher import run_compile
-from regression.policies import HeuristicPolicy, OnnxPolicy, load_policy, masked_argmax
-from regression.protocol import Header, Observation, TensorSpec
-from tests.regression.conftest import CSRC, write_onnx_nan_logit, write_onnx_policy
+from policyhost.launcher import run_compile
+from policyhost.policies import HeuristicPolicy, OnnxPolicy, load_policy, masked_argmax
+from policyhost.protocol import Header, Observation, TensorSpec
+from tests.policyhost.conftest import CSRC, write_onnx_nan_logit, write_onnx_policy
 
 REGALLOC_HEADER = Header(
     (TensorSpec("mask", "int64_t", (1, 4)), TensorSpec("progress", "float", (1,))),
@@ -102,7 +102,7 @@ def test_heuristic_refuses_regalloc_and_spill_respects_mask() -> None:
 
 
 def test_built_in_policies_name_the_advisor_they_answer() -> None:
-    from regression.policies import check_advisor
+    from policyhost.policies import check_advisor
 
     for name in ("heuristic", "never", "always"):
         check_advisor(name, "inline")
@@ -136,7 +136,7 @@ def test_masked_argmax() -> None:
 
 
 def test_policy_server_answers_like_the_model_it_serves(toolchain: Toolchain, tmp_path: Path) -> None:
-    from regression.policy_server import PolicyServer, RemotePolicy
+    from policyhost.policy_server import PolicyServer, RemotePolicy
 
     model = write_onnx_policy(tmp_path / "t.onnx", "callee_basic_block_count", "Less", 3)
     server = PolicyServer(tmp_path / "p.sock", load_policy(str(model)))

@@ -11,10 +11,10 @@ import pytest
 
 from farm.errors import InputError
 from farm.toolchain import Toolchain
-from regression import warmstart
-from regression.launcher import run_compile
-from regression.policies import OnnxPolicy
-from tests.regression.conftest import CSRC, VOCAB_DIM
+from policyhost import warmstart
+from policyhost.launcher import run_compile
+from policyhost.policies import OnnxPolicy
+from tests.policyhost.conftest import CSRC, VOCAB_DIM
 from workers import corpus
 
 

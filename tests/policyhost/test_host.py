@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from farm.toolchain import Toolchain
-from regression.host import Channel, HostError, process_tree_cpu, serve
-from regression.launcher import interactive_flags
-from regression.policies import HeuristicPolicy
-from regression.protocol import Observation
-from tests.regression.conftest import CSRC
+from policyhost.host import Channel, HostError, process_tree_cpu, serve
+from policyhost.launcher import interactive_flags
+from policyhost.policies import HeuristicPolicy
+from policyhost.protocol import Observation
+from tests.policyhost.conftest import CSRC
 
 
 def start_clang(toolchain: Toolchain, channel: Channel, src: Path, out: Path) -> subprocess.Popen:
@@ -128,7 +128,7 @@ def test_compiler_spinning_after_the_header_is_stopped_at_max_silence(timeout: f
     """A compiler that opens the channel, sends a header and then loops on the CPU: not idle, yet stopped."""
     import sys
 
-    from regression.protocol import Header, TensorSpec
+    from policyhost.protocol import Header, TensorSpec
 
     header = Header([TensorSpec("inlining_default", "int64_t", (1,))], TensorSpec("inlining_decision", "int64_t", (1,)))
     with Channel() as ch:
@@ -160,7 +160,7 @@ def test_max_silence_spares_a_busy_compiler_that_never_opened_the_channel() -> N
 def test_advice_the_mask_forbids_is_refused_for_any_policy(index: int, why: str) -> None:
     import sys
 
-    from regression.protocol import Header, TensorSpec, encode_observation
+    from policyhost.protocol import Header, TensorSpec, encode_observation
 
     header = Header([TensorSpec("mask", "int64_t", (1, 4))], TensorSpec("index_to_evict", "int64_t", (1,)))
     stream = header.encode() + encode_observation(header, Observation(5, None, {"mask": (1, 0, 1, 1)}))

@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from regression.protocol import Header, Observation
+    from policyhost.protocol import Header, Observation
 
 _LEN = struct.Struct("<I")
 
@@ -163,7 +163,7 @@ def shared_server(model: str | os.PathLike, timeout: float = 60.0) -> RemotePoli
 
 
 def _start_server(model: str, sock: str, deadline: float) -> RemotePolicy:
-    from regression.host import Process
+    from policyhost.host import Process
 
     log = os.open(f"{sock}.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:

@@ -3,7 +3,7 @@
 Each compile keeps its own FIFO pair and host, but forwards each observation (LLVM's raw feature
 bytes) to this server and relays the advice, so a build pays for importing onnxruntime and
 loading the model once instead of once per compile. The wire format and the client side
-(`RemotePolicy`, the launcher's shared servers) are in `regression.policy_client`.
+(`RemotePolicy`, the launcher's shared servers) are in `policyhost.policy_client`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 from farm.errors import InputError
-from regression.policies import Policy
-from regression.policy_client import RemotePolicy, recv_frame, send_frame
-from regression.protocol import Header, Observation, decode_features
+from policyhost.policies import Policy
+from policyhost.policy_client import RemotePolicy, recv_frame, send_frame
+from policyhost.protocol import Header, Observation, decode_features
 
 __all__ = ["PolicyServer", "RemotePolicy", "decode_features", "recv_frame", "send_frame"]
 

@@ -12,7 +12,7 @@ from farm.errors import InputError
 
 
 def _policy_cc(args: argparse.Namespace) -> int:
-    from regression import cc
+    from policyhost import cc
 
     timeout = None if args.timeout is None else cc.seconds(args.timeout, "--timeout")
     max_silence = None if args.max_silence is None else cc.seconds(args.max_silence, "--max-silence")
@@ -41,8 +41,8 @@ def _serve(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from regression.policies import load_policy
-    from regression.policy_server import PolicyServer
+    from policyhost.policies import load_policy
+    from policyhost.policy_server import PolicyServer
 
     server = PolicyServer(args.socket, load_policy(args.policy))
     done = threading.Event()
@@ -85,7 +85,7 @@ def _remove_launcher_files(sock: Path) -> None:
 
 def _train_bc(args: argparse.Namespace) -> int:
     from farm.toolchain import Toolchain
-    from regression import warmstart
+    from policyhost import warmstart
 
     tc = Toolchain.from_settings()
     result = warmstart.train_from(
@@ -98,7 +98,7 @@ def _train_bc(args: argparse.Namespace) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from regression.policies import OnnxPolicy
+    from policyhost.policies import OnnxPolicy
 
     pol = OnnxPolicy(Path(args.model), strict=True)
     info = {
@@ -133,7 +133,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     cc.add_argument("--stats", help="append one JSON line per compile (decisions, response times) to this file")
     cc.add_argument("--print-launcher", nargs="?", const="shell", choices=("shell", "cmake"),
                     help="print the fastest launcher prefix for these options "
-                    "(python -I -S .../regression/cc_script.py ... --) instead of compiling, shell-quoted "
+                    "(python -I -S .../policyhost/cc_script.py ... --) instead of compiling, shell-quoted "
                     "(CC=\"$(mlgo-farm policy-cc --print-launcher) clang\") or as a CMake list "
                     "(-DCMAKE_C_COMPILER_LAUNCHER=\"$(mlgo-farm policy-cc --print-launcher cmake)\")")
     cc.add_argument("command", nargs=argparse.REMAINDER, help="-- COMPILER ARGS...")

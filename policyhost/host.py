@@ -22,7 +22,7 @@ import select
 import time
 
 from farm.errors import FarmError
-from regression.protocol import StreamDecoder
+from policyhost.protocol import StreamDecoder
 
 try:
     from _signal import SIGKILL, SIGPIPE, SIGXFSZ  # the `signal` module adds only enums (and an `enum` import)
@@ -34,12 +34,12 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
-    from regression.policies import Policy
-    from regression.protocol import Header, Observation, TensorSpec
+    from policyhost.policies import Policy
+    from policyhost.protocol import Header, Observation, TensorSpec
 
 _TICK_MS = 50
 SILENCE_FACTOR = 10  # default `max_silence`: this many times `timeout`
-EVICT_MASK = "mask"  # regression.policies.EVICT_MASK (not imported: the policies are not needed here)
+EVICT_MASK = "mask"  # policyhost.policies.EVICT_MASK (not imported: the policies are not needed here)
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 

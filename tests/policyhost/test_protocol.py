@@ -8,10 +8,10 @@ import struct
 import pytest
 
 from farm.toolchain import Toolchain
-from regression.launcher import run_compile
-from regression.policies import HeuristicPolicy
-from regression.protocol import Header, Observation, ProtocolError, StreamDecoder, TensorSpec, encode_observation
-from tests.regression.conftest import CSRC
+from policyhost.launcher import run_compile
+from policyhost.policies import HeuristicPolicy
+from policyhost.protocol import Header, Observation, ProtocolError, StreamDecoder, TensorSpec, encode_observation
+from tests.policyhost.conftest import CSRC
 
 
 class Capture(HeuristicPolicy):

@@ -1,4 +1,4 @@
-"""The lean launcher (regression/cc.py): byte-identical heuristic builds, a real `make -j2` through it,
+"""The lean launcher (policyhost/cc.py): byte-identical heuristic builds, a real `make -j2` through it,
 what a compile imports, ONNX policies through one shared `policy serve`, one-line errors, a silent server."""
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from farm.toolchain import Toolchain
-from regression.cc import launcher_command, parse_args
-from regression.protocol import Observation
-from tests.regression.conftest import CSRC, cmake_build, process_running, write_onnx_policy
+from policyhost.cc import launcher_command, parse_args
+from policyhost.protocol import Observation
+from tests.policyhost.conftest import CSRC, cmake_build, process_running, write_onnx_policy
 
 SOURCES = sorted(CSRC.glob("*.c"))
 BIN = Path(sys.executable).parent
@@ -109,7 +109,7 @@ def test_make_j2_through_the_printed_launcher(toolchain: Toolchain, tmp_path: Pa
              tmp_path / "ml" / "stats.jsonl"])
     assert p.returncode == 0, p.stderr
     launcher = p.stdout.strip()
-    assert shlex.split(launcher)[1:4] == ["-I", "-S", str(Path(__file__).parents[2] / "regression/cc_script.py")]
+    assert shlex.split(launcher)[1:4] == ["-I", "-S", str(Path(__file__).parents[2] / "policyhost/cc_script.py")]
     for d, cc in (("ml", f"{launcher} clang"), ("plain", str(toolchain.path("clang")))):
         shutil.copytree(CSRC, tmp_path / d)
         (tmp_path / d / "Makefile").write_text(
@@ -139,19 +139,19 @@ HEAVY = {"numpy", "onnxruntime", "onnx", "farm.config", "farm.toolchain", "subpr
 def test_a_compile_imports_no_heavy_module(tmp_path: Path, runtime_dir: Path) -> None:
     prefix = launcher_command("heuristic")
     p, mods = imported_modules([*prefix, "clang", "-Oz", "-c", CSRC / "sort.c", "-o", tmp_path / "s.o"])
-    assert p.returncode == 0 and "regression.host" in mods and "regression.protocol" in mods
+    assert p.returncode == 0 and "policyhost.host" in mods and "policyhost.protocol" in mods
     assert not mods & HEAVY, sorted(mods & HEAVY)
     model = write_onnx_policy(tmp_path / "m.onnx", "callee_basic_block_count", "Less", 3)
     onnx_compile = [*launcher_command(str(model)), "clang", "-Oz", "-c", CSRC / "sort.c", "-o", tmp_path / "m.o"]
     assert run(onnx_compile).returncode == 0  # the first compile of a build starts the shared server
     p, mods = imported_modules(onnx_compile)
     assert p.returncode == 0, p.stderr
-    assert "regression.policy_client" in mods and not mods & HEAVY, sorted(mods & HEAVY)
+    assert "policyhost.policy_client" in mods and not mods & HEAVY, sorted(mods & HEAVY)
 
 
 def test_onnx_policy_is_served_once_for_parallel_compiles(toolchain: Toolchain, tmp_path: Path, runtime_dir: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from regression.launcher import run_compile
+    from policyhost.launcher import run_compile
 
     monkeypatch.setenv("MLGO_FARM_POLICY_SHARED_IDLE_EXIT", "2")
     model = write_onnx_policy(tmp_path / "small.onnx", "callee_basic_block_count", "Less", 3)
@@ -259,7 +259,7 @@ def test_silent_policy_server_fails_the_compile_within_the_timeout(tmp_path: Pat
 
 def test_compiler_is_the_toolchains(toolchain: Toolchain) -> None:
     from farm.errors import ToolError
-    from regression.cc import _clang
+    from policyhost.cc import _clang
 
     assert _clang(str(toolchain.bin_dir), "clang") == str(toolchain.path("clang"))
     with pytest.raises(ToolError) as lean:
@@ -283,8 +283,8 @@ def test_onnx_feeds_from_raw_bytes_match_decoded_features(tmp_path: Path, mixed:
     """The server feeds a model slices of LLVM's raw bytes; decisions equal those from decoded features."""
     import random
 
-    from regression.policies import OnnxPolicy
-    from regression.protocol import Header, StreamDecoder, TensorSpec, encode_observation
+    from policyhost.policies import OnnxPolicy
+    from policyhost.protocol import Header, StreamDecoder, TensorSpec, encode_observation
 
     feats = [TensorSpec("callee_basic_block_count", "int64_t", (1,)), TensorSpec("cost_estimate", "int64_t", (1,))]
     if mixed:

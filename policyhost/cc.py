@@ -1,6 +1,6 @@
 """The lean compiler launcher: what a policy build runs once per compile.
 
-    python -I -S .../regression/cc_script.py --bin-dir DIR --timeout S --policy heuristic -- clang ARGS...
+    python -I -S .../policyhost/cc_script.py --bin-dir DIR --timeout S --policy heuristic -- clang ARGS...
 
 `mlgo-farm policy-cc --print-launcher [--policy P ...]` prints that prefix for the current settings
 (`make CC="$(mlgo-farm policy-cc --print-launcher) clang"`); `mlgo-farm-cc` (console script) and
@@ -24,7 +24,7 @@ import os
 import sys
 
 from farm.errors import FarmError, InputError, ToolError
-from regression.launcher import ADVISORS, CompileOutcome, compile_with_host, compiler_tool, compiles_source
+from policyhost.launcher import ADVISORS, CompileOutcome, compile_with_host, compiler_tool, compiles_source
 
 PROG = "mlgo-farm-cc"
 USAGE = (f"usage: {PROG} [--policy P] [--server SOCKET] [--vocab V] [--timeout S] [--max-silence S] "
@@ -115,7 +115,7 @@ def _complete(opts: Options) -> Options:
 
 def _policy(opts: Options, compiles: bool):
     """The policy object for this compile (None when nothing is compiled and the policy is a model file)."""
-    from regression.policies import BUILTINS, check_advisor, load_policy
+    from policyhost.policies import BUILTINS, check_advisor, load_policy
 
     if opts.policy:
         if opts.policy in BUILTINS:
@@ -123,7 +123,7 @@ def _policy(opts: Options, compiles: bool):
             return load_policy(opts.policy)
         if not opts.policy.endswith(".onnx"):
             load_policy(opts.policy)  # raises the one-line "unknown policy" error
-        from regression.policy_client import shared_server, shared_socket
+        from policyhost.policy_client import shared_server, shared_socket
 
         if not compiles:
             shared_socket(opts.policy)  # the model must exist even when this step compiles nothing
@@ -131,7 +131,7 @@ def _policy(opts: Options, compiles: bool):
         return shared_server(opts.policy, opts.timeout)
     if not compiles:
         return None
-    from regression.policy_client import RemotePolicy
+    from policyhost.policy_client import RemotePolicy
 
     return RemotePolicy(opts.server, timeout=opts.timeout)
 
@@ -147,7 +147,7 @@ def run(opts: Options) -> int:
     """Run the compile; the exit status for make/CMake. FarmError for bad arguments (nothing was run)."""
     import time
 
-    from regression.host import Process
+    from policyhost.host import Process
 
     opts = _complete(opts)
     tool = compiler_tool(opts.command[0], opts.bin_dir)
@@ -155,7 +155,7 @@ def run(opts: Options) -> int:
     args = opts.command[1:]
     compiles = compiles_source(args)
     if compiles:
-        from regression.launcher import resolve_vocab
+        from policyhost.launcher import resolve_vocab
 
         vocab = resolve_vocab(opts.vocab, opts.advisor)
     policy = _policy(opts, compiles)
@@ -182,7 +182,7 @@ def run(opts: Options) -> int:
 
 def append_stats(path: str, outcome: CompileOutcome) -> None:
     """One JSON line per compile; O_APPEND keeps lines whole when parallel compiles share the file."""
-    from regression.protocol import dumps
+    from policyhost.protocol import dumps
 
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
@@ -206,8 +206,8 @@ def launcher_command(policy: str | None = None, *, server: str | None = None, vo
     `store:VERSION` (`store:latest`) vocabulary is downloaded and verified here, once, so every compile
     of the build uses that one file even when a newer vocabulary is published meanwhile.
     """
-    from regression.launcher import resolve_vocab
-    from regression.policies import BUILTINS, check_advisor
+    from policyhost.launcher import resolve_vocab
+    from policyhost.policies import BUILTINS, check_advisor
 
     if settings is None:
         from farm.config import load_settings
