@@ -24,11 +24,12 @@ import os
 import sys
 
 from farm.errors import FarmError, InputError, ToolError
-from policyhost.launcher import ADVISORS, CompileOutcome, compile_with_host, compiler_tool, compiles_source
+from policyhost import advisors
+from policyhost.launcher import CompileOutcome, compile_with_host, compiler_tool, compiles_source
 
 PROG = "mlgo-farm-cc"
 USAGE = (f"usage: {PROG} [--policy P] [--server SOCKET] [--vocab V] [--timeout S] [--max-silence S] "
-         "[--advisor inline|regalloc] [--stats FILE] [--bin-dir DIR] -- COMPILER ARGS...")
+         f"[--advisor {'|'.join(advisors.NAMES)}] [--stats FILE] [--bin-dir DIR] -- COMPILER ARGS...")
 _VALUED = ("policy", "server", "vocab", "timeout", "max_silence", "advisor", "stats", "bin_dir")
 _TIMEOUT_ENV = "MLGO_FARM_POLICY_TIMEOUT"
 
@@ -37,7 +38,7 @@ class Options:
     """The launcher's options; None means "from the farm configuration"."""
 
     def __init__(self, command: list[str], *, policy: str | None = None, server: str | None = None,
-                 vocab: str | None = None, timeout: float | None = None, advisor: str = "inline",
+                 vocab: str | None = None, timeout: float | None = None, advisor: str = advisors.DEFAULT,
                  stats: str | None = None, bin_dir: str | None = None, max_silence: float | None = None) -> None:
         self.command, self.policy, self.server, self.vocab = command, policy, server, vocab
         self.timeout, self.advisor, self.stats, self.bin_dir = timeout, advisor, stats, bin_dir
@@ -83,9 +84,7 @@ def parse_args(argv: list[str]) -> Options:
         raise InputError(f"no compiler command given ({USAGE})")
     timeout = seconds(values.pop("timeout"), "--timeout") if "timeout" in values else None
     max_silence = seconds(values.pop("max_silence"), "--max-silence") if "max_silence" in values else None
-    advisor = values.pop("advisor", "inline")
-    if advisor not in ADVISORS:
-        raise InputError(f"unknown advisor {advisor!r}: use one of {', '.join(ADVISORS)}")
+    advisor = advisors.get(values.pop("advisor", advisors.DEFAULT)).name
     return Options(command, timeout=timeout, max_silence=max_silence, advisor=advisor, **values)
 
 
@@ -198,7 +197,7 @@ def _write(fd: int, data: bytes) -> None:
 
 
 def launcher_command(policy: str | None = None, *, server: str | None = None, vocab: str | None = None,
-                     timeout: float | None = None, advisor: str = "inline", stats: str | None = None,
+                     timeout: float | None = None, advisor: str = advisors.DEFAULT, stats: str | None = None,
                      max_silence: float | None = None, settings=None) -> list[str]:
     """The fastest launcher prefix (ending in `--`) for these options, with the configuration resolved now.
 
@@ -227,7 +226,7 @@ def launcher_command(policy: str | None = None, *, server: str | None = None, vo
         opts += ["--server", os.path.abspath(server)]
     if vocab is not None:
         opts += ["--vocab", str(resolve_vocab(vocab, advisor))]
-    if advisor != "inline":
+    if advisor != advisors.DEFAULT:
         opts += ["--advisor", advisor]
     if stats is not None:
         opts += ["--stats", os.path.abspath(stats)]

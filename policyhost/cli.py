@@ -9,6 +9,7 @@ from pathlib import Path
 
 from farm.cli import fraction, positive_float, positive_int
 from farm.errors import InputError
+from policyhost import advisors
 
 
 def _policy_cc(args: argparse.Namespace) -> int:
@@ -119,15 +120,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Use as CMAKE_C_COMPILER_LAUNCHER or in make's CC=: "
         "mlgo-farm policy-cc --policy heuristic -- clang -Oz -c a.c -o a.o",
     )
-    cc.add_argument("--policy", help="heuristic, never, always, spill, or a path to an .onnx model "
+    builtins = ", ".join(p for a in advisors.ADVISORS.values() for p in a.builtin_policies)
+    cc.add_argument("--policy", help=f"{builtins}, or a path to an .onnx model "
                     "(default: [policy] default, heuristic)")
     cc.add_argument("--vocab", help="IR2Vec vocabulary JSON, or store:VERSION (store:latest) for one the farm "
                     "published: adds the callee/caller embedding features")
     cc.add_argument("--timeout", help="seconds of compiler silence without CPU use before giving up")
     cc.add_argument("--max-silence", help="seconds of silence on an opened channel before giving up, even while the "
                     "compiler uses CPU (default: 10 x the timeout)")
-    cc.add_argument("--advisor", choices=("inline", "regalloc"), default="inline",
-                    help="which MLGO advisor the policy drives (default: inline)")
+    cc.add_argument("--advisor", choices=advisors.NAMES, default=advisors.DEFAULT,
+                    help=f"which MLGO advisor the policy drives (default: {advisors.DEFAULT})")
     cc.add_argument("--server", help="Unix socket of a running `mlgo-farm policy serve` to ask when no --policy "
                     "is given (default: [policy] server); an .onnx --policy starts a shared server by itself")
     cc.add_argument("--stats", help="append one JSON line per compile (decisions, response times) to this file")

@@ -22,6 +22,7 @@ import select
 import time
 
 from farm.errors import FarmError
+from policyhost.advisors import MASK_FEATURES
 from policyhost.protocol import StreamDecoder
 
 try:
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 
 _TICK_MS = 50
 SILENCE_FACTOR = 10  # default `max_silence`: this many times `timeout`
-EVICT_MASK = "mask"  # policyhost.policies.EVICT_MASK (not imported: the policies are not needed here)
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -54,6 +54,8 @@ class HostReport:
         self.decisions = 0
         self.sessions = 0
         self.header: Header | None = None
+        #: offset and spec of the session's candidate mask, when its advisor has one
+        self.mask_at: tuple[int, TensorSpec] | None = None
         #: seconds from reading a complete observation to writing its advice, per decision
         self.response_times: list[float] = []
         #: bytes of an incomplete message left when the compiler exited (it died mid-session)
@@ -274,6 +276,9 @@ def _answer(
         if header != report.header:
             policy.bind(header)
             report.header = header
+            # the candidate mask this session's advisor declares (policyhost.advisors), if the compiler sends it
+            report.mask_at = None if header.advice.is_float else next(
+                (header.offsets[m] for m in MASK_FEATURES if m in header.offsets), None)
         report.sessions = decoder.sessions
         try:
             advice = header.advice.encode(policy.decide(obs))
@@ -281,9 +286,8 @@ def _answer(
             raise
         except Exception as e:  # a model that fails at inference must not leave the compiler waiting
             raise HostError(f"policy {policy.name} failed on observation {obs.index}: {e}") from None
-        mask = header.offsets.get(EVICT_MASK)
-        if mask is not None and not header.advice.is_float:
-            _check_mask(obs, header.advice.decode(advice)[0], mask, policy)
+        if report.mask_at is not None:
+            _check_mask(obs, header.advice.decode(advice)[0], report.mask_at, policy)
         os.write(channel.to_compiler, advice)
         report.response_times.append(time.perf_counter() - t_read)
         t_read = time.perf_counter()

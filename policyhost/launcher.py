@@ -15,6 +15,7 @@ import os
 import time
 
 from farm.errors import FarmError, InputError
+from policyhost import advisors
 from policyhost.host import Channel, kill, serve
 
 TYPE_CHECKING = False
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from policyhost.policies import Policy
 
 SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".m", ".mm", ".i", ".ii", ".bc", ".ll"}
-ADVISORS = ("inline", "regalloc")
 
 
 class CompileOutcome:
@@ -145,30 +145,15 @@ def resolve_vocab(vocab: str | os.PathLike | None, advisor: str) -> Path | None:
         return None
     if isinstance(vocab, str) and vocab.startswith("store:"):
         vocab = published_vocab(vocab.removeprefix("store:"))
+    advisors.check_vocab_applies(advisor)
     path = check_vocab(vocab)
-    if advisor != "inline":
-        raise InputError("an IR2Vec vocabulary only applies to the inliner advisor")
     return path
 
 
-def interactive_flags(base: str | os.PathLike, advisor: str = "inline",
+def interactive_flags(base: str | os.PathLike, advisor: str = advisors.DEFAULT,
                       vocab: str | os.PathLike | None = None) -> list[str]:
-    """The `-mllvm` flags that put the inliner (or the regalloc eviction advisor) in interactive mode."""
-    if advisor == "inline":
-        opts = [
-            "-enable-ml-inliner=release",
-            f"-inliner-interactive-channel-base={base}",
-            "-inliner-interactive-include-default",
-        ]
-        if vocab is not None:
-            # 22.1.8: the inliner flag turns the embedding features on; the vocabulary itself is read
-            # from -ir2vec-vocab-path.
-            opts += [f"-ml-inliner-ir2vec-vocab-file={vocab}", f"-ir2vec-vocab-path={vocab}"]
-    elif advisor == "regalloc":
-        opts = ["-regalloc-enable-advisor=release", f"-regalloc-evict-interactive-channel-base={base}"]
-    else:
-        raise InputError(f"unknown advisor {advisor!r}: use one of {', '.join(ADVISORS)}")
-    return [x for o in opts for x in ("-mllvm", o)]
+    """The `-mllvm` flags that put `advisor` in interactive mode on channel `base` (see policyhost.advisors)."""
+    return advisors.get(advisor).flags(os.fspath(base), None if vocab is None else os.fspath(vocab))
 
 
 def describe_failure(tool: str, returncode: int, stderr: str) -> str:
@@ -187,7 +172,7 @@ def compile_with_host(
     *,
     vocab: str | os.PathLike | None = None,
     timeout: float = 60.0,
-    advisor: str = "inline",
+    advisor: str = advisors.DEFAULT,
     max_silence: float | None = None,
 ) -> CompileOutcome:
     """Run one compile in interactive mode: `spawn(args + flags, stderr_fd)` starts the compiler.
@@ -242,7 +227,7 @@ def run_compile(
     timeout: float = 60.0,
     *,
     toolchain: Toolchain | None = None,
-    advisor: str = "inline",
+    advisor: str = advisors.DEFAULT,
     cwd: str | os.PathLike | None = None,
     env: Mapping[str, str] | None = None,
     stdout: IO | int | None = None,

@@ -19,6 +19,7 @@ import math
 import os
 
 from farm.errors import InputError
+from policyhost import advisors
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the built-ins are on every compile's path: no typing or pathlib imports at run time
@@ -27,8 +28,9 @@ if TYPE_CHECKING:  # the built-ins are on every compile's path: no typing or pat
 
     from policyhost.protocol import Header, Observation
 
-INLINE_DEFAULT = "inlining_default"
-EVICT_MASK = "mask"
+_INLINER = advisors.serving("heuristic")  # the advisor whose default decision `heuristic` repeats
+INLINE_DEFAULT = _INLINER.default_feature
+EVICT_MASK = advisors.serving("spill").mask_feature
 
 
 class Policy:
@@ -66,7 +68,7 @@ class ConstantPolicy:
         self.name, self.value = name, value
 
     def bind(self, header: Header) -> None:
-        if header.advice.name != "inlining_decision":
+        if header.advice.name != _INLINER.advice:
             raise InputError(f"policy {self.name} answers inlining decisions, not {header.advice.name!r}")
 
     def decide(self, obs: Observation) -> int:
@@ -97,6 +99,7 @@ def masked_argmax(scores: Sequence[float], mask: Sequence[int | float] | None) -
     return best_i
 
 
+#: the built-in policies by name (which advisor each answers is declared in policyhost.advisors)
 BUILTINS = {
     "heuristic": HeuristicPolicy,
     "never": lambda: ConstantPolicy("never", 0),
@@ -105,17 +108,13 @@ BUILTINS = {
 }
 
 
-#: the advisor (`inline` or `regalloc`) each built-in policy answers
-BUILTIN_ADVISORS = {"heuristic": "inline", "never": "inline", "always": "inline", "spill": "regalloc"}
-
-
 def check_advisor(policy: str | Path, advisor: str) -> None:
     """InputError when a built-in policy cannot answer `advisor` (a model is checked against the compiler's header)."""
-    serves = BUILTIN_ADVISORS.get(os.fspath(policy))
-    if serves is not None and serves != advisor:
-        fits = ", ".join(n for n, a in BUILTIN_ADVISORS.items() if a == advisor)
-        raise InputError(f"policy {os.fspath(policy)} answers the {serves} advisor, not {advisor} "
-                         f"(built-in {advisor} policies: {fits}; or an .onnx model)")
+    wanted = advisors.get(advisor)
+    serves = advisors.serving(os.fspath(policy))
+    if serves is not None and serves is not wanted:
+        raise InputError(f"policy {os.fspath(policy)} answers the {serves.name} advisor, not {advisor} "
+                         f"(built-in {advisor} policies: {', '.join(wanted.builtin_policies)}; or an .onnx model)")
 
 
 def load_policy(spec: str | Path) -> Policy:

@@ -23,6 +23,7 @@ from pathlib import Path
 from farm.atomic import atomic_dir
 from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain, describe_failure
+from policyhost import advisors
 from regression.benchmarks import Benchmark
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ def heuristic_variant() -> Variant:
 
 
 def policy_variant(policy: str, vocab: Path | None = None, timeout: float | None = None,
-                   advisor: str = "inline") -> Variant:
+                   advisor: str = advisors.DEFAULT) -> Variant:
     """Compiles through the policy launcher (the lean `policyhost.cc`, what `policy-cc --print-launcher` prints)."""
     from policyhost.cc import launcher_command
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from farm.cli import nonnegative_int, positive_float, positive_int
+from policyhost import advisors
 
 EXIT_REGRESSION = 10  # `regress run --fail-on-regression` when the run regressed
 
@@ -132,8 +133,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--bench-arg", action="append", default=[], metavar="ARG",
                      help="an argument for the --bench-dir programs (repeatable)")
     run.add_argument("--policy", default="heuristic", help="built-in policy name or an .onnx model (policy-cc)")
-    run.add_argument("--advisor", choices=("inline", "regalloc"),
-                     help="MLGO advisor the policy drives (default: regalloc for the spill policy, else inline)")
+    run.add_argument("--advisor", choices=advisors.NAMES,
+                     help="MLGO advisor the policy drives (default: the one a built-in policy answers, "
+                     f"else {advisors.DEFAULT})")
     run.add_argument("--vocab", help="IR2Vec vocabulary fed to the policy: a JSON file (a manifest.json beside it "
                      "names the version) or store:VERSION / store:latest, published by the farm")
     run.add_argument("--builder", default="local", help="builder name recorded in the history (default: local)")

@@ -50,11 +50,13 @@ class RunRequest:
     publish: bool = True
     jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
     policy_timeout: float | None = None
-    advisor: str | None = None  # inline | regalloc; default: regalloc for the `spill` policy, else inline
+    advisor: str | None = None  # a name in policyhost.advisors; default: the one a built-in policy answers
 
     @property
     def advisor_name(self) -> str:
-        return self.advisor or ("regalloc" if self.policy == "spill" else "inline")
+        from policyhost import advisors
+
+        return advisors.for_policy(str(self.policy), self.advisor).name
 
 
 @dataclass
@@ -163,15 +165,16 @@ def _check_measuring(req: RunRequest) -> None:
 
 
 def _check_policy(req: RunRequest) -> None:
-    """The policy exists, serves the advisor, and a vocabulary goes only with the inliner."""
-    from policyhost.launcher import ADVISORS, check_vocab
+    """The policy exists, serves the advisor, and a vocabulary goes only with an advisor that takes one."""
+    from policyhost import advisors
+    from policyhost.launcher import check_vocab
     from policyhost.policies import check_advisor, load_policy
 
-    if req.advisor is not None and req.advisor not in ADVISORS:
-        raise InputError(f"unknown advisor {req.advisor!r}: use one of {', '.join(ADVISORS)}")
+    if req.advisor is not None:
+        advisors.get(req.advisor)
     check_advisor(req.policy, req.advisor_name)
-    if req.vocab is not None and req.advisor_name != "inline":
-        raise InputError(f"an IR2Vec vocabulary only applies to the inline advisor, not {req.advisor_name}")
+    if req.vocab is not None:
+        advisors.check_vocab_applies(req.advisor_name)
     load_policy(req.policy)  # fails early on an unknown policy or a malformed model file
     if req.vocab is not None and not str(req.vocab).startswith("store:"):
         check_vocab(req.vocab)

@@ -202,9 +202,10 @@ def test_policy_that_cannot_serve_the_advisor_fails_before_recording_a_run(compa
             run_comparison(RunRequest(corpus=compare_corpus, policy=policy, advisor="regalloc"))
     with pytest.raises(InputError, match=r"^policy spill answers the regalloc advisor, not inline"):
         run_comparison(RunRequest(corpus=compare_corpus, policy="spill", advisor="inline"))
-    with pytest.raises(InputError, match=r"^an IR2Vec vocabulary only applies to the inline advisor, not regalloc$"):
+    with pytest.raises(InputError,
+                       match=r"^an IR2Vec vocabulary does not apply to the regalloc advisor \(only to: inline\)$"):
         run_comparison(RunRequest(corpus=compare_corpus, policy="spill", vocab=ir2vec_vocab))
-    with pytest.raises(InputError, match="IR2Vec vocabulary only applies"):
+    with pytest.raises(InputError, match="IR2Vec vocabulary does not apply"):
         run_comparison(RunRequest(corpus=compare_corpus, policy="spill", vocab="store:latest"))
     assert compare.open_history().runs() == []
 
