@@ -26,6 +26,7 @@ from farm.toolchain import Toolchain
 from regression import alerts, benchmarks, build, measure, report, rules
 from regression.benchmarks import Benchmark
 from regression.history import History, Measurement, Run, Skipped
+from regression.metrics import COMPILE_TIME, INSTRUCTIONS, TEXT_SIZE, WALL_TIME, Metric
 
 log = logging.getLogger(__name__)
 
@@ -120,16 +121,14 @@ def vocab_version(vocab: Path | None) -> str | None:
     return f"sha256-{_digest(vocab)}"
 
 
-def resolve_vocab(vocab: str | Path | None) -> tuple[Path | None, str | None]:
-    """The vocabulary file and its version; `store:VERSION` is fetched once, so every compile uses the same one."""
-    if vocab is None:
-        return None, None
-    if str(vocab).startswith("store:"):
-        from policyhost.launcher import published_vocab
+def resolve_vocab(vocab: str | Path | None, advisor: str) -> tuple[Path | None, str | None]:
+    """The vocabulary file (policyhost's one resolver) and its version, so every compile of the run uses one file."""
+    from policyhost.launcher import resolve_vocab as fetch
 
-        path = published_vocab(str(vocab).removeprefix("store:") or "latest")
-        return path, path.stem  # cached as <version>.json
-    return Path(vocab), vocab_version(Path(vocab))
+    path = fetch(vocab, advisor)
+    if path is None:
+        return None, None
+    return path, path.stem if str(vocab).startswith("store:") else vocab_version(path)  # cached as <version>.json
 
 
 def _check_request(req: RunRequest) -> None:
@@ -182,6 +181,10 @@ def _check_policy(req: RunRequest) -> None:
 
 # --- measuring ------------------------------------------------------------------------------
 
+def _row(metric: Metric, subject: str, kind: str, variant: str, value: float, samples: tuple = ()) -> Measurement:
+    return Measurement(subject, kind, metric.name, variant, value, samples, metric.unit)
+
+
 def _sizes(toolchain: Toolchain, builds: dict[str, build.BuildResult], modules: list[str], label: str,
            total_kind: str | None) -> list[Measurement]:
     """Per-module `.text` (subjects `label/module`), optionally their total, and the compile time."""
@@ -189,11 +192,11 @@ def _sizes(toolchain: Toolchain, builds: dict[str, build.BuildResult], modules: 
     rows = []
     for v, b in builds.items():
         per_module = {m: sizes[b.ok_objects[m].obj] for m in modules}
-        rows += [Measurement(f"{label}/{m}", "module", "text_size", v, s, unit="bytes") for m, s in per_module.items()]
+        rows += [_row(TEXT_SIZE, f"{label}/{m}", "module", v, s) for m, s in per_module.items()]
         if total_kind is not None:
-            rows.append(Measurement(label, total_kind, "text_size", v, sum(per_module.values()), unit="bytes"))
+            rows.append(_row(TEXT_SIZE, label, total_kind, v, sum(per_module.values())))
         secs = [b.ok_objects[m].seconds for m in modules]
-        rows.append(Measurement(label, "build", "compile_time", v, sum(secs), tuple(secs), "s"))
+        rows.append(_row(COMPILE_TIME, label, "build", v, sum(secs), tuple(secs)))
     return rows
 
 
@@ -233,8 +236,7 @@ def measure_benchmark(toolchain: Toolchain, bench: Benchmark, variants: list[bui
     modules = [o.module for o in builds[HEURISTIC].objects]
     rows = _sizes(toolchain, builds, modules, bench.name, None)
     binaries = measure.text_sizes(toolchain, [b.binary for b in builds.values()])
-    rows += [Measurement(bench.name, "binary", "text_size", v, binaries[b.binary], unit="bytes")
-             for v, b in builds.items()]
+    rows += [_row(TEXT_SIZE, bench.name, "binary", v, binaries[b.binary]) for v, b in builds.items()]
     skipped = []
     for w in bench.workloads:
         subject = f"{bench.name}/{w.name}"
@@ -247,11 +249,10 @@ def measure_benchmark(toolchain: Toolchain, bench: Benchmark, variants: list[bui
             if callgrind:
                 for v, (a, s) in argvs.items():
                     ir, _ = measure.callgrind_instructions(a, stdin=s, cwd=work)
-                    rows.append(Measurement(subject, "workload", "instructions", v, ir, unit="Ir"))
+                    rows.append(_row(INSTRUCTIONS, subject, "workload", v, ir))
             if repeats:
                 samples = measure.interleaved_wall_times(argvs, repeats, cwd=work)
-                rows += [Measurement(subject, "workload", "wall_time", v, _median(xs), tuple(xs), "s")
-                         for v, xs in samples.items()]
+                rows += [_row(WALL_TIME, subject, "workload", v, _median(xs), tuple(xs)) for v, xs in samples.items()]
         except FarmError as e:
             skipped.append(Skipped(subject, "both", str(e)))
     return rows, skipped
@@ -299,7 +300,7 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
     history = history or open_history(settings)
     _deliver(history, settings, deliver_backoff)  # earlier alerts that could not be sent yet
 
-    vocab, vocab_id = resolve_vocab(req.vocab)
+    vocab, vocab_id = resolve_vocab(req.vocab, req.advisor_name)
     run_id = req.run_id or new_run_id()
     run = history.start_run(
         run_id, req.builder, llvm_version=toolchain.version, llvm_commit=toolchain.commit,

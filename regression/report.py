@@ -17,7 +17,9 @@ from pathlib import Path
 
 from farm.atomic import atomic_dir
 from farm.store import ObjectStore
+from regression import metrics
 from regression.history import History, Run
+from regression.metrics import TEXT_SIZE
 from regression.rules import HEURISTIC_BASELINE, PREVIOUS_BASELINE, Comparison
 
 FILES = {"index.html": "text/html; charset=utf-8", "summary.txt": "text/plain; charset=utf-8",
@@ -56,11 +58,7 @@ def table_rows(comparisons: list[Comparison]) -> list[Row]:
 
 
 def _num(v: float | None, metric: str = "") -> str:
-    if v is None:
-        return "-"
-    if metric in ("wall_time", "compile_time"):
-        return f"{v:.4f}"
-    return f"{v:,.0f}" if float(v).is_integer() or abs(v) >= 1000 else f"{v:.4g}"
+    return metrics.get(metric).format(v)
 
 
 def _pct(v: float | None) -> str:
@@ -144,15 +142,18 @@ def ratio_history(history: History, run: Run, limit: int = 50, verdict: str | No
             vals[(m.subject, m.metric)][m.policy] = m.value
             kinds[m.subject] = m.kind
         series: dict[str, float] = {}
-        size = [v for (s, metric), v in vals.items() if metric == "text_size" and kinds[s] in ("binary", "total")
-                and {"heuristic", "policy"} <= set(v)]
-        if size and sum(v["heuristic"] for v in size) > 0:
-            series["size (binaries + corpus)"] = sum(v["policy"] for v in size) / sum(v["heuristic"] for v in size)
-        for metric, label in (("instructions", "instructions (geomean)"), ("wall_time", "wall time (geomean)")):
-            ratios = [v["policy"] / v["heuristic"] for (_, mt), v in vals.items()
-                      if mt == metric and {"heuristic", "policy"} <= set(v) and v["heuristic"] > 0 and v["policy"] > 0]
-            if ratios:
-                series[label] = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        for metric in metrics.METRICS.values():
+            if metric.summary == "total":  # one sum over the gating subjects (binaries and corpus totals)
+                pairs = [v for (s, mt), v in vals.items() if mt == metric.name and kinds[s] in metric.gating
+                         and {"heuristic", "policy"} <= set(v)]
+                if pairs and sum(v["heuristic"] for v in pairs) > 0:
+                    series[f"{metric.label} (binaries + corpus)"] = (sum(v["policy"] for v in pairs)
+                                                         / sum(v["heuristic"] for v in pairs))
+            elif metric.summary == "geomean":
+                ratios = [v["policy"] / v["heuristic"] for (_, mt), v in vals.items() if mt == metric.name
+                          and {"heuristic", "policy"} <= set(v) and v["heuristic"] > 0 and v["policy"] > 0]
+                if ratios:
+                    series[f"{metric.label} (geomean)"] = math.exp(sum(map(math.log, ratios)) / len(ratios))
         out.append((r.run_id, (verdict if r.seq == run.seq and verdict else r.verdict) or "", series))
     return out
 
@@ -163,7 +164,7 @@ def _plot_size_deltas(rows: list[Row], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    mods = [r for r in rows if r.kind == "module" and r.metric == "text_size" and r.delta_pct is not None
+    mods = [r for r in rows if r.kind == "module" and r.metric == TEXT_SIZE.name and r.delta_pct is not None
             and not math.isinf(r.delta_pct)]
     mods = sorted(sorted(mods, key=lambda r: -abs(r.delta_pct))[:MAX_MODULE_BARS], key=lambda r: r.delta_pct)
     fig, ax = plt.subplots(figsize=(9, max(3.0, 0.28 * len(mods) + 1.5)))
@@ -173,7 +174,7 @@ def _plot_size_deltas(rows: list[Row], path: Path) -> None:
         ax.axvline(0, color="black", linewidth=0.8)
         ax.tick_params(axis="y", labelsize=8)
         ax.set_xlabel(".text size change, policy vs heuristic (%)")
-        n_mod = sum(r.kind == "module" and r.metric == "text_size" for r in rows)
+        n_mod = sum(r.kind == "module" and r.metric == TEXT_SIZE.name for r in rows)
         extra = f" ({len(mods)} largest of {n_mod})" if n_mod > len(mods) else ""
         ax.set_title(f"Per-module size deltas{extra}")
     else:

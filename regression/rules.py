@@ -9,7 +9,9 @@
 sizes are reported but a policy may trade one module against another; the binary and corpus
 totals decide). Against the previous good run only deterministic metrics gate: wall-time samples
 of two runs were taken under different machine loads, so that comparison is reported only.
-Rules can be overridden from a TOML file: `[metric] key = value`.
+Rules can be overridden from a TOML file: `[metric] key = value`. The metrics themselves (name,
+unit, direction, noise model, which subject kinds gate) are declared once in `metrics.py`; a rule
+starts from its metric's declaration and adds the thresholds.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from farm.errors import InputError
+from regression.metrics import COMPILE_TIME, INSTRUCTIONS, METRICS, TEXT_SIZE, WALL_TIME, Metric
 
 REGRESSED, IMPROVED, UNCHANGED, NEW = "regressed", "improved", "unchanged", "new"
 HEURISTIC_BASELINE, PREVIOUS_BASELINE = "heuristic", "previous"
@@ -48,16 +51,19 @@ class Rule:
             raise InputError(f"rule {self.metric}: thresholds must be >= 0 and alpha in (0, 1)")
 
 
-DEFAULT_RULES: dict[str, Rule] = {
-    r.metric: r
-    for r in (
-        Rule("text_size", "bytes", threshold_pct=0.1, gating=("binary", "total")),
-        Rule("instructions", "Ir", threshold_pct=0.5, gating=("workload",)),
-        Rule("wall_time", "s", noise="samples", alpha=0.01, min_effect_pct=5.0, gating=("workload",)),
-        # The policy build runs a policy host per compile; it is reported against a 1.3x budget.
-        Rule("compile_time", "s", threshold_pct=30.0),
-    )
+def rule_for(metric: Metric, **thresholds) -> Rule:
+    """The rule of a declared metric: its unit, direction, noise model and gating, plus `thresholds`."""
+    return Rule(metric.name, metric.unit, metric.direction, metric.noise, gating=metric.gating, **thresholds)
+
+
+#: thresholds per metric (the metric's own properties come from metrics.py)
+_THRESHOLDS: dict[Metric, dict[str, float]] = {
+    TEXT_SIZE: {"threshold_pct": 0.1},
+    INSTRUCTIONS: {"threshold_pct": 0.5},
+    WALL_TIME: {"alpha": 0.01, "min_effect_pct": 5.0},
+    COMPILE_TIME: {"threshold_pct": 30.0},  # reported against a 1.3x budget
 }
+DEFAULT_RULES: dict[str, Rule] = {m.name: rule_for(m, **_THRESHOLDS[m]) for m in METRICS.values()}
 
 
 #: what a rules file may set per metric: field -> (accepted TOML types, what to say when it is wrong)
