@@ -180,63 +180,94 @@ class Merge:
             self.mir_files[module] = res.mir_file
 
 
-def build_dataset(corpus_dir: Path, out_dir: Path, kind: str, toolchain: Toolchain, jobs: int | None = None,
-                  opt_levels: Sequence[str] | None = None, seed: int = 0, sample: int | None = None,
-                  timeout: float = 300) -> Path:
-    """Generate the deduplicated `kind` dataset of a corpus into `out_dir` (atomically)."""
+def check_levels(kind: str, opt_levels: Sequence[str] | None) -> tuple[str, ...]:
+    """The optimization levels to run (the kind's default when none are given), or a one-line InputError."""
     if kind not in KINDS:
         raise InputError(f"unknown dataset kind {kind!r}: use one of {', '.join(KINDS)}")
     levels = tuple(opt_levels or DEFAULT_LEVELS[kind])
     bad = [lv for lv in levels if lv not in OPT_LEVELS]
     if bad:
         raise InputError(f"unknown optimization level {bad[0]!r}: use {', '.join(OPT_LEVELS)}")
+    return levels
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What every module goes through: the kind, the levels (and their sampling), the per-tool timeout."""
+
+    kind: str
+    levels: tuple[str, ...]
+    seed: int = 0
+    sample: int | None = None
+    timeout: float = 300
+
+    def run_module(self, toolchain: Toolchain, module: corpus_mod.Module, work: Path) -> ModuleTriplets | str:
+        """One module's triplets, or why it was skipped."""
+        chosen = choose_levels(self.levels, module.name, self.seed, self.sample)
+        if self.kind == "mir" or chosen != ["O0"]:  # only these write intermediate files
+            work.mkdir(parents=True)
+        per_module = ir_module if self.kind == "ir" else mir_module
+        try:
+            return per_module(toolchain, module.bitcode, chosen, work, self.timeout, module.name)
+        except ToolError as e:
+            return str(e)
+
+
+def run_modules(plan: Plan, corpus: corpus_mod.Corpus, toolchain: Toolchain, scratch: Path,
+                jobs: int | None) -> Merge:
+    """Every module of the corpus on all cores, merged as each finishes; a corpus-level skip stays listed."""
+    merged = Merge(skipped=[dict(s, stage="corpus") for s in corpus.skipped])
+    index = {m.name: i for i, m in enumerate(corpus.modules)}  # names may hold '/' and clash once flattened
+    # Largest first, so no big module starts last and leaves the other cores idle; the merge is
+    # order-independent, so the dataset does not change.
+    by_size = sorted(corpus.modules, key=lambda m: -m.bitcode.stat().st_size)
+    for module, res in run_all(lambda m: plan.run_module(toolchain, m, scratch / str(index[m.name])), by_size,
+                               jobs=jobs, desc=f"{plan.kind} triplets"):
+        merged.add(module.name, res)
+    if not merged.unique:
+        first = next((s["reason"] for s in merged.skipped if s["stage"] == "triplets"), "no triplets")
+        raise InputError(f"no triplets from any module of {corpus.path}; first failure: {first}")
+    return merged
+
+
+def summarize(plan: Plan, corpus: corpus_mod.Corpus, merged: Merge, llvm: dict) -> DatasetSummary:
+    """The manifest's facts about a finished run (no timestamps: the same inputs give the same bytes)."""
+    return DatasetSummary(
+        kind=plan.kind,
+        llvm=llvm,
+        corpus={"digest": corpus.digest, "modules": len(corpus.modules), "source": corpus.origin},
+        modules_used=len(corpus.modules) - sum(1 for s in merged.skipped if s["stage"] == "triplets"),
+        skipped=sorted(merged.skipped, key=lambda s: (s["module"], s["stage"])),
+        partial=sorted(merged.partial, key=lambda s: s["module"]),
+        raw=merged.raw,
+        max_relation=merged.max_relation,
+        opt_levels=list(plan.levels),
+        sample=plan.sample,
+        seed=plan.seed,
+    )
+
+
+def build_dataset(corpus_dir: Path, out_dir: Path, kind: str, toolchain: Toolchain, jobs: int | None = None,
+                  opt_levels: Sequence[str] | None = None, seed: int = 0, sample: int | None = None,
+                  timeout: float = 300) -> Path:
+    """Generate the deduplicated `kind` dataset of a corpus into `out_dir` (atomically).
+
+    Every input is checked before any module runs: the levels, the tools, the corpus, and that the
+    output may be replaced and written.
+    """
+    plan = Plan(kind, check_levels(kind, opt_levels), seed, sample, timeout)
     toolchain.check("clang", "opt", "llvm-ir2vec", *(["llc"] if kind == "mir" else []))
     corpus = corpus_mod.load(corpus_dir)
-    check_replaceable(out_dir, MANIFEST)  # fail before the modules run, not after
+    check_replaceable(out_dir, MANIFEST)
     check_writable(Path(out_dir).absolute().parent)
-    per_module = ir_module if kind == "ir" else mir_module
-    merged = Merge(skipped=[dict(s, stage="corpus") for s in corpus.skipped])
-
     with ThreadPoolExecutor(max_workers=1) as side, tempfile.TemporaryDirectory(prefix="mlgo-farm-") as scratch:
         # Facts that do not depend on the modules are gathered while the modules run.
         llvm_facts = side.submit(toolchain.describe)
         ir_entities = side.submit(toolchain.run, "llvm-ir2vec", ["entities"], timeout=timeout)
-
-        def one(module: corpus_mod.Module) -> ModuleTriplets | str:
-            chosen = choose_levels(levels, module.name, seed, sample)
-            work = Path(scratch) / str(index[module.name])  # names may hold '/' and clash once flattened
-            if kind == "mir" or chosen != ["O0"]:  # only these write intermediate files
-                work.mkdir(parents=True)
-            try:
-                return per_module(toolchain, module.bitcode, chosen, work, timeout, module.name)
-            except ToolError as e:
-                return str(e)
-
-        # Largest first, so no big module starts last and leaves the other cores idle; the merge is
-        # order-independent, so the dataset does not change.
-        index = {m.name: i for i, m in enumerate(corpus.modules)}
-        by_size = sorted(corpus.modules, key=lambda m: -m.bitcode.stat().st_size)
-        for module, res in run_all(one, by_size, jobs=jobs, desc=f"{kind} triplets"):
-            merged.add(module.name, res)
-        if not merged.unique:
-            first = next((s["reason"] for s in merged.skipped if s["stage"] == "triplets"), "no triplets")
-            raise InputError(f"no triplets from any module of {corpus_dir}; first failure: {first}")
+        merged = run_modules(plan, corpus, toolchain, Path(scratch), jobs)
         if kind == "ir":
             entities = ir_entities.result().stdout
         else:  # MIR entities are target specific: read them off a MIR file LLVM parsed
             sample_mir = merged.mir_files[min(merged.mir_files)]
             entities = toolchain.run("llvm-ir2vec", ["entities", "--mode=mir", sample_mir], timeout=timeout).stdout
-        summary = DatasetSummary(
-            kind=kind,
-            llvm=llvm_facts.result(),
-            corpus={"digest": corpus.digest, "modules": len(corpus.modules), "source": corpus.origin},
-            modules_used=len(corpus.modules) - sum(1 for s in merged.skipped if s["stage"] == "triplets"),
-            skipped=sorted(merged.skipped, key=lambda s: (s["module"], s["stage"])),
-            partial=sorted(merged.partial, key=lambda s: s["module"]),
-            raw=merged.raw,
-            max_relation=merged.max_relation,
-            opt_levels=list(levels),
-            sample=sample,
-            seed=seed,
-        )
-        return write_dataset(out_dir, merged.unique, entities, summary)
+        return write_dataset(out_dir, merged.unique, entities, summarize(plan, corpus, merged, llvm_facts.result()))
