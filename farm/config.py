@@ -9,13 +9,13 @@ boto3 also reads its own standard variables (`AWS_ACCESS_KEY_ID`, ...).
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from farm.envvalues import check_range, coerce, env_key
 from farm.errors import FarmError
 
 
@@ -88,6 +88,10 @@ class BuildbotConfig:
     admin_user: str = "admin"
     #: Its password; empty: generated once into <var_dir>/secrets/www-admin-password (mode 0600).
     admin_password: str = ""
+    #: Web login `mlgo-farm master force` uses (empty: admin_user; `--user` overrides it).
+    client_user: str = ""
+    #: Its password (empty: the admin's, configured or read from the generated file on this host).
+    client_password: str = ""
 
 
 @dataclass(frozen=True)
@@ -130,23 +134,6 @@ class Settings:
         return self.store.url or (self.var_dir / "store").as_uri()
 
 
-def _coerce(value: str, like: Any, key: str) -> Any:
-    """An environment variable's text as the type of the setting's default."""
-    if isinstance(like, bool):
-        word = value.strip().lower()
-        if word not in ("1", "true", "yes", "on", "0", "false", "no", "off", ""):
-            raise FarmError(f"{key}={value!r}: expected true or false")
-        return word in ("1", "true", "yes", "on")
-    try:
-        if isinstance(like, int):
-            return int(value)
-        if isinstance(like, float):
-            return float(value)
-    except ValueError:
-        raise FarmError(f"{key}={value!r}: expected {'an integer' if isinstance(like, int) else 'a number'}") from None
-    return value
-
-
 def _check_type(value: Any, like: Any, where: str) -> Any:
     """A value from the TOML file, checked against the type of the setting's default."""
     ok = (isinstance(value, bool) if isinstance(like, bool)
@@ -163,26 +150,6 @@ def _check_type(value: Any, like: Any, where: str) -> Any:
 #: mistyped `MLGO_FARM_SMTP_RECIPIENT` is an error instead of a night without mail.
 NON_SETTING_VARIABLES = frozenset({"MLGO_FARM_CONFIG", "MLGO_FARM_VENV", "MLGO_FARM_DEMO_PACKAGE",
                                    "MLGO_FARM_DEMO_TIMEOUT"})
-
-#: Settings that must be positive (seconds, ports, counts); checked for file and environment alike.
-_POSITIVE = {("llvm", "min_major"), ("celery", "visibility_timeout"), ("smtp", "port"), ("buildbot", "pb_port"),
-             ("buildbot", "www_port"), ("policy", "timeout"), ("policy", "shared_idle_exit")}
-_NON_NEGATIVE = {("smtp", "retries")}
-
-
-def _check_range(section: str, key: str, value: Any, where: str) -> Any:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return value
-    if isinstance(value, float) and not math.isfinite(value):
-        raise FarmError(f"{where}: expected a finite number, got {value!r}")
-    if (section, key) in _POSITIVE and value <= 0:
-        raise FarmError(f"{where}: must be greater than 0, got {value!r}")
-    if (section, key) in _NON_NEGATIVE and value < 0:
-        raise FarmError(f"{where}: must not be negative, got {value!r}")
-    if (key.endswith("_port") or key == "port") and value > 65535:
-        raise FarmError(f"{where}: a TCP port is 1..65535, got {value!r}")
-    return value
-
 
 def _read_file(p: Path) -> dict[str, Any]:
     try:
@@ -224,11 +191,11 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
             value = default
             if sub.name in data.get(f.name, {}):
                 where = f"config {p}: [{f.name}] {sub.name}"
-                value = _check_range(f.name, sub.name, _check_type(data[f.name][sub.name], default, where), where)
-            key = f"MLGO_FARM_{f.name}_{sub.name}".upper()
+                value = check_range(f.name, sub.name, _check_type(data[f.name][sub.name], default, where), where)
+            key = env_key(f.name, sub.name)
             known_vars.add(key)
             if key in env:
-                value = _check_range(f.name, sub.name, _coerce(env[key], default, key), key)
+                value = check_range(f.name, sub.name, coerce(env[key], default, key), key)
             values[sub.name] = value
         unknown = set(data.get(f.name, {})) - {s.name for s in dataclasses.fields(base)}
         if unknown:

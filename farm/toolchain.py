@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from farm.errors import ToolError
+from farm.toolpath import tool_path
 
 _HASH = re.compile(r"\b([0-9a-f]{40})\b")
 _FRAME = re.compile(r"^#\d+ 0x[0-9a-f]+ (\S.*?) \(")
@@ -77,10 +78,7 @@ class Toolchain:
 
     def path(self, tool: str) -> Path:
         """Absolute path of `tool`, or a ToolError saying it is missing."""
-        p = Path(self.bin_dir) / tool
-        if not (p.is_file() and os.access(p, os.X_OK)):
-            raise ToolError(f"LLVM tool {tool!r} not found in {self.bin_dir} (set MLGO_FARM_LLVM_BIN_DIR)")
-        return p
+        return Path(tool_path(self.bin_dir, tool))
 
     @functools.cached_property
     def version(self) -> str:

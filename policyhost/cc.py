@@ -6,16 +6,15 @@
 (`make CC="$(mlgo-farm policy-cc --print-launcher) clang"`); `mlgo-farm-cc` (console script) and
 `mlgo-farm policy-cc` run the same code after a slower interpreter start-up.
 
-Python starts without `site` (`-S`: the editable install's import hook alone costs ~10 ms);
-`cc_script.py` puts the package root on `sys.path`. Only C modules of the standard library and the
-host modules (`protocol`, `host`, `policies`, `launcher`, `policy_client`) are imported;
-`farm.config` only when neither the command line (`--bin-dir`, `--timeout`, `--policy`) nor
-MLGO_FARM_LLVM_BIN_DIR / MLGO_FARM_POLICY_TIMEOUT give the values (it costs ~20 ms), and
-`farm.toolchain` only to word a failure: the compiler is found in [llvm] bin_dir exactly as
-`Toolchain.path` finds it (same check, same message) and started with `posix_spawn`, because
-importing farm.toolchain and subprocess would cost ~15 ms a compile. An `.onnx` policy is
-answered by a shared `policy serve` process started on first use, so no compile imports
-onnxruntime or numpy.
+Python starts without `site` (`-S`: the editable install's import hook is costly on a path taken
+once per compile); `cc_script.py` puts the package root on `sys.path`. Only C modules of the
+standard library and the host modules (`protocol`, `host`, `policies`, `launcher`, `advisors`,
+`policy_client`) are imported. Settings are read with `farm.envvalues` (command line, then
+`MLGO_FARM_*`) and `farm.config` only for what is still open; the compiler is found with
+`farm.toolpath` (the rule `Toolchain.path` uses) and started with `posix_spawn`, because
+`farm.config`, `farm.toolchain` and `subprocess` cost more than the whole launcher. An `.onnx`
+policy is answered by a shared `policy serve` process started on first use, so no compile
+imports onnxruntime or numpy. The measured costs are in bench/README.md.
 """
 
 from __future__ import annotations
@@ -23,7 +22,8 @@ from __future__ import annotations
 import os
 import sys
 
-from farm.errors import FarmError, InputError, ToolError
+from farm.errors import FarmError, InputError
+from farm.toolpath import tool_path
 from policyhost import advisors
 from policyhost.launcher import CompileOutcome, compile_with_host, compiler_tool, compiles_source
 
@@ -31,7 +31,6 @@ PROG = "mlgo-farm-cc"
 USAGE = (f"usage: {PROG} [--policy P] [--server SOCKET] [--vocab V] [--timeout S] [--max-silence S] "
          f"[--advisor {'|'.join(advisors.NAMES)}] [--stats FILE] [--bin-dir DIR] -- COMPILER ARGS...")
 _VALUED = ("policy", "server", "vocab", "timeout", "max_silence", "advisor", "stats", "bin_dir")
-_TIMEOUT_ENV = "MLGO_FARM_POLICY_TIMEOUT"
 
 
 class Options:
@@ -90,11 +89,13 @@ def parse_args(argv: list[str]) -> Options:
 
 def _complete(opts: Options) -> Options:
     """Fill what the command line left open: MLGO_FARM_* variables, then the farm configuration (farm.config)."""
-    env = os.environ
-    if opts.bin_dir is None and "MLGO_FARM_LLVM_BIN_DIR" in env:
-        opts.bin_dir = env["MLGO_FARM_LLVM_BIN_DIR"]
-    if opts.timeout is None and env.get(_TIMEOUT_ENV, "").strip():
-        opts.timeout = seconds(env[_TIMEOUT_ENV].strip(), _TIMEOUT_ENV)
+    if opts.bin_dir is None or opts.timeout is None:  # never for the printed launcher: it passes both
+        from farm.envvalues import from_env
+
+        if opts.bin_dir is None:
+            opts.bin_dir = from_env(os.environ, "llvm", "bin_dir", "")
+        if opts.timeout is None:
+            opts.timeout = from_env(os.environ, "policy", "timeout", 0.0)
     if opts.bin_dir is not None and opts.timeout is not None and (opts.policy or opts.server):
         return opts
     from farm.config import load_settings
@@ -135,13 +136,6 @@ def _policy(opts: Options, compiles: bool):
     return RemotePolicy(opts.server, timeout=opts.timeout)
 
 
-def _clang(bin_dir: str, tool: str) -> str:
-    path = os.path.join(bin_dir, tool)
-    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-        raise ToolError(f"LLVM tool {tool!r} not found in {bin_dir} (set MLGO_FARM_LLVM_BIN_DIR)")
-    return path
-
-
 def run(opts: Options) -> int:
     """Run the compile; the exit status for make/CMake. FarmError for bad arguments (nothing was run)."""
     import time
@@ -150,7 +144,7 @@ def run(opts: Options) -> int:
 
     opts = _complete(opts)
     tool = compiler_tool(opts.command[0], opts.bin_dir)
-    compiler = _clang(opts.bin_dir, tool)
+    compiler = tool_path(opts.bin_dir, tool)
     args = opts.command[1:]
     compiles = compiles_source(args)
     if compiles:

@@ -152,7 +152,7 @@ class OnnxPolicy:
             raise InputError(f"policy model {self.path} not found")
         where = f"policy model {self.path}"
         if self.strict:
-            import onnx  # the full checker costs ~0.3s of imports: `policy inspect`, not every compile
+            import onnx  # the full checker is a heavy import: `policy inspect`, not every compile
 
             try:
                 onnx.checker.check_model(onnx.load(str(self.path)))

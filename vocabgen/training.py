@@ -87,14 +87,15 @@ def _pykeen_parts() -> SimpleNamespace:
     """Four small subclasses of public pykeen classes that remove per-batch overhead, nothing else.
 
     pykeen 1.11 asks for a device eight times per batch (`model.device` twice, each embedding's
-    `device` six times), and each answer walks every submodule's parameters and buffers (~20 us
-    for the model, ~6 us for an embedding); `Embedding.device` here reads its one weight and the
+    `device` six times), and each answer walks every submodule's parameters and buffers;
+    `Embedding.device` here reads its one weight and the
     model's `device` asks its embeddings, which hold the only parameters of TransE as built here
     (no buffers): same answer, and pykeen's own ambiguity error if they disagree. pykeen's sLCWA
     instances draw each batch as a Python list of ints from torch's RandomSampler and index the
-    triples with it (~45 us per batch of 256); `TensorBatches` draws the very same permutation
+    triples with it; `TensorBatches` draws the very same permutation
     (same seed drawn from the global generator, same private generator) and splits it into index
     tensors, so training sees the same batches in the same order and gives the same bytes.
+    (What each costs is measured in bench/README.md, training section.)
     They lean on two internals of the pinned pykeen 1.11: the loop's protected
     `_create_training_data_loader` hook and `Embedding._embeddings`; tests/vocabgen/test_training.py
     compares them with pykeen's own classes (batches, device answers, trained bytes).

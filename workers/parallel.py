@@ -39,7 +39,7 @@ def run_all(fn: Callable[[T], R], items: Iterable[T], *, jobs: int | None, desc:
 
 
 def _progress_bar(total: int, desc: str) -> Any:
-    """A tqdm bar on stderr when it is a terminal, else None (tqdm is imported only then: ~15 ms)."""
+    """A tqdm bar on stderr when it is a terminal, else None (tqdm is imported only then: it is slow to import)."""
     if not sys.stderr.isatty():
         return None
     from tqdm import tqdm

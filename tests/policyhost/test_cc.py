@@ -257,16 +257,21 @@ def test_silent_policy_server_fails_the_compile_within_the_timeout(tmp_path: Pat
     assert not (tmp_path / "s.o").exists()
 
 
-def test_compiler_is_the_toolchains(toolchain: Toolchain) -> None:
-    from farm.errors import ToolError
-    from policyhost.cc import _clang
+def test_launcher_and_toolchain_share_one_rule_for_tools_and_settings(toolchain: Toolchain, tmp_path: Path) -> None:
+    """The lean launcher finds clang and reads its settings with the modules farm.config and Toolchain use."""
+    import policyhost.cc as cc
+    from farm import envvalues, toolpath
+    from farm.config import load_settings
+    from farm.errors import FarmError
 
-    assert _clang(str(toolchain.bin_dir), "clang") == str(toolchain.path("clang"))
-    with pytest.raises(ToolError) as lean:
-        _clang("/nonexistent", "clang")
-    with pytest.raises(ToolError) as farm:
-        Toolchain(Path("/nonexistent")).path("clang")
-    assert str(lean.value) == str(farm.value)
+    assert cc.tool_path is toolpath.tool_path
+    assert cc.tool_path(toolchain.bin_dir, "clang") == str(toolchain.path("clang"))
+    env = {"MLGO_FARM_POLICY_TIMEOUT": "-1"}
+    with pytest.raises(FarmError) as lean:
+        envvalues.from_env(env, "policy", "timeout", 0.0)
+    with pytest.raises(FarmError) as farm:
+        load_settings(tmp_path / "none.toml", env=env)
+    assert str(lean.value) == str(farm.value) == "MLGO_FARM_POLICY_TIMEOUT: must be greater than 0, got -1.0"
 
 
 def test_parse_args() -> None:
@@ -383,8 +388,9 @@ def test_policy_timeout_from_the_environment_may_have_a_fraction(tmp_path: Path)
     assert p.returncode == 1 and p.stderr.startswith(f"mlgo-farm: error: server {path} failed: timed out"), p.stderr
     assert 2.5 <= elapsed < 30  # the configured default would be 60 s
     p = run(compile_cmd, env={**os.environ, "MLGO_FARM_POLICY_TIMEOUT": "soon"})
-    assert p.returncode == 2
-    assert p.stderr == "mlgo-farm: error: MLGO_FARM_POLICY_TIMEOUT must be a positive number of seconds, not 'soon'\n"
+    # the same one line `mlgo-farm` itself gives for that setting (farm.envvalues is the one reader)
+    assert p.returncode == 1
+    assert p.stderr == "mlgo-farm: error: MLGO_FARM_POLICY_TIMEOUT='soon': expected a number\n"
     assert not (tmp_path / "s.o").exists()
 
 
