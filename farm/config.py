@@ -66,6 +66,11 @@ class SMTPConfig:
     recipients: str = ""  # comma-separated
     retries: int = 3
 
+    @property
+    def recipient_list(self) -> list[str]:
+        """The addresses of `recipients` (empty: nobody is mailed, neither alerts nor Buildbot's notices)."""
+        return [r.strip() for r in self.recipients.split(",") if r.strip()]
+
 
 @dataclass(frozen=True)
 class BuildbotConfig:

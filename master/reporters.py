@@ -11,10 +11,6 @@ from farm.config import SMTPConfig
 from master.registry import Builder
 
 
-def recipients(smtp: SMTPConfig) -> list[str]:
-    return [r.strip() for r in smtp.recipients.split(",") if r.strip()]
-
-
 def notify_groups(active: Sequence[Builder]) -> dict[tuple[str, ...], list[str]]:
     """Builder names grouped by their notify modes (builders that never mail are left out)."""
     groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
@@ -26,7 +22,7 @@ def notify_groups(active: Sequence[Builder]) -> dict[tuple[str, ...], list[str]]
 
 def make_reporters(active: Sequence[Builder], smtp: SMTPConfig) -> list:
     """One MailNotifier with a status generator per distinct mode set; none without recipients."""
-    to = recipients(smtp)
+    to = smtp.recipient_list
     groups = notify_groups(active)
     if not to or not groups:
         return []

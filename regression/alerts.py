@@ -36,17 +36,13 @@ def transition(history: History, run: Run, verdict: str) -> str | None:
     return None
 
 
-def recipients(smtp: SMTPConfig) -> list[str]:
-    return [r.strip() for r in smtp.recipients.split(",") if r.strip()]
-
-
 def compose(kind: str, run: Run, summary: str, smtp: SMTPConfig, link: str | None) -> EmailMessage:
     """The alert email: subject names the builder, run and transition; body is the run summary."""
     msg = EmailMessage()
     what = "REGRESSION" if kind == REGRESSION else "recovered"
     msg["Subject"] = f"[mlgo-farm] {what}: {run.builder} run {run.run_id} (policy {run.policy_id})"
     msg["From"] = smtp.sender
-    msg["To"] = ", ".join(recipients(smtp))
+    msg["To"] = ", ".join(smtp.recipient_list)
     msg["Date"] = formatdate(localtime=False)
     msg["Message-ID"] = make_msgid(domain="mlgo-farm")
     intro = ("The ML policy now regresses against the heuristic or the previous good run."

@@ -371,7 +371,7 @@ def _finish(req: RunRequest, settings: Settings, history: History, run: Run, ver
     summary = report.summary_text(run, verdict, report.table_rows(comparisons), skipped, link)
     kind = alerts.transition(history, run, verdict)
     queued = None
-    to = alerts.recipients(settings.smtp)
+    to = settings.smtp.recipient_list
     if kind is not None and to:
         queued = (kind, settings.smtp.sender, to, alerts.to_bytes(alerts.compose(kind, run, summary, settings.smtp,
                                                                                    link)))

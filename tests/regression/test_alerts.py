@@ -98,8 +98,8 @@ def test_transition_rules(tmp_path: Path) -> None:
 
 def test_recipient_parsing() -> None:
     smtp = SMTPConfig(recipients=" a@x.org,, b@y.org ", sender="farm@z.org")
-    assert alerts.recipients(smtp) == ["a@x.org", "b@y.org"]
-    assert alerts.recipients(SMTPConfig()) == []
+    assert smtp.recipient_list == ["a@x.org", "b@y.org"]
+    assert SMTPConfig().recipient_list == []
 
 
 def test_starttls_refused_by_plain_server_is_an_attempt_error(smtp_env: MailBox, tmp_path: Path) -> None:
