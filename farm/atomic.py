@@ -1,8 +1,14 @@
-"""Write a file or a whole directory so that readers see all of it or none of it."""
+"""Write a file or a whole directory so that readers see all of it or none of it.
+
+Outputs are for other users too (a web server serving the store runs as one): files are 0644 and
+the directories made for them 0755 whatever the umask; only secrets pass a private mode. A full
+disk or any other write failure is one line naming the path, and no temporary is left behind.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import tempfile
@@ -11,11 +17,25 @@ from pathlib import Path
 
 from farm.errors import FarmError, InputError
 
+#: errno values that mean "the disk (or the quota) is full": writing again later may succeed.
+FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+DIR_MODE = 0o755
+
+
+def describe(e: OSError) -> str:
+    """The reason of an OSError in a few words, without errno numbers or a traceback."""
+    if e.errno == errno.ENOSPC:
+        return "no space left on device"
+    if e.errno == errno.EDQUOT:
+        return "disk quota exceeded"
+    return e.strerror or str(e)
+
 
 def check_writable(parent: Path) -> None:
-    """Prove a file could be made in `parent` before any work is done, creating nothing.
+    """Prove a file could be written in `parent` before any work is done, leaving nothing behind.
 
-    The nearest existing ancestor is probed with a real file (os.access says yes to root).
+    The nearest existing ancestor is probed with a real file holding one byte: os.access says yes
+    to root, and an empty file still fits on a full disk (it needs no data block).
     """
     parent = where = Path(parent).absolute()
     while not where.exists() and where != where.parent:
@@ -26,19 +46,38 @@ def check_writable(parent: Path) -> None:
         fd, probe = tempfile.mkstemp(prefix=".probe.", dir=where)
     except OSError as e:
         raise _not_writable(where, e) from None
-    os.close(fd)
-    os.unlink(probe)
+    try:
+        os.write(fd, b"\0")
+        os.fsync(fd)  # a file system that allocates late (NFS, ext4 delalloc) reports ENOSPC here
+    except OSError as e:
+        raise _not_writable(where, e) from None
+    finally:
+        os.close(fd)
+        os.unlink(probe)
 
 
 def _make_parent(parent: Path) -> None:
+    """Create `parent` and its missing ancestors, each 0755 (mkdir alone would follow the umask)."""
+    missing = []
+    where = Path(parent)
+    while not where.exists() and where != where.parent:
+        missing.append(where)
+        where = where.parent
+    if not where.is_dir():
+        raise FarmError(f"cannot create output directory {parent}: {where} is not a directory")
     try:
-        parent.mkdir(parents=True, exist_ok=True)
+        for d in reversed(missing):
+            try:
+                d.mkdir()
+            except FileExistsError:
+                continue  # made by someone else meanwhile: not ours to change
+            d.chmod(DIR_MODE)
     except OSError as e:
-        raise FarmError(f"cannot create output directory {parent}: {e.strerror}") from None
+        raise FarmError(f"cannot create output directory {parent}: {describe(e)}") from None
 
 
 def _not_writable(where: Path, e: OSError) -> FarmError:
-    return FarmError(f"output directory {where} is not writable: {e.strerror}")
+    return FarmError(f"output directory {where} is not writable: {describe(e)}")
 
 
 def check_replaceable(target: Path, marker: str) -> None:
@@ -58,7 +97,8 @@ def atomic_dir(target: Path, marker: str) -> Iterator[Path]:
     """Yield a temporary sibling of `target`; on success it replaces `target` in one rename.
 
     `target` must be missing, empty, or an earlier output of the same kind (it holds `marker`), so
-    a mistyped `-o` never wipes unrelated files.
+    a mistyped `-o` never wipes unrelated files. A full disk while the body writes is one line
+    naming `target`; the temporary is removed and `target` is left as it was.
     """
     target = Path(target).absolute()
     check_replaceable(target, marker)
@@ -68,8 +108,13 @@ def atomic_dir(target: Path, marker: str) -> Iterator[Path]:
     except OSError as e:
         raise _not_writable(target.parent, e) from None
     try:
-        yield tmp
-        tmp.chmod(0o755)  # mkdtemp makes it private; outputs are for other users (and web servers) too
+        try:
+            yield tmp
+        except OSError as e:
+            if e.errno not in FULL:
+                raise
+            raise FarmError(f"cannot write output {target}: {describe(e)}") from None
+        tmp.chmod(DIR_MODE)  # mkdtemp makes it private; outputs are for other users (and web servers) too
         check_replaceable(target, marker)  # it may have appeared while we worked
         try:
             if target.exists():
@@ -80,7 +125,7 @@ def atomic_dir(target: Path, marker: str) -> Iterator[Path]:
             else:
                 tmp.rename(target)
         except OSError as e:
-            raise FarmError(f"cannot move output into place at {target}: {e.strerror}") from None
+            raise FarmError(f"cannot move output into place at {target}: {describe(e)}") from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -91,7 +136,9 @@ def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
 
     The default is world-readable: stored objects, downloads and reports are for other users (a web
     server serving the store runs as one). Secrets pass 0o600; the mode is set before the rename,
-    so a secret is never readable by others, not even for an instant.
+    so a secret is never readable by others, not even for an instant. Any failure (a full disk
+    above all) is a one-line FarmError naming `path`; `path` keeps its old content and the
+    temporary is removed.
     """
     path = Path(path)
     _make_parent(path.parent)
@@ -101,10 +148,13 @@ def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
     except OSError as e:
         raise _not_writable(path.parent, e) from None
     try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-        os.replace(tmp, path)
+        try:
+            os.fchmod(fd, mode)
+            with os.fdopen(fd, "wb") as f:
+                f.write(raw)
+            os.replace(tmp, path)
+        except OSError as e:
+            raise FarmError(f"cannot write {path}: {describe(e)}") from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

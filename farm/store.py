@@ -1,7 +1,10 @@
 """The object store: S3 through boto3, or a local directory as the embedded default.
 
 Both back ends share one small interface keyed by `/`-separated names such as
-`vocab/ir/<version>/vocab.json`. Writes of one object are atomic in both.
+`vocab/ir/<version>/vocab.json`. Writes of one object are atomic in both. Every failure is a
+one-line StoreError (a full disk under the directory store included), so callers and Celery's
+retry policy treat both back ends alike. The directory store's objects are 0644 and its
+directories 0755: a web server running as another user serves them as they are.
 """
 
 from __future__ import annotations
@@ -12,8 +15,8 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import unquote, urlparse
 
-from farm.atomic import write_atomic
-from farm.errors import InputError, StoreError
+from farm.atomic import describe, write_atomic
+from farm.errors import FarmError, InputError, StoreError
 
 _KEY = re.compile(r"^[A-Za-z0-9._+=@-]+(/[A-Za-z0-9._+=@-]+)*$")
 
@@ -51,13 +54,21 @@ class FileStore:
         return self.root / check_key(key)
 
     def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
-        write_atomic(self._path(key), data)
+        path = self._path(key)
+        try:
+            write_atomic(path, data)  # 0644, new directories 0755
+        except StoreError:
+            raise
+        except FarmError as e:  # a full disk, a read-only or unwritable directory: the store failed
+            raise StoreError(str(e)) from None  # "cannot write <path>: no space left on device"
 
     def get(self, key: str) -> bytes:
         try:
             return self._path(key).read_bytes()
         except FileNotFoundError:
             raise MissingObject(f"{key} not found in {self.url}") from None
+        except OSError as e:
+            raise StoreError(f"get {key} from {self.url} failed: {describe(e)}") from None
 
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()
@@ -76,7 +87,10 @@ class FileStore:
         return sorted(keys)
 
     def delete(self, key: str) -> None:
-        self._path(key).unlink(missing_ok=True)
+        try:
+            self._path(key).unlink(missing_ok=True)
+        except OSError as e:
+            raise StoreError(f"delete {key} in {self.url} failed: {describe(e)}") from None
 
     def link(self, key: str) -> str:
         return self._path(key).as_uri()

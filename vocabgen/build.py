@@ -16,6 +16,7 @@ from vocabgen.analogy import analogy_score
 from vocabgen.dataset import Dataset
 from vocabgen.locks import dir_lock
 from vocabgen.params import TrainParams
+from vocabgen.signing import farm_key, sign
 from vocabgen.training import holdout_metrics, train_all
 from vocabgen.vocabfile import ValidationError, check_coverage, check_schema, dumps, sha256
 
@@ -30,8 +31,12 @@ def _versions() -> dict[str, str]:
     return {"pykeen": version("pykeen"), "torch": version("torch"), "python": platform.python_version()}
 
 
-def train_vocabulary(ds: Dataset, params: TrainParams) -> tuple[bytes, dict[str, Any]]:
-    """Measure on a held-out split, train on everything, lay out for LLVM; returns (vocab bytes, manifest)."""
+def train_vocabulary(ds: Dataset, params: TrainParams, key: bytes | None = None) -> tuple[bytes, dict[str, Any]]:
+    """Measure on a held-out split, train on everything, lay out for LLVM; returns (vocab bytes, manifest).
+
+    The manifest is signed with the farm's key (`key`, default `signing.farm_key()`): publishing
+    accepts its metrics and lineage only for these bytes (vocabgen/signing.py says why).
+    """
     p = params.resolved(ds.kind)
     metrics: dict[str, Any] = {"holdout": holdout_metrics(ds, p)}
     result = train_all(ds, p)
@@ -71,14 +76,18 @@ def train_vocabulary(ds: Dataset, params: TrainParams) -> tuple[bytes, dict[str,
         "training_seconds": round(result.seconds, 3),
         "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    return data, manifest
+    return data, sign(data, manifest, farm_key() if key is None else key)
 
 
 def write_local(out_dir: Path, data: bytes, manifest: dict[str, Any]) -> Path:
-    """Both files at once (atomic directory)."""
+    """Both files at once (atomic directory), readable by other users whatever the umask.
+
+    A full disk is one line naming `out_dir`, which is then left as it was.
+    """
     with atomic_dir(Path(out_dir), MANIFEST) as tmp:
-        (tmp / VOCAB).write_bytes(data)
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        for name, content in ((VOCAB, data), (MANIFEST, (json.dumps(manifest, indent=2, sort_keys=True) + "\n"))):
+            (tmp / name).write_bytes(content.encode() if isinstance(content, str) else content)
+            (tmp / name).chmod(0o644)
     return Path(out_dir)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import logging
 import sys
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 from farm.errors import FarmError, InputError
 
 KINDS = ("ir", "mir")
+log = logging.getLogger(__name__)
 
 
 def _params(args: argparse.Namespace) -> dict[str, Any]:
@@ -29,21 +31,27 @@ def _store():
 
 
 def _train(args: argparse.Namespace) -> int:
+    """`-o` is checked (replaceable, writable, not full) before any download or training, not after."""
+    from farm.atomic import check_replaceable, check_writable
     from farm.config import load_settings
     from farm.toolchain import Toolchain
     from vocabgen.build import MANIFEST, VOCAB, train_vocabulary, write_local
     from vocabgen.dataset import resolve_dataset
     from vocabgen.params import TrainParams
+    from vocabgen.signing import farm_key
     from vocabgen.training import ensure_pystow_home
 
     s = load_settings()
     params = TrainParams.from_dict(_params(args))
     params.resolved(args.kind or "ir")  # checked before any download or training (the kind only picks a default)
+    out = Path(args.output).absolute()
+    check_replaceable(out, MANIFEST)
+    check_writable(out.parent)
+    key = farm_key(s)
     store = None if Path(args.dataset).is_dir() else _store()
     ds = resolve_dataset(args.dataset, args.kind, store, s.var_dir / "vocab" / "datasets")
-    out = Path(args.output)
     ensure_pystow_home(s.var_dir)
-    data, manifest = train_vocabulary(ds, params)
+    data, manifest = train_vocabulary(ds, params, key)
     if not args.no_validate:
         manifest["validation"] = _validated(ds.kind, data, Toolchain.from_settings(s))
     write_local(out, data, manifest)
@@ -77,35 +85,50 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _publish(args: argparse.Namespace) -> int:
-    """Validation is run again here: a manifest's own validation record is only the user's word."""
+    """Validation is run again here: a manifest's own validation record is only the user's word.
+
+    Its metrics and lineage are taken only with the farm's signature over them and these bytes,
+    checked first (it is cheap; LLVM is not).
+    """
     from farm.config import load_settings
     from farm.toolchain import Toolchain
     from vocabgen.build import read_local
     from vocabgen.dataset import check_kind
     from vocabgen.locks import publish_lock
-    from vocabgen.publish import publish
+    from vocabgen.publish import publish, summary
+    from vocabgen.signing import farm_key, verify
 
     s = load_settings()
     data, manifest = read_local(Path(args.vocab_dir))
     kind = check_kind(str(manifest.get("kind")))
+    key = farm_key(s)
+    verify(data, manifest, key)
     manifest["validation"] = _validated(kind, data, Toolchain.from_settings(s))
     store = _store()
-    with publish_lock(store, s.celery.broker_url):
-        result = publish(store, data, manifest)
-    print(f"{result['kind']} {result['version']} ({'published' if result['created'] else 'already published'})")
+    with publish_lock(store, s.celery.broker_url, settings=s):
+        result = publish(store, data, manifest, key=key)
+    print(summary(result))
     return 0
 
 
-def _wait(result, timeout: float) -> dict[str, Any]:
-    """Wait for the last task of the chain; a failed earlier task fails the wait with its message."""
+def _wait(result, timeout: float, watch=None, names: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Wait for the last task of the chain; a failed earlier task fails the wait with its message.
+
+    With a `watch` (client.StepWatch), every change of the current step's status is logged (shown
+    with `mlgo-farm -v`, as builder steps run: queued with no worker, running on W, retrying,
+    lost with its worker), and a timeout says where the chain stands instead of guessing.
+    `names` are the chain's steps, first to last.
+    """
     deadline = time.monotonic() + timeout
     chain_results = []
     r = result
     while r is not None:
         chain_results.append(r)
         r = r.parent
-    while time.monotonic() < deadline:
-        for r in reversed(chain_results):
+    chain_results.reverse()
+    status, look_at = "", 0.0
+    while True:
+        for r in chain_results:
             if r.failed():
                 err = r.result
                 if isinstance(err, FarmError):
@@ -113,16 +136,26 @@ def _wait(result, timeout: float) -> dict[str, Any]:
                 raise FarmError(f"retrain task {r.name or r.id} failed: {type(err).__name__}: {err}")
         if result.successful():
             return result.result
+        now = time.monotonic()
+        if watch is not None and (now >= look_at or now >= deadline):
+            step = next((i for i, r in enumerate(chain_results) if not r.successful()), len(chain_results) - 1)
+            text = watch.describe(chain_results[step], names[step] if step < len(names) else "")
+            if text != status:
+                log.info("retrain %s: %s", result.id, text)
+                status = text
+            look_at = now + 1
+        if now >= deadline:
+            break
         time.sleep(0.5)
-    raise FarmError(f"retrain did not finish within {timeout:g}s (task {result.id} keeps running)")
+    raise FarmError(f"retrain did not finish within {timeout:g}s: {status or 'still running'} (task {result.id})")
 
 
 def _retrain(args: argparse.Namespace) -> int:
     from vocabgen.celery_app import app
-    from vocabgen.client import BrokerError, one_line, prepare_client
+    from vocabgen.client import BrokerError, StepWatch, one_line, prepare_client
     from vocabgen.dataset import check_dataset_ref
     from vocabgen.params import TrainParams
-    from vocabgen.tasks import enqueue_retrain
+    from vocabgen.tasks import CHAIN_STEPS, enqueue_retrain
 
     params = _params(args)
     TrainParams.from_dict(params).resolved(args.kind)  # the workers' own check, before anything is enqueued
@@ -142,7 +175,7 @@ def _retrain(args: argparse.Namespace) -> int:
         print(res.id)
         return 0
     try:
-        out = _wait(res, args.timeout)
+        out = _wait(res, args.timeout, StepWatch(app), CHAIN_STEPS)
     except FarmError:
         raise
     except Exception as e:
@@ -182,11 +215,14 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _download(args: argparse.Namespace) -> int:
+    """The output's directory is proven writable (and not full) before anything is fetched."""
+    from farm.atomic import check_writable
     from vocabgen.publish import download, llvm_flag
 
-    out = Path(args.output)
+    out = Path(args.output).absolute()
     if out.is_dir():
         raise InputError(f"{out} is a directory: give a file name")
+    check_writable(out.parent)
     manifest = download(_store(), args.kind, args.version, out)
     print(f"{args.kind} {manifest['version']} -> {out} (sha256 {manifest['sha256'][:12]} verified)", file=sys.stderr)
     print(llvm_flag(args.kind, out))

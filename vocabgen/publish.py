@@ -2,10 +2,20 @@
 
 A version is `vocab/{kind}/{version}/vocab.json` plus `manifest.json`; it exists once its
 manifest does. Only a vocabulary whose manifest records a passed validation of exactly its bytes
-(the validation's sha256) is published. Publishing uploads both, reads them back and checks the
-sha256, and only then moves `vocab/{kind}/latest.json` and updates `vocab/index.json`. The same content (sha256)
-published again yields the version that already holds it. Leftovers of an interrupted upload
-(a vocab.json without manifest) are never listed and are removed by the next publish.
+(the validation's sha256) and carries the farm's signature over its training claims
+(vocabgen/signing.py) is published. The same content (sha256) published again yields the
+version that already holds it.
+
+Order of the writes, so that every failure leaves `latest` naming a version the index lists and
+the index listing only complete versions: vocab.json, manifest.json (both read back and checked),
+then `vocab/index.json`, then `vocab/{kind}/latest.json`. A failure undoes what this publish
+wrote, but only what provably nothing refers to (a put that reported failure may still have
+landed, on S3 above all): what cannot be undone is a complete, consistent state the next publish
+finishes. Leftovers of an interrupted upload (a vocab.json without manifest) are never listed and
+are removed by the next publish.
+
+`latest` only moves forward in time: republishing an existing version older than the current
+latest leaves `latest` alone, and so does a new version stamped earlier (a host's clock behind).
 """
 
 from __future__ import annotations
@@ -21,8 +31,9 @@ from farm.atomic import write_atomic
 from farm.errors import InputError, StoreError
 from farm.store import MissingObject, ObjectStore
 from vocabgen.dataset import check_kind
+from vocabgen.signing import farm_key, verify
 from vocabgen.versions import INDEX_KEY, SHORT_HASH, check_version_name, latest_key, prefix, version_name
-from vocabgen.vocabfile import ValidationError, check_schema, parse, sha256
+from vocabgen.vocabfile import ValidationError, check_magnitude, check_schema, parse, sha256
 
 log = logging.getLogger(__name__)
 JSON = "application/json"
@@ -117,15 +128,85 @@ def read_index(store: ObjectStore) -> list[dict[str, Any]]:
     return versions
 
 
-def _point_latest_and_index(store: ObjectStore, manifest: dict[str, Any], index: list[dict[str, Any]]) -> None:
-    """Move `latest` and add the version to `index` (the index as read, under the lock, before the upload)."""
-    entry = _index_entry(manifest)
-    pointer = {k: entry[k] for k in ("kind", "version", "sha256", "dimension", "dataset_id", "published_at")}
-    store.put(latest_key(manifest["kind"]), _json(pointer), JSON)
+def read_latest(store: ObjectStore, kind: str) -> dict[str, Any] | None:
+    """The kind's `latest` pointer, or None when there is none yet."""
+    try:
+        return _get_json(store, latest_key(kind))
+    except MissingObject:
+        return None
+
+
+def _is_newer(entry: dict[str, Any], current: dict[str, Any] | None, created: bool) -> bool:
+    """Whether `latest` may move to `entry`: never back in time.
+
+    A new version published in the same second as the current latest is the newer one; an
+    existing version must be strictly newer (republishing old content must not move `latest`).
+    """
+    if current is None or current.get("version") == entry["version"]:
+        return True
+    then = str(current.get("published_at") or "")
+    return entry["published_at"] >= then if created else entry["published_at"] > then
+
+
+def _pointer(entry: dict[str, Any]) -> dict[str, Any]:
+    return {k: entry[k] for k in ("kind", "version", "sha256", "dimension", "dataset_id", "published_at")}
+
+
+def _with_entry(index: list[dict[str, Any]], entry: dict[str, Any]) -> list[dict[str, Any]]:
     versions = [v for v in index if (v.get("kind"), v.get("version")) != (entry["kind"], entry["version"])]
     versions.append(entry)
     versions.sort(key=lambda v: (str(v.get("kind")), str(v.get("published_at")), str(v.get("version"))))
-    store.put(INDEX_KEY, _json({"format": 1, "versions": versions}), JSON)
+    return versions
+
+
+def _undo(store: ObjectStore, kind: str, version: str, old_index: bytes | None, wrote_index: bool) -> None:
+    """Take back a failed publish of a new version, as far as nothing can refer to what is removed.
+
+    The index is restored only while `latest` does not name the version, and the files are
+    deleted only while the index does not list it (manifest first: a version exists while its
+    manifest does). Any store failure here stops the undo and leaves a consistent state.
+    """
+    try:
+        if wrote_index:
+            if (read_latest(store, kind) or {}).get("version") == version:
+                return  # the latest put landed after all: the publish is complete
+            if old_index is None:
+                store.delete(INDEX_KEY)
+            else:
+                store.put(INDEX_KEY, old_index, JSON)
+        if any(v.get("version") == version and v.get("kind") == kind for v in read_index(store)):
+            return
+        for name in ("manifest.json", "vocab.json"):
+            store.delete(f"{prefix(kind, version)}/{name}")
+    except StoreError as e:
+        log.warning("could not take back the failed publish of %s %s (the store is consistent; publishing "
+                    "again completes it): %s", kind, version, e)
+
+
+def _list_and_point(store: ObjectStore, stored: dict[str, Any], created: bool) -> dict[str, Any]:
+    """Add the version to the index, then (if it is newer) move `latest`; returns the pointer now in force."""
+    kind, version = stored["kind"], stored["version"]
+    entry = _index_entry(stored)
+    index = read_index(store)
+    try:
+        old_index: bytes | None = store.get(INDEX_KEY)
+    except MissingObject:
+        old_index = None
+    current = read_latest(store, kind)
+    wrote_index = False
+    try:
+        if entry not in index:
+            store.put(INDEX_KEY, _json({"format": 1, "versions": _with_entry(index, entry)}), JSON)
+            wrote_index = True
+        if not _is_newer(entry, current, created):
+            return current or {}
+        if current != _pointer(entry):
+            store.put(latest_key(kind), _json(_pointer(entry)), JSON)
+        return _pointer(entry)
+    except StoreError:
+        if created:
+            _undo(store, kind, version, old_index, wrote_index)
+        raise
 
 
 def check_validated(manifest: dict[str, Any], digest: str) -> None:
@@ -137,15 +218,31 @@ def check_validated(manifest: dict[str, Any], digest: str) -> None:
         raise ValidationError("the validation record is not for these bytes (its sha256 differs); nothing published")
 
 
-def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: float | None = None) -> dict[str, Any]:
-    """Publish a validated vocabulary (call under `locks.publish_lock`); returns {kind, version, created}."""
+def check_publishable(data: bytes, manifest: dict[str, Any], key: bytes | None = None) -> str:
+    """All publishing requires of a vocabulary and its manifest, before the store is touched; returns the kind."""
     kind = check_kind(str(manifest.get("kind")))
     digest = sha256(data)
     if manifest.get("sha256") != digest:
         raise InputError("vocabulary does not match the sha256 in its manifest; nothing published")
-    check_schema(kind, parse(data))
+    verify(data, manifest, farm_key() if key is None else key)
+    vocab = parse(data)
+    check_schema(kind, vocab)
+    check_magnitude(vocab)
     check_validated(manifest, digest)
-    index = read_index(store)  # a corrupt index fails before anything is uploaded
+    return kind
+
+
+def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: float | None = None,
+            key: bytes | None = None) -> dict[str, Any]:
+    """Publish a validated, signed vocabulary (call under `locks.publish_lock`).
+
+    Returns {kind, version, sha256, created, latest}: `latest` is the version `latest` names
+    afterwards (another one when this version is older than the current latest).
+    """
+    kind = check_publishable(data, manifest, key)
+    digest = sha256(data)
+    read_index(store)  # a corrupt index or latest pointer fails before anything is uploaded
+    read_latest(store, kind)
     existing = find_by_hash(store, kind, digest)
     if existing:
         stored = _get_json(store, f"{prefix(kind, existing)}/manifest.json")
@@ -159,8 +256,18 @@ def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: flo
         }
         _upload(store, kind, stored["version"], data, stored)
         created = True
-    _point_latest_and_index(store, stored, index)
-    return {"kind": kind, "version": stored["version"], "sha256": digest, "created": created}
+    pointer = _list_and_point(store, stored, created)
+    return {"kind": kind, "version": stored["version"], "sha256": digest, "created": created,
+            "latest": pointer.get("version", stored["version"])}
+
+
+def summary(result: dict[str, Any]) -> str:
+    """One line for a publish result, saying when `latest` stayed on a newer version."""
+    what = "published" if result["created"] else "already published"
+    latest = result.get("latest", result["version"])
+    if latest != result["version"]:
+        what += f"; latest stays at {latest}, published later"
+    return f"{result['kind']} {result['version']} ({what})"
 
 
 def resolve(store: ObjectStore, kind: str, version: str) -> str:
@@ -192,7 +299,7 @@ def download(store: ObjectStore, kind: str, version: str, out: Path) -> dict[str
     if got != manifest.get("sha256"):
         raise StoreError(f"checksum mismatch for {key}: manifest says {manifest.get('sha256')}, got {got}; "
                          f"nothing written")
-    write_atomic(Path(out), data)
+    write_atomic(Path(out), data)  # 0644: a downloaded vocabulary is for every user of the machine
     return manifest
 
 

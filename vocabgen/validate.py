@@ -1,14 +1,18 @@
-"""Validation before publishing: schema, one dimension, finite values, full coverage, and LLVM loads it.
+"""Validation before publishing: schema, one dimension, finite values, full coverage, LLVM loads it, sane magnitudes.
 
 "LLVM loads it" means `llvm-ir2vec embeddings` with the vocabulary gives every function of the
-sample modules a non-zero vector (IR), or at least one machine function a non-zero vector (MIR:
-LLVM 22.1's MIR2Vec crashes on functions that use class-less physical registers such as
+sample modules a non-zero, finite vector (IR), or at least one machine function such a vector
+(MIR: LLVM 22.1's MIR2Vec crashes on functions that use class-less physical registers such as
 `$mxcsr`; those functions are listed in the report, and a vocabulary on which no function loads
-fails).
+fails). Finite values in the file are not enough: LLVM sums them over a function's instructions,
+so a vocabulary of 1e308s gives `inf` for every function. LLVM's own output is therefore read
+(`inf`, `nan` included) and checked before the magnitude bound (vocabfile.MAX_ABS), so the error
+says what LLVM makes of such a file.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import tempfile
 from pathlib import Path
@@ -18,7 +22,7 @@ from farm.errors import InputError, ToolError
 from farm.toolchain import Toolchain
 from vocabgen import layout
 from vocabgen.dataset import check_kind
-from vocabgen.vocabfile import ValidationError, check_coverage, check_schema, parse, sha256
+from vocabgen.vocabfile import ValidationError, check_coverage, check_magnitude, check_schema, parse, sha256
 
 SAMPLES = Path(__file__).parent / "samples"
 _FUNC = re.compile(r"^(?:Function|MIR2Vec embeddings for machine function):?\s*(\S+?):?\s*$")
@@ -55,6 +59,14 @@ def llvm_entities(kind: str, toolchain: Toolchain, mir_sample: Path | None = Non
     return [ln.split("\t")[0] for ln in text.splitlines()[1:] if ln.strip()]
 
 
+def _floats(text: str, where: str) -> list[float]:
+    """The numbers LLVM printed; `inf`, `-inf` and `nan` (LLVM prints them so) are kept as such."""
+    try:
+        return [float(x) for x in text.split()]
+    except ValueError:
+        raise ValidationError(f"unreadable vector in {where}: [{' '.join(text.split())[:80]}]") from None
+
+
 def parse_embeddings(text: str) -> dict[str, list[float]]:
     """Function name -> vector from `llvm-ir2vec embeddings --level=func` output."""
     out: dict[str, list[float]] = {}
@@ -66,9 +78,25 @@ def parse_embeddings(text: str) -> dict[str, list[float]]:
             continue
         v = _VEC.search(line)
         if v and name is not None:
-            out[name] = [float(x) for x in v.group(1).split()]
+            out[name] = _floats(v.group(1), f"llvm-ir2vec embeddings output for {name}")
             name = None
     return out
+
+
+def _names(functions: list[str]) -> str:
+    return ", ".join(functions[:3]) + (f" and {len(functions) - 3} more" if len(functions) > 3 else "")
+
+
+def check_finite(vectors: dict[str, list[float]], module: str) -> None:
+    """LLVM's embeddings must be finite: `inf`/`nan` there means the vocabulary's values are far too large."""
+    infinite = sorted(fn for fn, vec in vectors.items() if any(math.isinf(x) for x in vec))
+    if infinite:
+        raise ValidationError(f"LLVM gives infinite embeddings with this vocabulary ({_names(infinite)} in {module}): "
+                              f"its values are far too large")
+    nan = sorted(fn for fn, vec in vectors.items() if any(math.isnan(x) for x in vec))
+    if nan:
+        raise ValidationError(f"LLVM gives NaN embeddings with this vocabulary ({_names(nan)} in {module}): "
+                              f"its values are far too large")
 
 
 def _embed(kind: str, toolchain: Toolchain, vocab_path: Path, module: Path) -> dict[str, list[float]]:
@@ -110,6 +138,7 @@ def llvm_loads(kind: str, vocab_path: Path, dim: int, toolchain: Toolchain, modu
         for fn, vec in vectors.items():
             if len(vec) != dim:
                 raise ValidationError(f"LLVM read dimension {len(vec)} for {fn} in {module.name}, expected {dim}")
+        check_finite(vectors, module.name)
         zero = sorted(fn for fn, vec in vectors.items() if not any(abs(x) > 0 for x in vec))
         if zero:
             raise ValidationError(f"LLVM gave zero embeddings to {', '.join(zero)} in {module.name}")
@@ -136,7 +165,7 @@ def llvm_printed_vocab(kind: str, vocab_path: Path, toolchain: Toolchain, work: 
             key, _, rest = line[5:].partition(":")
             v = _VEC.search(rest)
             if v:
-                out[key.strip()] = [float(x) for x in v.group(1).split()]
+                out[key.strip()] = _floats(v.group(1), f"LLVM's vocabulary printout for {key.strip()}")
     return out
 
 
@@ -187,6 +216,7 @@ def validate_vocab(
         check_coverage(vocab, layout.entity_keys(kind, names), str(vocab_path))
         read_back = check_llvm_reads_back(kind, vocab, vocab_path, toolchain, Path(tmp))
         loads = llvm_loads(kind, vocab_path, dim, toolchain, modules)
+    check_magnitude(vocab, str(vocab_path))  # after LLVM: for absurd values its verdict (inf) is the clearer error
     return {
         "ok": True,
         "sha256": sha256(data),

@@ -15,6 +15,17 @@ class ValidationError(InputError):
     """A vocabulary that must not be published."""
 
 
+#: The largest |value| a vocabulary may hold. pykeen's TransE keeps every entity vector at L2 norm
+#: 1 (it re-normalises them after each step), so no component of a vector it trains exceeds 1, nor
+#: does a section mean (the vector unseen entities get); LLVM's in-tree seedEmbeddingVocab75D.json
+#: holds values of order 0.1-0.4. Ten times the largest possible TransE value leaves room for a
+#: trainer that does not normalise, and still refuses what only a bug or a hand edit produces:
+#: LLVM sums these vectors over every instruction of a function (weighted 1, 0.5 and 0.2), and
+#: the inliner hands the sums to the policy as float32, so huge values become huge or infinite
+#: features long before the doubles in `llvm-ir2vec` overflow.
+MAX_ABS = 10.0
+
+
 def dumps(vocab: dict[str, dict[str, list[float]]]) -> bytes:
     """Compact, key order kept: same vectors, same bytes."""
     return (json.dumps(vocab, separators=(",", ":"), allow_nan=False) + "\n").encode()
@@ -64,6 +75,15 @@ def check_schema(kind: str, vocab: dict[str, Any], where: str = "vocabulary") ->
                     raise ValidationError(f"{where}: {section}.{key} holds {x} (NaN/Inf)")
     assert dim is not None
     return dim
+
+
+def check_magnitude(vocab: dict[str, Any], where: str = "vocabulary", bound: float = MAX_ABS) -> None:
+    """No value beyond ±`bound` (see MAX_ABS for why); the schema has been checked."""
+    worst = max(((abs(x), section, key) for section, entries in vocab.items()
+                 for key, vec in entries.items() for x in vec), default=(0.0, "", ""))
+    if worst[0] > bound:
+        raise ValidationError(f"{where}: {worst[1]}.{worst[2]} holds a value of magnitude {worst[0]:g}, beyond "
+                              f"{bound:g}: no trainer gives such values (TransE's are at most 1)")
 
 
 def check_coverage(vocab: dict[str, Any], required: dict[str, set[str]], where: str = "vocabulary") -> None:

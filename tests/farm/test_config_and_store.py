@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
 
-from farm.atomic import atomic_dir
+from farm.atomic import atomic_dir, check_writable, write_atomic
 from farm.config import load_settings
-from farm.errors import FarmError, InputError
+from farm.errors import FarmError, InputError, StoreError
 from farm.store import FileStore, MissingObject, open_store
+from tests import tmpfs
 
 
 def test_file_then_env_override(tmp_path: Path) -> None:
@@ -99,3 +102,58 @@ def test_values_are_checked_against_their_setting(tmp_path: Path) -> None:
         load_settings(cfg, env={})
     cfg.write_text("[policy]\ntimeout = 30\n")
     assert load_settings(cfg, env={}).policy.timeout == 30.0
+
+
+def _mode(p: Path) -> int:
+    return stat.S_IMODE(p.stat().st_mode)
+
+
+def test_outputs_are_world_readable_whatever_the_umask(tmp_path: Path) -> None:
+    """Objects and files 0644, the directories made for them 0755: a web server (another user) serves them."""
+    old = os.umask(0o077)  # a hardened service's umask; mkstemp alone gives 0600 anyway
+    try:
+        store = FileStore(tmp_path / "store")
+        store.put("vocab/ir/v1/vocab.json", b"{}")
+        write_atomic(tmp_path / "dl" / "deep" / "vocab.json", b"{}")
+        with atomic_dir(tmp_path / "out", "m") as tmp:
+            write_atomic(tmp / "m", "x")
+        write_atomic(tmp_path / "secret", "s", mode=0o600)
+    finally:
+        os.umask(old)
+    for d in ("store", "store/vocab", "store/vocab/ir", "store/vocab/ir/v1", "dl", "dl/deep", "out"):
+        assert _mode(tmp_path / d) == 0o755, d
+    for f in ("store/vocab/ir/v1/vocab.json", "dl/deep/vocab.json", "out/m"):
+        assert _mode(tmp_path / f) == 0o644, f
+    assert _mode(tmp_path / "secret") == 0o600
+
+
+@pytest.fixture
+def full(tmp_path: Path):
+    """A real 256 KiB tmpfs; `tmpfs.fill` takes its space in the test."""
+    with tmpfs.mounted(tmp_path / "fs", "256k") as fs:
+        yield fs
+
+
+def test_a_full_disk_is_one_line_naming_the_path_and_leaves_nothing(full: Path) -> None:
+    store = FileStore(full / "store")
+    store.put("vocab/index.json", b"old index")
+    write_atomic(full / "kept.json", b"old")
+    tmpfs.fill(full, 0)
+    big = b"x" * 3 * tmpfs.page_size(full)
+
+    with pytest.raises(StoreError, match=rf"^cannot write {full}/store/vocab/index\.json: no space left on device$"):
+        store.put("vocab/index.json", big)
+    with pytest.raises(FarmError, match=rf"^cannot write {full}/kept\.json: no space left on device$"):
+        write_atomic(full / "kept.json", big)
+    with pytest.raises(FarmError, match=rf"^cannot write output {full}/out: no space left on device$"), \
+            atomic_dir(full / "out", "manifest.json") as tmp:
+        (tmp / "manifest.json").write_bytes(big)
+    with pytest.raises(FarmError, match=rf"^output directory {full} is not writable: no space left on device$"):
+        check_writable(full / "new" / "dir")
+
+    assert store.get("vocab/index.json") == b"old index" and (full / "kept.json").read_bytes() == b"old"
+    leftovers = sorted(str(p.relative_to(full)) for p in full.rglob("*") if not p.name.startswith("filler-"))
+    assert leftovers == ["kept.json", "store", "store/vocab", "store/vocab/index.json"], "no temporary left behind"
+    tmpfs.unfill(full)
+    store.put("vocab/index.json", big)
+    assert store.get("vocab/index.json") == big

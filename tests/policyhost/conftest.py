@@ -10,8 +10,17 @@ import pytest
 from farm.toolchain import Toolchain
 from tests.conftest import CSRC
 
-__all__ = ["CSRC", "VOCAB_DIM", "cmake_build", "ir2vec_vocab", "process_running", "write_onnx_first_masked_out",
-           "write_onnx_nan_logit", "write_onnx_policy"]
+__all__ = [
+    "CSRC",
+    "VOCAB_DIM",
+    "cmake_build",
+    "ir2vec_vocab",
+    "process_running",
+    "publish_vocab",
+    "write_onnx_first_masked_out",
+    "write_onnx_nan_logit",
+    "write_onnx_policy",
+]
 VOCAB_DIM = 8
 
 
@@ -143,3 +152,19 @@ def process_running(pid: int, marker: str) -> bool:
     except OSError:
         return False
     return marker.encode() in cmdline and state != "Z"
+
+
+def publish_vocab(data: bytes, dimension: int = VOCAB_DIM, when: float | None = None) -> str:
+    """Publish `data` as an IR vocabulary of the configured store, signed by this farm; its version.
+
+    A stand-in for a trained and validated vocabulary: the validation record is written as
+    `vocab publish` would after asking LLVM (the policy tests use LLVM with it themselves).
+    """
+    from farm.store import store_from_settings
+    from vocabgen.publish import publish
+    from vocabgen.signing import farm_key, sign
+    from vocabgen.vocabfile import sha256
+
+    manifest = sign(data, {"kind": "ir", "dimension": dimension, "sha256": sha256(data), "lineage": {}}, farm_key())
+    manifest["validation"] = {"ok": True, "sha256": sha256(data)}
+    return publish(store_from_settings(), data, manifest, when=when)["version"]

@@ -21,7 +21,7 @@ import pytest
 from farm.toolchain import Toolchain
 from policyhost.cc import launcher_command, parse_args
 from policyhost.protocol import Observation
-from tests.policyhost.conftest import CSRC, cmake_build, process_running, write_onnx_policy
+from tests.policyhost.conftest import CSRC, cmake_build, process_running, publish_vocab, write_onnx_policy
 
 SOURCES = sorted(CSRC.glob("*.c"))
 BIN = Path(sys.executable).parent
@@ -397,30 +397,22 @@ def test_policy_timeout_from_the_environment_may_have_a_fraction(tmp_path: Path)
 def test_printed_launcher_pins_the_published_vocabulary(toolchain: Toolchain, tmp_path: Path,
                                                         ir2vec_vocab: Path, capsys: pytest.CaptureFixture) -> None:
     """`--vocab store:latest` is resolved once, when the launcher is printed: a later publication changes nothing."""
-    import hashlib
     import json
 
     from farm.cli import main
-    from farm.store import store_from_settings
-    from vocabgen.publish import publish
 
     assert main(["policy-cc", "--print-launcher", "--vocab", "store:latest"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no ir vocabulary has been published" in err[0]
 
-    def publish_vocab(data: bytes, when: float) -> str:
-        manifest = {"kind": "ir", "dimension": 8, "sha256": hashlib.sha256(data).hexdigest(),
-                    "validation": {"ok": True, "sha256": hashlib.sha256(data).hexdigest()}, "lineage": {}}
-        return publish(store_from_settings(), data, manifest, when=when)["version"]
-
-    first = publish_vocab(ir2vec_vocab.read_bytes(), time.time() - 60)
+    first = publish_vocab(ir2vec_vocab.read_bytes(), when=time.time() - 60)
     prefix = launcher_command("heuristic", vocab="store:latest")
     pinned = Path(prefix[prefix.index("--vocab") + 1])
     assert pinned.is_absolute() and pinned.name == f"{first}.json"
     assert pinned.read_bytes() == ir2vec_vocab.read_bytes()
     newer = json.loads(ir2vec_vocab.read_text())
     newer["Opcodes"] = {k: [-v for v in vec] for k, vec in newer["Opcodes"].items()}
-    second = publish_vocab(json.dumps(newer).encode(), time.time())
+    second = publish_vocab(json.dumps(newer).encode(), when=time.time())
     assert second != first
     p = run([*prefix, "clang", "-Oz", "-c", CSRC / "sort.c", "-o", tmp_path / "s.o"])
     assert p.returncode == 0, p.stderr

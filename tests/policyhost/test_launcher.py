@@ -22,6 +22,7 @@ from tests.policyhost.conftest import (
     CSRC,
     VOCAB_DIM,
     cmake_build,
+    publish_vocab,
     write_onnx_first_masked_out,
     write_onnx_nan_logit,
     write_onnx_policy,
@@ -272,21 +273,12 @@ def test_cmake_compiler_launcher(toolchain: Toolchain, tmp_path: Path) -> None:
 
 
 def test_vocabulary_published_by_the_farm(toolchain: Toolchain, tmp_path: Path, ir2vec_vocab: Path) -> None:
-    import hashlib
-
-    from farm.store import store_from_settings
-    from vocabgen.publish import publish
-
     argv = ["clang", "-Oz", "-c", str(CSRC / "sort.c"), "-o", str(tmp_path / "s.o")]
     with pytest.raises(InputError, match="no ir vocabulary has been published"):
         run_compile(argv, "heuristic", vocab="store:latest", toolchain=toolchain)
-    data = ir2vec_vocab.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    manifest = {"kind": "ir", "dimension": VOCAB_DIM, "sha256": digest, "validation": {"ok": True, "sha256": digest},
-                "lineage": {"llvm_version": toolchain.version}}
-    published = publish(store_from_settings(), data, manifest)
+    version = publish_vocab(ir2vec_vocab.read_bytes())
     out = run_compile(argv, "heuristic", vocab="store:latest", toolchain=toolchain, timeout=30)
     assert out.ok, out.error
     cached = list((tmp_path / "var" / "cache" / "vocab" / "ir").glob("*.json"))
-    assert [c.name for c in cached] == [f"{published['version']}.json"] and cached[0].read_bytes() == data
+    assert [c.name for c in cached] == [f"{version}.json"] and cached[0].read_bytes() == ir2vec_vocab.read_bytes()
     assert (tmp_path / "s.o").read_bytes() == plain_oz(toolchain, CSRC / "sort.c", tmp_path / "p.o")

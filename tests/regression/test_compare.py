@@ -178,19 +178,13 @@ def test_differing_output_is_a_regression_not_a_measurement(tmp_path: Path) -> N
 
 
 def test_vocabulary_published_by_the_farm_is_resolved_once(compare_corpus: Path, ir2vec_vocab: Path) -> None:
-    import hashlib
-
-    from farm.store import store_from_settings
-    from vocabgen.publish import publish
+    from tests.policyhost.conftest import publish_vocab
 
     with pytest.raises(InputError, match="no ir vocabulary has been published"):
         run_comparison(RunRequest(builder="pub", corpus=compare_corpus, vocab="store:latest", repeats=0))
-    data = ir2vec_vocab.read_bytes()
-    manifest = {"kind": "ir", "dimension": 8, "sha256": hashlib.sha256(data).hexdigest(),
-                "validation": {"ok": True, "sha256": hashlib.sha256(data).hexdigest()}, "lineage": {}}
-    published = publish(store_from_settings(), data, manifest)
+    version = publish_vocab(ir2vec_vocab.read_bytes())
     result = run_comparison(RunRequest(builder="pub", corpus=compare_corpus, vocab="store:latest", repeats=0))
-    assert result.run.vocab_version == published["version"]
+    assert result.run.vocab_version == version
     assert result.run.config["vocab"] == "store:latest"
     assert result.skipped == [] and _values(result, "policy")
 

@@ -75,3 +75,53 @@ def s3_store(endpoint_url: str, bucket: str = "mlgo-vocab", prefix: str = "farm"
                     connect_timeout=2, retries=1)
     store.ensure_bucket()
     return store
+
+
+def handmade_vocab(salt: int = 0, scale: float = 0.5) -> bytes:
+    """A tiny IR vocabulary in LLVM's layout: schema-valid but not complete, for the store's logic, not for LLVM."""
+    from vocabgen.vocabfile import dumps
+
+    sections = {"Opcodes": ("Ret", "Br", "Add"), "Types": ("VoidTy", "IntegerTy"),
+                "Arguments": ("Function", "Constant")}
+    n = 0
+    vocab: dict[str, dict[str, list[float]]] = {}
+    for section, keys in sections.items():
+        vocab[section] = {}
+        for key in keys:
+            n += 1
+            vocab[section][key] = [round(scale * ((n * 7 + salt * 13 + i) % 11 - 5) / 5, 3) for i in range(4)]
+    return dumps(vocab)
+
+
+def handmade_manifest(data: bytes, key: bytes, dataset: str = "ir-00000000000000aa", mrr: float = 0.5) -> dict:
+    """A signed manifest for `data`, with a validation record as `vocab publish` would add after asking LLVM.
+
+    publish() trusts that record (the CLI and the Celery validate task compute it); these tests are
+    about what publish() does with the store.
+    """
+    from vocabgen.signing import sign
+    from vocabgen.vocabfile import sha256
+
+    manifest = {
+        "format": 1, "kind": "ir", "sha256": sha256(data), "dimension": 4,
+        "dataset": {"id": dataset}, "lineage": {"dataset_id": dataset, "llvm_version": "22.1.8"},
+        "parameters": TINY.to_dict(), "metrics": {"holdout": {"mrr": mrr, "hits_at_10": 0.9}},
+    }
+    return {**sign(data, manifest, key), "validation": {"ok": True, "sha256": sha256(data)}}
+
+
+def assert_consistent(store, kind: str = "ir") -> list[str]:
+    """`latest` names a version the index lists, and every listed version is complete and intact; returns them."""
+    import json
+
+    from vocabgen import publish as pub
+    from vocabgen.vocabfile import sha256
+
+    listed = [v["version"] for v in pub.read_index(store) if v["kind"] == kind]
+    latest = pub.read_latest(store, kind)
+    if latest is not None:
+        assert latest["version"] in listed, f"latest names {latest['version']}, the index lists {listed}"
+    for version in listed:
+        manifest = json.loads(store.get(f"vocab/{kind}/{version}/manifest.json"))
+        assert sha256(store.get(f"vocab/{kind}/{version}/vocab.json")) == manifest["sha256"], version
+    return listed

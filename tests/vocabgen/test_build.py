@@ -51,3 +51,19 @@ def test_a_finished_output_is_read_without_training(tmp_path: Path) -> None:
 
     assert train_once(out, must_not_train) == read_local(out)
 
+
+
+def test_a_trained_output_is_readable_by_other_users_whatever_the_umask(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    from vocabgen.build import write_local
+
+    old = os.umask(0o077)
+    try:
+        out = write_local(tmp_path / "t", *_made("modes"))
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o755
+    assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in out.iterdir()} == {"vocab.json": 0o644,
+                                                                               "manifest.json": 0o644}

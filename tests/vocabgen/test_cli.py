@@ -88,7 +88,13 @@ def _store_keys() -> list[str]:
 
 def test_publish_validates_again_and_refuses_a_hand_edited_manifest(ir_dataset: Path, tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture) -> None:
-    """A manifest's validation record is the user's word: `vocab publish` asks LLVM again."""
+    """A manifest's validation record is the user's word: `vocab publish` asks LLVM again.
+
+    A hand-edited vocabulary fails the signature first; even one the farm signed (training has a
+    bug, say) is refused by LLVM's verdict, whatever validation record its manifest carries.
+    """
+    from vocabgen.signing import farm_key, sign
+
     out = tmp_path / "trained"
     assert main(["vocab", "train", str(ir_dataset), "-o", str(out), "--no-validate", *TINY]) == 0
     assert "not validated" in capsys.readouterr().out
@@ -99,6 +105,11 @@ def test_publish_validates_again_and_refuses_a_hand_edited_manifest(ir_dataset: 
     manifest = json.loads((out / "manifest.json").read_text())
     forged = {"ok": True, "sha256": sha256(data)}  # even a record naming the right bytes
     (out / "manifest.json").write_text(json.dumps({**manifest, "sha256": sha256(data), "validation": forged}))
+    assert main(["vocab", "publish", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "signature does not match its vocabulary bytes" in err[0], err
+    signed = sign(data, {**manifest, "sha256": sha256(data)}, farm_key())
+    (out / "manifest.json").write_text(json.dumps({**signed, "validation": forged}))
     assert main(["vocab", "publish", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("mlgo-farm: error: ") and "have no vector: Ret" in err[0], err
@@ -169,3 +180,115 @@ def test_retrain_checks_parameters_before_enqueueing(redis_url: str) -> None:
         assert queue.llen("celery") == 1, "a good request is enqueued (no worker takes it)"
     finally:
         queue.flushall()
+
+
+def _one_error_line(capsys: pytest.CaptureFixture) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("mlgo-farm: error: "), err
+    return err[0].removeprefix("mlgo-farm: error: ")
+
+
+def test_validating_a_vocabulary_llvm_embeds_as_infinite_is_one_line(ir_dataset: Path, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "trained"
+    assert main(["vocab", "train", str(ir_dataset), "-o", str(out), "--no-validate", *TINY]) == 0
+    vocab = json.loads((out / "vocab.json").read_text())
+    huge = tmp_path / "huge.json"
+    huge.write_text(json.dumps({s: {k: [1e308] * len(v) for k, v in e.items()} for s, e in vocab.items()}))
+    capsys.readouterr()
+    assert main(["vocab", "validate", str(huge), "--kind", "ir"]) == 2
+    assert _one_error_line(capsys).startswith("LLVM gives infinite embeddings with this vocabulary (")
+
+
+def test_a_manifest_copied_from_another_vocabulary_is_refused(ir_dataset: Path, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture) -> None:
+    """Copying A's manifest next to B's vocabulary (its sha256 fixed up) would list A's metrics and dataset for B."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["vocab", "train", str(ir_dataset), "-o", str(a), "--no-validate", *TINY]) == 0
+    assert main(["vocab", "train", str(ir_dataset), "-o", str(b), "--no-validate", *TINY, "--seed", "1"]) == 0
+    capsys.readouterr()
+    manifest = json.loads((a / "manifest.json").read_text())
+    manifest["sha256"] = sha256((b / "vocab.json").read_bytes())
+    (b / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["vocab", "publish", str(b)]) == 2
+    assert _one_error_line(capsys) == (
+        "the manifest's signature does not match its vocabulary bytes, lineage, metrics and parameters "
+        "(copied from another vocabulary or edited); nothing published")
+    assert _store_keys() == []
+
+
+def test_republishing_older_content_leaves_latest_and_says_so(ir_dataset: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture) -> None:
+    old, new = tmp_path / "old", tmp_path / "new"
+    for out, seed in ((old, "0"), (new, "1")):
+        assert main(["vocab", "train", str(ir_dataset), "-o", str(out), "--no-validate", *TINY, "--seed", seed]) == 0
+    capsys.readouterr()
+    versions = []
+    for out in (old, new):
+        assert main(["vocab", "publish", str(out)]) == 0
+        versions.append(capsys.readouterr().out.split()[1])
+    assert main(["vocab", "publish", str(old)]) == 0
+    assert capsys.readouterr().out.strip() == (
+        f"ir {versions[0]} (already published; latest stays at {versions[1]}, published later)")
+    assert main(["vocab", "show", "--kind", "ir"]) == 0
+    assert json.loads(capsys.readouterr().out)["version"] == versions[1]
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path):
+    """A real tmpfs with no page left."""
+    from tests import tmpfs
+
+    with tmpfs.mounted(tmp_path / "full", "256k") as fs:
+        tmpfs.fill(fs, 0)
+        yield fs
+
+
+def _leftovers(root: Path) -> list[str]:
+    return sorted(p.name for p in root.iterdir() if not p.name.startswith("filler-"))
+
+
+@pytest.mark.parametrize("where", ["unrelated directory", "full disk"])
+def test_train_checks_its_output_before_training(ir_dataset: Path, tmp_path: Path, request, where: str) -> None:
+    """With 10**9 epochs, only a check made before training can answer within the time limit."""
+    if where == "full disk":
+        out = request.getfixturevalue("full_disk") / "out"
+        message = f"output directory {out.parent} is not writable: no space left on device"
+    else:
+        out = tmp_path / "home"
+        out.mkdir()
+        (out / "thesis.tex").write_text("years of work")
+        message = f"output {out} is a non-empty directory without manifest.json"
+    res = subprocess.run([MLGO_FARM, "vocab", "train", str(ir_dataset), "-o", str(out), *TINY,
+                          "--epochs", "1000000000"], capture_output=True, text=True, timeout=120)
+    assert res.returncode != 0
+    assert len(res.stderr.splitlines()) == 1 and res.stderr.startswith(f"mlgo-farm: error: {message}"), res.stderr
+    assert not (out / "vocab.json").exists()
+
+
+def test_download_to_a_full_disk_is_one_line(full_disk: Path, capsys: pytest.CaptureFixture) -> None:
+    from farm.store import store_from_settings
+    from tests.vocabgen.conftest import handmade_manifest, handmade_vocab
+    from vocabgen import publish as pub
+    from vocabgen.signing import farm_key
+
+    data = handmade_vocab()
+    pub.publish(store_from_settings(), data, handmade_manifest(data, farm_key()))
+    assert main(["vocab", "download", "--kind", "ir", "-o", str(full_disk / "v.json")]) == 1
+    assert _one_error_line(capsys) == f"output directory {full_disk} is not writable: no space left on device"
+    assert _leftovers(full_disk) == []
+
+
+def test_publish_to_a_full_store_is_one_line_and_publishes_nothing(ir_dataset: Path, tmp_path: Path, full_disk: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "trained"
+    assert main(["vocab", "train", str(ir_dataset), "-o", str(out), "--no-validate", *TINY]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("MLGO_FARM_STORE_URL", (full_disk / "store").as_uri())
+    assert main(["vocab", "publish", str(out)]) == 4
+    message = _one_error_line(capsys)
+    assert message.startswith(f"cannot write {full_disk}/store/vocab/ir/") and message.endswith(
+        "/vocab.json: no space left on device"), message
+    assert sorted(str(p.relative_to(full_disk)) for p in (full_disk / "store").rglob("*") if p.is_file()) == [
+        "store/.vocab-publish.lock"], "nothing published, no temporary left"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,8 @@ from farm.toolchain import Toolchain
 from tests.vocabgen.conftest import TINY
 from vocabgen.build import train_vocabulary
 from vocabgen.dataset import load_dataset
-from vocabgen.validate import validate_vocab
-from vocabgen.vocabfile import ValidationError, sha256
+from vocabgen.validate import check_finite, parse_embeddings, validate_vocab
+from vocabgen.vocabfile import MAX_ABS, ValidationError, sha256
 
 
 @pytest.fixture(scope="module")
@@ -68,3 +69,50 @@ def test_each_defect_fails_validation(ir_vocab: dict, toolchain: Toolchain, tmp_
     for bad, message in _mutations(ir_vocab):
         with pytest.raises(ValidationError, match=message):
             validate_vocab("ir", _write(tmp_path, bad), toolchain)
+
+
+def _scaled(vocab: dict, value: float) -> dict:
+    """Every entity LLVM knows, every component `value`: valid JSON, finite, complete."""
+    return {s: {k: [value] * len(v) for k, v in entries.items()} for s, entries in vocab.items()}
+
+
+@pytest.mark.parametrize("value", [1e308, -1e308])
+def test_a_vocabulary_llvm_embeds_as_infinite_fails(ir_vocab: dict, toolchain: Toolchain, tmp_path: Path,
+                                                     value: float) -> None:
+    """Each value is finite, but LLVM's sums over a function's instructions are not."""
+    path = _write(tmp_path, _scaled(ir_vocab, value))
+    with pytest.raises(ValidationError, match=r"^LLVM gives infinite embeddings with this vocabulary \(\w+") as e:
+        validate_vocab("ir", path, toolchain)
+    assert "\n" not in str(e.value)
+
+
+def test_magnitudes_no_trainer_gives_fail(ir_vocab: dict, toolchain: Toolchain, tmp_path: Path) -> None:
+    """1e30 everywhere is finite for LLVM's doubles, and still no vocabulary any trainer makes."""
+    with pytest.raises(ValidationError, match=r"holds a value of magnitude 1e\+30, beyond 10: no trainer gives such "
+                                              r"values \(TransE's are at most 1\)$"):
+        validate_vocab("ir", _write(tmp_path, _scaled(ir_vocab, 1e30)), toolchain)
+    one = json.loads(json.dumps(ir_vocab))
+    one["Arguments"]["Constant"][0] = -(MAX_ABS + 0.5)
+    with pytest.raises(ValidationError, match=rf"Arguments\.Constant holds a value of magnitude {MAX_ABS + 0.5:g}"):
+        validate_vocab("ir", _write(tmp_path, one), toolchain)
+    one["Arguments"]["Constant"][0] = -MAX_ABS
+    assert validate_vocab("ir", _write(tmp_path, one), toolchain)["ok"], "the bound itself is allowed"
+
+
+def test_trained_values_are_within_the_transe_bound(ir_vocab: dict) -> None:
+    """The reason for MAX_ABS: TransE's entity vectors (and section means of them) have components of at most 1."""
+    values = [abs(x) for entries in ir_vocab.values() for vec in entries.values() for x in vec]
+    assert 0 < max(values) <= 1.0 + 1e-6 < MAX_ABS
+
+
+def test_llvm_output_with_inf_and_nan_is_read_as_such() -> None:
+    text = "Function: f\n [ 1.00  inf  -2.50 ]\nFunction: g\n [ -inf  0.00  0.00 ]\nFunction: h\n [ nan  -nan  1.00 ]\n"
+    vectors = parse_embeddings(text)
+    assert vectors["f"][:2] == [1.0, math.inf] and vectors["g"][0] == -math.inf
+    assert all(math.isnan(x) for x in vectors["h"][:2])
+    with pytest.raises(ValidationError, match=r"^LLVM gives infinite embeddings with this vocabulary \(f, g in m\.bc"):
+        check_finite(vectors, "m.bc")
+    with pytest.raises(ValidationError, match=r"^LLVM gives NaN embeddings with this vocabulary \(h in m\.bc\)"):
+        check_finite({"h": vectors["h"]}, "m.bc")
+    with pytest.raises(ValidationError, match=r"^unreadable vector in llvm-ir2vec embeddings output for f: \[1\.0 x"):
+        parse_embeddings("Function: f\n [ 1.0 x ]\n")
