@@ -40,7 +40,7 @@ def main(n: int) -> None:
     wdir = buildbot_worker.create(s)
     try:
         buildbot_worker.start(s, wdir)
-        api = MasterAPI(control.url(s))
+        api = MasterAPI.for_settings(s)
         api.wait_workers(["local"], 60)
         via = []
         for _ in range(n):

@@ -6,12 +6,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from buildbot.config.errors import ConfigErrors
-from buildbot.plugins import changes, worker
+from buildbot.plugins import changes, util, worker
 
 from farm.config import Settings, load_settings
 from farm.errors import FarmError
+from master.collapse import collapse_requests
 from master.factories import FARM_COMMAND, active_builders, builder_configs
-from master.layout import worker_password
+from master.layout import web_users, worker_password
 from master.registry import REGISTRY, Builder, validate
 from master.reporters import make_reporters
 from master.schedulers import make_schedulers
@@ -40,7 +41,8 @@ def _build(s: Settings, registry: Sequence[Builder], farm_command: Sequence[str]
         "buildbotNetUsageData": None,
         "db": {"db_url": "sqlite:///state.sqlite"},  # relative to the master directory
         "protocols": {"pb": {"port": f"tcp:{bb.pb_port}:interface={bb.bind}"}},
-        "www": {"port": f"tcp:{bb.www_port}:interface={bb.bind}", "plugins": {}},
+        "www": {"port": f"tcp:{bb.www_port}:interface={bb.bind}", "plugins": {}, **web_access(s)},
+        "collapseRequests": collapse_requests,
         "workers": [worker.Worker(w.name, password, max_builds=w.max_builds,
                                   properties={"worker_tags": sorted(w.tags)}) for w in workers],
         "builders": builder_configs(active, workers, farm_command),
@@ -52,3 +54,26 @@ def _build(s: Settings, registry: Sequence[Builder], farm_command: Sequence[str]
         # `buildbot sendchange --master HOST:PB_PORT --auth change:PASSWORD --project P`
         c["change_source"].append(changes.PBChangeSource(user="change", passwd=password))
     return c
+
+
+#: The role every web login has; every control action needs it.
+OPERATOR = "operator"
+
+
+def web_access(s: Settings) -> dict[str, Any]:
+    """`www['auth']` and `www['authz']`: anonymous visitors see everything and change nothing.
+
+    Buildbot's AnyControlEndpointMatcher matches every action that is not a read (force, stop,
+    cancel, rebuild, pausing a worker, enabling a scheduler, ...), and with its default deny an
+    anonymous request gets HTTP 403. Logins are Buildbot's UserPasswordAuth (HTTP basic or digest
+    at /auth/login, then a session cookie): the configured admin and the users file
+    (master.layout.web_users); each has the operator role.
+    """
+    users = web_users(s)
+    return {
+        "auth": util.UserPasswordAuth(users),
+        "authz": util.Authz(
+            allowRules=[util.AnyControlEndpointMatcher(role=OPERATOR)],
+            roleMatchers=[util.RolesFromUsername(roles=[OPERATOR], usernames=sorted(users))],
+        ),
+    }

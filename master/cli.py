@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from farm.config import load_settings
-from farm.errors import FarmError, InputError
+from farm.errors import InputError
 
 
 def _master(args: argparse.Namespace) -> int:
@@ -20,6 +19,9 @@ def _master(args: argparse.Namespace) -> int:
         print(f"master running in {control.start(s)} at {control.url(s)}")
     elif args.action == "stop":
         print("master stopped" if control.stop(s) else "master was not running")
+    elif args.action == "reconfig":
+        control.reconfig(s)
+        print("master reconfigured (master.cfg and the web users file reread)")
     elif args.action == "check":
         from master.verbcheck import check_registry
 
@@ -41,39 +43,21 @@ def _parse_props(items: list[str]) -> dict[str, str]:
 
 
 def _force(args: argparse.Namespace) -> int:
-    from master import control
+    from master.forcing import follow, form_fields, plan, report
     from master.rest import MasterAPI
 
     s = load_settings()
-    api = MasterAPI(args.url or control.url(s))
+    api = MasterAPI.for_settings(s, url=args.url, user=args.user)
     props = _parse_props(args.property)
-    before = api.last_buildid()
-    for b in args.builders:
-        print(f"forced {b}: buildset {api.force(b, props, reason=args.reason)}")
+    # every builder's form first: a bad property is refused before anything is submitted
+    per_builder = plan({b: form_fields(api.force_form(b)) for b in dict.fromkeys(args.builders)}, props)
+    bsids = []
+    for b, bprops in per_builder.items():
+        bsids.append(api.force(b, bprops, reason=args.reason))
+        print(f"forced {b}: buildset {bsids[-1]}")
     if not args.wait:
         return 0
-    api.wait_idle(args.timeout)
-    return report(api, before)
-
-
-def report(api, after_buildid: int) -> int:
-    """Print every build after `after_buildid` (including triggered ones); 1 if any did not succeed."""
-    results = api.builds_after(after_buildid)
-    failed = [r for r in results if not r.ok]
-    for r in results:
-        print(f"{r.builder} #{r.number}: {r.result} ({r.state}) {r.url}")
-        for name, res in r.steps:
-            print(f"    {name}: {res}")
-        for key, value in sorted(r.captured.items()):
-            print(f"    => {key} = {value}")
-    for r in failed:
-        bad = [n for n, res in r.steps if res not in ("success", "warnings", "skipped")]
-        if bad:
-            print(f"--- {r.builder} #{r.number}, step {bad[0]} (last lines):", file=sys.stderr)
-            print(api.step_log_tail(r.buildid, bad[0]), file=sys.stderr)
-    if not results:
-        raise FarmError("no build ran")
-    return 1 if failed else 0
+    return report(api, *follow(api, bsids, args.timeout))
 
 
 def _worker(args: argparse.Namespace) -> int:
@@ -114,13 +98,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     msub = p.add_subparsers(dest="master_verb", metavar="ACTION", required=True)
     for action, text in (("create", "create the master directory and SQLite database under var/"),
                          ("start", "start the master (idempotent)"), ("stop", "stop the master"),
+                         ("reconfig", "make the running master reread its configuration and web users"),
                          ("check", "validate the registry against the CLI and run `buildbot checkconfig`")):
         msub.add_parser(action, help=text).set_defaults(func=_master, action=action)
-    f = msub.add_parser("force", help="force builders through the REST API; --wait reports the results")
+    f = msub.add_parser("force", help="force builders through the REST API (logged in); --wait reports the results")
     f.add_argument("builders", nargs="+", metavar="BUILDER")
-    f.add_argument("-p", "--property", action="append", default=[], metavar="NAME=VALUE")
+    f.add_argument("-p", "--property", action="append", default=[], metavar="NAME=VALUE",
+                   help="a parameter of the builder's force form (a property no named builder declares is an error)")
     f.add_argument("--reason", default="forced from the command line")
-    f.add_argument("--wait", action="store_true", help="wait for these and triggered builds; exit 1 if any failed")
+    f.add_argument("--user", help="web login (default [buildbot] client_user, else admin_user); its password is "
+                                  "[buildbot] client_password (MLGO_FARM_BUILDBOT_CLIENT_PASSWORD), else the "
+                                  "admin's configured or generated one")
+    f.add_argument("--wait", action="store_true",
+                   help="follow exactly these buildsets and the builds they trigger; exit 1 if any failed, "
+                        "was merged into another request (SKIPPED) or was cancelled")
     f.add_argument("--timeout", type=float, default=3 * 3600, help="seconds to wait (default 3h)")
     f.add_argument("--url", help="master URL (default from [buildbot])")
     f.set_defaults(func=_force)

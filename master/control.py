@@ -6,7 +6,7 @@ from pathlib import Path
 
 from farm.config import Settings
 from farm.errors import FarmError
-from master.layout import master_dir, password_file, worker_password
+from master.layout import admin_password, admin_password_file, master_dir, password_file, worker_password
 from master.procs import farm_env, pid_alive, run, venv_tool
 
 MASTER_CFG = Path(__file__).with_name("master.cfg")
@@ -16,6 +16,7 @@ def create(settings: Settings, config_file: Path = MASTER_CFG) -> Path:
     """Make the master directory (SQLite database inside) once; (re)link `config_file` as its master.cfg."""
     basedir = master_dir(settings)
     worker_password(settings, create=True)
+    admin_password(settings, create=True)
     if not (basedir / "buildbot.tac").is_file():
         basedir.parent.mkdir(parents=True, exist_ok=True)
         run([venv_tool("buildbot"), "create-master", "--quiet", "--relocatable", "--db", "sqlite:///state.sqlite",
@@ -37,6 +38,8 @@ def check(settings: Settings) -> str:
     env = farm_env(settings)
     if not (settings.buildbot.worker_password or password_file(settings).is_file()):
         env["MLGO_FARM_BUILDBOT_WORKER_PASSWORD"] = "checkconfig-only"  # the check needs no real secret
+    if not (settings.buildbot.admin_password or admin_password_file(settings).is_file()):
+        env["MLGO_FARM_BUILDBOT_ADMIN_PASSWORD"] = "checkconfig-only"
     return run([venv_tool("buildbot"), "checkconfig", str(target)], env, "buildbot checkconfig")
 
 
@@ -55,6 +58,14 @@ def start(settings: Settings, config_file: Path = MASTER_CFG) -> Path:
         if running(settings) is None:
             raise FarmError(f"buildbot master did not start; see {basedir / 'twistd.log'}")
     return basedir
+
+
+def reconfig(settings: Settings) -> None:
+    """`buildbot reconfig`: the running master rereads master.cfg (and so the web users file)."""
+    if running(settings) is None:
+        raise FarmError("the buildbot master is not running")
+    run([venv_tool("buildbot"), "reconfig", str(master_dir(settings))], farm_env(settings), "buildbot reconfig",
+        timeout=180)
 
 
 def stop(settings: Settings) -> bool:

@@ -6,6 +6,11 @@ that carries all of its tags, plus when it runs (`nightly` cron, `after` other b
 mail notifier). Step arguments may name build properties as `{name}`; a property is a
 parameter of the builder (with a default, shown in the force form) or captured by an earlier
 step of an upstream builder and passed along when that builder triggers this one.
+
+Whoever may force a build chooses only among what is declared here: every parameter is a fixed
+set of choices or text that one pattern must match (and that can never start with `-`). Paths
+and executables are never parameters; a toolchain or a corpus directory reaches a builder only
+from the upstream build that produced it on the same worker, by trigger.
 """
 
 from __future__ import annotations
@@ -15,10 +20,17 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from farm.errors import InputError
+from policyhost import advisors
+from regression.benchmarks import BENCHMARKS
+from workers.debsrc import RECIPES
 
 NOTIFY_MODES = ("change", "failing", "passing", "problem", "warnings", "exception", "cancelled")
 _PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+_PROP = re.compile(r"^[a-z_][a-z0-9_]*$")
+#: Names Buildbot or the farm sets itself: reserved by the force form, or bookkeeping set by trigger.
+RESERVED_PROPS = frozenset({"owner", "builderNames", "builderid", "username", "reason", "priority", "scheduler",
+                            "upstream_worker", "workername", "buildername", "buildnumber"})
 
 
 @dataclass(frozen=True)
@@ -46,11 +58,29 @@ class Step:
 
 @dataclass(frozen=True)
 class Param:
-    """A build property with a default, editable in the force form."""
+    """A build property with a default, settable in the force form, always constrained.
+
+    Exactly one of `choices` (the form offers these and nothing else: a ChoiceStringParameter)
+    or `regex` (free text the whole of which must match; a StringParameter with Buildbot's
+    `regex=`). Either way a value never starts with `-`, so it cannot turn into an option of
+    the verb it is passed to.
+    """
 
     name: str
     default: str
     help: str = ""
+    choices: tuple[str, ...] = ()
+    regex: str = ""
+
+    @property
+    def pattern(self) -> str:
+        """The pattern Buildbot checks with `re.match`: anchored at both ends, no leading '-'."""
+        return rf"(?!-)(?:{self.regex})\Z"
+
+    def accepts(self, value: str) -> bool:
+        if self.choices:
+            return value in self.choices
+        return re.match(self.pattern, value) is not None
 
 
 @dataclass(frozen=True)
@@ -88,6 +118,7 @@ _PUBLISHED = (("dataset", r"published dataset (\S+) to "),)
 _LLVM_BUILT = (("llvm_bin", r"LLVM at \S+: (\S+)$"), ("llvm_build", r"LLVM at \S+: (\S+)/bin$"))
 _RETRAINED = (("vocab_version", r"^(?:ir|mir) (\S+) \((?:already )?published\)$"),)
 _REPORT = (("report", r"^report: (\S+)"),)
+#: Set only by llvm-tot's trigger (its toolchain on the same worker); never a parameter.
 _LLVM_BIN = IfSet("llvm_bin", ("--llvm-bin", "{llvm_bin}"))
 
 
@@ -99,13 +130,31 @@ def _dataset_pipeline(kind: str) -> tuple[Step, ...]:
     )
 
 
+#: Debian source packages the farm knows how to compile (workers/debsrc.py's recipes).
+DEBIAN_PACKAGES = tuple(RECIPES)
+#: Benchmarks `regress run --bench` builds from Debian sources (regression/benchmarks.py).
+BENCHES = tuple(BENCHMARKS)
+
+
+def builtin_policies(advisor: str) -> tuple[str, ...]:
+    """The built-in policies that answer `advisor` (inline or regalloc), as policyhost/advisors.py declares them."""
+    return tuple(advisors.get(advisor).builtin_policies)
+
+
 _CORPUS = (
-    Param("corpus_source", "debian", "corpus from: debian (package), sources (directory) or build (bitcode build)"),
-    Param("corpus_input", "zlib", "Debian source package, source directory or build directory"),
-    Param("llvm_bin", "", "LLVM bin directory to use (empty: [llvm] bin_dir)"),
+    # `build` (llvm-tot's bitcode build, a directory on the worker) is set by trigger only.
+    Param("corpus_source", "debian", "corpus from a Debian source package (llvm-tot triggers with its own build)",
+          choices=("debian",)),
+    Param("corpus_input", "zlib", "Debian source package (one the farm has a recipe for)", choices=DEBIAN_PACKAGES),
 )
-_BENCH = Param("bench", "zlib", "benchmark from a Debian source package: lua, zlib or bzip2")
-_DATASET = Param("dataset", "", "dataset id to train on (empty: the latest published)")
+_BENCH = Param("bench", "zlib", "benchmark built from a Debian source package", choices=BENCHES)
+#: A git branch, tag or commit: letters, digits, '.', '_', '/', '-' (not first), no '..'.
+GIT_REV = r"(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._/-]{0,127}"
+
+
+def _dataset(kind: str) -> Param:
+    return Param("dataset", "", "dataset id to train on (empty or latest: the latest published)",
+                 regex=rf"(?:latest|{kind}-[0-9a-f]{{16}})?")
 
 
 REGISTRY: tuple[Builder, ...] = (
@@ -115,7 +164,7 @@ REGISTRY: tuple[Builder, ...] = (
         steps=(Step("llvm-build", ("llvm-build", "--src", "llvm-project", "--build", "llvm-build", "--rev", "{rev}"),
                     timeout=4 * 3600, capture=_LLVM_BUILT),),
         tags=("big",),
-        params=(Param("rev", "main", "llvm-project git revision (main: tip of tree)"),),
+        params=(Param("rev", "main", "llvm-project git revision (main: tip of tree)", regex=GIT_REV),),
         nightly="0 1 * * *",
         # the triplet builders then use this toolchain and its embedded bitcode as corpus
         exports={"llvm_bin": "{llvm_bin}", "corpus_source": "build", "corpus_input": "{llvm_build}"},
@@ -144,7 +193,7 @@ REGISTRY: tuple[Builder, ...] = (
             description=f"retrain, validate and publish the {kind.upper()} vocabulary (Celery chain)",
             steps=(Step("retrain", ("vocab", "retrain", "--kind", kind, IfSet("dataset", ("--dataset", "{dataset}")),
                                     "--wait"), timeout=3600, capture=_RETRAINED),),
-            params=(_DATASET,),
+            params=(_dataset(kind),),
             after=(f"triplets-{kind}",),
         )
         for kind in ("ir", "mir")
@@ -156,7 +205,7 @@ REGISTRY: tuple[Builder, ...] = (
                                 "--policy", "{policy}", "--advisor", "inline", "--opt=-Oz", "--no-callgrind",
                                 "--fail-on-regression"),
                     timeout=3 * 3600, capture=_REPORT),),
-        params=(_BENCH, Param("policy", "heuristic", "inliner policy: heuristic, never, always or an .onnx model")),
+        params=(_BENCH, Param("policy", "heuristic", "built-in inliner policy", choices=builtin_policies("inline"))),
         nightly="0 5 * * *",
         notify=("problem", "exception"),
     ),
@@ -168,7 +217,7 @@ REGISTRY: tuple[Builder, ...] = (
                                 "--fail-on-regression"), timeout=3 * 3600,
                     capture=_REPORT),),
         tags=("x86_64",),
-        params=(_BENCH, Param("policy", "spill", "eviction policy: spill (built-in) or an .onnx model")),
+        params=(_BENCH, Param("policy", "spill", "built-in eviction policy", choices=builtin_policies("regalloc"))),
         nightly="30 5 * * *",
         notify=("problem", "exception"),
     ),
@@ -183,21 +232,30 @@ REGISTRY: tuple[Builder, ...] = (
 
 
 def render_args(args: Iterable[Arg], lookup: Callable[[str], object]) -> list[str]:
-    """Substitute `{prop}` placeholders; drop `IfSet` groups whose property is unset or empty."""
+    """Substitute `{prop}` placeholders; drop `IfSet` groups whose property is unset or empty.
+
+    An argument that would begin with a property's value may not begin with '-': whatever set
+    the property (force form, trigger, nightly default), its value stays a value and never
+    becomes an option of the verb (`corpus_source=--help` is refused here, not parsed).
+    """
     out: list[str] = []
 
-    def value(name: str) -> str:
+    def value(m: re.Match) -> str:
+        name = m.group(1)
         v = lookup(name)
         if v is None or v == "":
             raise InputError(f"build property {name!r} is not set")
-        return str(v)
+        v = str(v)
+        if m.start() == 0 and v.startswith("-"):
+            raise InputError(f"build property {name}={v!r}: a value may not start with '-'")
+        return v
 
     for a in args:
         if isinstance(a, IfSet):
             if lookup(a.prop) not in (None, ""):
                 out.extend(render_args(a.args, lookup))
         else:
-            out.append(_PLACEHOLDER.sub(lambda m: value(m.group(1)), a))
+            out.append(_PLACEHOLDER.sub(value, a))
     return out
 
 
@@ -265,6 +323,10 @@ def validate(registry: Iterable[Builder], verbs: Mapping[str, object] | None = N
             raise InputError(f"builder {b.name!r}: unknown notify mode(s) {', '.join(sorted(bad))}")
         if b.nightly:
             parse_cron(b.nightly)
+        if len({p.name for p in b.params}) != len(b.params):
+            raise InputError(f"builder {b.name!r}: parameter names must be unique")
+        for p in b.params:
+            _check_param(b.name, p)
         if verbs is not None:
             for s in b.steps:
                 if not s.args or not isinstance(s.args[0], str) or s.args[0] not in verbs:
@@ -286,6 +348,24 @@ def validate(registry: Iterable[Builder], verbs: Mapping[str, object] | None = N
         if missing:
             raise InputError(f"builder {b.name!r} exports undeclared properties {sorted(missing)}")
     _check_acyclic(names)
+
+
+def _check_param(builder: str, p: Param) -> None:
+    where = f"builder {builder!r} parameter {p.name!r}"
+    if not _PROP.match(p.name) or p.name in RESERVED_PROPS:
+        raise InputError(f"{where}: use lower-case letters, digits and '_', and not a name Buildbot reserves")
+    if bool(p.choices) == bool(p.regex):
+        raise InputError(f"{where}: give exactly one of choices or regex (every parameter is constrained)")
+    if p.choices:
+        if len(set(p.choices)) != len(p.choices) or any(not c or c.startswith("-") for c in p.choices):
+            raise InputError(f"{where}: choices must be unique, not empty and not start with '-'")
+    else:
+        try:
+            re.compile(p.pattern)
+        except re.error as e:
+            raise InputError(f"{where}: bad regex: {e}") from None
+    if not p.accepts(p.default):
+        raise InputError(f"{where}: default {p.default!r} is not an accepted value")
 
 
 def _check_acyclic(names: Mapping[str, Builder]) -> None:

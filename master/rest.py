@@ -1,15 +1,25 @@
-"""A small client of the master's REST data API (`/api/v2`): force builds, wait, read results."""
+"""A small client of the master's REST data API (`/api/v2`): log in, force builds, read results.
+
+Reading needs no login. Every control call (force, stop, cancel, rebuild, pause) does: the client
+logs in once at Buildbot's `/auth/login` with HTTP basic authentication and keeps the session
+cookie the master answers with (the redirect that comes with it is not followed: it points at
+the master's own idea of its URL, which a remote client may not reach).
+"""
 
 from __future__ import annotations
 
+import base64
+import http.cookiejar
 import json
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from farm.config import Settings
 from farm.errors import FarmError
 
 RESULTS = {0: "success", 1: "warnings", 2: "failure", 3: "skipped", 4: "exception", 5: "retry", 6: "cancelled"}
@@ -32,23 +42,79 @@ class BuildResult:
         return self.result in ("success", "warnings")
 
 
-class MasterAPI:
-    """JSON over HTTP to one master, for example `http://127.0.0.1:8010/`."""
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
 
-    def __init__(self, base_url: str, timeout: float = 30) -> None:
+
+class MasterAPI:
+    """JSON over HTTP to one master, for example `http://127.0.0.1:8010/`.
+
+    `user` and `password` are used for control calls only; without them those calls are
+    anonymous, which the farm's master refuses with HTTP 403. `password` may be a callable,
+    asked only when a control call needs it (reading needs no secret).
+    """
+
+    def __init__(self, base_url: str, timeout: float = 30, user: str | None = None,
+                 password: str | Callable[[], str] | None = None) -> None:
         self.base = base_url.rstrip("/") + "/"
         self.timeout = timeout
+        self.user, self._password = user, password
+        self.cookies = http.cookiejar.CookieJar()
+        self._opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies), _NoRedirect)
+        self.logged_in = False
 
-    def _open(self, req: urllib.request.Request) -> Any:
+    @classmethod
+    def for_settings(cls, settings: Settings, url: str | None = None, user: str | None = None) -> MasterAPI:
+        """A client of the configured master that logs in as `user` (default: master.layout.client_user)."""
+        from master.control import url as master_url
+        from master.layout import client_password, client_user
+
+        user = client_user(settings, user)
+        return cls(url or master_url(settings), user=user, password=lambda: client_password(settings, user))
+
+    def _send(self, req: urllib.request.Request):
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as r:
-                return json.loads(r.read() or b"null")
+            return self._opener.open(req, timeout=self.timeout)
         except urllib.error.HTTPError as e:
             body = e.read().decode(errors="replace")[:300]
-            raise FarmError(f"buildbot {req.full_url}: HTTP {e.code}: {body}") from None
+            try:
+                body = json.loads(body)["error"]
+                body = body.get("message", body) if isinstance(body, dict) else body
+            except (ValueError, KeyError, TypeError):
+                pass
+            hint = ""
+            if e.code == 403:
+                hint = " (log in: `--user` and MLGO_FARM_BUILDBOT_CLIENT_PASSWORD)" if not self.logged_in else ""
+            raise FarmError(f"buildbot {req.full_url}: HTTP {e.code}: {body}{hint}") from None
         except (urllib.error.URLError, OSError) as e:
             reason = getattr(e, "reason", e)
             raise FarmError(f"buildbot master at {self.base} is not reachable: {reason}") from None
+
+    def _open(self, req: urllib.request.Request) -> Any:
+        with self._send(req) as r:
+            return json.loads(r.read() or b"null")
+
+    def login(self) -> None:
+        """Buildbot's /auth/login with HTTP basic authentication; the answer sets the session cookie."""
+        if not self.user or self._password is None:
+            raise FarmError("no web login configured: pass --user and set MLGO_FARM_BUILDBOT_CLIENT_PASSWORD")
+        password = self._password() if callable(self._password) else self._password
+        token = base64.b64encode(f"{self.user}:{password}".encode()).decode()
+        req = urllib.request.Request(f"{self.base}auth/login", headers={"Authorization": f"Basic {token}"})
+        try:
+            self._opener.open(req, timeout=self.timeout).close()
+        except urllib.error.HTTPError as e:
+            e.close()
+            if e.code == 401:
+                raise FarmError(f"buildbot master at {self.base} refused the login of {self.user!r}") from None
+            if e.code not in (301, 302, 303, 307):
+                raise FarmError(f"buildbot {req.full_url}: HTTP {e.code} on login") from None
+        except (urllib.error.URLError, OSError) as e:
+            raise FarmError(f"buildbot master at {self.base} is not reachable: {getattr(e, 'reason', e)}") from None
+        if not any(c.name.startswith("TWISTED_") for c in self.cookies):
+            raise FarmError(f"buildbot master at {self.base} gave no session on login (is web auth configured?)")
+        self.logged_in = True
 
     def get(self, path: str, **params: Any) -> Any:
         query = ("?" + urllib.parse.urlencode(params)) if params else ""
@@ -56,12 +122,15 @@ class MasterAPI:
 
     def raw(self, path: str) -> str:
         try:
-            with urllib.request.urlopen(f"{self.base}api/v2/{path}", timeout=self.timeout) as r:
+            with self._send(urllib.request.Request(f"{self.base}api/v2/{path}")) as r:
                 return r.read().decode(errors="replace")
-        except (urllib.error.URLError, OSError):
+        except FarmError:
             return ""
 
     def rpc(self, path: str, method: str, **params: Any) -> Any:
+        """A control call (JSON-RPC POST), logged in first when credentials were given."""
+        if self.user and not self.logged_in:
+            self.login()
         body = json.dumps({"jsonrpc": "2.0", "method": method, "id": 1, "params": params}).encode()
         req = urllib.request.Request(f"{self.base}api/v2/{path}", data=body, method="POST",
                                      headers={"Content-Type": "application/json"})
@@ -80,12 +149,21 @@ class MasterAPI:
         builds = self.get("builds", order="-buildid", limit=1)["builds"]
         return builds[0]["buildid"] if builds else 0
 
-    def force(self, builder: str, properties: dict[str, str] | None = None, reason: str = "forced") -> int:
-        """Start `builder` through its force scheduler; returns the buildset id."""
+    def force_form(self, builder: str) -> dict[str, Any]:
+        """The master's own description of `builder`'s force scheduler (its fields, choices, patterns)."""
         if builder not in self.builders():
             raise FarmError(f"builder {builder!r} is not configured on {self.base} (no worker with its tags?)")
-        bsid, _ = self.rpc(f"forceschedulers/force-{builder}", "force", owner="mlgo-farm", reason=reason,
-                           **(properties or {}))
+        found = self.get(f"forceschedulers/force-{builder}")["forceschedulers"]
+        if not found:
+            raise FarmError(f"builder {builder!r} has no force scheduler on {self.base}")
+        return found[0]
+
+    def force(self, builder: str, properties: dict[str, str] | None = None, reason: str = "forced") -> int:
+        """Start `builder` through its force scheduler (the master checks every value); returns the buildset id."""
+        if builder not in self.builders():
+            raise FarmError(f"builder {builder!r} is not configured on {self.base} (no worker with its tags?)")
+        bsid, _ = self.rpc(f"forceschedulers/force-{builder}", "force", owner=self.user or "mlgo-farm",
+                           reason=reason, **(properties or {}))
         return int(bsid)
 
     def pending(self) -> int:
@@ -107,21 +185,23 @@ class MasterAPI:
                 raise FarmError(f"worker(s) {', '.join(names)} did not connect to {self.base} within {timeout:g}s")
             time.sleep(0.25)
 
+    def build_result(self, b: dict[str, Any], names: dict[int, str] | None = None) -> BuildResult:
+        """A build as the REST API describes it, with its steps and captured properties."""
+        names = names if names is not None else {v: k for k, v in self.builders().items()}
+        steps = [(s["name"], RESULTS.get(s["results"], "running") if s["complete"] else "running")
+                 for s in self.get(f"builds/{b['buildid']}/steps")["steps"]]
+        return BuildResult(
+            buildid=b["buildid"], builder=names.get(b["builderid"], str(b["builderid"])), number=b["number"],
+            result=RESULTS.get(b["results"], "running") if b["complete"] else "running",
+            state=b["state_string"], steps=steps,
+            url=f"{self.base}#/builders/{b['builderid']}/builds/{b['number']}",
+            captured=self.captured(b["buildid"]),
+        )
+
     def builds_after(self, buildid: int) -> list[BuildResult]:
         """Finished and running builds with an id above `buildid`, oldest first."""
         names = {v: k for k, v in self.builders().items()}
-        out = []
-        for b in self.get("builds", buildid__gt=buildid, order="buildid")["builds"]:
-            steps = [(s["name"], RESULTS.get(s["results"], "running") if s["complete"] else "running")
-                     for s in self.get(f"builds/{b['buildid']}/steps")["steps"]]
-            out.append(BuildResult(
-                buildid=b["buildid"], builder=names.get(b["builderid"], str(b["builderid"])), number=b["number"],
-                result=RESULTS.get(b["results"], "running") if b["complete"] else "running",
-                state=b["state_string"], steps=steps,
-                url=f"{self.base}#/builders/{b['builderid']}/builds/{b['number']}",
-                captured=self.captured(b["buildid"]),
-            ))
-        return out
+        return [self.build_result(b, names) for b in self.get("builds", buildid__gt=buildid, order="buildid")["builds"]]
 
     def captured(self, buildid: int) -> dict[str, str]:
         props = self.get(f"builds/{buildid}/properties")["properties"]

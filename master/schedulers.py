@@ -5,13 +5,43 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from buildbot.plugins import schedulers, util
+from buildbot.schedulers.forcesched import StringParameter
 
 from master.factories import trigger_scheduler
-from master.registry import Builder, downstream, parse_cron
+from master.registry import Builder, Param, downstream, parse_cron
 
 
 def force_scheduler(builder_name: str) -> str:
     return f"force-{builder_name}"
+
+
+class PatternParameter(StringParameter):
+    """Buildbot's StringParameter whose description over REST shows its regex as text.
+
+    Buildbot keeps `regex` compiled and its JSON encoder turns that into null, so a client
+    (`mlgo-farm master force`) could not check a value before submitting it.
+    """
+
+    def getSpec(self):
+        spec = super().getSpec()
+        spec["regex"] = self.regex.pattern if self.regex is not None else None
+        return spec
+
+
+def force_parameter(p: Param):
+    """The force-form field of a registry parameter: a strict choice list, or text checked by a regex."""
+    label = p.help or p.name
+    if p.choices:
+        return util.ChoiceStringParameter(name=p.name, label=label, choices=list(p.choices), default=p.default,
+                                          strict=True)
+    return PatternParameter(name=p.name, label=label, default=p.default, regex=p.pattern, size=60)
+
+
+#: No free-text source stamp fields: the farm's steps check nothing out, so branch, revision,
+#: repository and project would only be unchecked text in every buildset.
+def _no_source() -> list:
+    fixed = {k: util.FixedParameter(name=k, default="") for k in ("branch", "revision", "repository", "project")}
+    return [util.CodebaseParameter(codebase="", **fixed)]
 
 
 def make_schedulers(active: Sequence[Builder]) -> list:
@@ -32,7 +62,7 @@ def make_schedulers(active: Sequence[Builder]) -> list:
             name=force_scheduler(b.name),
             builderNames=[b.name],
             buttonName=f"run {b.name}",
-            properties=[util.StringParameter(name=p.name, label=p.help or p.name, default=p.default, size=60)
-                        for p in b.params],
+            codebases=_no_source(),
+            properties=[force_parameter(p) for p in b.params],
         ))
     return out

@@ -13,10 +13,14 @@ SAMPLE = "0123456789abcdef"
 
 
 def variants(builder: Builder, registry: Sequence[Builder]) -> Iterator[dict[str, str]]:
-    """Property sets a step can see: its defaults only, and every property set."""
+    """Property sets a step can see: its defaults, each choice of each parameter, every property set."""
     names = by_name(registry)
     base = builder.defaults()
     yield dict(base)
+    for p in builder.params:
+        for choice in p.choices:
+            if choice != p.default:
+                yield {**base, p.name: choice}
     full = {k: v or SAMPLE for k, v in base.items()}
     for up in builder.after:
         if up in names:

@@ -1,4 +1,5 @@
-"""A test-only registry: a small real dataset pipeline, a triggered follower and a failing builder."""
+"""A test-only registry: a small real dataset pipeline, a triggered follower, a failing builder and a
+quick builder with a choice parameter (for request collapsing)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ PIPELINE = (
             Step("triplets", ("triplets", "ir", "corpus", "-o", "dataset", "-j", "1", "--opt-levels", "O0")),
             Step("publish", ("dataset", "publish", "dataset"), capture=(("dataset", r"published dataset (\S+) to "),)),
         ),
-        params=(Param("src", str(CSRC)),),
+        params=(Param("src", str(CSRC), choices=(str(CSRC),)),),
         exports={"dataset": "{dataset}"},
         notify=(),
     ),
@@ -34,5 +35,12 @@ PIPELINE = (
         description="a corpus from a directory that does not exist",
         steps=(Step("corpus", ("corpus", "sources", "/nonexistent/mlgo-farm-src", "-o", "corpus")),),
         notify=("failing",),
+    ),
+    Builder(
+        name="flavoured",
+        description="a quick build whose one parameter only changes its properties",
+        steps=(Step("toolchain", ("toolchain",)),),
+        params=(Param("flavour", "a", choices=("a", "b", "c")),),
+        notify=(),
     ),
 )

@@ -8,17 +8,18 @@ from farm.cli import main
 from farm.config import load_settings
 from farm.errors import FarmError
 from master import control
-from master.layout import password_file
+from master.layout import admin_password_file, password_file
 
 
 def test_checkconfig_passes_on_the_real_master_cfg(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("MLGO_FARM_SMTP_RECIPIENTS", "ops@example.org")
     s = load_settings()
     assert "Config file is good!" in control.check(s)  # before `create`: the file itself, no password yet
-    assert not password_file(s).exists()
+    assert not password_file(s).exists() and not admin_password_file(s).exists()
     basedir = control.create(s)
     assert (basedir / "state.sqlite").is_file() and (basedir / "master.cfg").resolve() == control.MASTER_CFG
     assert password_file(s).stat().st_mode & 0o077 == 0
+    assert admin_password_file(s).stat().st_mode & 0o777 == 0o600
     assert "Config file is good!" in control.check(s)
     assert control.create(s) == basedir  # idempotent
 

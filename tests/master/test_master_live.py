@@ -1,29 +1,43 @@
-"""Real Buildbot master and worker on free loopback ports: forced, changed and triggered builds."""
+"""Real Buildbot master and worker on free loopback ports: forced, changed and triggered builds,
+who may control the farm over HTTP, what a force may set, and which requests Buildbot may merge."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
 
+from farm.cli import main
 from farm.config import load_settings
+from farm.errors import FarmError
 from master import control
-from master.layout import worker_password
+from master.forcing import form_fields
+from master.layout import PASSWORD_ENV, users_file, worker_password
 from master.procs import farm_env, run, venv_tool
+from master.registry import DEBIAN_PACKAGES
 from master.rest import MasterAPI
 from tests.master.pipeline import PIPELINE
 from tests.servers import free_port
 from workers import buildbot_worker
 
 REPO = Path(__file__).resolve().parents[2]
+FORBIDDEN = {"code": -32600, "message": "you need to have role 'operator'"}
 
 
 @pytest.fixture
 def live(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mailbox):
-    """Start a master (config file chosen by the test) and one local worker; stop both afterwards."""
+    """Start a master (config file chosen by the test) and one local worker; stop both afterwards.
+
+    The API it returns logs in as the generated web admin for control calls.
+    """
     monkeypatch.setenv("MLGO_FARM_BUILDBOT_PB_PORT", str(free_port()))
     monkeypatch.setenv("MLGO_FARM_BUILDBOT_WWW_PORT", str(free_port()))
     monkeypatch.setenv("MLGO_FARM_SMTP_PORT", str(mailbox.port))
@@ -31,30 +45,59 @@ def live(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mailbox):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     started: list = []
 
+    def stop_master(s) -> None:
+        """`buildbot stop`; a master that does not go away (a build stuck in shutdown) is killed, never left behind."""
+        pid = control.running(s)
+        try:
+            control.stop(s)
+        finally:
+            if pid is not None and control.running(s) == pid:
+                os.kill(pid, signal.SIGKILL)
+
     def start(config_file: Path = control.MASTER_CFG) -> MasterAPI:
         s = load_settings()
         control.start(s, config_file)
-        started.append(lambda: control.stop(s))
+        started.append(lambda: stop_master(s))
         wdir = buildbot_worker.create(s)
         buildbot_worker.start(s, wdir)
         started.append(lambda: buildbot_worker.stop(s, wdir))
-        api = MasterAPI(control.url(s))
+        api = MasterAPI.for_settings(s)
         api.wait_workers(["local"], timeout=60)
         return api
 
     yield start, mailbox
-    for stop in reversed(started):
-        stop()
+    errors = []
+    for stop in reversed(started):  # every part is stopped even when an earlier one fails to
+        try:
+            stop()
+        except Exception as e:
+            errors.append(e)
+    if errors:
+        raise errors[0]
+
+
+def _pipeline_cfg(tmp_path: Path) -> Path:
+    cfg = tmp_path / "pipeline.cfg"
+    cfg.write_text("from master.buildmaster import build_config\nfrom tests.master.pipeline import PIPELINE\n"
+                   "BuildmasterConfig = build_config(registry=PIPELINE)\n")
+    return cfg
+
+
+def _wait_for(what: str, check, timeout: float = 60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.1)
+    raise AssertionError(f"{what}: not within {timeout}s")
 
 
 def _wait_for_build(api: MasterAPI, builder: str, after: int, timeout: float = 120):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        done = [b for b in api.builds_after(after) if b.builder == builder and b.result != "running"]
-        if done:
-            return done[0]
-        time.sleep(0.25)
-    raise AssertionError(f"no finished {builder} build within {timeout}s")
+    def done():
+        return [b for b in api.builds_after(after) if b.builder == builder and b.result != "running"]
+
+    return _wait_for(f"a finished {builder} build", done, timeout)[0]
 
 
 def _properties(api: MasterAPI, buildid: int) -> dict:
@@ -62,11 +105,30 @@ def _properties(api: MasterAPI, buildid: int) -> dict:
     return {k: v[0] for k, v in props.items()}
 
 
+def _anonymous(api: MasterAPI, path: str, method: str, **params) -> tuple[int, dict]:
+    """A JSON-RPC control call with no session, as anyone who reaches the web port could send it."""
+    body = json.dumps({"jsonrpc": "2.0", "method": method, "id": 1, "params": params}).encode()
+    req = urllib.request.Request(f"{api.base}api/v2/{path}", data=body, method="POST",
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]
+
+
 def test_real_master_cfg_runs_forced_and_on_change_builds(live, toolchain):
     start, _ = live
     api = start()
     assert "farm-selftest" in api.builders() and "llvm-tot" in api.builders()
     api.force("farm-selftest")
+    assert api.logged_in
     api.wait_idle(timeout=120, poll=0.25)
     (build,) = api.builds_after(0)
     assert (build.builder, build.result) == ("farm-selftest", "success")
@@ -74,6 +136,7 @@ def test_real_master_cfg_runs_forced_and_on_change_builds(live, toolchain):
     log = api.step_log_tail(build.buildid, "toolchain", lines=200)
     assert "argv: [b'mlgo-farm', b'-v', b'toolchain']" in log
     assert f'"llvm_version": "{toolchain.version}"' in log
+    assert _properties(api, build.buildid)["owner"] == "admin"  # the login, not what the client claimed
 
     s = load_settings()
     run([venv_tool("buildbot"), "sendchange", "--master", f"127.0.0.1:{s.buildbot.pb_port}",
@@ -84,16 +147,84 @@ def test_real_master_cfg_runs_forced_and_on_change_builds(live, toolchain):
     assert _properties(api, changed.buildid)["scheduler"] == "change-farm-selftest"
 
 
-def test_pipeline_captures_publishes_triggers_and_mails_failures(live, tmp_path):
+def test_anonymous_users_look_but_cannot_control_and_forms_offer_only_choices(live, capsys, monkeypatch):
+    start, _ = live
+    api = start()
+    api.force("farm-selftest")
+    api.wait_idle(timeout=120, poll=0.25)
+    (build,) = api.builds_after(0)
+    (request,) = api.get("buildrequests")["buildrequests"]
+    (worker,) = api.get("workers")["workers"]
+
+    # force, stop, rebuild, cancel, pause: each refused before it reaches the endpoint
+    for path, method, params in (
+        ("forceschedulers/force-triplets-ir", "force", {"corpus_input": "zlib"}),
+        (f"builds/{build.buildid}", "stop", {}),
+        (f"builds/{build.buildid}", "rebuild", {}),
+        (f"buildrequests/{request['buildrequestid']}", "cancel", {}),
+        (f"workers/{worker['workerid']}", "pause", {}),
+    ):
+        assert _anonymous(api, path, method, **params) == (403, {"jsonrpc": "2.0", "id": 1, "error": FORBIDDEN}), path
+    assert len(api.get("buildsets")["buildsets"]) == 1 and len(api.get("builds")["builds"]) == 1
+    assert MasterAPI(api.base).get(f"builds/{build.buildid}")["builds"][0]["results"] == 0  # reading stays open
+    with pytest.raises(FarmError, match="refused the login of 'admin'"):
+        MasterAPI(api.base, user="admin", password="not-the-password").force("farm-selftest")
+
+    # the force forms, as the master describes them: no toolchain or path, fixed choices, checked text
+    forms = {b: form_fields(api.force_form(b)) for b in api.builders()}
+    assert all("llvm_bin" not in f for f in forms.values()), forms
+    ir = forms["triplets-ir"]
+    assert (ir["corpus_source"].choices, ir["corpus_source"].strict) == (("debian",), True)
+    assert ir["corpus_input"].choices == DEBIAN_PACKAGES and ir["corpus_input"].strict
+    assert forms["regression-inliner-size"]["bench"].choices == ("lua", "zlib", "bzip2")
+    assert forms["regression-inliner-size"]["policy"].choices == ("heuristic", "never", "always")
+    assert forms["regression-regalloc-speed"]["policy"].choices == ("spill",)
+    assert forms["llvm-tot"]["rev"].regex and not forms["llvm-tot"]["rev"].choices
+
+    # refused by `master force` before anything is submitted: one line, exit 2
+    url = ["--url", api.base]
+    for argv, message in (
+        (["triplets-ir", "-p", "corpus_source=--help"], "triplets-ir: corpus_source='--help': a value may not"),
+        (["triplets-ir", "-p", "corpus_source=sources"], "corpus_source='sources' is not one of: debian"),
+        (["triplets-ir", "-p", "corpus_input=/tmp/mine"], "corpus_input='/tmp/mine' is not one of: zlib, "),
+        (["triplets-ir", "-p", "llvm_bin=/tmp/mine/bin"], "property 'llvm_bin' is not a parameter of triplets-ir"),
+        (["farm-selftest", "triplets-ir", "-p", "bench=zlib"], "property 'bench' is not a parameter of"),
+        (["llvm-tot", "-p", "rev=main..x"], "rev='main..x' does not match"),
+        (["regression-inliner-size", "-p", "policy=/tmp/model.onnx"], "policy='/tmp/model.onnx' is not one of"),
+    ):
+        assert main(["master", "force", *argv, *url]) == 2, argv
+        line = _one_error_line(capsys)
+        assert line.startswith("mlgo-farm: error: ") and message in line, line
+    assert len(api.get("buildsets")["buildsets"]) == 1
+    # and by the master itself, logged in or not, for a client that does not check first
+    with pytest.raises(FarmError, match=r"HTTP 400: .*corpus_source.*does not belong to list of available choices"):
+        api.rpc("forceschedulers/force-triplets-ir", "force", corpus_source="--help")
+    with pytest.raises(FarmError, match=r"HTTP 400: .*rev.*does not match pattern"):
+        api.rpc("forceschedulers/force-llvm-tot", "force", rev="--upload-pack=/tmp/mine")
+    assert len(api.get("buildsets")["buildsets"]) == 1
+
+    # an operator adds a login: a line in the users file, then reconfig; it logs in from the environment
+    users = users_file(load_settings())
+    users.write_text("alice:alice-secret\n")
+    users.chmod(0o600)
+    assert main(["master", "reconfig"]) == 0
+    monkeypatch.setenv(PASSWORD_ENV, "alice-secret")
+    assert main(["master", "force", "farm-selftest", "--user", "alice", "--url", api.base]) == 0
+    assert "alice-secret" not in capsys.readouterr().out
+    (forced,) = [bs for bs in api.get("buildsets")["buildsets"] if bs["bsid"] != 1]
+    assert api.get(f"buildsets/{forced['bsid']}/properties")["properties"][0]["owner"][0] == "alice"
+    api.wait_idle(timeout=120, poll=0.25)
+
+
+def test_pipeline_captures_publishes_triggers_and_mails_failures(live, tmp_path, capsys):
     start, mailbox = live
-    cfg = tmp_path / "pipeline.cfg"
-    cfg.write_text("from master.buildmaster import build_config\nfrom tests.master.pipeline import PIPELINE\n"
-                   "BuildmasterConfig = build_config(registry=PIPELINE)\n")
-    api = start(cfg)
+    api = start(_pipeline_cfg(tmp_path))
     assert sorted(api.builders()) == sorted(b.name for b in PIPELINE)
-    api.force("make-dataset")
-    api.force("always-fails")
-    api.wait_idle(timeout=240, poll=0.5)
+    # --wait follows the forced buildsets and the build they trigger, and fails with the failing one
+    assert main(["master", "force", "make-dataset", "always-fails", "--wait", "--url", api.base]) == 1
+    out = capsys.readouterr().out
+    for line in ("make-dataset #1: success", "use-dataset #1: success", "always-fails #1: failure"):
+        assert line in out, out
     builds = {b.builder: b for b in api.builds_after(0)}
     assert builds["make-dataset"].result == "success", builds["make-dataset"].steps
     assert builds["use-dataset"].result == "success"
@@ -104,13 +235,54 @@ def test_pipeline_captures_publishes_triggers_and_mails_failures(live, tmp_path)
     made = _properties(api, builds["make-dataset"].buildid)
     used = _properties(api, builds["use-dataset"].buildid)
     assert made["dataset"] == latest["id"] == used["dataset"]
+    assert f"=> dataset = {latest['id']}" in out
     assert used["upstream_worker"] == "local" == used["workername"]
 
-    deadline = time.monotonic() + 60
-    while not mailbox.messages and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert mailbox.messages, "no failure mail arrived"
+    _wait_for("a failure mail", lambda: mailbox.messages)
     subjects = [m["Subject"] for m in mailbox.messages]
     assert any("always-fails" in s for s in subjects), subjects
     assert all("make-dataset" not in s for s in subjects)
     assert mailbox.messages[0]["To"] == "farm-ops@example.org"
+
+
+def test_requests_with_different_properties_all_run_and_wait_reports_a_merged_one(live, tmp_path):
+    start, _ = live
+    api = start(_pipeline_cfg(tmp_path))
+    (worker,) = api.get("workers")["workers"]
+    wid = worker["workerid"]
+    # a paused worker takes no build: every request below stays pending until it is unpaused
+    api.rpc(f"workers/{wid}", "pause", reason="queue the requests")
+    _wait_for("the paused worker", lambda: api.get(f"workers/{wid}")["workers"][0]["paused"])
+
+    waiter = subprocess.Popen(
+        [str(Path(sys.executable).with_name("mlgo-farm")), "master", "force", "flavoured", "-p", "flavour=a",
+         "--wait", "--timeout", "120", "--url", api.base],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        (first,) = _wait_for("the waiting command's buildset", lambda: api.get("buildsets")["buildsets"])
+        others = [api.force("flavoured", {"flavour": f}) for f in ("b", "c", "a")]
+        api.rpc(f"workers/{wid}", "unpause")
+        out, _ = waiter.communicate(timeout=180)
+    finally:
+        if waiter.poll() is None:
+            waiter.kill()
+            waiter.wait()
+    api.wait_idle(timeout=120, poll=0.25)
+
+    def requests(bsid: int) -> list[tuple[int, list[int]]]:
+        """(result, build ids) of each request of buildset `bsid`."""
+        out = []
+        for br in api.get("buildrequests", buildsetid=bsid)["buildrequests"]:
+            builds = api.get("builds", buildrequestid=br["buildrequestid"])["builds"]
+            out.append((br["results"], [b["buildid"] for b in builds]))
+        return out
+
+    # the three different requests each ran; only the identical older one was merged into the newest
+    assert [r for r, _ in requests(first["bsid"])] == [3] and requests(first["bsid"])[0][1] == []
+    ran = [requests(bsid) for bsid in others]
+    assert all(len(r) == 1 and r[0][0] == 0 and len(r[0][1]) == 1 for r in ran), ran
+    assert [_properties(api, r[0][1][0])["flavour"] for r in ran] == ["b", "c", "a"]
+
+    assert waiter.returncode == 1, out
+    assert f"(buildset {first['bsid']}) SKIPPED: Buildbot merged it into a newer request" in out, out
+    assert "flavoured #" not in out, "--wait must not report another request's build as its own"

@@ -12,6 +12,8 @@ from farm.errors import InputError
 from master.buildmaster import build_config
 from master.factories import FARM_COMMAND, _extract, make_factory
 from master.registry import (
+    DEBIAN_PACKAGES,
+    GIT_REV,
     REGISTRY,
     Builder,
     IfSet,
@@ -24,8 +26,12 @@ from master.registry import (
     validate,
 )
 from master.reporters import notify_groups
+from master.schedulers import PatternParameter
 from master.verbcheck import check_registry, step_argvs
 from master.workerset import parse_workers, workers_for
+from policyhost import advisors
+from regression.benchmarks import BENCHMARKS
+from workers.debsrc import RECIPES
 
 REQUIRED = ("llvm-tot", "triplets-ir", "triplets-mir", "vocab-retrain-ir", "vocab-retrain-mir",
             "regression-inliner-size", "regression-regalloc-speed")
@@ -82,6 +88,21 @@ def test_render_args_substitutes_and_drops_unset_groups():
         render_args(args, {}.get)
 
 
+@pytest.mark.parametrize("props", [
+    {"corpus_source": "--help", "corpus_input": "zlib"},          # would be an option of `corpus`
+    {"corpus_source": "debian", "corpus_input": "-o/etc"},
+    {"corpus_source": "build", "corpus_input": "zlib", "llvm_bin": "-x"},  # as a trigger could pass it
+])
+def test_render_args_never_turns_a_property_into_an_option(props):
+    corpus = by_name(REGISTRY)["triplets-ir"].steps[0]
+    with pytest.raises(InputError, match="may not start with '-'"):
+        render_args(corpus.args, props.get)
+
+
+def test_render_args_allows_a_dash_inside_an_argument():
+    assert render_args(("--opt={level}", "{x}"), {"level": "-Oz", "x": "a-b"}.get) == ["--opt=-Oz", "a-b"]
+
+
 def _b(name: str, **kw) -> Builder:
     return Builder(name=name, description="t", steps=kw.pop("steps", (Step("s", ("toolchain",)),)), **kw)
 
@@ -96,6 +117,15 @@ def _b(name: str, **kw) -> Builder:
     ((_b("a", steps=(Step("s", ("toolchain",), capture=(("x", "no group"),)),)),), "one regex group"),
     ((_b("Bad Name"),), "builder name"),
     ((_b("a", exports={"x": "{y}"}),), "exports undeclared"),
+    ((_b("a", params=(Param("p", "x"),)),), "exactly one of choices or regex"),
+    ((_b("a", params=(Param("p", "x", choices=("x",), regex="x"),)),), "exactly one of choices or regex"),
+    ((_b("a", params=(Param("p", "y", choices=("x",)),)),), "default 'y' is not an accepted value"),
+    ((_b("a", params=(Param("p", "x", choices=("x", "--help")),)),), "not start with '-'"),
+    ((_b("a", params=(Param("p", "x", choices=("x", "x")),)),), "choices must be unique"),
+    ((_b("a", params=(Param("p", "x", regex="("),)),), "bad regex"),
+    ((_b("a", params=(Param("p", "-x", regex=".*"),)),), "default '-x' is not an accepted value"),
+    ((_b("a", params=(Param("owner", "x", choices=("x",)),)),), "reserves"),
+    ((_b("a", params=(Param("p", "x", choices=("x",)), Param("p", "x", choices=("x",)))),), "unique"),
 ])
 def test_validate_rejects_inconsistent_registries(registry, message):
     with pytest.raises(InputError, match=message):
@@ -122,7 +152,7 @@ def test_worker_specs():
 
 def _settings(**buildbot):
     s = load_settings()
-    bb = dataclasses.replace(s.buildbot, worker_password="pw", **buildbot)
+    bb = dataclasses.replace(s.buildbot, worker_password="pw", admin_password="admin-pw", **buildbot)
     return dataclasses.replace(s, buildbot=bb)
 
 
@@ -184,10 +214,41 @@ def test_steps_run_the_farm_cli_without_logging_the_environment():
     assert FARM_COMMAND[0] == "mlgo-farm"
 
 
-def test_force_form_offers_every_param_with_its_default():
+def test_force_forms_offer_only_declared_choices_and_checked_text():
     c = build_config(_settings())
-    force = next(sc for sc in c["schedulers"] if sc.name == "force-triplets-ir")
-    b = by_name(REGISTRY)["triplets-ir"]
-    got = {p.name: p.default for p in force._config_kwargs["properties"]}
-    assert got == {p.name: p.default for p in b.params}
-    assert all(isinstance(p, Param) for p in b.params)
+    forms = {sc.builderNames[0]: {p.name: p for p in sc._config_kwargs["properties"]}
+             for sc in c["schedulers"] if isinstance(sc, schedulers.ForceScheduler)}
+    for b in REGISTRY:
+        assert set(forms[b.name]) == {p.name for p in b.params}
+        for p in b.params:
+            field = forms[b.name][p.name]
+            assert field.default == p.default
+            if p.choices:
+                assert field.type == "list" and field.strict and field.choices == list(p.choices)
+            else:
+                assert isinstance(field, PatternParameter) and field.regex.pattern == p.pattern
+                assert field.getSpec()["regex"] == p.pattern  # shown over REST, where clients check it
+    assert all("llvm_bin" not in f for f in forms.values())
+    ir = forms["triplets-ir"]
+    assert ir["corpus_source"].choices == ["debian"]  # `build` (a directory) only by trigger from llvm-tot
+    assert tuple(ir["corpus_input"].choices) == DEBIAN_PACKAGES == tuple(RECIPES)
+    assert tuple(forms["regression-inliner-size"]["bench"].choices) == tuple(BENCHMARKS)
+    assert tuple(forms["regression-inliner-size"]["policy"].choices) == advisors.get("inline").builtin_policies
+    assert tuple(forms["regression-regalloc-speed"]["policy"].choices) == ("spill",)
+
+
+@pytest.mark.parametrize("value, ok", [
+    ("main", True), ("release/19.x", True), ("llvmorg-19.1.7", True), ("0123abcd", True),
+    ("-x", False), ("--upload-pack=/tmp/x", False), ("main..evil", False), ("main\n", False), ("", False),
+    ("a b", False), ("x" * 129, False),
+])
+def test_git_revisions_are_checked_text(value, ok):
+    rev = Param("rev", "main", regex=GIT_REV)
+    assert rev.accepts(value) is ok
+    assert by_name(REGISTRY)["llvm-tot"].params[0].accepts(value) is ok
+
+
+def test_dataset_parameter_takes_only_store_ids_of_its_kind():
+    (p,) = by_name(REGISTRY)["vocab-retrain-mir"].params
+    assert [p.accepts(v) for v in ("", "latest", "mir-0123456789abcdef")] == [True] * 3
+    assert not any(p.accepts(v) for v in ("ir-0123456789abcdef", "/tmp/dataset", "../x", "--help", "latest\n"))
