@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from farm.errors import InputError
+from farm.kinds import KINDS
 from policyhost import advisors
 from regression.benchmarks import BENCHMARKS
 from workers.debsrc import RECIPES
@@ -111,7 +112,9 @@ class Builder:
         return tuple(kinds) or ("force-only",)
 
     def defaults(self) -> dict[str, str]:
-        return {p.name: p.default for p in self.params}
+        """Property values a step sees when nothing sets them: the parameters' defaults, and Buildbot's own
+        `buildername` (so a step names its builder without typing the name again)."""
+        return {"buildername": self.name, **{p.name: p.default for p in self.params}}
 
 
 _PUBLISHED = (("dataset", r"published dataset (\S+) to "),)
@@ -196,12 +199,12 @@ REGISTRY: tuple[Builder, ...] = (
             params=(_dataset(kind),),
             after=(f"triplets-{kind}",),
         )
-        for kind in ("ir", "mir")
+        for kind in KINDS
     ),
     Builder(
         name="regression-inliner-size",
         description="MLGO inliner for size (-Oz) against the heuristic on real code (.text sizes)",
-        steps=(Step("regress", ("regress", "run", "--builder", "regression-inliner-size", "--bench", "{bench}",
+        steps=(Step("regress", ("regress", "run", "--builder", "{buildername}", "--bench", "{bench}",
                                 "--policy", "{policy}", "--advisor", "inline", "--opt=-Oz", "--no-callgrind",
                                 "--fail-on-regression"),
                     timeout=3 * 3600, capture=_REPORT),),
@@ -212,7 +215,7 @@ REGISTRY: tuple[Builder, ...] = (
     Builder(
         name="regression-regalloc-speed",
         description="MLGO regalloc eviction advisor for speed against the heuristic (callgrind instructions)",
-        steps=(Step("regress", ("regress", "run", "--builder", "regression-regalloc-speed", "--bench", "{bench}",
+        steps=(Step("regress", ("regress", "run", "--builder", "{buildername}", "--bench", "{bench}",
                                 "--policy", "{policy}", "--advisor", "regalloc", "--opt=-O2",
                                 "--fail-on-regression"), timeout=3 * 3600,
                     capture=_REPORT),),

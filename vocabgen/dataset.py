@@ -19,10 +19,11 @@ import numpy as np
 
 from farm.atomic import atomic_dir
 from farm.errors import InputError
+from farm.kinds import KINDS
+from farm.kinds import check_kind as _check_kind
 from farm.store import MissingObject, ObjectStore
 from vocabgen.locks import dir_lock
 
-KINDS = ("ir", "mir")
 FILES = ("train2id.txt", "entity2id.txt", "relation2id.txt")
 MANIFEST = "manifest.json"
 #: Lineage fields of the manifest's "llvm" object that go into the vocabulary's manifest.
@@ -31,9 +32,7 @@ _DATASET_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 def check_kind(kind: str) -> str:
-    if kind not in KINDS:
-        raise InputError(f"unknown vocabulary kind {kind!r}: use one of {', '.join(KINDS)}")
-    return kind
+    return _check_kind(kind, "vocabulary kind")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from farm.atomic import check_replaceable, check_writable
 from farm.errors import InputError, ToolError
+from farm.kinds import check_kind
 from farm.toolchain import Toolchain
 from workers import corpus as corpus_mod
 from workers import mir as mir_mod
@@ -27,7 +28,6 @@ from workers.parallel import run_all
 
 log = logging.getLogger(__name__)
 
-KINDS = ("ir", "mir")
 OPT_LEVELS = ("O0", "O1", "O2", "O3", "Os", "Oz")
 _TRIPLET = re.compile(rb"\d+\t\d+\t\d+")
 DEFAULT_LEVELS = {"ir": ("O0", "O2"), "mir": ("O2",)}
@@ -182,8 +182,7 @@ class Merge:
 
 def check_levels(kind: str, opt_levels: Sequence[str] | None) -> tuple[str, ...]:
     """The optimization levels to run (the kind's default when none are given), or a one-line InputError."""
-    if kind not in KINDS:
-        raise InputError(f"unknown dataset kind {kind!r}: use one of {', '.join(KINDS)}")
+    check_kind(kind, "dataset kind")
     levels = tuple(opt_levels or DEFAULT_LEVELS[kind])
     bad = [lv for lv in levels if lv not in OPT_LEVELS]
     if bad:

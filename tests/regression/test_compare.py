@@ -244,14 +244,13 @@ def test_nightly_regalloc_builder_defaults_measure(capsys: pytest.CaptureFixture
     from master.registry import REGISTRY, by_name, render_args
 
     builder = by_name(REGISTRY)["regression-regalloc-speed"]
-    defaults = {p.name: p.default for p in builder.params}
-    args = render_args(builder.steps[0].args, defaults.get)
+    args = render_args(builder.steps[0].args, builder.defaults().get)
     at = args.index("--bench")
     args[at:at + 2] = ["--bench-dir", str(CSRC), "--bench-arg", "3000"]  # no Debian download in a test
     code = main([*args, "--repeats", "0", "--no-publish", "--run-id", "n1"])
     out = capsys.readouterr().out
     run = compare.open_history().run("n1", "regression-regalloc-speed")
-    assert (run.status, run.policy_id, run.config["advisor"]) == ("complete", defaults["policy"], "regalloc")
+    assert (run.status, run.policy_id, run.config["advisor"]) == ("complete", builder.defaults()["policy"], "regalloc")
     assert code == (10 if run.verdict == "regression" else 0)
     rows = compare.open_history().measurements(run, "policy")
     assert {("csrc/run", "instructions"), ("csrc", "text_size")} <= {(m.subject, m.metric) for m in rows}
