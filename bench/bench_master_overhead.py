@@ -15,10 +15,9 @@ import time
 from pathlib import Path
 
 from farm.config import load_settings
-from master import control
+from master import buildbot_worker, control
 from master.rest import MasterAPI
 from tests.servers import free_port
-from workers import buildbot_worker
 
 
 def main(n: int) -> None:

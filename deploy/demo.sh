@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 mf=.venv/bin/mlgo-farm
 package=${MLGO_FARM_DEMO_PACKAGE:-zlib}
 timeout=${MLGO_FARM_DEMO_TIMEOUT:-2700}
+# the regression benchmark built from that package (lua5.4's is called lua); none: zlib's
+bench=$(.venv/bin/python -c "import sys; from regression.benchmarks import BENCHMARKS as B; \
+print(next((b.name for b in B.values() if b.package == sys.argv[1]), 'zlib'))" "$package")
 
 down() { echo "== stack down"; $mf stack down || true; }
 trap down EXIT
@@ -18,7 +21,7 @@ $mf stack up
 echo "== forcing the nightly pipeline (corpus: Debian package $package)"
 status=0
 $mf master force triplets-ir triplets-mir regression-inliner-size \
-  -p corpus_input="$package" -p bench="$package" --reason "make demo" --wait --timeout "$timeout" || status=$?
+  -p corpus_input="$package" -p bench="$bench" --reason "make demo" --wait --timeout "$timeout" || status=$?
 
 echo "== results"
 echo "object store: $(.venv/bin/python -c 'from farm.config import load_settings; print(load_settings().store_url)')"

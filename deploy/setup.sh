@@ -4,7 +4,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 venv=${MLGO_FARM_VENV:-$here/.venv}
-apt_pkgs=(clang-22 llvm-22 lld-22 redis-server valgrind ninja-build cmake git dpkg-dev ca-certificates)
+apt_pkgs=(clang-22 llvm-22 lld-22 redis-server valgrind ninja-build cmake git dpkg-dev ca-certificates ccache)
 
 sudo_() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 

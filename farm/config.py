@@ -47,8 +47,12 @@ class CeleryConfig:
     result_backend: str = "redis://127.0.0.1:6379/1"
     #: crontab fields "minute hour day_of_month month_of_year day_of_week" for retraining.
     retrain_schedule: str = "0 3 * * 0"
-    #: seconds before Redis redelivers a task whose worker died without acknowledging it.
-    visibility_timeout: int = 7200
+    #: Seconds a delivered task may go without its worker renewing its lease before Redis
+    #: redelivers it (vocabgen/lease.py; workers renew every quarter of this).
+    visibility_timeout: int = 60
+    #: Seconds after which staged files whose chain has no message left in the broker are removed
+    #: (beat's hourly vocabgen.tasks.clean_staging).
+    staging_max_age: int = 86400
     #: Password of a loopback Redis the URLs above name without one; empty: generated once by
     #: `stack up` into <var_dir>/secrets/redis-password (mode 0600) and read from there.
     redis_password: str = ""
@@ -120,6 +124,24 @@ class VocabConfig:
 
 
 @dataclass(frozen=True)
+class CacheConfig:
+    #: Directory of the caches every build on this worker shares (ccache for translation units,
+    #: the farm's own for module triplets); default <var_dir>/cache. Safe for concurrent builds.
+    dir: str = ""
+    #: false: every TU is compiled and every module run again (`--no-cache` sets it for one command).
+    enabled: bool = True
+    #: Bound of the translation-unit (ccache) cache, MiB.
+    compile_max_mb: int = 10240
+    #: Bound of the triplet cache, MiB; the least recently used entries are evicted beyond it.
+    triplets_max_mb: int = 2048
+
+    def __post_init__(self) -> None:
+        for name in ("compile_max_mb", "triplets_max_mb"):
+            if getattr(self, name) <= 0:  # a zero bound would silently mean "cache nothing"
+                raise FarmError(f"[cache] {name} must be greater than 0, got {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True)
 class Settings:
     llvm: LLVMConfig = field(default_factory=LLVMConfig)
     paths: PathsConfig = field(default_factory=PathsConfig)
@@ -129,6 +151,7 @@ class Settings:
     buildbot: BuildbotConfig = field(default_factory=BuildbotConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     vocab: VocabConfig = field(default_factory=VocabConfig)
+    cache: CacheConfig = field(default_factory=CacheConfig)
 
     @property
     def var_dir(self) -> Path:

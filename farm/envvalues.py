@@ -17,8 +17,8 @@ from farm.errors import FarmError
 PREFIX = "MLGO_FARM_"
 
 #: Settings that must be positive (seconds, ports, counts); checked for file and environment alike.
-POSITIVE = frozenset({("llvm", "min_major"), ("celery", "visibility_timeout"), ("smtp", "port"),
-                      ("buildbot", "pb_port"), ("buildbot", "www_port"), ("policy", "timeout"),
+POSITIVE = frozenset({("llvm", "min_major"), ("celery", "visibility_timeout"), ("celery", "staging_max_age"),
+                      ("smtp", "port"), ("buildbot", "pb_port"), ("buildbot", "www_port"), ("policy", "timeout"),
                       ("policy", "shared_idle_exit")})
 NON_NEGATIVE = frozenset({("smtp", "retries")})
 

@@ -13,9 +13,14 @@ import os
 import re
 import secrets as _random
 from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from farm.atomic import write_atomic
 from farm.errors import FarmError
+
+if TYPE_CHECKING:
+    from farm.config import Settings
 
 _USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:@/]*):(?P<password>[^@/]+)@", re.IGNORECASE)
 
@@ -53,3 +58,47 @@ def ensure_secret(path: Path, configured: str = "", create: bool = True, nbytes:
 def redact(text: str) -> str:
     """`text` with the password of every `scheme://user:password@` replaced by `***`."""
     return _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:***@", str(text))
+
+
+#: The generated password of the farm's own Redis (the single-machine stack's), under secrets_dir().
+REDIS_PASSWORD_FILE = "redis-password"
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def loopback_redis(url: str) -> tuple[str, int] | None:
+    """Host and port when `url` names a Redis on this machine (the kind the stack starts and owns), else None."""
+    u = urlsplit(url)
+    if u.scheme not in ("redis", "rediss") or (u.hostname or "127.0.0.1") not in LOOPBACK_HOSTS:
+        return None
+    try:
+        return u.hostname or "127.0.0.1", u.port or 6379
+    except ValueError:
+        raise FarmError(f"{redact(url)}: invalid port") from None
+
+
+def redis_password(settings: Settings, create: bool = False) -> str | None:
+    """`[celery] redis_password`, else the generated secret file (made here only when `create`: `stack up`)."""
+    return ensure_secret(secrets_dir(settings.var_dir) / REDIS_PASSWORD_FILE, settings.celery.redis_password,
+                         create=create)
+
+
+def effective_redis_url(url: str, settings: Settings) -> str:
+    """`url` as a client must use it: with the farm's Redis password when it names a loopback Redis without one.
+
+    The configured URLs stay password-free (`redis://127.0.0.1:6379/0`), so the configuration
+    file holds no secret and the same file works before and after `stack up` generates one;
+    every process that talks to the farm's Redis (Celery app, publish lock, `vocab retrain`,
+    the stack itself) goes through here and so agrees on the password. A URL that already
+    carries a password, or names another host, is used as written.
+    """
+    if loopback_redis(url) is None:
+        return url
+    u = urlsplit(url)
+    if u.password is not None:
+        return url
+    password = redis_password(settings)
+    if not password:
+        return url
+    hostport = u.netloc.rpartition("@")[2]
+    userinfo = f"{quote(u.username or '', safe='')}:{quote(password, safe='')}"
+    return urlunsplit(u._replace(netloc=f"{userinfo}@{hostport}"))

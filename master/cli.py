@@ -61,8 +61,8 @@ def _force(args: argparse.Namespace) -> int:
 
 
 def _worker(args: argparse.Namespace) -> int:
+    from master import buildbot_worker
     from master.layout import worker_dir
-    from workers import buildbot_worker
 
     s = load_settings()
     basedir = Path(args.basedir).absolute() if args.basedir else worker_dir(s, args.name)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from buildbot.plugins import steps, util
 
+from master import fanout
 from master.registry import Builder, Step, downstream, render_args
 from master.workerset import WorkerSpec, workers_for
 
@@ -20,11 +21,20 @@ def trigger_scheduler(builder_name: str) -> str:
     return f"after-{builder_name}"
 
 
-def _command(builder: Builder, step: Step, farm_command: Sequence[str]):
+def _command(builder: Builder, step: Step, farm_command: Sequence[str], runs_if=None):
+    """The step's command line, rendered from the build's properties when the step starts.
+
+    Buildbot renders a step's command before it asks `doStepIf`; a step that will be skipped
+    (`runs_if` false: a fan-out's merge in a build that did not fan out) may name properties
+    nobody set, so it gets an empty command it never runs instead of a rendering error.
+    """
     defaults = builder.defaults()
 
     @util.renderer
     def command(props):
+        if runs_if is not None and not runs_if(props):
+            return [*farm_command]
+
         def lookup(name: str):
             value = props.getProperty(name)
             return defaults.get(name) if value is None else value
@@ -57,25 +67,38 @@ def _export(template: str):
     return value
 
 
-def make_step(builder: Builder, step: Step, farm_command: Sequence[str] = FARM_COMMAND):
+def make_step(builder: Builder, step: Step, farm_command: Sequence[str] = FARM_COMMAND, **overrides):
+    """The Buildbot step that runs `step`; `overrides` are Buildbot step arguments (doStepIf, workdir, ...)."""
     common = dict(
         name=step.name,
-        command=_command(builder, step, farm_command),
+        command=_command(builder, step, farm_command, overrides.get("doStepIf")),
         timeout=step.timeout,
         haltOnFailure=True,
         logEnviron=False,  # the environment may carry store or SMTP secrets
         description=f"{step.name} running",
         descriptionDone=step.name,
     )
+    common.update(overrides)
     if step.capture:
         return steps.SetPropertyFromCommand(extract_fn=_extract(step.capture), **common)
     return steps.ShellCommand(**common)
 
 
+def _maker(builder: Builder, farm_command: Sequence[str]) -> fanout.MakeStep:
+    def make(step: Step, **overrides):
+        return make_step(builder, step, farm_command, **overrides)
+
+    return make
+
+
 def make_factory(builder: Builder, registry: Sequence[Builder],
-                 farm_command: Sequence[str] = FARM_COMMAND) -> util.BuildFactory:
-    """The builder's steps in order, then a trigger for the builders that run after it."""
-    factory = util.BuildFactory([make_step(builder, s, farm_command) for s in builder.steps])
+                 farm_command: Sequence[str] = FARM_COMMAND, can_wait: bool = True) -> util.BuildFactory:
+    """The builder's steps in order (a fan-out's as master/fanout.py lays them out), then a trigger for the
+    builders that run after it."""
+    if builder.fan_out:
+        factory = util.BuildFactory(fanout.parent_steps(builder, _maker(builder, farm_command), can_wait))
+    else:
+        factory = util.BuildFactory([make_step(builder, s, farm_command) for s in builder.steps])
     if downstream(registry, builder.name):
         factory.addStep(steps.Trigger(
             name="trigger",
@@ -106,15 +129,24 @@ def same_worker_chooser(allowed: Sequence[str]):
 
 def builder_configs(registry: Sequence[Builder], workers: Sequence[WorkerSpec],
                     farm_command: Sequence[str] = FARM_COMMAND) -> list[util.BuilderConfig]:
+    """One Buildbot builder per active registry builder, plus a `{name}-shard` builder per fan-out."""
     active = active_builders(registry, workers)
-    return [
-        util.BuilderConfig(
-            name=b.name,
-            description=b.description,
-            workernames=workers_for(b.tags, workers),
-            factory=make_factory(b, active, farm_command),
-            tags=list(b.schedule_kinds),
-            nextWorker=same_worker_chooser(workers_for(b.tags, workers)) if b.same_worker else None,
-        )
-        for b in active
-    ]
+    waiting = fanout.waiting_lock(workers)
+    configs = []
+    for b in active:
+        names = workers_for(b.tags, workers)
+        chooser = same_worker_chooser(names) if b.same_worker else None
+        can_wait = fanout.can_wait(b, workers)
+        configs.append(util.BuilderConfig(
+            name=b.name, description=b.description, workernames=names,
+            factory=make_factory(b, active, farm_command, can_wait), tags=list(b.schedule_kinds), nextWorker=chooser,
+            locks=fanout.parent_locks(b, waiting, can_wait) if b.fan_out else None,
+        ))
+        if b.fan_out:
+            fanout.check_capacity(b, workers)
+            configs.append(util.BuilderConfig(
+                name=fanout.shard_builder(b.name), description=f"one shard of {b.name}", workernames=names,
+                factory=util.BuildFactory(fanout.shard_steps(b, _maker(b, farm_command))), tags=["shard"],
+                nextWorker=chooser,
+            ))
+    return configs

@@ -16,72 +16,69 @@ from the upstream build that produced it on the same worker, by trigger.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from farm.errors import InputError
 from farm.kinds import KINDS
+from master.stepspec import Arg as Arg
+from master.stepspec import IfSet, Param, Step, placeholders
+from master.stepspec import render_args as render_args
 from policyhost import advisors
 from regression.benchmarks import BENCHMARKS
 from workers.debsrc import RECIPES
 
 NOTIFY_MODES = ("change", "failing", "passing", "problem", "warnings", "exception", "cancelled")
-_PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 _PROP = re.compile(r"^[a-z_][a-z0-9_]*$")
+#: A fan-out's properties: each shard build's `I/N` and the run's id (set by its trigger), and N (a parameter).
+SHARD, SHARD_RUN, SHARDS = "shard", "shard_run", "shards"
 #: Names Buildbot or the farm sets itself: reserved by the force form, or bookkeeping set by trigger.
 RESERVED_PROPS = frozenset({"owner", "builderNames", "builderid", "username", "reason", "priority", "scheduler",
-                            "upstream_worker", "workername", "buildername", "buildnumber"})
+                            "upstream_worker", "workername", "buildername", "buildnumber", SHARD, SHARD_RUN})
+#: The most shard builds one fan-out may start.
+MAX_SHARDS = 64
 
 
 @dataclass(frozen=True)
-class IfSet:
-    """Arguments included only when build property `prop` is set and not empty."""
-
-    prop: str
-    args: tuple[str, ...]
-
-
-Arg = str | IfSet
-
-
-@dataclass(frozen=True)
-class Step:
-    """One `mlgo-farm` invocation: `args` starts with the verb."""
-
-    name: str
-    args: tuple[Arg, ...]
-    #: Seconds without output before Buildbot kills the step.
-    timeout: int = 3600
-    #: Properties set from the step's output: (property, regex with one group); the last match wins.
-    capture: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class Param:
-    """A build property with a default, settable in the force form, always constrained.
-
-    Exactly one of `choices` (the form offers these and nothing else: a ChoiceStringParameter)
-    or `regex` (free text the whole of which must match; a StringParameter with Buildbot's
-    `regex=`). Either way a value never starts with `-`, so it cannot turn into an option of
-    the verb it is passed to.
+class FanOut:
+    """Where one machine is too slow: the builder's first `steps` run once per shard, each shard a build of
+    `{builder}-shard` on a worker the builder's tags choose (`shard` = `I/N`, which the steps pass on as
+    `--shard`); this build waits for them, merges their parts from the object store into `output`
+    (`dataset merge`, the bytes one unsharded run makes) and runs its remaining steps on that. N is the
+    builder's `shards` parameter; with N = 1 the steps run here, unsplit, and nothing is uploaded.
     """
 
-    name: str
-    default: str
-    help: str = ""
-    choices: tuple[str, ...] = ()
-    regex: str = ""
+    #: Names of the builder's leading steps that run per shard; each uses `{shard}` (IfSet("shard", ...)).
+    steps: tuple[str, ...]
+    #: The directory the last of them writes: a shard's part in a shard build, the merged dataset here.
+    output: str = "dataset"
+    default: int = 1
+    #: The largest N the force form offers.
+    most: int = 8
+    #: Name of the step that starts the shard builds and waits for them.
+    TRIGGER: ClassVar[str] = "fan-out"
 
     @property
-    def pattern(self) -> str:
-        """The pattern Buildbot checks with `re.match`: anchored at both ends, no leading '-'."""
-        return rf"(?!-)(?:{self.regex})\Z"
+    def param(self) -> Param:
+        return Param(SHARDS, str(self.default), f"shard builds, 1..{self.most} (1: one build, unsplit)",
+                     choices=tuple(str(n) for n in range(1, self.most + 1)))
 
-    def accepts(self, value: str) -> bool:
-        if self.choices:
-            return value in self.choices
-        return re.match(self.pattern, value) is not None
+    def upload(self) -> Step:
+        """The last step of a shard build: its part to `datasets/shards/{run}/{i}-of-{N}/`."""
+        return Step("put-shard", ("dataset", "put-shard", self.output, "--run", f"{{{SHARD_RUN}}}"), timeout=1800)
+
+    def merge(self) -> Step:
+        return Step("merge", ("dataset", "merge", "--run", f"{{{SHARD_RUN}}}", "--shards", f"{{{SHARDS}}}",
+                              "-o", self.output), timeout=1800)
+
+    def drop(self) -> Step:
+        """Always last: the run's parts leave the store, whether the merge was published or refused."""
+        return Step("drop-shards", ("dataset", "drop-shards", "--run", f"{{{SHARD_RUN}}}"), timeout=600)
+
+    def derived(self) -> tuple[Step, ...]:
+        return (self.upload(), self.merge(), self.drop())
 
 
 @dataclass(frozen=True)
@@ -104,6 +101,13 @@ class Builder:
     exports: Mapping[str, str] = field(default_factory=dict)
     #: When triggered, run on the worker that ran the upstream build (it holds the upstream's files).
     same_worker: bool = False
+    #: Split the first steps over shard builds (see FanOut); None: this build runs every step.
+    fan_out: FanOut | None = None
+
+    @property
+    def parameters(self) -> tuple[Param, ...]:
+        """Its force-form fields: the declared parameters, and a fan-out's `shards`."""
+        return (*self.params, *((self.fan_out.param,) if self.fan_out else ()))
 
     @property
     def schedule_kinds(self) -> tuple[str, ...]:
@@ -114,7 +118,7 @@ class Builder:
     def defaults(self) -> dict[str, str]:
         """Property values a step sees when nothing sets them: the parameters' defaults, and Buildbot's own
         `buildername` (so a step names its builder without typing the name again)."""
-        return {"buildername": self.name, **{p.name: p.default for p in self.params}}
+        return {"buildername": self.name, **{p.name: p.default for p in self.parameters}}
 
 
 _PUBLISHED = (("dataset", r"published dataset (\S+) to "),)
@@ -125,10 +129,15 @@ _REPORT = (("report", r"^report: (\S+)"),)
 _LLVM_BIN = IfSet("llvm_bin", ("--llvm-bin", "{llvm_bin}"))
 
 
+#: Set on shard builds only (FanOut): the steps then compile and run only that shard's modules.
+_SHARD = IfSet(SHARD, ("--shard", f"{{{SHARD}}}"))
+
+
 def _dataset_pipeline(kind: str) -> tuple[Step, ...]:
     return (
-        Step("corpus", ("corpus", "{corpus_source}", "{corpus_input}", "-o", "corpus", _LLVM_BIN), timeout=3600),
-        Step(f"triplets-{kind}", ("triplets", kind, "corpus", "-o", "dataset", _LLVM_BIN), timeout=3600),
+        Step("corpus", ("corpus", "{corpus_source}", "{corpus_input}", "-o", "corpus", _LLVM_BIN, _SHARD),
+             timeout=3600),
+        Step(f"triplets-{kind}", ("triplets", kind, "corpus", "-o", "dataset", _LLVM_BIN, _SHARD), timeout=3600),
         Step("publish", ("dataset", "publish", "dataset"), timeout=600, capture=_PUBLISHED),
     )
 
@@ -144,11 +153,20 @@ def builtin_policies(advisor: str) -> tuple[str, ...]:
     return tuple(advisors.get(advisor).builtin_policies)
 
 
+#: LLVM's own code, the nightly corpus: Debian's source of it, which these workers can download (`corpus debian`
+#: configures its llvm/, runs tablegen and compiles every TU; no full build). With git access to upstream,
+#: `corpus_source=llvm corpus_input=llvm-project` is the same at tip of tree.
+NIGHTLY_CORPUS = "llvm-toolchain-19"
+#: What `corpus_input` may name: the Debian packages with a recipe, and llvm-project (git, for `corpus llvm`).
+CORPUS_INPUTS = (*DEBIAN_PACKAGES, "llvm-project")
 _CORPUS = (
-    # `build` (llvm-tot's bitcode build, a directory on the worker) is set by trigger only.
-    Param("corpus_source", "debian", "corpus from a Debian source package (llvm-tot triggers with its own build)",
-          choices=("debian",)),
-    Param("corpus_input", "zlib", "Debian source package (one the farm has a recipe for)", choices=DEBIAN_PACKAGES),
+    # `build` (llvm-tot's bitcode build, a directory on the worker) is set by trigger only. The default
+    # source stays `debian` so that forcing only corpus_input (zlib, as `make demo` does) keeps its meaning.
+    Param("corpus_source", "debian", "debian: a Debian source package (llvm-toolchain-19 is LLVM's own code); "
+          "llvm: LLVM configured and tablegen'd from corpus_input (llvm-project: git, tip of tree; or "
+          "llvm-toolchain-19); llvm-tot triggers with its own build", choices=("debian", "llvm")),
+    Param("corpus_input", NIGHTLY_CORPUS, "Debian source package with a recipe, or llvm-project (git, with "
+          "corpus_source=llvm)", choices=CORPUS_INPUTS),
 )
 _BENCH = Param("bench", "zlib", "benchmark built from a Debian source package", choices=BENCHES)
 #: A git branch, tag or commit: letters, digits, '.', '_', '/', '-' (not first), no '..'.
@@ -183,6 +201,7 @@ REGISTRY: tuple[Builder, ...] = (
             after=("llvm-tot",),
             same_worker=True,
             exports={"dataset": "{dataset}"},
+            fan_out=FanOut(steps=("corpus", f"triplets-{kind}")),
         )
         for kind, description, tags, cron in (
             ("ir", "IR2Vec triplets from a real corpus, published as a dataset", (), "0 4 * * *"),
@@ -232,45 +251,6 @@ REGISTRY: tuple[Builder, ...] = (
         notify=("failing",),
     ),
 )
-
-
-def render_args(args: Iterable[Arg], lookup: Callable[[str], object]) -> list[str]:
-    """Substitute `{prop}` placeholders; drop `IfSet` groups whose property is unset or empty.
-
-    An argument that would begin with a property's value may not begin with '-': whatever set
-    the property (force form, trigger, nightly default), its value stays a value and never
-    becomes an option of the verb (`corpus_source=--help` is refused here, not parsed).
-    """
-    out: list[str] = []
-
-    def value(m: re.Match) -> str:
-        name = m.group(1)
-        v = lookup(name)
-        if v is None or v == "":
-            raise InputError(f"build property {name!r} is not set")
-        v = str(v)
-        if m.start() == 0 and v.startswith("-"):
-            raise InputError(f"build property {name}={v!r}: a value may not start with '-'")
-        return v
-
-    for a in args:
-        if isinstance(a, IfSet):
-            if lookup(a.prop) not in (None, ""):
-                out.extend(render_args(a.args, lookup))
-        else:
-            out.append(_PLACEHOLDER.sub(value, a))
-    return out
-
-
-def placeholders(args: Iterable[Arg]) -> set[str]:
-    """Property names the arguments use."""
-    names: set[str] = set()
-    for a in args:
-        if isinstance(a, IfSet):
-            names |= {a.prop} | placeholders(a.args)
-        else:
-            names |= set(_PLACEHOLDER.findall(a))
-    return names
 
 
 def captured(builder: Builder) -> tuple[str, ...]:
@@ -326,9 +306,11 @@ def validate(registry: Iterable[Builder], verbs: Mapping[str, object] | None = N
             raise InputError(f"builder {b.name!r}: unknown notify mode(s) {', '.join(sorted(bad))}")
         if b.nightly:
             parse_cron(b.nightly)
-        if len({p.name for p in b.params}) != len(b.params):
+        if b.fan_out:
+            _check_fan_out(b, {x.name for x in builders})
+        if len({p.name for p in b.parameters}) != len(b.parameters):
             raise InputError(f"builder {b.name!r}: parameter names must be unique")
-        for p in b.params:
+        for p in b.parameters:
             _check_param(b.name, p)
         if verbs is not None:
             for s in b.steps:
@@ -340,8 +322,9 @@ def validate(registry: Iterable[Builder], verbs: Mapping[str, object] | None = N
             if up not in names:
                 raise InputError(f"builder {b.name!r} runs after unknown builder {up!r}")
         known = set(b.defaults()) | {p for up in b.after for p in names[up].exports}
+        fanned = set(b.fan_out.steps) if b.fan_out else set()
         for s in b.steps:
-            missing = placeholders(s.args) - known
+            missing = placeholders(s.args) - known - ({SHARD} if s.name in fanned else set())
             if missing:
                 raise InputError(f"builder {b.name!r} step {s.name!r} uses undeclared properties {sorted(missing)}")
             for prop, pattern in s.capture:
@@ -351,6 +334,30 @@ def validate(registry: Iterable[Builder], verbs: Mapping[str, object] | None = N
         if missing:
             raise InputError(f"builder {b.name!r} exports undeclared properties {sorted(missing)}")
     _check_acyclic(names)
+
+
+def _check_fan_out(b: Builder, builder_names: set[str]) -> None:
+    """The fan-out names leading steps that pass the shard on, and nothing else does; N has a sane range."""
+    f, where = b.fan_out, f"builder {b.name!r} fan-out"
+    assert f is not None
+    if not f.steps or tuple(s.name for s in b.steps[:len(f.steps)]) != f.steps:
+        raise InputError(f"{where}: steps {list(f.steps)} must name the builder's first steps, in order")
+    for s in b.steps:
+        if (SHARD in placeholders(s.args)) != (s.name in f.steps):
+            raise InputError(f"{where}: step {s.name!r} " + ("must pass {shard} on (IfSet)" if s.name in f.steps
+                                                             else "uses {shard} but runs once, not per shard"))
+        if s.name in f.steps and s.capture:
+            raise InputError(f"{where}: step {s.name!r} runs in shard builds; what it captures would not reach "
+                             f"this build")
+    if not 1 <= f.default <= f.most <= MAX_SHARDS:
+        raise InputError(f"{where}: need 1 <= default ({f.default}) <= most ({f.most}) <= {MAX_SHARDS}")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", f.output):
+        raise InputError(f"{where}: output {f.output!r} must be a plain directory name")
+    clash = {f.TRIGGER, *(s.name for s in f.derived())} & {s.name for s in b.steps}
+    if clash:
+        raise InputError(f"{where}: step name(s) {sorted(clash)} are the fan-out's own")
+    if f"{b.name}-shard" in builder_names:
+        raise InputError(f"{where}: its shard builder {b.name}-shard clashes with a declared builder")
 
 
 def _check_param(builder: str, p: Param) -> None:

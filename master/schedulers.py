@@ -8,6 +8,7 @@ from buildbot.plugins import schedulers, util
 from buildbot.schedulers.forcesched import StringParameter
 
 from master.factories import trigger_scheduler
+from master.fanout import shard_builder, shard_scheduler
 from master.registry import Builder, Param, downstream, parse_cron
 
 
@@ -45,7 +46,11 @@ def _no_source() -> list:
 
 
 def make_schedulers(active: Sequence[Builder]) -> list:
-    """Every scheduler the active builders need; each builder can also be forced on its own."""
+    """Every scheduler the active builders need; each builder can also be forced on its own.
+
+    A fan-out's shard builder has a Triggerable only: shard builds start from their parent's
+    trigger, never from a force form (a shard alone would upload a part no merge waits for).
+    """
     out: list = []
     for b in active:
         if b.nightly:
@@ -58,11 +63,13 @@ def make_schedulers(active: Sequence[Builder]) -> list:
         after = downstream(active, b.name)
         if after:
             out.append(schedulers.Triggerable(name=trigger_scheduler(b.name), builderNames=after))
+        if b.fan_out:
+            out.append(schedulers.Triggerable(name=shard_scheduler(b.name), builderNames=[shard_builder(b.name)]))
         out.append(schedulers.ForceScheduler(
             name=force_scheduler(b.name),
             builderNames=[b.name],
             buttonName=f"run {b.name}",
             codebases=_no_source(),
-            properties=[force_parameter(p) for p in b.params],
+            properties=[force_parameter(p) for p in b.parameters],
         ))
     return out

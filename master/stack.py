@@ -1,32 +1,48 @@
-"""The single-machine stack on loopback: redis-server, Celery worker and beat, Buildbot master and worker.
+"""The single-machine stack on loopback: redis-server, Celery worker and beat, Buildbot master and worker,
+and a supervisor that starts again whichever of them dies.
 
 `up` is idempotent (running parts are left alone) and returns once every part is ready; `down`
-stops, in reverse order, only processes whose pid files this stack wrote. Pid files live in
-`<var>/run`, logs in `<var>/log` (Buildbot keeps its twistd.pid/twistd.log in its own directories
-under `<var>/buildbot`).
+stops the supervisor first, then, in reverse order, only processes whose pid files this stack
+wrote. Pid files live in `<var>/run`, logs in `<var>/log` (Buildbot keeps its twistd.pid/twistd.log
+in its own directories under `<var>/buildbot`). `up`, `down` and the supervisor's restarts take
+one lock (`<var>/run/stack.lock`), so none of them sees another's part half started.
+
+Redis keeps what it acknowledged across a SIGKILL: it runs with an append-only file and
+`appendfsync always` (every write reaches the disk before Redis answers; the broker writes a few
+commands per task, so the cost is nothing next to losing a queued chain step, and unlike
+`everysec` it also holds across a machine crash, or an fsync stalled on a busy disk, when Redis
+may answer before it has even written). It requires a password: `[celery] redis_password`, else
+one generated once into `<var>/secrets/redis-password` (0600). The password reaches redis-server
+in its 0600 config file, never on its command line (`ps` shows argv to every user), and reaches
+clients through farm.secrets.effective_redis_url.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import json
 import os
 import shutil
 import signal
 import socket
+import subprocess
+import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from urllib.parse import urlparse
 
+from farm.atomic import write_atomic
 from farm.config import Settings
 from farm.errors import FarmError
-from master import control
+from farm.secrets import effective_redis_url, loopback_redis, redact, redis_password
+from master import buildbot_worker, control
 from master.layout import worker_dir
 from master.procs import farm_env, pid_alive, run, venv_tool
 from master.rest import MasterAPI
-from workers import buildbot_worker
 
 CELERY_APP = "vocabgen.celery_app"
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
+SUPERVISOR = "master.supervise"
 
 
 def _dirs(s: Settings) -> tuple[Path, Path]:
@@ -34,6 +50,17 @@ def _dirs(s: Settings) -> tuple[Path, Path]:
     run_dir.mkdir(parents=True, exist_ok=True)
     log_dir.mkdir(parents=True, exist_ok=True)
     return run_dir, log_dir
+
+
+@contextlib.contextmanager
+def _stack_lock(s: Settings) -> Iterator[None]:
+    run_dir, _ = _dirs(s)
+    with open(run_dir / "stack.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _listening(host: str, port: int) -> bool:
@@ -52,16 +79,56 @@ def _wait(ready, what: str, timeout: float, log: Path | None = None) -> None:
 
 def _redis_address(s: Settings) -> tuple[str, int] | None:
     """Host and port of the broker when it is a redis on this machine (else the stack does not own it)."""
-    u = urlparse(s.celery.broker_url)
-    if u.scheme != "redis" or (u.hostname or "127.0.0.1") not in LOOPBACK:
-        return None
-    return u.hostname or "127.0.0.1", u.port or 6379
+    return loopback_redis(s.celery.broker_url)
+
+
+def _quoted(value: str | Path) -> str:
+    """A redis.conf argument: double-quoted, with the escapes redis's own parser (sdssplitargs) reads."""
+    return json.dumps(str(value), ensure_ascii=True)
+
+
+def redis_config(s: Settings, host: str, port: int, password: str) -> str:
+    run_dir, log_dir = _dirs(s)
+    lines = {
+        "bind": _quoted("127.0.0.1" if host == "localhost" else host),
+        "port": str(port),
+        "daemonize": "yes",
+        "pidfile": _quoted(run_dir / "redis.pid"),
+        "logfile": _quoted(log_dir / "redis.log"),
+        "dir": _quoted(s.var_dir / "redis"),
+        "appendonly": "yes",
+        "appendfsync": "always",
+        "save": '""',  # the append-only file is the persistence; no second copy in snapshots
+        "requirepass": _quoted(password),
+    }
+    return "# written by `mlgo-farm stack up`; holds the Redis password (mode 0600)\n" + "".join(
+        f"{key} {value}\n" for key, value in lines.items())
+
+
+def _redis_answers(s: Settings) -> bool:
+    """PING with the farm's password: False while Redis starts or loads its append-only file."""
+    import redis
+
+    client = redis.Redis.from_url(effective_redis_url(s.celery.broker_url, s), socket_connect_timeout=1,
+                                  socket_timeout=5)
+    try:
+        return bool(client.ping())
+    except (redis.AuthenticationError, redis.ResponseError) as e:
+        if "LOADING" in str(e):
+            return False
+        host, port = _redis_address(s) or ("?", 0)
+        raise FarmError(f"redis on {host}:{port} refuses the farm's password ({redact(str(e))}); "
+                        "stop it (`mlgo-farm stack down`) and start the stack again") from None
+    except redis.RedisError:
+        return False
+    finally:
+        client.close()
 
 
 def redis_up(s: Settings) -> str:
     addr = _redis_address(s)
     if addr is None:
-        return f"redis: remote broker {s.celery.broker_url} (not started here)"
+        return f"redis: remote broker {redact(s.celery.broker_url)} (not started here)"
     host, port = addr
     run_dir, log_dir = _dirs(s)
     pidfile = run_dir / "redis.pid"
@@ -70,13 +137,17 @@ def redis_up(s: Settings) -> str:
     if _listening(host, port):
         return f"redis: using the server already listening on {host}:{port} (not managed by the stack)"
     exe = shutil.which("redis-server") or "/usr/bin/redis-server"
-    data = s.var_dir / "redis"
-    data.mkdir(parents=True, exist_ok=True)
-    run([exe, "--bind", "127.0.0.1" if host == "localhost" else host, "--port", str(port), "--daemonize", "yes",
-         "--pidfile", str(pidfile), "--logfile", str(log_dir / "redis.log"), "--dir", str(data)],
-        farm_env(s), "redis-server")
-    _wait(lambda: _listening(host, port), "redis-server", 30, log_dir / "redis.log")
-    return f"redis: started on {host}:{port} (pid {pid_alive(pidfile)})"
+    (s.var_dir / "redis").mkdir(parents=True, exist_ok=True)
+    conf = s.var_dir / "redis" / "redis.conf"
+    write_atomic(conf, redis_config(s, host, port, redis_password(s, create=True) or ""), mode=0o600)
+    run([exe, str(conf)], farm_env(s), "redis-server")
+    _wait(lambda: _redis_answers(s), "redis-server", 60, log_dir / "redis.log")
+    return f"redis: started on {host}:{port} (pid {pid_alive(pidfile)}, append-only, password required)"
+
+
+def redis_down(s: Settings) -> str:
+    run_dir, _ = _dirs(s)
+    return _terminate(run_dir / "redis.pid", "redis") if _redis_address(s) else "redis: remote (left alone)"
 
 
 def _celery_up(s: Settings, role: str) -> str:
@@ -122,9 +193,62 @@ def worker_up(s: Settings) -> str:
     return f"buildbot worker {s.buildbot.worker_name}: connected ({wdir})"
 
 
+def supervisor_up(s: Settings) -> str:
+    """The supervisor (master/supervise.py) in its own session, so it outlives `stack up` and its terminal."""
+    run_dir, log_dir = _dirs(s)
+    pidfile = run_dir / "supervisor.pid"
+    if pid_alive(pidfile):
+        return f"supervisor: already running (pid {pid_alive(pidfile)})"
+    with open(log_dir / "supervisor.log", "ab") as logf:
+        proc = subprocess.Popen([sys.executable, "-m", SUPERVISOR], env=farm_env(s), stdin=subprocess.DEVNULL,
+                                stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+    write_atomic(pidfile, f"{proc.pid}\n")
+    return f"supervisor: started (pid {proc.pid}), restarts any part that dies; log {log_dir / 'supervisor.log'}"
+
+
+def _parts(s: Settings) -> list[tuple[str, Callable[[], object], Callable[[], str]]]:
+    """(name, is it running, start it) in dependency order: what the supervisor watches."""
+    run_dir, _ = _dirs(s)
+
+    def redis_running() -> bool:
+        addr = _redis_address(s)
+        return addr is None or bool(pid_alive(run_dir / "redis.pid")) or _listening(*addr)
+
+    return [
+        ("redis", redis_running, lambda: redis_up(s)),
+        ("celery worker", lambda: pid_alive(run_dir / "celery-worker.pid"), lambda: _celery_up(s, "worker")),
+        ("celery beat", lambda: pid_alive(run_dir / "celery-beat.pid"), lambda: _celery_up(s, "beat")),
+        ("buildbot master", lambda: control.running(s), lambda: master_up(s)),
+        ("buildbot worker", lambda: buildbot_worker.running(worker_dir(s)), lambda: worker_up(s)),
+    ]
+
+
 def up(s: Settings) -> list[str]:
-    """Start every part that is not running, in dependency order; one line per part."""
-    return [redis_up(s), _celery_up(s, "worker"), _celery_up(s, "beat"), master_up(s), worker_up(s)]
+    """Start every part that is not running, in dependency order, then the supervisor; one line per part."""
+    with _stack_lock(s):
+        return [start() for _, _, start in _parts(s)] + [supervisor_up(s)]
+
+
+def revive(s: Settings, failures: dict[str, int], not_before: dict[str, float]) -> list[str]:
+    """Start again every part that is not running (the supervisor's pass); a part that fails to start
+    is tried again after 2, 4, ... 60 s, so a broken configuration does not spin."""
+    out = []
+    with _stack_lock(s):
+        for name, running, start in _parts(s):
+            if running():
+                failures.pop(name, None)
+                continue
+            if time.monotonic() < not_before.get(name, 0.0):
+                continue
+            try:
+                out.append(f"{name} was not running; {start()}")
+                failures.pop(name, None)
+            except Exception as e:  # a supervisor that dies of one part's surprise supervises nothing
+                failures[name] = failures.get(name, 0) + 1
+                delay = min(60, 2 ** failures[name])
+                not_before[name] = time.monotonic() + delay
+                out.append(f"{name}: restart failed, next try in {delay}s: {redact(str(e))}")
+    return out
 
 
 def _terminate(pidfile: Path, what: str, timeout: float = 60) -> str:
@@ -143,16 +267,17 @@ def _terminate(pidfile: Path, what: str, timeout: float = 60) -> str:
 
 
 def down(s: Settings) -> list[str]:
-    """Stop what `up` started, in reverse order."""
+    """Stop the supervisor (so nothing comes back), then what `up` started, in reverse order."""
     run_dir, _ = _dirs(s)
-    out = [
-        "buildbot worker: " + ("stopped" if buildbot_worker.stop(s, worker_dir(s)) else "not running"),
-        "buildbot master: " + ("stopped" if control.stop(s) else "not running"),
-        _terminate(run_dir / "celery-beat.pid", "celery beat"),
-        _terminate(run_dir / "celery-worker.pid", "celery worker", timeout=120),
-    ]
-    out.append(_terminate(run_dir / "redis.pid", "redis") if _redis_address(s) else "redis: remote (left alone)")
-    return out
+    with _stack_lock(s):
+        return [
+            _terminate(run_dir / "supervisor.pid", "supervisor", timeout=10),
+            "buildbot worker: " + ("stopped" if buildbot_worker.stop(s, worker_dir(s)) else "not running"),
+            "buildbot master: " + ("stopped" if control.stop(s) else "not running"),
+            _terminate(run_dir / "celery-beat.pid", "celery beat"),
+            _terminate(run_dir / "celery-worker.pid", "celery worker", timeout=120),
+            redis_down(s),
+        ]
 
 
 def status(s: Settings) -> list[str]:
@@ -167,6 +292,5 @@ def status(s: Settings) -> list[str]:
         line("celery beat", pid_alive(run_dir / "celery-beat.pid")),
         line("buildbot master", control.running(s)),
         line("buildbot worker", buildbot_worker.running(worker_dir(s))),
+        line("supervisor", pid_alive(run_dir / "supervisor.pid")),
     ]
-
-

@@ -40,6 +40,17 @@ def mailbox():
         yield box
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_worker_cache():
+    """The worker caches (workers/cache.py) are off unless a test turns them on: session and module
+    fixtures run before `_isolated_config` and would otherwise fill the real var/cache, and a test of
+    a tool's failure must meet the tool, not an entry another test left. tests/workers/test_cache.py
+    turns them on."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MLGO_FARM_CACHE_ENABLED", "false")
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test reads a developer's config file or writes to the real var/."""

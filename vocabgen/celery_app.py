@@ -1,10 +1,12 @@
 """The Celery app of the vocabulary role: Redis broker and result backend, beat schedule.
 
 Start workers with `celery -A vocabgen.celery_app worker` and the schedule with
-`celery -A vocabgen.celery_app beat`. Settings come from farm.config ([celery] and [store]).
-Tasks are acknowledged late and rejected when their worker is lost, so a task whose worker
-dies mid-training is delivered again (for a worker that vanished without a word, by Redis
-after `visibility_timeout` seconds).
+`celery -A vocabgen.celery_app beat`. Settings come from farm.config ([celery] and [store]);
+the broker and result URLs get the farm's Redis password (farm.secrets.effective_redis_url).
+Tasks are acknowledged late and rejected when their pool process is lost, so a task whose
+process dies mid-training is delivered again at once; a worker main process that vanished
+without a word stops renewing the lease on its messages (vocabgen/lease.py), and a live
+worker's sweep redelivers them within `visibility_timeout` plus one sweep interval.
 """
 
 from __future__ import annotations
@@ -14,7 +16,12 @@ from celery.schedules import crontab
 
 from farm.config import Settings, load_settings
 from farm.errors import FarmError
+from farm.secrets import effective_redis_url
+from vocabgen import lease
 from vocabgen.dataset import KINDS
+
+#: When beat looks for staged files whose chain is gone (hourly; the age limit is the setting).
+CLEAN_STAGING_SCHEDULE = crontab(minute=41)
 
 
 def schedule_from(text: str) -> crontab:
@@ -30,17 +37,23 @@ def schedule_from(text: str) -> crontab:
 
 
 def _transport_options(visibility_timeout: int) -> dict[str, int]:
-    """Redis redelivery: kombu sweeps for abandoned tasks every 10 x 10 s; sweep faster for short timeouts."""
+    """Redis redelivery: kombu sweeps for abandoned tasks every 10 x 10 s; sweep faster for short timeouts.
+
+    The sweep's mutex normally expires after 300 s; a worker killed while holding it would stall
+    every other sweep that long, so for short timeouts it lives half a timeout (restoring stays
+    safe without it: kombu restores each message in a WATCH transaction).
+    """
     options = {"visibility_timeout": visibility_timeout}
     if visibility_timeout < 1000:
-        options |= {"unacked_restore_interval": max(1, visibility_timeout // 10), "unacked_restore_throttle": 1}
+        options |= {"unacked_restore_interval": max(1, visibility_timeout // 10), "unacked_restore_throttle": 1,
+                    "unacked_mutex_expire": max(5, visibility_timeout // 2)}
     return options
 
 
 def make_app(settings: Settings | None = None) -> Celery:
     s = settings or load_settings()
-    app = Celery("mlgo_farm_vocab", broker=s.celery.broker_url, backend=s.celery.result_backend,
-                 include=["vocabgen.tasks"])
+    app = Celery("mlgo_farm_vocab", broker=effective_redis_url(s.celery.broker_url, s),
+                 backend=effective_redis_url(s.celery.result_backend, s), include=["vocabgen.tasks"])
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,
@@ -55,15 +68,19 @@ def make_app(settings: Settings | None = None) -> Celery:
         broker_connection_retry_on_startup=True,
         timezone="UTC",
         beat_schedule={
-            f"retrain-{kind}": {
-                "task": "vocabgen.tasks.scheduled_retrain",
-                "schedule": schedule_from(s.celery.retrain_schedule),
-                "args": (kind,),
-            }
-            for kind in KINDS
+            **{
+                f"retrain-{kind}": {
+                    "task": "vocabgen.tasks.scheduled_retrain",
+                    "schedule": schedule_from(s.celery.retrain_schedule),
+                    "args": (kind,),
+                }
+                for kind in KINDS
+            },
+            "clean-staging": {"task": "vocabgen.tasks.clean_staging", "schedule": CLEAN_STAGING_SCHEDULE},
         },
     )
     return app
 
 
+lease.install()
 app = make_app()

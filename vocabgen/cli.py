@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from farm.errors import FarmError, InputError
+from farm.kinds import KINDS
 
-KINDS = ("ir", "mir")
 log = logging.getLogger(__name__)
 
 

@@ -3,7 +3,8 @@ output directories shared by concurrent tasks.
 
 A directory store is locked with flock on a file in it; an S3 store with a Redis lock (the
 Celery broker's Redis) that expires, so a killed worker cannot hold it forever. The kernel
-drops an flock when its holder dies.
+drops an flock when its holder dies. The Redis URL gets the farm's password like every other
+client's (farm.secrets.effective_redis_url), and no message names it unredacted.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+from farm.config import Settings, load_settings
 from farm.errors import StoreError
+from farm.secrets import effective_redis_url, redact
 from farm.store import FileStore, ObjectStore
 
 log = logging.getLogger(__name__)
@@ -49,9 +52,12 @@ def _redis_lock(url: str, timeout: float, wait: float) -> Iterator[None]:
     try:
         acquired = lock.acquire()
     except redis.exceptions.RedisError as e:
-        raise StoreError(f"cannot take the publish lock in Redis at {url}: {e}") from None
+        client.close()
+        reason = " ".join(str(e).split())
+        raise StoreError(redact(f"cannot take the publish lock in Redis at {url}: {reason}")) from None
     if not acquired:
-        raise StoreError(f"the publish lock in Redis at {url} is busy after {wait:g}s")
+        client.close()
+        raise StoreError(redact(f"the publish lock in Redis at {url} is busy after {wait:g}s"))
     try:
         yield
     finally:
@@ -60,12 +66,13 @@ def _redis_lock(url: str, timeout: float, wait: float) -> Iterator[None]:
         except redis.exceptions.LockError:
             log.warning("publish lock expired before release (publish took over %ss)", timeout)
         except redis.exceptions.RedisError as e:
-            log.warning("could not release the publish lock: %s", e)
+            log.warning("could not release the publish lock: %s", redact(str(e)))
         client.close()
 
 
-def publish_lock(store: ObjectStore, redis_url: str, timeout: float = 300, wait: float = 120):
-    """The lock that serializes publishing to `store`."""
+def publish_lock(store: ObjectStore, redis_url: str, timeout: float = 300, wait: float = 120,
+                 settings: Settings | None = None):
+    """The lock that serializes publishing to `store`; `redis_url` as configured (the password is added here)."""
     if isinstance(store, FileStore):
         return file_lock(store.root / ".vocab-publish.lock")
-    return _redis_lock(redis_url, timeout, wait)
+    return _redis_lock(effective_redis_url(redis_url, settings or load_settings()), timeout, wait)

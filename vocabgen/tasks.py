@@ -1,11 +1,16 @@
 """Celery tasks: train -> validate -> publish, the weekly check, and the on-demand trigger.
 
 The three tasks hand over through a staging area in the object store
-(`vocab-staging/{kind}/{sha256}/{chain id}/`), so they may run on different machines. Every
-task is idempotent: a redelivered train reuses the finished local result (or trains again to
-the same bytes), and publish finds an existing version by its content hash. Object-store
-failures are retried with exponential backoff (`retry_delay`); bad input fails at once, and every
-terminal failure deletes the staged files.
+(`vocab-staging/{kind}/{sha256}/{chain id}/{run}/`: vocab.json, manifest.json and staged.json,
+which says when and where), so they may run on different machines. Every task is idempotent: a
+redelivered train reuses the finished local result (or trains again to the same bytes), and
+publish finds an existing version by its content hash. A train delivered twice while both runs
+are alive (its worker lost Redis for longer than the lease) stages each run in its own `{run}`
+directory, so the two chains never overwrite each other's validated manifest; the second
+publish finds the first one's version. Object-store failures are retried with exponential
+backoff (`retry_delay`); bad input fails at once, and every terminal failure deletes the staged
+files. Whatever a killed worker staged is removed by `clean_staging` (beat, hourly) once it is
+older than the configured age and no message of its chain is left in the broker.
 """
 
 from __future__ import annotations
@@ -14,7 +19,10 @@ import contextlib
 import json
 import logging
 import random
+import socket
 import tempfile
+import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +34,7 @@ from farm.config import Settings, load_settings
 from farm.errors import StoreError
 from farm.store import MissingObject, ObjectStore, store_from_settings
 from farm.toolchain import Toolchain
+from vocabgen import lease
 from vocabgen.celery_app import app
 from vocabgen.dataset import check_kind
 from vocabgen.publish import CorruptObject
@@ -34,6 +43,9 @@ log = logging.getLogger(__name__)
 STAGING = "vocab-staging"
 RETRY_BASE = 1.0  # seconds before the first retry; each retry waits about twice as long as the one before
 RETRY_MAX = 300.0
+#: Staged files older than this (seconds) whose chain has no message left in the broker are removed;
+#: `[celery] staging_max_age` overrides it.
+MARKER = "staged.json"
 
 
 def retry_delay(retries: int, base: float = RETRY_BASE, cap: float = RETRY_MAX) -> float:
@@ -71,7 +83,8 @@ def _stage_keys(staged: dict[str, Any]) -> tuple[str, str]:
 
 
 def _drop_staging(store: ObjectStore, staged: dict[str, Any]) -> None:
-    for key in _stage_keys(staged):
+    """The marker goes last: a directory without one is never half written, only half removed."""
+    for key in (*_stage_keys(staged), f"{staged['staging']}/{MARKER}"):
         with contextlib.suppress(StoreError):
             store.delete(key)
 
@@ -120,14 +133,17 @@ def train(self, kind: str, dataset: str = "latest", params: dict[str, Any] | Non
         return train_vocabulary(ds, p)
 
     data, manifest = train_once(work, make)
+    chain_id = self.request.root_id or self.request.id or "local"
     staged = {
         "kind": kind,
         "sha256": manifest["sha256"],
         "dataset_id": ds.id,
-        "staging": f"{STAGING}/{kind}/{manifest['sha256']}/{self.request.id or 'local'}",
+        "staging": f"{STAGING}/{kind}/{manifest['sha256']}/{chain_id}/{uuid.uuid4().hex[:12]}",
     }
     vocab_key, manifest_key = _stage_keys(staged)
     with _staging_dropped_on_failure(self, store, staged):
+        marker = {"chain": chain_id, "task": self.request.id, "host": socket.gethostname(), "staged_at": time.time()}
+        store.put(f"{staged['staging']}/{MARKER}", json.dumps(marker).encode(), "application/json")
         store.put(vocab_key, data, "application/json")
         store.put(manifest_key, json.dumps(manifest).encode(), "application/json")
     log.info("trained %s vocabulary %s from dataset %s", kind, manifest["sha256"][:12], ds.id)
@@ -164,7 +180,7 @@ def publish(self, staged: dict[str, Any]) -> dict[str, Any]:
 
     s, store = _env()
     vocab_key, manifest_key = _stage_keys(staged)
-    with _staging_dropped_on_failure(self, store, staged), publish_lock(store, s.celery.broker_url):
+    with _staging_dropped_on_failure(self, store, staged), publish_lock(store, s.celery.broker_url, settings=s):
         try:
             data, manifest = store.get(vocab_key), json.loads(store.get(manifest_key))
         except MissingObject:
@@ -177,6 +193,10 @@ def publish(self, staged: dict[str, Any]) -> dict[str, Any]:
     _drop_staging(store, staged)
     log.info("published %s vocabulary %s (new: %s)", result["kind"], result["version"], result["created"])
     return result
+
+
+#: The steps of `retrain_chain`, first to last.
+CHAIN_STEPS = ("train", "validate", "publish")
 
 
 def retrain_chain(kind: str, dataset: str = "latest", params: dict[str, Any] | None = None):
@@ -210,3 +230,65 @@ def scheduled_retrain(kind: str) -> dict[str, Any]:
         return {"kind": kind, "status": "unchanged", "dataset_id": dataset.get("id")}
     res = enqueue_retrain(kind, str(dataset["id"]))
     return {"kind": kind, "status": "started", "dataset_id": dataset["id"], "task_id": res.id}
+
+
+def _staging_dirs(store: ObjectStore) -> dict[str, list[str]]:
+    """Staged keys by directory (`vocab-staging/{kind}/{sha256}/{chain}/{run}`, or the older `.../{chain}`)."""
+    dirs: dict[str, list[str]] = {}
+    for key in store.list(f"{STAGING}/"):
+        dirs.setdefault(key.rpartition("/")[0], []).append(key)
+    return dirs
+
+
+def _staged_at(store: ObjectStore, directory: str, keys: list[str]) -> float | None:
+    """When the directory was staged (its marker), None when unknown (no marker, or an unreadable one)."""
+    if f"{directory}/{MARKER}" not in keys:
+        return None
+    try:
+        return float(json.loads(store.get(f"{directory}/{MARKER}"))["staged_at"])
+    except (MissingObject, ValueError, TypeError, KeyError):
+        return None
+
+
+def clean_stale_staging(store: ObjectStore, active_chains: set[str], max_age: float,
+                        now: float | None = None) -> dict[str, Any]:
+    """Remove staged directories older than `max_age` whose chain is not in `active_chains`.
+
+    A directory without a readable marker has no known age: it is an older layout or one whose
+    removal was cut short, and it goes when its chain is not active.
+    """
+    now = time.time() if now is None else now
+    removed, active, recent = [], [], []
+    for directory, keys in sorted(_staging_dirs(store).items()):
+        parts = directory.split("/")
+        chain = parts[3] if len(parts) > 3 else ""
+        if chain in active_chains:
+            active.append(directory)
+            continue
+        staged_at = _staged_at(store, directory, keys)
+        if staged_at is not None and now - staged_at < max_age:
+            recent.append(directory)
+            continue
+        marker = [k for k in keys if k.endswith(f"/{MARKER}")]
+        for key in [k for k in keys if k not in marker] + marker:
+            store.delete(key)
+        log.warning("removed staged files of chain %s (%s): %s", chain or "?",
+                    "age unknown" if staged_at is None else f"staged {now - staged_at:.0f}s ago", directory)
+        removed.append(directory)
+    return {"removed": removed, "active": active, "recent": recent}
+
+
+def _staging_max_age(s: Settings) -> float:
+    return float(s.celery.staging_max_age)
+
+
+@app.task(name="vocabgen.tasks.clean_staging", **RELIABLE)
+def clean_staging(max_age: float | None = None) -> dict[str, Any]:
+    """Beat's hourly sweep of staged files whose chain is gone (a killed worker, a lost message, an old layout).
+
+    A chain is active while any of its messages (by root id) is queued or held unacknowledged in
+    the broker: running, reserved, or waiting for a retry; its staged files are then kept at any age.
+    """
+    s, store = _env()
+    active = {x.root_id or x.task_id for x in lease.sightings(app)}
+    return clean_stale_staging(store, active, _staging_max_age(s) if max_age is None else max_age)

@@ -14,8 +14,25 @@ if TYPE_CHECKING:
     from farm.toolchain import Toolchain
 
 
+def _shard(text: str):
+    """`--shard I/N` as an argument type: a malformed value is a usage error, before any work."""
+    from farm.errors import InputError
+    from workers.shards import Shard
+
+    try:
+        return Shard.parse(text)
+    except InputError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _toolchain(args: argparse.Namespace) -> Toolchain:
+    """The toolchain a corpus or triplets verb uses (and, with --no-cache, the caches turned off for it)."""
     from farm.toolchain import Toolchain
+
+    if getattr(args, "no_cache", False):
+        from workers import cache
+
+        cache.disable()
 
     tc = Toolchain.from_settings()
     if getattr(args, "llvm_bin", None):
@@ -25,29 +42,67 @@ def _toolchain(args: argparse.Namespace) -> Toolchain:
 
 def _corpus(args: argparse.Namespace) -> int:
     from workers import corpus
+    from workers.cmake_corpus import describe_lineage
 
     tc = _toolchain(args)
+    shard = getattr(args, "shard", None)
     if args.source == "sources":
-        c = corpus.from_sources(Path(args.input), Path(args.output), tc, args.jobs)
+        c = corpus.from_sources(Path(args.input), Path(args.output), tc, args.jobs, shard=shard)
     elif args.source == "debian":
-        from farm.config import load_settings
-
-        c = corpus.from_debian(args.input, Path(args.output), tc, load_settings().var_dir / "debsrc", args.jobs)
-    else:
+        c = corpus.from_debian(args.input, Path(args.output), tc, _debsrc_dir(args), args.jobs, shard=shard)
+    elif args.source in ("cmake", "llvm"):
+        c = _cmake_corpus(args, tc, shard)
+    else:  # extracted whole (no compiling to split); the triplets step takes its shard's modules
         c = corpus.from_embedded_build(Path(args.input), Path(args.output), tc, args.jobs)
     print(f"corpus {args.output}: {len(c.modules)} modules, {len(c.skipped)} skipped, digest {c.digest[:16]}")
+    print(f"  lineage: {describe_lineage(c.lineage)}")
     for s in c.skipped:
         print(f"  skipped {s['module']}: {s['reason']}")
     return 0
 
 
+def _debsrc_dir(args: argparse.Namespace) -> Path:
+    from farm.config import load_settings
+
+    return Path(args.debsrc) if args.debsrc else Path(load_settings().var_dir) / "debsrc"
+
+
+def _cmake_corpus(args: argparse.Namespace, tc: Toolchain, shard):
+    from workers import cmake_corpus, llvm_source
+
+    build = Path(args.build) if args.build else None
+    if args.source == "cmake":
+        return cmake_corpus.from_cmake(Path(args.input), Path(args.output), tc, build=build, include=args.include,
+                                       defines=args.define, jobs=args.jobs, shard=shard)
+    from farm.config import load_settings
+
+    checkout = Path(args.checkout) if args.checkout else Path(load_settings().var_dir) / llvm_source.GIT
+    return llvm_source.corpus(args.input, Path(args.output), tc, rev=args.rev,
+                              repo=args.repo or llvm_source.LLVM_REPO, checkout=checkout,
+                              debsrc_dir=_debsrc_dir(args), build=build, include=args.include, defines=args.define,
+                              jobs=args.jobs, shard=shard)
+
+
 def _triplets(args: argparse.Namespace) -> int:
     from workers import triplets
-    from workers.dataset import read_manifest
 
     levels = args.opt_levels.split(",") if args.opt_levels else None
     out = triplets.build_dataset(Path(args.corpus), Path(args.output), args.kind, _toolchain(args), args.jobs,
-                                 levels, args.seed, args.sample, args.timeout)
+                                 levels, args.seed, args.sample, args.timeout, shard=args.shard)
+    if args.shard is not None:
+        from workers.shards import PART_MANIFEST
+
+        m = json.loads((out / PART_MANIFEST).read_text())
+        print(f"shard {m['shard']} in {out}: {len(m['modules'])} modules, {m['raw']} triplets, "
+              f"MAX_RELATION {m['max_relation']} (a part: `dataset put-shard`, then `dataset merge`)")
+    else:
+        _print_dataset(out)
+    return 0
+
+
+def _print_dataset(out: Path) -> None:
+    from workers.dataset import read_manifest
+
     m = read_manifest(out)
     t = m["triplets"]
     print(f"dataset {m['id']} in {out}: {m['modules_used']}/{m['corpus']['modules']} modules, "
@@ -56,6 +111,31 @@ def _triplets(args: argparse.Namespace) -> int:
         print(f"  skipped {s['module']} ({s['stage']}): {s['reason']}")
     for s in m["partial"]:
         print(f"  partial {s['module']}: {s['reason']}")
+
+
+def _dataset_put_shard(args: argparse.Namespace) -> int:
+    from farm.store import store_from_settings
+    from workers import shards
+
+    store = store_from_settings()
+    shard, prefix = shards.put_part(Path(args.part), store, args.run)
+    print(f"uploaded shard {shard} of run {args.run} to {prefix} in {store.url}")
+    return 0
+
+
+def _dataset_merge(args: argparse.Namespace) -> int:
+    from farm.store import store_from_settings
+    from workers import triplets
+
+    _print_dataset(triplets.merge_dataset(store_from_settings(), args.run, args.shards, Path(args.output)))
+    return 0
+
+
+def _dataset_drop_shards(args: argparse.Namespace) -> int:
+    from farm.store import store_from_settings
+    from workers import shards
+
+    print(f"deleted {shards.drop_run(store_from_settings(), args.run)} shard object(s) of run {args.run}")
     return 0
 
 
@@ -94,18 +174,47 @@ def register(sub: argparse._SubParsersAction) -> None:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-j", "--jobs", type=positive_int, default=None, help="parallel jobs (default: all cores)")
     common.add_argument("--llvm-bin", help="LLVM bin directory (default: [llvm] bin_dir)")
+    common.add_argument("--no-cache", action="store_true",
+                        help="neither use nor fill the worker's compile and triplet caches ([cache] enabled = false)")
+    sharding = argparse.ArgumentParser(add_help=False)
+    sharding.add_argument("--shard", type=_shard, metavar="I/N",
+                          help="only the modules of shard I of N (a stable hash of the module name)")
 
     p = sub.add_parser("corpus", help="build a corpus of IR modules")
     csub = p.add_subparsers(dest="source", required=True, metavar="SOURCE")
     for name, what in (("sources", "a directory of C/C++ sources or a compile_commands.json"),
                        ("debian", "a Debian source package name (apt-get source)"),
                        ("build", "a build directory made with -Xclang -fembed-bitcode=all")):
-        c = csub.add_parser(name, parents=[common], help=f"corpus from {what}")
+        c = csub.add_parser(name, parents=[common, sharding], help=f"corpus from {what}")
         c.add_argument("input", help=what)
         c.add_argument("-o", "--output", required=True, help="corpus directory to write")
         c.set_defaults(func=_corpus)
+    debsrc_help = "where Debian source packages are unpacked; a tree already there is reused (default: VAR/debsrc)"
+    csub.choices["debian"].add_argument("--debsrc", metavar="DIR", help=debsrc_help)
+    configured = argparse.ArgumentParser(add_help=False)
+    configured.add_argument("-o", "--output", required=True, help="corpus directory to write")
+    configured.add_argument("--build", metavar="DIR",
+                            help="CMake build directory, kept for the next run (default: VAR/cmake-build/NAME-HASH)")
+    configured.add_argument("--include", action="append", default=[], metavar="PATH",
+                            help="only TUs under this path of the source tree, e.g. lib/Transforms (repeatable)")
+    configured.add_argument("-D", dest="define", action="append", default=[], metavar="VAR=VALUE",
+                            help="CMake cache setting (repeatable)")
+    configured.set_defaults(func=_corpus)
+    c = csub.add_parser("cmake", parents=[common, sharding, configured],
+                        help="corpus from a CMake project: configure, build only its generated headers, compile TUs")
+    c.add_argument("input", metavar="SRC_DIR", help="the CMake source directory (holds CMakeLists.txt)")
+    c = csub.add_parser("llvm", parents=[common, sharding, configured],
+                        help="corpus from LLVM's own code (llvm/ configured, tablegen run, TUs compiled)")
+    c.add_argument("input", metavar="SOURCE", nargs="?", default="llvm-project",
+                   help="llvm-project (git, at --rev) or a Debian source package such as llvm-toolchain-19")
+    c.add_argument("--rev", help="llvm-project git revision (default: main, i.e. tip of tree)")
+    c.add_argument("--repo", help="llvm-project git URL (default: upstream on GitHub)")
+    c.add_argument("--checkout", metavar="DIR",
+                   help="llvm-project checkout (cloned if absent; default: VAR/llvm-project)")
+    c.add_argument("--debsrc", metavar="DIR", help=debsrc_help)
 
-    p = sub.add_parser("triplets", parents=[common], help="generate a deduplicated IR or MIR triplet dataset")
+    p = sub.add_parser("triplets", parents=[common, sharding],
+                       help="generate a deduplicated IR or MIR triplet dataset (with --shard: one shard's part)")
     p.add_argument("kind", choices=("ir", "mir"))
     p.add_argument("corpus", help="corpus directory")
     p.add_argument("-o", "--output", required=True, help="dataset directory to write")
@@ -124,6 +233,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     d = dsub.add_parser("show", help="print a dataset's manifest")
     d.add_argument("dataset")
     d.set_defaults(func=_dataset_show)
+    d = dsub.add_parser("put-shard", help="upload a shard's part to datasets/shards/RUN/I-of-N/")
+    d.add_argument("part", help="directory written by `triplets --shard`")
+    d.add_argument("--run", required=True, help="run id shared by the shards of one run")
+    d.set_defaults(func=_dataset_put_shard)
+    d = dsub.add_parser("merge", help="merge the N parts of a run into the dataset one unsharded run makes")
+    d.add_argument("--run", required=True, help="run id")
+    d.add_argument("--shards", type=positive_int, required=True, help="N: how many parts the run has")
+    d.add_argument("-o", "--output", required=True, help="dataset directory to write")
+    d.set_defaults(func=_dataset_merge)
+    d = dsub.add_parser("drop-shards", help="delete the parts of a run from the store")
+    d.add_argument("--run", required=True, help="run id")
+    d.set_defaults(func=_dataset_drop_shards)
 
     p = sub.add_parser("llvm-build", parents=[common], help="build LLVM at a git revision with embedded bitcode")
     p.add_argument("--rev", default="main", help="git revision (default: main, i.e. tip of tree)")

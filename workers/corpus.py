@@ -1,8 +1,12 @@
 """A corpus: IR modules with their compile commands, in LLVM's `corpus_description.json` layout.
 
 Sources: a directory of C/C++ files or a `compile_commands.json` (compiled here to bitcode),
-a Debian source package (see `debsrc`), or a build made with `-Xclang -fembed-bitcode=all`
-(extracted with mlgo-utils' `extract_ir`).
+a Debian source package (see `debsrc`), a CMake project configured but not built (see
+`cmake_corpus`; LLVM's own code through `llvm_source`), or a build made with
+`-Xclang -fembed-bitcode=all` (extracted with mlgo-utils' `extract_ir`).
+
+A corpus records its lineage (the git commit or the Debian package version its sources came
+from) in the description, so every dataset made from it can say which code it learned from.
 """
 
 from __future__ import annotations
@@ -13,14 +17,20 @@ import logging
 import shlex
 import subprocess
 import sys
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from farm.atomic import atomic_dir
 from farm.errors import FarmError, InputError, ToolError
 from farm.jsonio import load_file, loads
 from farm.toolchain import Toolchain
 from workers.parallel import run_all
+
+if TYPE_CHECKING:
+    from workers.shards import Shard
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +39,8 @@ SKIPPED = "skipped.json"
 SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx")
 #: Pre-optimization IR that `opt` can still optimize at any level.
 DEFAULT_FLAGS = ("-O2", "-Xclang", "-disable-llvm-passes", "-g0")
+#: Seconds between progress lines while a corpus compiles (a builder kills a step silent for too long).
+_PROGRESS_EVERY = 60
 
 
 @dataclass(frozen=True)
@@ -43,14 +55,26 @@ class Corpus:
     modules: list[Module]
     skipped: list[dict[str, str]] = field(default_factory=list)
     origin: str = ""  # where its sources came from (`debian:zlib:zlib-1.2.13`, a directory, a build)
+    #: The revision of its sources: git commit, or Debian package and version (None when unknown).
+    lineage: dict[str, Any] | None = None
 
     @property
     def digest(self) -> str:
         """sha256 over module names and bitcode contents: the corpus identity."""
-        h = hashlib.sha256()
-        for m in self.modules:
-            h.update(m.name.encode() + b"\0" + hashlib.sha256(m.bitcode.read_bytes()).digest())
-        return h.hexdigest()
+        return digest_of((m.name, hashlib.sha256(m.bitcode.read_bytes()).hexdigest()) for m in self.modules)
+
+    def describe(self) -> dict[str, Any]:
+        """What a dataset manifest records about the corpus it was made from."""
+        return {"digest": self.digest, "modules": len(self.modules), "source": self.origin, "lineage": self.lineage}
+
+
+def digest_of(modules: Iterable[tuple[str, str]]) -> str:
+    """The corpus digest from (name, sha256 hex of its bitcode) in name order; a sharded run's merge
+    computes it from its shards' lists, so it is the digest of the whole corpus."""
+    h = hashlib.sha256()
+    for name, sha in modules:
+        h.update(name.encode() + b"\0" + bytes.fromhex(sha))
+    return h.hexdigest()
 
 
 def load(path: Path) -> Corpus:
@@ -63,20 +87,24 @@ def load(path: Path) -> Corpus:
     names = data.get("modules") if isinstance(data, dict) else None
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise InputError(f"{desc}: no 'modules' list of names")
-    if not names:
+    sharded = bool(isinstance(data, dict) and data.get("shard"))  # a shard's share of a corpus may be empty
+    if not names and not sharded:
         raise InputError(f"corpus {path} is empty: no modules")
     skipped = load_file(path / SKIPPED) if (path / SKIPPED).is_file() else []
     unnamable = [n for n in names if not _utf8(n)]
     skipped = [*skipped, *({"module": _printable(n), "stage": "corpus",
                             "reason": "module name is not valid UTF-8"} for n in unnamable)]
     names = [n for n in names if _utf8(n)]
-    if not names:
+    if not names and not sharded:
         raise InputError(f"corpus {path}: no module has a UTF-8 name")
     modules = [Module(n, path / f"{n}.bc") for n in sorted(names)]
     missing = [m.name for m in modules if not m.bitcode.is_file()]
     if missing:
         raise InputError(f"corpus {path}: {len(missing)} module(s) without bitcode, first {missing[0]}.bc")
-    return Corpus(path, modules, skipped, str(data.get("source", "")))
+    lineage = data.get("lineage")
+    if lineage is not None and not isinstance(lineage, dict):
+        raise InputError(f"{desc}: 'lineage' must be an object or null")
+    return Corpus(path, modules, skipped, str(data.get("source", "")), lineage)
 
 
 @dataclass(frozen=True)
@@ -181,69 +209,115 @@ def _printable(name: str) -> str:
 
 
 def compile_jobs(jobs_: list[CompileJob], out: Path, toolchain: Toolchain, *,
-                 jobs: int | None = None, timeout: float = 300, source: str = "") -> Corpus:
-    """Compile every job to bitcode in parallel; failures are skipped and listed."""
+                 jobs: int | None = None, timeout: float = 300, source: str = "",
+                 shard: Shard | None = None, lineage: dict[str, Any] | None = None) -> Corpus:
+    """Compile every job to bitcode in parallel; failures are skipped and listed.
+
+    Progress is logged now and then: a builder step that stays silent longer than its timeout is
+    killed, and LLVM's corpus compiles for longer than that on a small worker. `lineage` goes
+    into the description as it is.
+
+    With `shard`, only the jobs whose module name belongs to it (workers/shards.py); the corpus
+    records the shard, and may then be empty: whether any module compiled is the merge's question.
+    """
     if not jobs_:
         raise InputError(f"no C/C++ sources found in {source or 'the input'}")
+    if shard is not None:
+        jobs_ = [j for j in jobs_ if shard.owns(j.name)]
     unnamable = {_printable(j.name): why for j in jobs_ if (why := _not_utf8(j))}
     jobs_ = [j for j in jobs_ if not _not_utf8(j)]
     source = _printable(source)
     toolchain.check("clang")
     with atomic_dir(out, DESCRIPTION) as tmp:
         def one(job: CompileJob) -> str | None:
+            """Compile one TU; through the worker's ccache unless caching is off (same bytes either way)."""
+            from workers import cache
+
             bc = tmp / f"{job.name}.bc"
             bc.parent.mkdir(parents=True, exist_ok=True)
             args = [*job.args, "-c", "-emit-llvm", str(job.source), "-o", str(bc)]
+            compile_cache = cache.for_compile(toolchain)
             try:
-                toolchain.run("clang", args, timeout=timeout, cwd=job.directory, subject=job.name)
+                if compile_cache is None:
+                    toolchain.run("clang", args, timeout=timeout, cwd=job.directory, subject=job.name)
+                else:
+                    compile_cache.compile(toolchain, args, bc, timeout=timeout, cwd=job.directory, subject=job.name)
             except ToolError as e:
                 bc.unlink(missing_ok=True)
                 return str(e)
             (tmp / f"{job.name}.cmd").write_bytes("\0".join(["clang", *args[:-2]]).encode())
             return None
 
-        failed = {job.name: err for job, err in run_all(one, jobs_, jobs=jobs, desc="compile") if err}
+        failed: dict[str, str] = {}
+        last = time.monotonic()
+        for done, (job, err) in enumerate(run_all(one, jobs_, jobs=jobs, desc="compile"), start=1):
+            if err:
+                failed[job.name] = err
+            if time.monotonic() - last > _PROGRESS_EVERY or done == len(jobs_):
+                last = time.monotonic()
+                log.info("compiled %d/%d translation units (%d failed)", done, len(jobs_), len(failed))
         names = sorted(j.name for j in jobs_ if j.name not in failed)
         failed |= unnamable
-        if not names:
+        if not names and shard is None:
             first = next(iter(sorted(failed.items())))
             raise InputError(f"no module of {source or 'the corpus'} compiled; first failure: {first[1]}")
         skipped = [{"module": n, "reason": failed[n]} for n in sorted(failed)]
-        _write_description(tmp, names, source, skipped)
+        _write_description(tmp, names, source, skipped, shard, lineage)
     return load(out)
 
 
-def _write_description(root: Path, names: list[str], source: str, skipped: list[dict[str, str]]) -> None:
-    desc = {"modules": names, "has_thinlto": False, "source": source}
+def _write_description(root: Path, names: list[str], source: str, skipped: list[dict[str, str]],
+                       shard: Shard | None = None, lineage: dict[str, Any] | None = None) -> None:
+    desc = {"modules": names, "has_thinlto": False, "source": source, "lineage": lineage}
+    if shard is not None:
+        desc["shard"] = str(shard)
     (root / DESCRIPTION).write_text(json.dumps(desc, indent=2, sort_keys=True) + "\n")
     (root / SKIPPED).write_text(json.dumps(skipped, indent=2) + "\n")
 
 
-def from_debian(package: str, out: Path, toolchain: Toolchain, workdir: Path, jobs: int | None = None) -> Corpus:
-    """Fetch a Debian source package and compile the sources its recipe names."""
+def from_debian(package: str, out: Path, toolchain: Toolchain, workdir: Path, jobs: int | None = None,
+                shard: Shard | None = None) -> Corpus:
+    """Fetch a Debian source package and compile the sources its recipe names.
+
+    A recipe that names a CMake project (LLVM's packages) is configured instead, and only its
+    generated headers are built (`cmake_corpus`). The package version is the corpus's lineage.
+    """
     from workers import debsrc
 
+    if package == "llvm-project":
+        raise InputError("llvm-project is LLVM's git repository, not a Debian source package: "
+                         "use `corpus llvm llvm-project` (or the Debian package llvm-toolchain-19)")
     tree = debsrc.fetch_source(package, workdir)
     r = debsrc.recipe(package)
+    lineage = debsrc.lineage(tree)
+    if r.cmake:
+        from workers import cmake_corpus
+
+        if lineage and debsrc.is_llvm(package):
+            lineage["project"] = "llvm-project"
+        return cmake_corpus.from_cmake(tree / r.cmake, out, toolchain, defines=r.cmake_defines, jobs=jobs,
+                                       lineage=lineage, origin=f"debian:{package}:{tree.name}/{r.cmake}",
+                                       shard=shard)
     jobs_ = [
         replace(j, name=j.name if sub == "." else f"{sub}/{j.name}")
         for sub in r.subdirs
         for j in jobs_from_directory(tree / sub, (*DEFAULT_FLAGS, *r.flags))
     ]
-    return compile_jobs(jobs_, out, toolchain, jobs=jobs, source=f"debian:{package}:{tree.name}")
+    return compile_jobs(jobs_, out, toolchain, jobs=jobs, source=f"debian:{package}:{tree.name}", shard=shard,
+                        lineage=lineage)
 
 
 def from_sources(src: Path, out: Path, toolchain: Toolchain, jobs: int | None = None,
-                 flags: tuple[str, ...] = DEFAULT_FLAGS) -> Corpus:
+                 flags: tuple[str, ...] = DEFAULT_FLAGS, shard: Shard | None = None) -> Corpus:
     """Compile a directory of C/C++ sources, or a `compile_commands.json`, into a corpus."""
     src = Path(src).absolute()
     if src.is_file() and src.name.endswith(".json"):
-        return compile_jobs(jobs_from_compile_commands(src), out, toolchain, jobs=jobs, source=str(src))
+        return compile_jobs(jobs_from_compile_commands(src), out, toolchain, jobs=jobs, source=str(src), shard=shard)
     if not src.is_dir():
         raise InputError(f"source {src} does not exist")
     if (src / "compile_commands.json").is_file():
-        return from_sources(src / "compile_commands.json", out, toolchain, jobs)
-    return compile_jobs(jobs_from_directory(src, flags), out, toolchain, jobs=jobs, source=str(src))
+        return from_sources(src / "compile_commands.json", out, toolchain, jobs, shard=shard)
+    return compile_jobs(jobs_from_directory(src, flags), out, toolchain, jobs=jobs, source=str(src), shard=shard)
 
 
 def from_embedded_build(build: Path, out: Path, toolchain: Toolchain, jobs: int | None = None) -> Corpus:

@@ -1,4 +1,10 @@
-"""Real code no one here wrote: Debian source packages fetched with `apt-get source`."""
+"""Real code no one here wrote: Debian source packages fetched with `apt-get source`.
+
+Most packages are compiled without their build systems, from a small recipe; a package whose
+recipe names a CMake project (LLVM's `llvm-toolchain-NN`) is configured instead and only its
+generated headers are built (`workers/cmake_corpus.py`). The package version, read from
+`debian/changelog`, is the corpus's lineage.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,8 @@ from pathlib import Path
 from farm.errors import FarmError, InputError
 
 _PKG = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+_LLVM_PKG = re.compile(r"^llvm-toolchain-\d+$")
+_CHANGELOG = re.compile(r"^([a-z0-9][a-z0-9+.-]+) \(([^()\s]+)\)")
 
 
 @dataclass(frozen=True)
@@ -20,6 +28,16 @@ class Recipe:
     subdirs: tuple[str, ...] = (".",)
     flags: tuple[str, ...] = ()
     generated: dict[str, str] = field(default_factory=dict)
+    #: The directory of a CMake project to configure (instead of compiling `subdirs` with `flags`).
+    cmake: str | None = None
+    #: `VAR=VALUE` cache settings for that project.
+    cmake_defines: tuple[str, ...] = ()
+
+
+#: LLVM configured for a corpus: a release build's flags, and the one backend the MIR datasets use
+#: (x86-64), which also keeps the other targets' tablegen out of the prerequisites.
+LLVM_CMAKE_DEFINES = ("CMAKE_BUILD_TYPE=Release", "LLVM_TARGETS_TO_BUILD=X86")
+LLVM = Recipe(cmake="llvm", cmake_defines=LLVM_CMAKE_DEFINES)
 
 
 #: Packages the farm knows how to compile without running their build system.
@@ -39,11 +57,36 @@ RECIPES: dict[str, Recipe] = {
         flags=("-DZSTD_DISABLE_ASM", "-DZSTD_MULTITHREAD", "-DZSTD_LEGACY_SUPPORT=5", "-DXXH_NAMESPACE=ZSTD_",
                "-D_FILE_OFFSET_BITS=64", "-pthread"),
     ),
+    # LLVM's own code: the newest LLVM whose source package downloads here (llvm-toolchain-22's does not).
+    "llvm-toolchain-19": LLVM,
 }
 
 
 def recipe(package: str) -> Recipe:
+    """The package's recipe; every `llvm-toolchain-NN` is LLVM, listed or not."""
+    if _LLVM_PKG.match(package):
+        return RECIPES.get(package, LLVM)
     return RECIPES.get(package, Recipe())
+
+
+def is_llvm(package: str) -> bool:
+    """Whether `package` is one of Debian's LLVM source packages."""
+    return bool(_LLVM_PKG.match(package))
+
+
+def lineage(tree: Path) -> dict[str, str] | None:
+    """The package and version an unpacked source tree holds, from the top of its `debian/changelog`.
+
+    `apt-get source` names the directory after the upstream version only; the Debian revision
+    (patches, rebuilds) is in the changelog, and it is what identifies the code.
+    """
+    try:
+        with open(Path(tree) / "debian" / "changelog", encoding="utf-8", errors="replace") as f:
+            first = f.readline()
+    except OSError:
+        return None
+    m = _CHANGELOG.match(first)
+    return {"kind": "debian", "package": m.group(1), "version": m.group(2)} if m else None
 
 
 def fetch_source(package: str, dest: Path, timeout: float = 600) -> Path:

@@ -18,7 +18,7 @@ import pytest
 from farm.cli import main
 from farm.config import load_settings
 from farm.errors import FarmError
-from master import control
+from master import buildbot_worker, control
 from master.forcing import form_fields
 from master.layout import PASSWORD_ENV, users_file, worker_password
 from master.procs import farm_env, run, venv_tool
@@ -26,7 +26,6 @@ from master.registry import DEBIAN_PACKAGES
 from master.rest import MasterAPI
 from tests.master.pipeline import PIPELINE
 from tests.servers import free_port
-from workers import buildbot_worker
 
 REPO = Path(__file__).resolve().parents[2]
 FORBIDDEN = {"code": -32600, "message": "you need to have role 'operator'"}
@@ -171,11 +170,14 @@ def test_anonymous_users_look_but_cannot_control_and_forms_offer_only_choices(li
         MasterAPI(api.base, user="admin", password="not-the-password").force("farm-selftest")
 
     # the force forms, as the master describes them: no toolchain or path, fixed choices, checked text
-    forms = {b: form_fields(api.force_form(b)) for b in api.builders()}
+    forced = {s["name"].removeprefix("force-") for s in api.get("forceschedulers")["forceschedulers"]}
+    forms = {b: form_fields(api.force_form(b)) for b in sorted(forced)}
+    # every builder can be forced except the shard builders, which only their parent's fan-out starts
+    assert forced == {b for b in api.builders() if not b.endswith("-shard")}
     assert all("llvm_bin" not in f for f in forms.values()), forms
     ir = forms["triplets-ir"]
-    assert (ir["corpus_source"].choices, ir["corpus_source"].strict) == (("debian",), True)
-    assert ir["corpus_input"].choices == DEBIAN_PACKAGES and ir["corpus_input"].strict
+    assert (ir["corpus_source"].choices, ir["corpus_source"].strict) == (("debian", "llvm"), True)
+    assert ir["corpus_input"].choices == (*DEBIAN_PACKAGES, "llvm-project") and ir["corpus_input"].strict
     assert forms["regression-inliner-size"]["bench"].choices == ("lua", "zlib", "bzip2")
     assert forms["regression-inliner-size"]["policy"].choices == ("heuristic", "never", "always")
     assert forms["regression-regalloc-speed"]["policy"].choices == ("spill",)

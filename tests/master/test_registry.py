@@ -160,7 +160,9 @@ def test_master_config_is_derived_from_the_registry():
     s = _settings(workers="w1:big+x86_64,w2:x86_64")
     s = dataclasses.replace(s, smtp=dataclasses.replace(s.smtp, recipients="ops@example.org"))
     c = build_config(s)
-    assert [b.name for b in c["builders"]] == [b.name for b in REGISTRY]
+    # each fan-out builder is followed by its shard builder (master/fanout.py)
+    assert [b.name for b in c["builders"]] == [n for b in REGISTRY
+                                               for n in (b.name, *([f"{b.name}-shard"] if b.fan_out else []))]
     assert {b.name: b.workernames for b in c["builders"]}["llvm-tot"] == ["w1"]
     scheds = {sc.name: sc for sc in c["schedulers"]}
     for b in REGISTRY:
@@ -208,9 +210,12 @@ def test_no_mail_notifier_without_recipients():
 def test_steps_run_the_farm_cli_without_logging_the_environment():
     b = by_name(REGISTRY)["triplets-ir"]
     f = make_factory(b, REGISTRY)
-    shell = [s for s in f.steps if s.step_class is not steps.Trigger]
-    assert [s.kwargs["name"] for s in shell] == [s.name for s in b.steps]
-    assert all(s.kwargs["logEnviron"] is False and s.kwargs["haltOnFailure"] for s in shell)
+    shell = [s for s in f.steps if not issubclass(s.step_class, steps.Trigger)]
+    derived = {s.name for s in b.fan_out.derived()}
+    assert [s.kwargs["name"] for s in shell if s.kwargs["name"] not in derived] == [s.name for s in b.steps]
+    assert all(s.kwargs["logEnviron"] is False for s in shell)
+    # every step stops the build when it fails, except the clean-up of a fan-out's store folder, which always runs
+    assert [s.kwargs["name"] for s in shell if not s.kwargs["haltOnFailure"]] == ["drop-shards"]
     assert FARM_COMMAND[0] == "mlgo-farm"
 
 
@@ -219,8 +224,8 @@ def test_force_forms_offer_only_declared_choices_and_checked_text():
     forms = {sc.builderNames[0]: {p.name: p for p in sc._config_kwargs["properties"]}
              for sc in c["schedulers"] if isinstance(sc, schedulers.ForceScheduler)}
     for b in REGISTRY:
-        assert set(forms[b.name]) == {p.name for p in b.params}
-        for p in b.params:
+        assert set(forms[b.name]) == {p.name for p in b.parameters}
+        for p in b.parameters:
             field = forms[b.name][p.name]
             assert field.default == p.default
             if p.choices:
@@ -230,8 +235,10 @@ def test_force_forms_offer_only_declared_choices_and_checked_text():
                 assert field.getSpec()["regex"] == p.pattern  # shown over REST, where clients check it
     assert all("llvm_bin" not in f for f in forms.values())
     ir = forms["triplets-ir"]
-    assert ir["corpus_source"].choices == ["debian"]  # `build` (a directory) only by trigger from llvm-tot
-    assert tuple(ir["corpus_input"].choices) == DEBIAN_PACKAGES == tuple(RECIPES)
+    assert ir["corpus_source"].choices == ["debian", "llvm"]  # `build` (a directory) only by trigger from llvm-tot
+    assert tuple(ir["corpus_input"].choices) == (*DEBIAN_PACKAGES, "llvm-project")
+    assert tuple(RECIPES) == DEBIAN_PACKAGES
+    assert (ir["corpus_source"].default, ir["corpus_input"].default) == ("debian", "llvm-toolchain-19")  # LLVM's code
     assert tuple(forms["regression-inliner-size"]["bench"].choices) == tuple(BENCHMARKS)
     assert tuple(forms["regression-inliner-size"]["policy"].choices) == advisors.get("inline").builtin_policies
     assert tuple(forms["regression-regalloc-speed"]["policy"].choices) == ("spill",)

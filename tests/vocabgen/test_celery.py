@@ -18,6 +18,7 @@ import pytest
 from farm.config import load_settings
 from tests.servers import stop
 from tests.vocabgen.conftest import s3_store
+from vocabgen import lease
 from vocabgen import publish as pub
 from vocabgen.celery_app import make_app, schedule_from
 from vocabgen.validate import compile_samples, llvm_loads
@@ -27,6 +28,9 @@ MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
 TINY_FLAGS = ["--dim", "8", "--epochs", "5", "--batch-size", "64"]
 #: Long enough (seconds, not minutes) that a kill or an outage lands during training.
 SLOW_FLAGS = ["--dim", "8", "--epochs", "3000", "--batch-size", "256"]
+#: The lease's visibility timeout in these tests (the farm runs with 60 s; set
+#: MLGO_TEST_VISIBILITY_TIMEOUT=60 to measure redelivery with that).
+LEASE_TIMEOUT = int(os.environ.get("MLGO_TEST_VISIBILITY_TIMEOUT", "6"))
 
 
 def wait_until(predicate, timeout: float, what: str):
@@ -45,16 +49,19 @@ class Farm:
     tmp: Path
     proxy: object
 
-    def worker(self, name: str, *, concurrency: int = 1, extra_env: dict[str, str] | None = None) -> Worker:
+    def worker(self, name: str, *, concurrency: int = 1, prefork: bool = False,
+               extra_env: dict[str, str] | None = None) -> Worker:
+        """A worker subprocess: the solo pool for one task at a time unless `prefork` (the stack's pool)."""
         log = self.tmp / f"{name}.log"
-        pool = ["--pool=solo"] if concurrency == 1 else ["--pool=prefork", f"--concurrency={concurrency}"]
+        pool = (["--pool=prefork", f"--concurrency={concurrency}"] if prefork or concurrency > 1
+                else ["--pool=solo"])
         proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "vocabgen.celery_app", "worker", *pool, "--loglevel=INFO",
              "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat", f"--logfile={log}"],
             cwd=ROOT, env={**self.env, **(extra_env or {})}, start_new_session=True,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        w = Worker(proc, log)
+        w = Worker(proc, log, name)
         wait_until(lambda: w.log_has("ready.") or proc.poll() is not None, 60, f"worker {name} ready")
         assert proc.poll() is None, w.log()
         return w
@@ -76,6 +83,7 @@ class Farm:
 class Worker:
     proc: subprocess.Popen
     logfile: Path
+    name: str = ""
 
     def log(self) -> str:
         return self.logfile.read_text() if self.logfile.exists() else ""
@@ -202,6 +210,107 @@ def test_worker_killed_mid_training_is_redelivered(farm: Farm, workers) -> None:
     assert len(pub.read_index(farm.store)) == 1
 
 
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is `pid` (a prefork worker's pool)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _held(app) -> list[lease.Sighting]:
+    """The broker's held (delivered, unacknowledged) task messages, with their lease age."""
+    return [x for x in lease.sightings(app) if x.where == "held"]
+
+
+def test_sigkilled_worker_main_process_task_runs_again_and_wait_says_where_it_is(farm: Farm, workers) -> None:
+    """A task outlives two visibility timeouts while another worker sweeps (the lease holds), then runs
+    again soon after its worker main process is SIGKILLed; `retrain --wait -v` says running, lost, running."""
+    vt = LEASE_TIMEOUT
+    farm.env["MLGO_FARM_CELERY_VISIBILITY_TIMEOUT"] = str(vt)  # workers and the waiting client alike
+    app = make_app(load_settings(env=farm.env))
+    workers.extend([farm.worker("w1", prefork=True), farm.worker("w2", prefork=True)])  # the stack's pool
+    epochs = max(3000, 500 * vt)  # a training that outlives two timeouts by a margin
+    client = farm.cli_background("-v", "vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "1200",
+                                 "--dim", "8", "--epochs", str(epochs), "--batch-size", "256")
+    try:
+        first = wait_until(lambda: next((w for w in workers if w.log_has("training ir vocabulary")), None), 60,
+                           "training to start")
+        second = next(w for w in workers if w is not first)
+        started = time.monotonic()
+
+        def two_timeouts_held() -> bool:
+            assert _held(app), "the training ended before two visibility timeouts passed: give it more epochs"
+            return time.monotonic() - started > 2 * vt
+
+        wait_until(two_timeouts_held, 2 * vt + 30, "two visibility timeouts of training")
+        held = _held(app)
+        assert len(held) == 1 and held[0].age < vt, held
+        assert not second.log_has("training ir vocabulary"), "redelivered while its first run was alive"
+        assert not list((farm.tmp / "var" / "vocab" / "trained" / "ir").glob("*/manifest.json")), "finished too soon"
+
+        pool = _children(first.proc.pid)
+        assert pool, "a prefork worker has a pool process"
+        os.kill(first.proc.pid, signal.SIGKILL)  # the worker main process only, not its process group
+        killed = time.monotonic()
+        first.proc.wait(10)
+        wait_until(lambda: not any(_alive(p) for p in pool), 10, "the orphaned pool process to die with its parent")
+        wait_until(lambda: second.log_has("training ir vocabulary"), 120, "the task to run again")
+        rerun = time.monotonic() - killed
+        print(f"\nSIGKILL of the worker main process to the task running again: {rerun:.1f}s "
+              f"(visibility timeout {vt}s, a live worker sweeping every {max(1, vt // 10)}s)")
+        assert rerun < 120
+        out, err = client.communicate(timeout=1200)
+    finally:
+        if client.poll() is None:
+            client.kill()
+    assert client.returncode == 0, err[-3000:] + second.log()[-3000:]
+    assert out.strip().endswith("(published)")
+    statuses = re.findall(r"retrain [0-9a-f-]+: (.*)", err)
+    steps = [f"train running on {first.name}@", f"train lost: its worker {first.name}@",
+             f"train running on {second.name}@"]
+    found = [next((i for i, s in enumerate(statuses) if s.startswith(step)), -1) for step in steps]
+    assert -1 not in found and found == sorted(found), statuses
+    assert len(pub.read_index(farm.store)) == 1
+
+
+def test_a_chain_delivered_twice_at_once_publishes_one_version(farm: Farm, workers) -> None:
+    """A redelivery while the first run still lives (its worker lost Redis for longer than the lease) is the
+    same message twice: both runs train, stage apart, validate and publish, and make one version."""
+    import redis
+
+    enqueued = farm.cli("vocab", "retrain", "--kind", "ir", *TINY_FLAGS)
+    assert enqueued.returncode == 0, enqueued.stderr
+    broker = redis.Redis.from_url(make_app(load_settings(env=farm.env)).conf.broker_url)
+    broker.rpush("celery", broker.lindex("celery", 0))  # kombu's own restore: the same message, id and tag
+    assert broker.llen("celery") == 2
+    workers.append(w := farm.worker("w1", concurrency=2))
+    done = r"Task vocabgen\.tasks\.publish\[[0-9a-f-]+\] (succeeded|raised)"
+    wait_until(lambda: len(re.findall(done, w.log())) == 2, 180, "both chains to publish")
+    assert w.log().count("training ir vocabulary") == 2 and re.findall(done, w.log()) == ["succeeded"] * 2
+    assert len(pub.read_index(farm.store)) == 1
+    assert farm.store.list("vocab-staging/") == [], "each run removed its own staged files"
+
+
+def test_wait_says_the_task_is_queued_with_no_worker(farm: Farm) -> None:
+    res = farm.cli("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "2", *TINY_FLAGS)
+    assert res.returncode == 1
+    assert re.fullmatch(r"mlgo-farm: error: retrain did not finish within 2s: train queued \(no Celery worker is "
+                        r"running\) \(task [0-9a-f-]+\)\n", res.stderr), res.stderr
+
+
 def _retries(log: str, task: str) -> list[float]:
     """The delays of `task`'s retries, as the worker logged them ("... retry: Retry in 2.3s: ...")."""
     pattern = rf"Task vocabgen\.tasks\.{task}\[[0-9a-f-]+\] retry: Retry in ([0-9.]+)s"
@@ -230,7 +339,7 @@ def test_store_outage_during_publish_is_retried_with_growing_delays(farm: Farm, 
     """The endpoint goes down at the publish task's first upload of the version and comes back after three retries."""
     workers.append(farm.worker("w1"))
     farm.proxy.trip_on(b"PUT /mlgo-vocab/farm/vocab/ir/")
-    client = farm.cli_background("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "120", *TINY_FLAGS)
+    client = farm.cli_background("-v", "vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "120", *TINY_FLAGS)
     try:
         wait_until(lambda: len(_retries(workers[0].log(), "publish")) >= 3, 60, "three retries of the publish")
     finally:
@@ -239,6 +348,7 @@ def test_store_outage_during_publish_is_retried_with_growing_delays(farm: Farm, 
     log = workers[0].log()
     assert client.returncode == 0, err + log[-3000:]
     assert farm.proxy.tripped.is_set()
+    assert re.search(r"retrain [0-9a-f-]+: publish retrying after put vocab/ir/", err), err[-3000:]
     delays = _retries(log, "publish")
     assert len(delays) == 3 and delays[0] < delays[1] < delays[2], delays
     assert re.search(r"tasks\.publish\[[0-9a-f-]+\] retry: Retry in [0-9.]+s: StoreError\('put vocab/ir/", log)
@@ -299,6 +409,85 @@ def test_a_corrupt_index_fails_at_once_without_retries(farm: Farm, workers) -> N
     assert re.search(r"Task vocabgen\.tasks\.publish\[[0-9a-f-]+\] raised unexpected: CorruptObject", log), log[-3000:]
     assert store.list("vocab/") == ["vocab/index.json"] and store.get("vocab/index.json") == b"{not json"
     assert store.list("vocab-staging/") == []
+
+
+def _stage(store, directory: str, staged_at: float | None) -> None:
+    """What a train run leaves in the staging area (the marker only when `staged_at` is given)."""
+    if staged_at is not None:
+        store.put(f"{directory}/staged.json", json.dumps({"staged_at": staged_at}).encode())
+    store.put(f"{directory}/vocab.json", b"{}")
+    store.put(f"{directory}/manifest.json", b"{}")
+
+
+def test_beat_cleans_staged_files_of_chains_that_are_gone_and_old(farm: Farm, workers) -> None:
+    """Kept: a chain whose message a worker holds (a retry waiting for its countdown), and a recent one.
+    Removed: an old one with no message left, and one of the older layout without a marker. The lease
+    also covers the waiting retry: three visibility timeouts later it was delivered once."""
+    store, sha, vt = farm.store, "ab" * 32, 4
+    farm.env["MLGO_FARM_CELERY_VISIBILITY_TIMEOUT"] = str(vt)
+    app = make_app(load_settings(env=farm.env))
+    workers.append(w := farm.worker("w1"))
+    waiting = app.send_task("vocabgen.tasks.validate", args=[{}], countdown=3600, ignore_result=True)  # held
+    held_at = wait_until(lambda: [x for x in _held(app) if x.task_id == waiting.id] and time.monotonic(), 30,
+                         "the worker to hold the retry")
+    wait_until(lambda: time.monotonic() - held_at > 3 * vt, 3 * vt + 30, "three visibility timeouts")
+    assert [x.age < vt for x in _held(app) if x.task_id == waiting.id] == [True]
+    assert w.log().count(f"Task vocabgen.tasks.validate[{waiting.id}] received") == 1, "delivered again"
+    now = time.time()
+    dirs = {
+        "active": f"vocab-staging/ir/{sha}/{waiting.id}/run1",
+        "gone": f"vocab-staging/ir/{sha}/{'1' * 8}-gone/run1",
+        "recent": f"vocab-staging/ir/{sha}/{'2' * 8}-recent/run1",
+        "legacy": f"vocab-staging/mir/{sha}/{'3' * 8}-legacy",
+    }
+    two_days = 2 * 24 * 3600
+    _stage(store, dirs["active"], now - two_days)
+    _stage(store, dirs["gone"], now - two_days)
+    _stage(store, dirs["recent"], now - 60)
+    _stage(store, dirs["legacy"], None)
+    done = app.send_task("vocabgen.tasks.clean_staging").get(timeout=60)  # what beat sends hourly
+    assert done == {"removed": sorted([dirs["gone"], dirs["legacy"]]), "active": [dirs["active"]],
+                    "recent": [dirs["recent"]]}
+    left = set(store.list("vocab-staging/"))
+    assert {k.rpartition("/")[0] for k in left} == {dirs["active"], dirs["recent"]}
+    assert len(left) == 6
+    assert "clean-staging" in app.conf.beat_schedule
+
+
+def test_publish_lock_errors_never_show_the_redis_password(tmp_path: Path) -> None:
+    """Against the stack's own Redis (requirepass): the lock uses the password, and no message shows it."""
+    import redis
+
+    from farm.errors import StoreError
+    from farm.secrets import effective_redis_url, redis_password
+    from farm.store import S3Store
+    from master import stack
+    from tests.servers import free_port
+    from vocabgen.locks import LOCK_NAME, publish_lock
+
+    port = free_port()
+    s = load_settings(env={**os.environ, "MLGO_FARM_CELERY_BROKER_URL": f"redis://127.0.0.1:{port}/0",
+                           "MLGO_FARM_CELERY_RESULT_BACKEND": f"redis://127.0.0.1:{port}/1"})
+    store = S3Store("mlgo-vocab", "farm", "http://127.0.0.1:9")  # not a directory store: the Redis lock
+    try:
+        stack.redis_up(s)
+        password = redis_password(s)
+        assert password and password not in s.celery.broker_url
+        with publish_lock(store, s.celery.broker_url, wait=1, settings=s):
+            holder = redis.Redis.from_url(effective_redis_url(s.celery.broker_url, s))
+            assert holder.get(LOCK_NAME), "taken with the generated password"
+            with pytest.raises(StoreError) as busy, publish_lock(store, s.celery.broker_url, wait=0.2, settings=s):
+                pass
+            holder.close()
+        assert str(busy.value) == f"the publish lock in Redis at redis://:***@127.0.0.1:{port}/0 is busy after 0.2s"
+        wrong = f"redis://:not-{password}@127.0.0.1:{port}/0"
+        with pytest.raises(StoreError) as refused, publish_lock(store, wrong, settings=s):
+            pass
+        message = str(refused.value)
+        assert message.startswith(f"cannot take the publish lock in Redis at redis://:***@127.0.0.1:{port}/0: ")
+        assert password not in message and "not-" not in message
+    finally:
+        stack.redis_down(s)
 
 
 def test_retry_delays_grow_despite_the_jitter(monkeypatch: pytest.MonkeyPatch) -> None:

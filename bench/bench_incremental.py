@@ -1,0 +1,152 @@
+"""Benchmark: a nightly run with warm caches against a cold one, in the same run.
+
+The pipeline a triplet builder runs (compile the package's TUs to a corpus, then the triplet
+datasets) on a copy of a Debian source tree, with a fresh cache directory, in these states:
+
+* cold: empty caches (what every night cost before the caches);
+* warm: nothing changed;
+* header: a comment appended to a project header that up to half of the TUs include (directly
+  or not): those TUs compile again; their bitcode does not change, so no module runs the tools;
+* source: a function appended to one TU: one compile and one module's tools run again;
+* uncached: the same tree with `--no-cache` (`[cache] enabled = false`), which also shows what
+  filling the caches adds to the cold run.
+
+Prints each state's wall time as a ratio of the cold run's in the same repetition (medians over
+`--repeat`), with ccache's and the triplet cache's hit counts, and checks that the last warm
+datasets are byte-identical to an uncached run over the same tree.
+
+    .venv/bin/python bench/bench_incremental.py --package lua5.4 --repeat 3
+    .venv/bin/python bench/bench_incremental.py --package zlib --kinds ir,mir
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from farm.errors import ToolError
+from farm.toolchain import Toolchain
+from workers import cache, corpus, debsrc, tripletcache, triplets
+from workers.corpus import DEFAULT_FLAGS, jobs_from_directory
+from workers.parallel import default_jobs
+
+STATES = ("cold", "warm", "header", "source", "uncached")
+
+
+def compile_jobs_of(tree: Path, package: str) -> list[corpus.CompileJob]:
+    r = debsrc.recipe(package)
+    return [j for sub in r.subdirs for j in jobs_from_directory(tree / sub, (*DEFAULT_FLAGS, *r.flags))]
+
+
+def typical_header(tree: Path, jobs: list[corpus.CompileJob], tc: Toolchain) -> tuple[Path, int]:
+    """The project header that the most TUs include, directly or not, among those at most half of them
+    include (a header every TU includes would make the edit a cold run); and how many include it."""
+    users: Counter[Path] = Counter()
+    for j in jobs:
+        try:
+            deps = tc.run("clang", [*j.args, "-MM", str(j.source)], cwd=j.directory).stdout.decode()
+        except ToolError:
+            continue  # a TU the corpus skips too
+        for word in deps.replace("\\\n", " ").split()[2:]:  # after "x.o: x.c"
+            h = (j.directory / word).resolve()
+            if h.suffix == ".h" and h.is_relative_to(tree.resolve()):
+                users[h] += 1
+    some = [(n, str(h)) for h, n in users.items() if n <= len(jobs) // 2]
+    if not some:
+        sys.exit(f"no project header under {tree} is included by at most half of the TUs")
+    n, h = max(some)
+    return Path(h), n
+
+
+def run_pipeline(tree: Path, package: str, out: Path, tc: Toolchain, kinds: list[str], jobs: int) -> dict:
+    """Compile and make each dataset; wall seconds and cache counts of this one run."""
+    cc = cache.for_compile(tc)
+    before_cc = cc.stats() if cc else {}
+    before_t = dict(tripletcache.STATS)
+    start = time.perf_counter()
+    corpus.compile_jobs(compile_jobs_of(tree, package), out / "corpus", tc, jobs=jobs, source=f"bench:{package}")
+    compiled = time.perf_counter()
+    for kind in kinds:
+        triplets.build_dataset(out / "corpus", out / kind, kind, tc, jobs=jobs)
+    done = time.perf_counter()
+    after_cc = cc.stats() if cc else {}
+
+    def delta(d1: dict, d0: dict, *keys: str) -> int:
+        return sum(d1.get(k, 0) - d0.get(k, 0) for k in keys)
+
+    return {
+        "total": done - start, "compile": compiled - start, "triplets": done - compiled,
+        "tu_hits": delta(after_cc, before_cc, "direct_cache_hit", "preprocessed_cache_hit"),
+        "tu_misses": delta(after_cc, before_cc, "cache_miss"),
+        "mod_hits": delta(dict(tripletcache.STATS), before_t, "hits"),
+        "mod_misses": delta(dict(tripletcache.STATS), before_t, "misses"),
+    }
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def one_repetition(pristine: Path, package: str, work: Path, tc: Toolchain, kinds: list[str], jobs: int) -> dict:
+    tree = work / "src"
+    shutil.copytree(pristine, tree, symlinks=True)
+    os.environ["MLGO_FARM_CACHE_DIR"] = str(work / "cache")
+    os.environ[cache.ENABLED_VARIABLE] = "true"
+    results = {}
+    all_jobs = compile_jobs_of(tree, package)
+    header, includers = typical_header(tree, all_jobs, tc)
+    for state in STATES:
+        os.environ[cache.ENABLED_VARIABLE] = "false" if state == "uncached" else "true"
+        if state == "header":
+            with open(header, "a") as f:
+                f.write("/* edited by bench_incremental */\n")
+        elif state == "source":
+            with open(min(j.source for j in all_jobs), "a") as f:
+                f.write("\nint mlgo_bench_incremental_added(int x) { return x * 3 + 1; }\n")
+        results[state] = run_pipeline(tree, package, work / state, tc, kinds, jobs)
+    for what in ("corpus", *kinds):
+        if tree_bytes(work / "source" / what) != tree_bytes(work / "uncached" / what):
+            sys.exit(f"{what}: the warm output differs from an uncached run's: the cache changed a result")
+    results["header_name"] = f"{header.relative_to(tree).as_posix()} (included by {includers} TUs)"
+    results["tus"] = len(all_jobs)
+    return results
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--package", default="lua5.4", help="Debian source package with a recipe in workers/debsrc.py")
+    ap.add_argument("--kinds", default="ir", help="datasets to make: ir, mir or ir,mir")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--work", type=Path, default=Path("var/bench"), help="where the source package is kept")
+    args = ap.parse_args()
+    kinds = args.kinds.split(",")
+    tc = Toolchain.from_settings()
+    jobs = default_jobs()
+    pristine = debsrc.fetch_source(args.package, args.work.absolute() / "debsrc")
+    reps = []
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory(prefix="bench-incremental-") as tmp:
+            reps.append(one_repetition(pristine, args.package, Path(tmp), tc, kinds, jobs))
+    first = reps[0]
+    print(f"package {args.package}: {first['tus']} TUs, datasets {', '.join(kinds)}, {jobs} jobs, "
+          f"{args.repeat} repetitions; header edited: {first['header_name']}")
+    print(f"{'state':8} {'total':>8} {'ratio':>7} {'compile':>8} {'triplets':>9}  TU hits/misses  module hits/misses")
+    for state in STATES:
+        med = {k: statistics.median(r[state][k] for r in reps) for k in ("total", "compile", "triplets")}
+        ratio = statistics.median(r[state]["total"] / r["cold"]["total"] for r in reps)
+        s = first[state]
+        print(f"{state:8} {med['total']:7.2f}s {ratio:6.3f}x {med['compile']:7.2f}s {med['triplets']:8.2f}s  "
+              f"{s['tu_hits']:>5}/{s['tu_misses']:<8} {s['mod_hits']:>5}/{s['mod_misses']}")
+    print("warm corpus and datasets byte-identical to an uncached run: yes (every repetition)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,197 @@
+"""Benchmark: LLVM's own code as a corpus (configure + generators only), against Ninja and xargs, same run.
+
+On a subset of LLVM chosen by path (default lib/Transforms/Scalar) of the Debian source tree:
+
+* configure (fresh build directory) and the prerequisite build (the generated headers the
+  selected TUs need, read off Ninja's graph), timed;
+* corpus compile of the N selected TUs (`compile_jobs`: pre-optimization bitcode) against
+  `ninja -j J` compiling the same N TUs to objects (the build LLVM developers run anyway),
+  alternated; target: within 1.1x;
+* `mlgo-farm triplets ir --opt-levels O0` against `xargs -P J llvm-ir2vec triplets | sort -u`,
+  alternated; target: at most 0.7x;
+* per-module CPU costs of IR at O1,O2,O3,Oz and of MIR (O2), the peak RSS of the farm's process,
+  and from all of these a capacity estimate for the whole llvm/ tree on 2 cores and on 64 vCPUs
+  over 4 sharded workers (`--full-prereq` also measures the generators of the whole tree).
+
+The farm's caches are off for the whole run: every number is a cold run.
+
+    nice -n 10 .venv/bin/python bench/bench_llvm_corpus.py --debsrc /work/cache/llvm-src \\
+        --include lib/Transforms/Scalar --full-prereq
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_triplets import own_peak_rss, timed
+
+from farm.toolchain import Toolchain
+from workers import cmake_corpus, corpus, debsrc
+from workers.parallel import default_jobs
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def cpu_of(argv: list[str]) -> tuple[float, float]:
+    """(wall, CPU seconds of the command and its descendants)."""
+    start, cpu = time.perf_counter(), children_cpu()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start, children_cpu() - cpu
+
+
+def ninja_objects(build: Path, objects: list[str], jobs: int) -> tuple[float, float]:
+    for o in objects:
+        (build / o).unlink(missing_ok=True)
+    return cpu_of(["ninja", "-C", str(build), "-j", str(jobs), *objects])
+
+
+def farm_corpus(jobs_: list, out: Path, tc: Toolchain, jobs: int) -> tuple[float, float, corpus.Corpus]:
+    shutil.rmtree(out, ignore_errors=True)
+    start, cpu = time.perf_counter(), children_cpu()
+    c = corpus.compile_jobs(jobs_, out, tc, jobs=jobs, source="bench")
+    return time.perf_counter() - start, children_cpu() - cpu, c
+
+
+def hms(seconds: float) -> str:
+    m, s = divmod(round(seconds), 60)
+    h, m = divmod(m, 60)
+    return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--debsrc", type=Path, default=Path("var/debsrc"), help="where llvm-toolchain-19 is unpacked")
+    ap.add_argument("--package", default="llvm-toolchain-19")
+    ap.add_argument("--include", action="append", help="TU path prefix under llvm/ (default lib/Transforms/Scalar)")
+    ap.add_argument("--sample", type=int, help="only K of the included TUs, drawn with --seed")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=1, help="alternated runs of the compile comparison")
+    ap.add_argument("--triplet-repeat", type=int, default=3)
+    ap.add_argument("--work", type=Path, default=Path("var/bench/llvm-corpus"))
+    ap.add_argument("--full-prereq", action="store_true", help="also time the generators of every TU of llvm/")
+    args = ap.parse_args()
+    include = args.include or ["lib/Transforms/Scalar"]
+    os.environ["MLGO_FARM_CACHE_ENABLED"] = "false"  # cold runs: every TU compiled, every module run
+
+    tc = Toolchain.from_settings()
+    jobs = default_jobs()
+    tree = debsrc.fetch_source(args.package, args.debsrc)
+    src = tree / debsrc.recipe(args.package).cmake
+    work = args.work.absolute()
+    build = work / "build"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    print(f"source: {src} ({debsrc.lineage(tree)['version']}), {jobs} jobs, load {os.getloadavg()[0]:.2f}",
+          flush=True)
+
+    t = time.perf_counter()
+    db = cmake_corpus.configure(src, build, tc, debsrc.LLVM_CMAKE_DEFINES)
+    t_configure = time.perf_counter() - t
+    every = cmake_corpus.select(db, src, build)
+    chosen = cmake_corpus.select(db, src, build, include)
+    if args.sample:
+        chosen = sorted(random.Random(args.seed).sample(chosen, min(args.sample, len(chosen))), key=lambda x: x[0].name)
+    objects = [node for _, node in chosen]
+    need = cmake_corpus.prerequisites(build, objects)
+    steps = len(subprocess.run(["ninja", "-C", str(build), "-n", *need.nodes], capture_output=True,
+                               text=True).stdout.splitlines())
+    t, cpu = time.perf_counter(), children_cpu()
+    cmake_corpus.build_prerequisites(build, need, jobs)
+    t_prereq, cpu_prereq = time.perf_counter() - t, children_cpu() - cpu
+    print(f"configure: {t_configure:.1f}s, {len(every)} TUs in llvm/; prerequisites of {len(chosen)} TUs "
+          f"({', '.join(include)}): {len(need.nodes)} generated files, {steps} Ninja steps, {t_prereq:.1f}s "
+          f"({cpu_prereq:.0f} CPU-s; left out: {need.left_out})", flush=True)
+
+    jobs_ = [job for job, _ in chosen]
+    n_steps = len(subprocess.run(["ninja", "-C", str(build), "-n", *objects], capture_output=True,
+                                 text=True).stdout.splitlines())
+    ours, base = [], []
+    for _ in range(args.repeat):
+        base.append(ninja_objects(build, objects, jobs))
+        w, c_, c = farm_corpus(jobs_, work / "corpus", tc, jobs)
+        ours.append((w, c_))
+    bw, bc = statistics.median(b[0] for b in base), statistics.median(b[1] for b in base)
+    ow, oc = statistics.median(o[0] for o in ours), statistics.median(o[1] for o in ours)
+    n = len(jobs_)
+    print(f"compile {n} TUs: ninja objects ({n_steps} steps) {bw:.1f}s wall {bc:.0f} CPU-s; corpus bitcode "
+          f"{ow:.1f}s wall {oc:.0f} CPU-s ({len(c.modules)} modules, {len(c.skipped)} skipped); "
+          f"ratio {ow / bw:.2f}x (target <= 1.1x); {oc / n:.2f} CPU-s per TU", flush=True)
+    for s in c.skipped:
+        print(f"  skipped {s['module']}: {s['reason'][:160]}")
+
+    cdir = work / "corpus"
+    listing = work / "modules.txt"
+    listing.write_text("".join(f"{m.bitcode}\n" for m in c.modules))
+    ir2vec = tc.path("llvm-ir2vec")
+    baseline = (f"xargs -P {jobs} -I{{}} {ir2vec} triplets {{}} < {listing} | grep -v '^MAX_RELATION' "
+                f"| sort -u > {work}/baseline.txt")
+    triplets = [sys.executable, "-m", "farm.cli", "triplets"]
+    farm = [*triplets, "ir", str(cdir), "-o", str(work / "ds"), "--opt-levels", "O0", "-j", str(jobs)]
+    timed(baseline, shell=True)  # page cache
+    bt, ot, bm, om = [], [], [], []
+    for _ in range(args.triplet_repeat):
+        w, m = timed(baseline, shell=True)
+        bt.append(w)
+        bm.append(m)
+        w, m = timed(farm)
+        ot.append(w)
+        om.append(m)
+    raw = json.loads((work / "ds" / "manifest.json").read_text())["triplets"]["raw"]
+    b, o = statistics.median(bt), statistics.median(ot)
+    print(f"triplets ir O0 ({raw} raw lines): xargs -P {jobs} | sort -u {b:.2f}s (peak {max(bm) / 1024:.0f} MiB); "
+          f"ours {o:.2f}s (peak {max(om) / 1024:.0f} MiB); ratio {o / b:.2f}x (target <= 0.7x)", flush=True)
+
+    costs = {}
+    for label, argv in (("IR O0", ["ir", "--opt-levels", "O0"]),
+                        ("IR O1,O2,O3,Oz", ["ir", "--opt-levels", "O1,O2,O3,Oz"]), ("MIR O2", ["mir"])):
+        costs[label] = cpu_of([*triplets, *argv, str(cdir), "-o", str(work / f"ds-{len(costs)}"), "-j", str(jobs)])[1]
+    rss = own_peak_rss(["triplets", "ir", "--opt-levels", "O0,O1,O2,O3,Oz", str(cdir), "-o", str(work / "ds-rss"),
+                        "-j", str(jobs)])
+    per = {k: v / len(c.modules) for k, v in costs.items()}
+    print("triplet CPU-s per module: " + ", ".join(f"{k} {v:.2f}" for k, v in per.items())
+          + f"; farm process peak RSS, IR at all five levels: {rss / 1024:.0f} MiB", flush=True)
+
+    t_full = None
+    if args.full_prereq:
+        need_all = cmake_corpus.prerequisites(build, [node for _, node in every])
+        t, cpu = time.perf_counter(), children_cpu()
+        cmake_corpus.build_prerequisites(build, need_all, jobs)
+        t_full, cpu_prereq = t_prereq + time.perf_counter() - t, cpu_prereq + children_cpu() - cpu
+        print(f"prerequisites of all {len(every)} TUs: {len(need_all.nodes)} generated files, "
+              f"{t_full:.0f}s and {cpu_prereq:.0f} CPU-s in all (the subset's included)", flush=True)
+
+    total = len(every)
+    compile_cpu = oc / n
+    ir_cpu = per["IR O0"] + per["IR O1,O2,O3,Oz"]
+    mir_cpu = per["MIR O2"]
+    scope = "all TUs" if t_full is not None else "the subset only"
+    print(f"capacity inputs: CPU-s per TU {compile_cpu:.2f} compile, {ir_cpu:.2f} IR (5 levels), {mir_cpu:.2f} MIR; "
+          f"generators of {scope}: {cpu_prereq:.0f} CPU-s; every worker configures and runs them (its setup; on 16 "
+          f"cores estimated as CPU/16, a lower bound: the tablegen chain is partly serial)")
+    for cores, workers, label in ((jobs, 1, f"{jobs} cores"), (64, 4, "64 vCPUs as 4 workers x 16")):
+        per_core = total / workers / (cores / workers)
+        c_t, ir_t, mir_t = compile_cpu * per_core, ir_cpu * per_core, mir_cpu * per_core
+        prereq = t_configure + ((t_full or t_prereq) if workers == 1 else cpu_prereq / (cores / workers))
+        print(f"capacity, {total} TUs on {label}: setup {hms(prereq)}, corpus {hms(c_t)}, "
+              f"IR O0-O3,Oz {hms(ir_t)}, MIR O2 {hms(mir_t)}; total {hms(prereq + c_t + ir_t + mir_t)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
