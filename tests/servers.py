@@ -114,3 +114,26 @@ def smtp_server() -> Iterator[MailBox]:
         yield box
     finally:
         controller.stop()
+
+
+def wait_until(predicate, timeout: float, what: str, poll: float = 0.1):
+    """Poll `predicate` until it returns something true (returned); TimeoutError after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(poll)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+
+
+def stop_all(stops) -> None:
+    """Call every stop function, newest first, even when one fails; then raise the first failure."""
+    errors = []
+    for stop in reversed(stops):
+        try:
+            stop()
+        except Exception as e:
+            errors.append(e)
+    if errors:
+        raise errors[0]

@@ -18,7 +18,7 @@ from master import control, stack
 from master.procs import pid_alive
 from master.rest import MasterAPI
 from tests import servers
-from tests.servers import free_port
+from tests.servers import free_port, wait_until
 
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
 
@@ -27,15 +27,6 @@ def _listening(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
-
-def wait_until(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
 
 
 @pytest.fixture

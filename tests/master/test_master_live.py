@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -25,7 +24,7 @@ from master.procs import farm_env, run, venv_tool
 from master.registry import DEBIAN_PACKAGES
 from master.rest import MasterAPI
 from tests.master.pipeline import PIPELINE
-from tests.servers import free_port
+from tests.servers import free_port, stop_all, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 FORBIDDEN = {"code": -32600, "message": "you need to have role 'operator'"}
@@ -65,14 +64,7 @@ def live(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mailbox):
         return api
 
     yield start, mailbox
-    errors = []
-    for stop in reversed(started):  # every part is stopped even when an earlier one fails to
-        try:
-            stop()
-        except Exception as e:
-            errors.append(e)
-    if errors:
-        raise errors[0]
+    stop_all(started)  # every part is stopped even when an earlier one fails to
 
 
 def _pipeline_cfg(tmp_path: Path) -> Path:
@@ -83,13 +75,7 @@ def _pipeline_cfg(tmp_path: Path) -> Path:
 
 
 def _wait_for(what: str, check, timeout: float = 60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(0.1)
-    raise AssertionError(f"{what}: not within {timeout}s")
+    return wait_until(check, timeout, what)
 
 
 def _wait_for_build(api: MasterAPI, builder: str, after: int, timeout: float = 120):

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import signal
-import time
 from pathlib import Path
 
 import pytest
@@ -19,21 +18,14 @@ from master import buildbot_worker, control
 from master.rest import MasterAPI
 from tests.conftest import CSRC, DATA
 from tests.master.sharded import NAME
-from tests.servers import free_port
+from tests.servers import free_port, stop_all, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 WORKERS = ("local", "second")
 
 
 def _until(what: str, check, timeout: float = 60):
-    """Poll `check` until it returns something true; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(0.1)
-    raise AssertionError(f"{what}: not within {timeout}s")
+    return wait_until(check, timeout, what)
 
 
 @pytest.fixture
@@ -75,14 +67,7 @@ def farm(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
         api.wait_workers(list(WORKERS), timeout=60)
         yield api, s, dirs
     finally:
-        errors = []
-        for stop in reversed(stops):  # every part is stopped even when an earlier one fails to
-            try:
-                stop()
-            except Exception as e:
-                errors.append(e)
-        if errors:
-            raise errors[0]
+        stop_all(stops)  # every part is stopped even when an earlier one fails to
 
 
 def _store(s) -> Path:

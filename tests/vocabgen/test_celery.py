@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from farm.config import load_settings
-from tests.servers import stop
+from tests.servers import stop, wait_until
 from tests.vocabgen.conftest import s3_store
 from vocabgen import lease
 from vocabgen import publish as pub
@@ -32,15 +32,6 @@ SLOW_FLAGS = ["--dim", "8", "--epochs", "3000", "--batch-size", "256"]
 #: MLGO_TEST_VISIBILITY_TIMEOUT=60 to measure redelivery with that).
 LEASE_TIMEOUT = int(os.environ.get("MLGO_TEST_VISIBILITY_TIMEOUT", "6"))
 
-
-def wait_until(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
 
 
 @dataclass
