@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 import shlex
 from collections import defaultdict, deque
@@ -103,12 +104,22 @@ def _relative(path: Path, root: Path) -> str | None:
 
 def module_name(source: Path, src: Path, build: Path) -> str:
     """A TU's module name: its path under the source tree (`lib/Transforms/Scalar/SROA.cpp`), so names
-    and the corpus digest do not depend on where the tree was unpacked."""
+    and the corpus digest do not depend on where the tree was unpacked.
+
+    A source CMake generated is `_build/<path in the build directory>`; one beside the tree (LLVM's
+    `llvm/` compiles `../third-party/benchmark`) is `_up<levels>/<path from the common ancestor>`,
+    since a name may not climb out of the corpus directory with `..`.
+    """
     rel = _relative(source, src)
     if rel is not None:
         return rel
     rel = _relative(source, build)
-    return f"{GENERATED_PREFIX}/{rel}" if rel is not None else source.as_posix().lstrip("/")
+    if rel is not None:
+        return f"{GENERATED_PREFIX}/{rel}"
+    common = Path(os.path.commonpath([source, src]))
+    if common != Path(common.anchor):
+        return f"_up{len(src.relative_to(common).parts)}/{source.relative_to(common).as_posix()}"
+    return source.as_posix().lstrip("/")
 
 
 def _objects(db: Path, build: Path) -> dict[Path, deque[str]]:
@@ -130,7 +141,7 @@ def _objects(db: Path, build: Path) -> dict[Path, deque[str]]:
 
 def select(db: Path, src: Path, build: Path, include: Sequence[str] = ()) -> list[tuple[CompileJob, str]]:
     """(job named by `module_name`, its object as a Ninja node) for every TU under one of the `include` prefixes."""
-    src, build = Path(src).absolute(), Path(build).absolute()
+    src, build = Path(src).resolve(), Path(build).resolve()  # as the database's files are resolved
     prefixes = [_prefix(p) for p in include]
     objects = _objects(db, build)
     chosen: list[tuple[CompileJob, str]] = []

@@ -135,17 +135,19 @@ def jobs_from_directory(src: Path, flags: tuple[str, ...] = DEFAULT_FLAGS) -> li
 
 #: Options whose value is the next argument and that only name outputs (dropped with their value).
 _OUTPUT_OPTIONS = ("-o", "-MF", "-MT", "-MQ", "-MJ")
+#: Terminal colours in diagnostics (LLVM's CMake adds them under Ninja): a skip reason is JSON text, not a terminal.
+_COLOUR_OPTIONS = ("-fdiagnostics-color", "-fcolor-diagnostics")
 
 
 def _compile_flags(argv: list[str], directory: Path, source: Path) -> list[str]:
-    """A database command's flags without the compiler, `-c`, outputs, dependency options and the source."""
+    """A database command's flags without the compiler, `-c`, outputs, dependency options, colours and the source."""
     args, skip = [], False
     for a in argv[1:]:
         if skip:
             skip = False
         elif a in _OUTPUT_OPTIONS:
             skip = True
-        elif not (a == "-c" or a.startswith(("-o", "-M")) or _is_source(a, directory, source)):
+        elif not (a == "-c" or a.startswith(("-o", "-M", *_COLOUR_OPTIONS)) or _is_source(a, directory, source)):
             args.append(a)
     return args
 

@@ -27,6 +27,14 @@ LLVM_DEFINES = ["CMAKE_BUILD_TYPE=Release", "LLVM_TARGETS_TO_BUILD=X86"]
 CHANGELOG = "llvm-toolchain-99 (1:99.1.0-1~test1) unstable; urgency=medium\n\n  * Test.\n"
 
 
+def llvm_project(root: Path) -> Path:
+    """The project as llvm-project's llvm/, with a TU beside it (as llvm/ compiles ../third-party/benchmark)."""
+    shutil.copytree(PROJECT, root / "llvm")
+    (root / "third-party").mkdir()
+    (root / "third-party" / "vendored.c").write_text("int vendored(int x) { return x * 3; }\n")
+    return root
+
+
 def _git(*args: str | Path, cwd: Path) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@t"}
@@ -37,8 +45,7 @@ def _git(*args: str | Path, cwd: Path) -> str:
 @pytest.fixture(scope="module")
 def upstream(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     """(URL, commit of tag farm-rev) of a local llvm-project-shaped repository."""
-    repo = tmp_path_factory.mktemp("upstream")
-    shutil.copytree(PROJECT, repo / "llvm")
+    repo = llvm_project(tmp_path_factory.mktemp("upstream"))
     _git("init", "-q", "-b", "main", cwd=repo)
     _git("add", ".", cwd=repo)
     _git("commit", "-qm", "llvm", cwd=repo)
@@ -48,8 +55,7 @@ def upstream(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
 
 def debian_tree(debsrc_dir: Path) -> Path:
     """What `apt-get source llvm-toolchain-99` would leave: `<package>-<upstream version>/` with debian/."""
-    tree = debsrc_dir / "llvm-toolchain-99-99.1.0"
-    shutil.copytree(PROJECT, tree / "llvm")
+    tree = llvm_project(debsrc_dir / "llvm-toolchain-99-99.1.0")
     (tree / "debian").mkdir()
     (tree / "debian" / "changelog").write_text(CHANGELOG)
     return tree
@@ -105,8 +111,9 @@ def test_debian_package_version_is_the_lineage(tmp_path: Path) -> None:
     p = subprocess.run([*cli, "corpus", "debian", "llvm-toolchain-99", "--debsrc", str(deb), "-o",
                         str(tmp_path / "c2")], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    assert "6 modules, 1 skipped" in p.stdout and "skipped lib/broken/broken.c: clang exited" in p.stdout
+    assert "7 modules, 1 skipped" in p.stdout and "skipped lib/broken/broken.c: clang exited" in p.stdout
     c2 = corpus.load(tmp_path / "c2")
+    assert "_up1/third-party/vendored.c" in {m.name for m in c2.modules}, "named from the tree, not from /"
     assert c2.lineage == {"kind": "debian", "package": "llvm-toolchain-99", "version": "1:99.1.0-1~test1",
                           "project": "llvm-project", "defines": LLVM_DEFINES}
     assert c2.origin == "debian:llvm-toolchain-99:llvm-toolchain-99-99.1.0/llvm"
