@@ -17,6 +17,14 @@ datasets are byte-identical to an uncached run over the same tree.
 
     .venv/bin/python bench/bench_incremental.py --package lua5.4 --repeat 3
     .venv/bin/python bench/bench_incremental.py --package zlib --kinds ir,mir
+    .venv/bin/python bench/bench_incremental.py --package llvm-toolchain-19 --work /work/cache/llvm-src \\
+        --include lib/Transforms/Scalar --repeat 1
+
+With `--include` the package is a CMake project (LLVM) and the pipeline is the nightly's `corpus
+llvm`: configure, the generators the selected TUs need, their compile, then the datasets. The
+tree is a hard-linked copy (an edited file is copied first, so the pristine tree never changes)
+and the build directory is kept between states, as on a worker; the cold state starts from an
+empty one.
 """
 
 from __future__ import annotations
@@ -33,16 +41,40 @@ from pathlib import Path
 
 from farm.errors import ToolError
 from farm.toolchain import Toolchain
-from workers import cache, corpus, debsrc, tripletcache, triplets
+from workers import cache, cmake_corpus, corpus, debsrc, tripletcache, triplets
 from workers.corpus import DEFAULT_FLAGS, jobs_from_directory
 from workers.parallel import default_jobs
 
 STATES = ("cold", "warm", "header", "source", "uncached")
 
 
-def compile_jobs_of(tree: Path, package: str) -> list[corpus.CompileJob]:
+def compile_jobs_of(tree: Path, package: str, include: list[str], build: Path, tc: Toolchain
+                    ) -> list[corpus.CompileJob]:
     r = debsrc.recipe(package)
+    if include:
+        src = tree / r.cmake
+        db = cmake_corpus.configure(src, build, tc, debsrc.LLVM_CMAKE_DEFINES)
+        return [j for j, _ in cmake_corpus.select(db, src, build, include)]
     return [j for sub in r.subdirs for j in jobs_from_directory(tree / sub, (*DEFAULT_FLAGS, *r.flags))]
+
+
+def make_corpus(tree: Path, package: str, include: list[str], build: Path, out: Path, tc: Toolchain,
+                jobs: int) -> None:
+    """What the nightly's corpus step runs for this package."""
+    if include:
+        cmake_corpus.from_cmake(tree / debsrc.recipe(package).cmake, out, tc, build=build, include=include,
+                                defines=debsrc.LLVM_CMAKE_DEFINES, jobs=jobs)
+        return
+    corpus.compile_jobs(compile_jobs_of(tree, package, [], build, tc), out, tc, jobs=jobs, source=f"bench:{package}")
+
+
+def edit(path: Path, text: str) -> None:
+    """Append to `path` without touching a hard-linked original: the copy gets its own inode first."""
+    tmp = path.with_name(path.name + ".bench-edit")
+    shutil.copy2(path, tmp)
+    with open(tmp, "a") as f:
+        f.write(text)
+    os.replace(tmp, path)
 
 
 def typical_header(tree: Path, jobs: list[corpus.CompileJob], tc: Toolchain) -> tuple[Path, int]:
@@ -65,13 +97,14 @@ def typical_header(tree: Path, jobs: list[corpus.CompileJob], tc: Toolchain) -> 
     return Path(h), n
 
 
-def run_pipeline(tree: Path, package: str, out: Path, tc: Toolchain, kinds: list[str], jobs: int) -> dict:
+def run_pipeline(tree: Path, package: str, include: list[str], build: Path, out: Path, tc: Toolchain,
+                 kinds: list[str], jobs: int) -> dict:
     """Compile and make each dataset; wall seconds and cache counts of this one run."""
     cc = cache.for_compile(tc)
     before_cc = cc.stats() if cc else {}
     before_t = dict(tripletcache.STATS)
     start = time.perf_counter()
-    corpus.compile_jobs(compile_jobs_of(tree, package), out / "corpus", tc, jobs=jobs, source=f"bench:{package}")
+    make_corpus(tree, package, include, build, out / "corpus", tc, jobs)
     compiled = time.perf_counter()
     for kind in kinds:
         triplets.build_dataset(out / "corpus", out / kind, kind, tc, jobs=jobs)
@@ -94,23 +127,23 @@ def tree_bytes(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def one_repetition(pristine: Path, package: str, work: Path, tc: Toolchain, kinds: list[str], jobs: int) -> dict:
-    tree = work / "src"
-    shutil.copytree(pristine, tree, symlinks=True)
+def one_repetition(pristine: Path, package: str, include: list[str], work: Path, tc: Toolchain, kinds: list[str],
+                   jobs: int) -> dict:
+    tree, build = work / "src", work / "build"
+    shutil.copytree(pristine, tree, symlinks=True, copy_function=os.link)
     os.environ["MLGO_FARM_CACHE_DIR"] = str(work / "cache")
     os.environ[cache.ENABLED_VARIABLE] = "true"
     results = {}
-    all_jobs = compile_jobs_of(tree, package)
+    all_jobs = compile_jobs_of(tree, package, include, work / "probe-build", tc)
     header, includers = typical_header(tree, all_jobs, tc)
+    shutil.rmtree(work / "probe-build")  # the cold state starts from an empty build directory
     for state in STATES:
         os.environ[cache.ENABLED_VARIABLE] = "false" if state == "uncached" else "true"
         if state == "header":
-            with open(header, "a") as f:
-                f.write("/* edited by bench_incremental */\n")
+            edit(header, "/* edited by bench_incremental */\n")
         elif state == "source":
-            with open(min(j.source for j in all_jobs), "a") as f:
-                f.write("\nint mlgo_bench_incremental_added(int x) { return x * 3 + 1; }\n")
-        results[state] = run_pipeline(tree, package, work / state, tc, kinds, jobs)
+            edit(min(j.source for j in all_jobs), "\nint mlgo_bench_incremental_added(int x) { return x * 3 + 1; }\n")
+        results[state] = run_pipeline(tree, package, include, build, work / state, tc, kinds, jobs)
     for what in ("corpus", *kinds):
         if tree_bytes(work / "source" / what) != tree_bytes(work / "uncached" / what):
             sys.exit(f"{what}: the warm output differs from an uncached run's: the cache changed a result")
@@ -125,17 +158,21 @@ def main() -> int:
     ap.add_argument("--kinds", default="ir", help="datasets to make: ir, mir or ir,mir")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--work", type=Path, default=Path("var/bench"), help="where the source package is kept")
+    ap.add_argument("--include", action="append", default=[],
+                    help="a CMake package (LLVM): only the TUs under this path prefix (repeatable)")
+    ap.add_argument("--tmp", type=Path, default=None, help="scratch directory (same file system as --work)")
     args = ap.parse_args()
     kinds = args.kinds.split(",")
     tc = Toolchain.from_settings()
     jobs = default_jobs()
-    pristine = debsrc.fetch_source(args.package, args.work.absolute() / "debsrc")
+    pristine = debsrc.fetch_source(args.package, args.work.absolute() / ("" if args.include else "debsrc"))
     reps = []
     for _ in range(args.repeat):
-        with tempfile.TemporaryDirectory(prefix="bench-incremental-") as tmp:
-            reps.append(one_repetition(pristine, args.package, Path(tmp), tc, kinds, jobs))
+        with tempfile.TemporaryDirectory(prefix="bench-incremental-", dir=args.tmp) as tmp:
+            reps.append(one_repetition(pristine, args.package, args.include, Path(tmp), tc, kinds, jobs))
     first = reps[0]
-    print(f"package {args.package}: {first['tus']} TUs, datasets {', '.join(kinds)}, {jobs} jobs, "
+    where = f" ({', '.join(args.include)})" if args.include else ""
+    print(f"package {args.package}{where}: {first['tus']} TUs, datasets {', '.join(kinds)}, {jobs} jobs, "
           f"{args.repeat} repetitions; header edited: {first['header_name']}")
     print(f"{'state':8} {'total':>8} {'ratio':>7} {'compile':>8} {'triplets':>9}  TU hits/misses  module hits/misses")
     for state in STATES:

@@ -14,7 +14,8 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -163,13 +164,37 @@ def ninja_failure(output: str) -> tuple[str, str]:
     return what, ((errors or after or ["no output"])[0])[:300]
 
 
+def _ninja(build_dir: Path, targets: Sequence[str], jobs: int | None) -> list[str | Path]:
+    return [tool("ninja"), "-C", build_dir, *(["-j", str(jobs)] if jobs else []), *targets]
+
+
 def build(build_dir: Path, targets: Sequence[str], *, jobs: int | None = None,
           timeout: float | None = None) -> subprocess.CompletedProcess:
     """`ninja -C build_dir [-j N] targets...`; the caller words a failure (it knows what the targets mean)."""
-    argv = [tool("ninja"), "-C", build_dir]
-    if jobs:
-        argv += ["-j", str(jobs)]
-    return _run([*argv, *targets], timeout=timeout)
+    return _run(_ninja(build_dir, targets, jobs), timeout=timeout)
+
+
+#: Lines of a streamed build kept for wording its failure (Ninja prints the failed edge near the end).
+_TAIL = 2000
+
+
+def build_streaming(build_dir: Path, targets: Sequence[str], echo: Callable[[str], None], *,
+                    jobs: int | None = None) -> subprocess.CompletedProcess:
+    """`build`, with every line Ninja prints passed to `echo` as it comes.
+
+    For builds that run for hours (LLVM itself): a builder kills a step that stays silent for its
+    timeout, and the person watching wants Ninja's `[n/m]` lines. Only the tail is kept.
+    """
+    argv = [str(a) for a in _ninja(build_dir, targets, jobs)]
+    log.info("+ %s", " ".join(argv))
+    tail: deque[str] = deque(maxlen=_TAIL)
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                          text=True, errors="replace") as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            echo(line.rstrip("\n"))
+            tail.append(line)
+    return subprocess.CompletedProcess(argv, proc.returncode, "".join(tail), "")
 
 
 # --- git ---------------------------------------------------------------------------------------------------------

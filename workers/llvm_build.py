@@ -2,80 +2,80 @@
 
 This is the production path at tip of tree: the resulting build is both the farm's toolchain
 (clang, opt, llc, llvm-ir2vec) and, through its embedded bitcode, a corpus (`corpus build`).
-A full build takes hours on 2 cores; `--configure-only` stops after CMake.
+The cheap path for the corpus alone is `corpus llvm` (workers/llvm_source.py: configure and
+generators only). git, CMake and Ninja run through workers/buildsys.py, so a revision that does
+not exist, a failed configure and a failed compile are each one line in the farm's words. A full
+build takes hours on 2 cores: Ninja's progress is passed through as it comes (a builder kills a
+step that is silent for its timeout); `--configure-only` stops after CMake.
 """
 
 from __future__ import annotations
 
 import shlex
-import shutil
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from farm.errors import FarmError, InputError
+from farm.errors import FarmError
 from farm.toolchain import Toolchain
+from workers import buildsys
 
 DEFAULT_TARGETS = ("clang", "opt", "llc", "llvm-ir2vec", "llvm-size", "llvm-objcopy", "llvm-config", "lld")
 LLVM_REPO = "https://github.com/llvm/llvm-project.git"
+#: Every TU carries its pre-optimization bitcode in its object (`corpus build` extracts it).
+EMBED = "-Xclang -fembed-bitcode=all"
 
 
 @dataclass(frozen=True)
 class BuildPlan:
-    """Every command the build runs, in order, so it can be reviewed and tested."""
+    """What the build does, decided and checked before anything runs, so it can be reviewed and tested."""
 
-    commands: list[list[str]]
+    src: Path
     build_dir: Path
+    rev: str
+    repo: str
+    defines: tuple[str, ...]
+    targets: tuple[str, ...]
+    jobs: int | None
 
     @property
     def bin_dir(self) -> Path:
         return self.build_dir / "bin"
 
+    @property
+    def commands(self) -> list[list[str]]:
+        """The equivalent shell commands (`llvm-build --dry-run`)."""
+        return [["git", "clone", "--filter=blob:none", "--no-checkout", self.repo, str(self.src)],
+                ["git", "-C", str(self.src), "fetch", "--quiet", "origin", self.rev],
+                ["git", "-C", str(self.src), "checkout", "--quiet", "--detach", "FETCH_HEAD"],
+                ["cmake", "-G", "Ninja", "-S", str(self.src / "llvm"), "-B", str(self.build_dir),
+                 *(f"-D{d}" for d in self.defines)],
+                ["ninja", "-C", str(self.build_dir), *(["-j", str(self.jobs)] if self.jobs else []), *self.targets]]
+
 
 def plan(src: Path, build: Path, rev: str, host: Toolchain, *, targets: tuple[str, ...] = DEFAULT_TARGETS,
-         jobs: int | None = None, repo: str = LLVM_REPO, clone: bool = True) -> BuildPlan:
-    """The git, CMake and Ninja commands that build LLVM at `rev` with embedded bitcode."""
-    if not rev or any(c.isspace() for c in rev) or rev.startswith("-"):
-        raise InputError(f"invalid git revision {rev!r}")
-    src, build = Path(src).absolute(), Path(build).absolute()
-    cmds: list[list[str]] = []
-    if clone and not (src / ".git").exists():
-        cmds.append(["git", "clone", "--filter=blob:none", "--no-checkout", repo, str(src)])
-    cmds.append(["git", "-C", str(src), "fetch", "--quiet", "origin", rev])
-    cmds.append(["git", "-C", str(src), "checkout", "--quiet", "--detach", "FETCH_HEAD"])
-    embed = "-Xclang -fembed-bitcode=all"
-    cmds.append([
-        "cmake", "-G", "Ninja", "-S", str(src / "llvm"), "-B", str(build),
-        "-DCMAKE_BUILD_TYPE=Release",
-        "-DLLVM_ENABLE_PROJECTS=clang;lld",
-        "-DLLVM_TARGETS_TO_BUILD=X86;AArch64",
-        "-DLLVM_ENABLE_ASSERTIONS=ON",
-        "-DLLVM_APPEND_VC_REV=ON",
-        "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
-        f"-DCMAKE_C_COMPILER={host.path('clang')}",
-        f"-DCMAKE_CXX_COMPILER={host.path('clang++')}",
-        f"-DCMAKE_C_FLAGS={embed}",
-        f"-DCMAKE_CXX_FLAGS={embed}",
-        "-DLLVM_USE_LINKER=lld",
-    ])
-    ninja = ["ninja", "-C", str(build)]
-    if jobs:
-        ninja += ["-j", str(jobs)]
-    cmds.append([*ninja, *targets])
-    return BuildPlan(cmds, build)
+         jobs: int | None = None, repo: str = LLVM_REPO) -> BuildPlan:
+    """The build of LLVM at `rev` with embedded bitcode, compiled by the host's clang."""
+    defines = ("CMAKE_BUILD_TYPE=Release", "LLVM_ENABLE_PROJECTS=clang;lld", "LLVM_TARGETS_TO_BUILD=X86;AArch64",
+               "LLVM_ENABLE_ASSERTIONS=ON", "LLVM_APPEND_VC_REV=ON", "CMAKE_EXPORT_COMPILE_COMMANDS=ON",
+               f"CMAKE_C_COMPILER={host.path('clang')}", f"CMAKE_CXX_COMPILER={host.path('clang++')}",
+               f"CMAKE_C_FLAGS={EMBED}", f"CMAKE_CXX_FLAGS={EMBED}", "LLVM_USE_LINKER=lld")
+    return BuildPlan(Path(src).absolute(), Path(build).absolute(), buildsys.check_rev(rev), repo, defines,
+                     tuple(targets), jobs)
 
 
 def run(p: BuildPlan, *, configure_only: bool = False, log: Callable[[str], None] = print) -> Path:
-    """Run the plan (stopping after CMake with `configure_only`); returns the new bin dir."""
-    for tool in ("git", "cmake", "ninja"):
-        if not shutil.which(tool):
-            raise FarmError(f"{tool} not found: run deploy/setup.sh")
-    for cmd in p.commands:
-        if configure_only and cmd[0] == "ninja":
-            break
-        log("+ " + shlex.join(cmd))
-        r = subprocess.run(cmd)
-        if r.returncode != 0:
-            raise FarmError(f"{cmd[0]} failed with exit code {r.returncode} (command: {' '.join(cmd[:4])} ...)")
+    """Check out, configure and (unless `configure_only`) build; returns the new bin dir."""
+    log(f"+ git checkout {p.rev} of {p.repo} in {p.src}")
+    commit = buildsys.checkout(p.repo, p.rev, p.src)
+    log(f"  at commit {commit}")
+    log(f"+ cmake -S {p.src / 'llvm'} -B {p.build_dir} " + " ".join(shlex.quote(f"-D{d}") for d in p.defines))
+    buildsys.configure(p.src / "llvm", p.build_dir, p.defines, timeout=None)
+    if configure_only:
+        return p.bin_dir
+    log("+ " + shlex.join(map(str, p.commands[-1])))
+    r = buildsys.build_streaming(p.build_dir, p.targets, log, jobs=p.jobs)
+    if r.returncode != 0:
+        what, error = buildsys.ninja_failure(r.stdout)
+        raise FarmError(f"building LLVM at {p.rev} failed" + (f" at {what}" if what else "") + f": {error}")
     return p.bin_dir

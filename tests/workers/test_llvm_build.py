@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from farm.errors import InputError
+from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain
 from workers import llvm_build
 
@@ -41,25 +41,51 @@ def _git(*args: str | Path, cwd: Path) -> str:
     return subprocess.run(["git", *map(str, args)], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-def test_configure_for_real_on_a_local_repository(toolchain: Toolchain, tmp_path: Path) -> None:
-    upstream = tmp_path / "upstream"
+def _upstream(root: Path, probe: str = "int probe(void) { return 42; }\n") -> tuple[Path, str]:
+    """A local llvm-project-shaped repository tagged farm-rev, and its commit."""
+    upstream = root / "upstream"
     (upstream / "llvm").mkdir(parents=True)
     (upstream / "llvm" / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.20)\nproject(LLVM C CXX)\nadd_library(probe STATIC probe.c)\n"
     )
-    (upstream / "llvm" / "probe.c").write_text("int probe(void) { return 42; }\n")
+    (upstream / "llvm" / "probe.c").write_text(probe)
     _git("init", "-q", "-b", "main", cwd=upstream)
     _git("-c", "user.name=t", "-c", "user.email=t@t", "add", ".", cwd=upstream)
     _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first", cwd=upstream)
     _git("tag", "farm-rev", cwd=upstream)
-    commit = _git("rev-parse", "HEAD", cwd=upstream).strip()
+    return upstream, _git("rev-parse", "HEAD", cwd=upstream).strip()
 
+
+def test_configure_for_real_on_a_local_repository(toolchain: Toolchain, tmp_path: Path) -> None:
+    upstream, commit = _upstream(tmp_path)
     p = llvm_build.plan(tmp_path / "src", tmp_path / "build", "farm-rev", toolchain, repo=upstream.as_uri())
     logged: list[str] = []
     llvm_build.run(p, configure_only=True, log=logged.append)
-    assert [line.split()[1] for line in logged] == ["git", "git", "git", "cmake"], "ninja must not run"
+    assert logged[0].startswith("+ git checkout farm-rev of ") and logged[1] == f"  at commit {commit}"
+    assert logged[2].startswith("+ cmake ") and len(logged) == 3, "ninja must not run"
     assert _git("rev-parse", "HEAD", cwd=tmp_path / "src").strip() == commit
     cache = (tmp_path / "build" / "CMakeCache.txt").read_text()
     assert "CMAKE_C_FLAGS:STRING=-Xclang -fembed-bitcode=all" in cache
     entries = json.loads((tmp_path / "build" / "compile_commands.json").read_text())
     assert "-fembed-bitcode=all" in entries[0]["command"]
+
+
+def test_the_build_streams_ninja_and_a_failed_compile_is_one_line(toolchain: Toolchain, tmp_path: Path) -> None:
+    upstream, _ = _upstream(tmp_path, "int probe(void) { return 42 }\n")
+    p = llvm_build.plan(tmp_path / "src", tmp_path / "build", "farm-rev", toolchain, repo=upstream.as_uri(),
+                        targets=("probe",), jobs=1)
+    logged: list[str] = []
+    with pytest.raises(FarmError) as e:
+        llvm_build.run(p, log=logged.append)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith("building LLVM at farm-rev failed at CMakeFiles/probe.dir/probe.c.o")
+    assert "expected ';'" in msg
+    assert any(ln.startswith("[1/2] Building C object") for ln in logged), logged
+
+
+def test_a_revision_the_repository_does_not_have_is_one_line(toolchain: Toolchain, tmp_path: Path) -> None:
+    upstream, _ = _upstream(tmp_path)
+    p = llvm_build.plan(tmp_path / "src", tmp_path / "build", "no-such-rev", toolchain, repo=upstream.as_uri())
+    with pytest.raises(InputError, match=r"^git revision 'no-such-rev' does not exist in file://"):
+        llvm_build.run(p, log=lambda _: None)
+    assert not (tmp_path / "build").exists()
