@@ -17,7 +17,6 @@ import logging
 import shlex
 import subprocess
 import sys
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,8 +38,6 @@ SKIPPED = "skipped.json"
 SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx")
 #: Pre-optimization IR that `opt` can still optimize at any level.
 DEFAULT_FLAGS = ("-O2", "-Xclang", "-disable-llvm-passes", "-g0")
-#: Seconds between progress lines while a corpus compiles (a builder kills a step silent for too long).
-_PROGRESS_EVERY = 60
 
 
 @dataclass(frozen=True)
@@ -251,13 +248,9 @@ def compile_jobs(jobs_: list[CompileJob], out: Path, toolchain: Toolchain, *,
             return None
 
         failed: dict[str, str] = {}
-        last = time.monotonic()
-        for done, (job, err) in enumerate(run_all(one, jobs_, jobs=jobs, desc="compile"), start=1):
+        for job, err in run_all(one, jobs_, jobs=jobs, desc="corpus: translation units compiled", is_failure=bool):
             if err:
                 failed[job.name] = err
-            if time.monotonic() - last > _PROGRESS_EVERY or done == len(jobs_):
-                last = time.monotonic()
-                log.info("compiled %d/%d translation units (%d failed)", done, len(jobs_), len(failed))
         names = sorted(j.name for j in jobs_ if j.name not in failed)
         failed |= unnamable
         if not names and shard is None:
