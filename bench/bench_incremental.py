@@ -54,7 +54,10 @@ def compile_jobs_of(tree: Path, package: str, include: list[str], build: Path, t
     if include:
         src = tree / r.cmake
         db = cmake_corpus.configure(src, build, tc, debsrc.LLVM_CMAKE_DEFINES)
-        return [j for j, _ in cmake_corpus.select(db, src, build, include)]
+        chosen = cmake_corpus.select(db, src, build, include)
+        # their generated headers, so that `clang -MM` (typical_header) can read every TU
+        cmake_corpus.build_prerequisites(build, cmake_corpus.prerequisites(build, [n for _, n in chosen]))
+        return [j for j, _ in chosen]
     return [j for sub in r.subdirs for j in jobs_from_directory(tree / sub, (*DEFAULT_FLAGS, *r.flags))]
 
 

@@ -74,6 +74,38 @@ def hms(seconds: float) -> str:
     return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s"
 
 
+def compare_triplets(work: Path, tc: Toolchain, jobs: int, repeat: int) -> None:
+    """`triplets ir --opt-levels O0` against `xargs -P J llvm-ir2vec triplets | sort -u`, alternated.
+
+    The baseline does what LLVM's tool does; the farm's default adds the compare-predicate
+    triplets (one `llvm-dis` per module), so it is timed both with and without them.
+    """
+    cdir = work / "corpus"
+    c = corpus.load(cdir)
+    listing = work / "modules.txt"
+    listing.write_text("".join(f"{m.bitcode}\n" for m in c.modules))
+    ir2vec = tc.path("llvm-ir2vec")
+    baseline = (f"xargs -P {jobs} -I{{}} {ir2vec} triplets {{}} < {listing} | grep -v '^MAX_RELATION' "
+                f"| sort -u > {work}/baseline.txt")
+    farm = [sys.executable, "-m", "farm.cli", "triplets", "ir", str(cdir), "-o", str(work / "ds"), "--opt-levels",
+            "O0", "-j", str(jobs)]
+    variants = {"baseline": None, "farm, no predicates": [*farm, "--no-predicates"], "farm (default)": farm}
+    timed(baseline, shell=True)  # page cache
+    times: dict[str, list[float]] = {k: [] for k in variants}
+    peaks: dict[str, list[float]] = {k: [] for k in variants}
+    for _ in range(repeat):
+        for name, argv in variants.items():
+            w, m = timed(baseline, shell=True) if argv is None else timed(argv)
+            times[name].append(w)
+            peaks[name].append(m)
+    raw = json.loads((work / "ds" / "manifest.json").read_text())["triplets"]["raw"]
+    b = statistics.median(times["baseline"])
+    print(f"triplets ir O0 of {len(c.modules)} modules ({raw} raw lines), load {os.getloadavg()[0]:.2f}: "
+          + "; ".join(f"{k} {statistics.median(v):.2f}s (peak {max(peaks[k]) / 1024:.0f} MiB"
+                      + ("" if k == "baseline" else f", ratio {statistics.median(v) / b:.2f}x") + ")"
+                      for k, v in times.items()) + " (target <= 0.7x)", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--debsrc", type=Path, default=Path("var/debsrc"), help="where llvm-toolchain-19 is unpacked")
@@ -85,12 +117,17 @@ def main() -> int:
     ap.add_argument("--triplet-repeat", type=int, default=3)
     ap.add_argument("--work", type=Path, default=Path("var/bench/llvm-corpus"))
     ap.add_argument("--full-prereq", action="store_true", help="also time the generators of every TU of llvm/")
+    ap.add_argument("--triplets-only", action="store_true",
+                    help="only the triplet comparison, on the corpus a previous run left in --work")
     args = ap.parse_args()
     include = args.include or ["lib/Transforms/Scalar"]
     os.environ["MLGO_FARM_CACHE_ENABLED"] = "false"  # cold runs: every TU compiled, every module run
 
     tc = Toolchain.from_settings()
     jobs = default_jobs()
+    if args.triplets_only:
+        compare_triplets(args.work.absolute(), tc, jobs, args.triplet_repeat)
+        return 0
     tree = debsrc.fetch_source(args.package, args.debsrc)
     src = tree / debsrc.recipe(args.package).cmake
     work = args.work.absolute()
@@ -136,26 +173,8 @@ def main() -> int:
         print(f"  skipped {s['module']}: {s['reason'][:160]}")
 
     cdir = work / "corpus"
-    listing = work / "modules.txt"
-    listing.write_text("".join(f"{m.bitcode}\n" for m in c.modules))
-    ir2vec = tc.path("llvm-ir2vec")
-    baseline = (f"xargs -P {jobs} -I{{}} {ir2vec} triplets {{}} < {listing} | grep -v '^MAX_RELATION' "
-                f"| sort -u > {work}/baseline.txt")
+    compare_triplets(work, tc, jobs, args.triplet_repeat)
     triplets = [sys.executable, "-m", "farm.cli", "triplets"]
-    farm = [*triplets, "ir", str(cdir), "-o", str(work / "ds"), "--opt-levels", "O0", "-j", str(jobs)]
-    timed(baseline, shell=True)  # page cache
-    bt, ot, bm, om = [], [], [], []
-    for _ in range(args.triplet_repeat):
-        w, m = timed(baseline, shell=True)
-        bt.append(w)
-        bm.append(m)
-        w, m = timed(farm)
-        ot.append(w)
-        om.append(m)
-    raw = json.loads((work / "ds" / "manifest.json").read_text())["triplets"]["raw"]
-    b, o = statistics.median(bt), statistics.median(ot)
-    print(f"triplets ir O0 ({raw} raw lines): xargs -P {jobs} | sort -u {b:.2f}s (peak {max(bm) / 1024:.0f} MiB); "
-          f"ours {o:.2f}s (peak {max(om) / 1024:.0f} MiB); ratio {o / b:.2f}x (target <= 0.7x)", flush=True)
 
     costs = {}
     for label, argv in (("IR O0", ["ir", "--opt-levels", "O0"]),

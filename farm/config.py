@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,8 @@ class CeleryConfig:
     #: Password of a loopback Redis the URLs above name without one; empty: generated once by
     #: `stack up` into <var_dir>/secrets/redis-password (mode 0600) and read from there.
     redis_password: str = ""
+    #: Port of Flower, the Celery monitor `stack up` starts on 127.0.0.1 (linked from the web UI); 0: no Flower.
+    flower_port: int = 5555
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,11 @@ class SMTPConfig:
     def recipient_list(self) -> list[str]:
         """The addresses of `recipients` (empty: nobody is mailed, neither alerts nor Buildbot's notices)."""
         return [r.strip() for r in self.recipients.split(",") if r.strip()]
+
+
+#: Where the master mounts the farm's dashboard (master/dashboard: Buildbot's `wsgi_dashboards` plugin, named
+#: `farm`); it serves the published store read-only under `store/` (`store/regression/BUILDER/RUN/index.html`).
+DASHBOARD_PATH = "plugins/wsgi_dashboards/farm/"
 
 
 @dataclass(frozen=True)
@@ -101,6 +109,25 @@ class BuildbotConfig:
     client_user: str = ""
     #: Its password (empty: the admin's, configured or read from the generated file on this host).
     client_password: str = ""
+    #: The master's web address as readers reach it (a TLS proxy's `https://farm.example.org/`): Buildbot's
+    #: own links, the steps' links and the report and build links in alert mails. Empty:
+    #: http://master_host:www_port/.
+    web_url: str = ""
+
+    def __post_init__(self) -> None:
+        if self.web_url and not re.fullmatch(r"https?://[A-Za-z0-9.\[\]:-]+(/[^\s?#]*)?", self.web_url):
+            raise FarmError(f"[buildbot] web_url {self.web_url!r}: expected http(s)://HOST[:PORT]/[PATH], "
+                            f"without query or fragment")
+
+    @property
+    def url(self) -> str:
+        """The master's web address, ending in '/'."""
+        url = self.web_url or f"http://{self.master_host}:{self.www_port}/"
+        return url if url.endswith("/") else url + "/"
+
+    def dashboard(self, path: str = "") -> str:
+        """The URL of `path` on the farm's dashboard (`store/regression/B/R/index.html`, `regression/B/`)."""
+        return self.url + DASHBOARD_PATH + path
 
 
 @dataclass(frozen=True)
@@ -121,6 +148,32 @@ class VocabConfig:
     #: generated once into <var_dir>/secrets/vocab-signing-key. Set the same key on every host
     #: that trains or publishes.
     signing_key: str = ""
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """The promotion gate a newly published vocabulary must pass to become `latest` (vocabgen/gate.py).
+
+    The `min_*` keys are the least fraction (0 to 1) of a section's entities the triplets must
+    train (the rest is filler). The defaults keep out a degenerate dataset and let a small C
+    corpus through (zlib: IR Opcodes 35/68, Types 5/12, Arguments 14/30; MIR Opcodes 76/6,868,
+    CommonOperands 8/20, PhysicalRegisters 29/135, VirtualRegisters 1/135, as post-allocation MIR
+    has almost none; the tests' four C files: IR Opcodes 32/68, Types 4/12, and plain C never
+    uses half of the twelve types): raise them as the corpus grows. The
+    tolerances are how much lower than the current `latest`'s a held-out MRR, Hits@10 or
+    all-questions analogy score may be (absolute; 0.05 is about one analogy question of 20).
+    """
+
+    min_ir_opcodes: float = 0.4
+    min_ir_types: float = 0.25
+    min_ir_arguments: float = 0.3
+    min_mir_opcodes: float = 0.005
+    min_mir_common_operands: float = 0.3
+    min_mir_physical_registers: float = 0.1
+    min_mir_virtual_registers: float = 0.0
+    mrr_tolerance: float = 0.05
+    hits_at_10_tolerance: float = 0.05
+    analogy_tolerance: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -151,6 +204,7 @@ class Settings:
     buildbot: BuildbotConfig = field(default_factory=BuildbotConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     vocab: VocabConfig = field(default_factory=VocabConfig)
+    gate: GateConfig = field(default_factory=GateConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
 
     @property

@@ -20,7 +20,12 @@ PREFIX = "MLGO_FARM_"
 POSITIVE = frozenset({("llvm", "min_major"), ("celery", "visibility_timeout"), ("celery", "staging_max_age"),
                       ("smtp", "port"), ("buildbot", "pb_port"), ("buildbot", "www_port"), ("policy", "timeout"),
                       ("policy", "shared_idle_exit")})
-NON_NEGATIVE = frozenset({("smtp", "retries")})
+NON_NEGATIVE = frozenset({("smtp", "retries"), ("gate", "mrr_tolerance"), ("gate", "hits_at_10_tolerance"),
+                          ("gate", "analogy_tolerance")})
+#: Settings that are fractions in [0, 1]: the promotion gate's coverage floors.
+FRACTION = frozenset({("gate", "min_ir_opcodes"), ("gate", "min_ir_types"), ("gate", "min_ir_arguments"),
+                      ("gate", "min_mir_opcodes"), ("gate", "min_mir_common_operands"),
+                      ("gate", "min_mir_physical_registers"), ("gate", "min_mir_virtual_registers")})
 
 
 def env_key(section: str, key: str) -> str:
@@ -54,6 +59,8 @@ def check_range(section: str, key: str, value: object, where: str) -> object:
         raise FarmError(f"{where}: must be greater than 0, got {value!r}")
     if (section, key) in NON_NEGATIVE and value < 0:
         raise FarmError(f"{where}: must not be negative, got {value!r}")
+    if (section, key) in FRACTION and not 0 <= value <= 1:
+        raise FarmError(f"{where}: a fraction is 0..1, got {value!r}")
     if (key.endswith("_port") or key == "port") and value > 65535:
         raise FarmError(f"{where}: a TCP port is 1..65535, got {value!r}")
     return value

@@ -13,7 +13,8 @@ from farm.errors import FarmError
 from master.collapse import collapse_requests
 from master.factories import FARM_COMMAND, active_builders, builder_configs
 from master.layout import web_users, worker_password
-from master.registry import REGISTRY, Builder, validate
+from master.registry import REGISTRY, Builder
+from master.registrycheck import validate
 from master.reporters import make_reporters
 from master.schedulers import make_schedulers
 from master.workerset import parse_workers
@@ -36,12 +37,12 @@ def _build(s: Settings, registry: Sequence[Builder], farm_command: Sequence[str]
     active = active_builders(registry, workers)
     c: dict[str, Any] = {
         "title": "mlgo-farm",
-        "titleURL": f"http://{bb.master_host}:{bb.www_port}/",
-        "buildbotURL": f"http://{bb.master_host}:{bb.www_port}/",
+        "titleURL": bb.url,
+        "buildbotURL": bb.url,  # build links in mails and the steps' dashboard links start here
         "buildbotNetUsageData": None,
         "db": {"db_url": "sqlite:///state.sqlite"},  # relative to the master directory
         "protocols": {"pb": {"port": f"tcp:{bb.pb_port}:interface={bb.bind}"}},
-        "www": {"port": f"tcp:{bb.www_port}:interface={bb.bind}", "plugins": {}, **web_access(s)},
+        "www": {"port": f"tcp:{bb.www_port}:interface={bb.bind}", "plugins": web_plugins(s), **web_access(s)},
         "collapseRequests": collapse_requests,
         "workers": [worker.Worker(w.name, password, max_builds=w.max_builds,
                                   properties={"worker_tags": sorted(w.tags)}) for w in workers],
@@ -54,6 +55,16 @@ def _build(s: Settings, registry: Sequence[Builder], farm_command: Sequence[str]
         # `buildbot sendchange --master HOST:PB_PORT --auth change:PASSWORD --project P`
         c["change_source"].append(changes.PBChangeSource(user="change", passwd=password))
     return c
+
+
+def web_plugins(s: Settings) -> dict[str, Any]:
+    """`www['plugins']`: Buildbot's console, grid and waterfall views (what the LLVM lab's users know), and
+    the farm's own pages and downloads as a WSGI dashboard (master/dashboard), which links Flower."""
+    from master import flower
+    from master.dashboard.app import dashboards
+
+    return {"console_view": {}, "grid_view": {}, "waterfall_view": {},
+            "wsgi_dashboards": dashboards(s, flower_url=flower.url(s))}
 
 
 #: The role every web login has; every control action needs it.

@@ -1,19 +1,32 @@
-"""Turn registry entries into Buildbot build factories and builder configurations."""
+"""Turn registry entries into Buildbot build factories and builder configurations.
+
+Every registry step becomes a FarmStep: Buildbot's shell step machinery (ShellMixin) running
+`mlgo-farm -v VERB ...`, whose stdout is read line by line as it arrives (master.stepspec's
+StepOutput) so that the finished step sets its captured properties, says its result as its
+summary ("1,183 unique triplets (3 skipped)") and links its pages on the farm's dashboard.
+"""
 
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Sequence
 
+from buildbot import config
 from buildbot.plugins import steps, util
+from buildbot.process import buildstep, logobserver
+from twisted.internet import defer
 
 from master import fanout
 from master.registry import Builder, Step, downstream, render_args
+from master.stepspec import BUILD_URL, DASHBOARD, StepOutput, check_output_spec, placeholders
 from master.workerset import WorkerSpec, workers_for
 
 #: The command line the worker runs for every step (`mlgo-farm` must be on the worker's PATH).
 FARM_COMMAND = ("mlgo-farm", "-v")
+#: The source Buildbot shows for properties a step captured (master/rest.py reads them by it).
+CAPTURED = "SetPropertyFromCommand Step"
+#: Build property set when the step failed with one of its `mails_itself` exit codes (master/reporters.py).
+MAILED_BY_FARM = "mailed_by_farm"
 
 
 def trigger_scheduler(builder_name: str) -> str:
@@ -29,14 +42,20 @@ def _command(builder: Builder, step: Step, farm_command: Sequence[str], runs_if=
     nobody set, so it gets an empty command it never runs instead of a rendering error.
     """
     defaults = builder.defaults()
+    wants_url = BUILD_URL in placeholders(step.args)
 
     @util.renderer
+    @defer.inlineCallbacks
     def command(props):
         if runs_if is not None and not runs_if(props):
             return [*farm_command]
+        # the build's own page, for what the verb mails (Buildbot knows it only once the build runs)
+        url = (yield props.build.getUrl()) if wants_url and getattr(props, "build", None) is not None else None
 
         def lookup(name: str):
             value = props.getProperty(name)
+            if value is None and name == BUILD_URL:
+                return url
             return defaults.get(name) if value is None else value
 
         return [*farm_command, *render_args(step.args, lookup)]
@@ -45,18 +64,66 @@ def _command(builder: Builder, step: Step, farm_command: Sequence[str], runs_if=
 
 
 def _extract(capture: Sequence[tuple[str, str]]):
-    patterns = [(prop, re.compile(pattern)) for prop, pattern in capture]
+    """The properties `capture` takes from a finished step's output (as FarmStep sets them)."""
 
     def extract(rc: int, stdout: str, stderr: str) -> dict[str, str]:
-        found: dict[str, str] = {}
-        for line in stdout.splitlines() if rc == 0 else []:
-            for prop, rx in patterns:
-                m = rx.search(line.strip())
-                if m:
-                    found[prop] = m.group(1)
-        return found
+        return StepOutput(Step("extract", (), capture=tuple(capture))).feed(stdout).properties(rc)
 
     return extract
+
+
+class _Lines(logobserver.LogLineObserver):
+    """Hands each stdout line to the step's StepOutput as Buildbot receives it (nothing is buffered)."""
+
+    def __init__(self, output: StepOutput) -> None:
+        super().__init__()
+        self.output = output
+
+    def outLineReceived(self, line: str) -> None:
+        self.output.line(line)
+
+
+class FarmStep(buildstep.ShellMixin, buildstep.BuildStep):
+    """An `mlgo-farm` verb that tells its result: captured properties, a summary, links to the dashboard.
+
+    Buildbot's SetPropertyFromCommand would say "property 'report' set" and keep the whole stdout in
+    memory; this reads it line by line and says what the verb found ("text +1.39% REGRESSION"). The
+    step's declarations are checked when the master reads its configuration (config.error), as
+    Buildbot's own step classes check their arguments.
+    """
+
+    name = "farm"
+
+    def __init__(self, spec: Step, **kwargs) -> None:
+        kwargs = self.setupShellMixin(kwargs)
+        problem = check_output_spec(spec)
+        if problem:
+            config.error(problem)
+        self.spec = spec
+        super().__init__(**kwargs)
+        self.output = StepOutput(spec)
+        self.addLogObserver("stdio", _Lines(self.output))
+
+    @defer.inlineCallbacks
+    def run(self):
+        cmd = yield self.makeRemoteShellCommand()
+        yield self.runCommand(cmd)
+        stdio = yield self.getLog("stdio")
+        yield stdio.finish()  # every line has reached the observer
+        found = self.output.properties(cmd.rc)
+        for prop, value in found.items():
+            self.setProperty(prop, value, CAPTURED)
+        if found:
+            yield self.addCompleteLog("property changes", "\n".join(f"{k}: {v!r}" for k, v in sorted(found.items())))
+        if cmd.rc in self.spec.mails_itself:
+            self.setProperty(MAILED_BY_FARM, cmd.rc, "FarmStep")
+        said = self.output.summary()
+        if said:
+            self.descriptionDone = [said]
+        base = self.master.config.buildbotURL + DASHBOARD
+        for name, path in self.output.links():
+            yield self.addURL(name, base + path)
+        return cmd.results()  # as Buildbot's ShellCommand: its decodeRC, interruptions and timeouts
 
 
 def _export(template: str):
@@ -79,9 +146,7 @@ def make_step(builder: Builder, step: Step, farm_command: Sequence[str] = FARM_C
         descriptionDone=step.name,
     )
     common.update(overrides)
-    if step.capture:
-        return steps.SetPropertyFromCommand(extract_fn=_extract(step.capture), **common)
-    return steps.ShellCommand(**common)
+    return FarmStep(step, **common)
 
 
 def _maker(builder: Builder, farm_command: Sequence[str]) -> fanout.MakeStep:

@@ -20,13 +20,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from farm.errors import InputError
 from farm.kinds import KINDS
+from master import outputs as said
+from master.stepspec import BUILD_URL, IfSet, Param, Step
 from master.stepspec import Arg as Arg
-from master.stepspec import IfSet, Param, Step, placeholders
+from master.stepspec import placeholders as placeholders
 from master.stepspec import render_args as render_args
 from policyhost import advisors
 from regression.benchmarks import BENCHMARKS
+from regression.cli import EXIT_REGRESSION
 from workers.debsrc import RECIPES
 
 NOTIFY_MODES = ("change", "failing", "passing", "problem", "warnings", "exception", "cancelled")
@@ -36,7 +38,8 @@ _PROP = re.compile(r"^[a-z_][a-z0-9_]*$")
 SHARD, SHARD_RUN, SHARDS = "shard", "shard_run", "shards"
 #: Names Buildbot or the farm sets itself: reserved by the force form, or bookkeeping set by trigger.
 RESERVED_PROPS = frozenset({"owner", "builderNames", "builderid", "username", "reason", "priority", "scheduler",
-                            "upstream_worker", "workername", "buildername", "buildnumber", SHARD, SHARD_RUN})
+                            "upstream_worker", "workername", "buildername", "buildnumber", SHARD, SHARD_RUN,
+                            BUILD_URL})
 #: The most shard builds one fan-out may start.
 MAX_SHARDS = 64
 
@@ -121,10 +124,13 @@ class Builder:
         return {"buildername": self.name, **{p.name: p.default for p in self.parameters}}
 
 
-_PUBLISHED = (("dataset", r"published dataset (\S+) to "),)
-_LLVM_BUILT = (("llvm_bin", r"LLVM at \S+: (\S+)$"), ("llvm_build", r"LLVM at \S+: (\S+)/bin$"))
-_RETRAINED = (("vocab_version", r"^(?:ir|mir) (\S+) \((?:already )?published\)$"),)
-_REPORT = (("report", r"^report: (\S+)"),)
+#: The policy the nightly inliner regression judges: the newest one the farm published (policyhost/store.py).
+PUBLISHED_POLICY = "store:latest"
+#: A regression step: its report's path, its verdict as summary, its report linked; a regression mails itself.
+_REGRESS = dict(capture=said.REPORT, summary=said.REGRESS_SAID, links=said.REGRESS_LINKS,
+                mails_itself=(EXIT_REGRESSION,))
+#: The build's own page, for the alert mail (set by the farm while it renders the command line).
+_BUILD_URL = IfSet(BUILD_URL, ("--build-url", f"{{{BUILD_URL}}}"))
 #: Set only by llvm-tot's trigger (its toolchain on the same worker); never a parameter.
 _LLVM_BIN = IfSet("llvm_bin", ("--llvm-bin", "{llvm_bin}"))
 
@@ -135,10 +141,13 @@ _SHARD = IfSet(SHARD, ("--shard", f"{{{SHARD}}}"))
 
 def _dataset_pipeline(kind: str) -> tuple[Step, ...]:
     return (
-        Step("corpus", ("corpus", "{corpus_source}", "{corpus_input}", "-o", "corpus", _LLVM_BIN, _SHARD),
-             timeout=3600),
-        Step(f"triplets-{kind}", ("triplets", kind, "corpus", "-o", "dataset", _LLVM_BIN, _SHARD), timeout=3600),
-        Step("publish", ("dataset", "publish", "dataset"), timeout=600, capture=_PUBLISHED),
+        Step("corpus", ("corpus", "{corpus_source}", "{corpus_input}", "-o", "corpus", "--with-coverage",
+                        _LLVM_BIN, _SHARD),
+             timeout=3600, summary=said.CORPUS_SAID),
+        Step(f"triplets-{kind}", ("triplets", kind, "corpus", "-o", "dataset", _LLVM_BIN, _SHARD), timeout=3600,
+             summary=said.TRIPLETS_SAID),
+        Step("publish", ("dataset", "publish", "dataset"), timeout=600, capture=said.PUBLISHED,
+             summary=said.PUBLISHED_SAID),
     )
 
 
@@ -183,7 +192,7 @@ REGISTRY: tuple[Builder, ...] = (
         name="llvm-tot",
         description="build LLVM at tip of tree with embedded bitcode (the corpus and toolchain of the night)",
         steps=(Step("llvm-build", ("llvm-build", "--src", "llvm-project", "--build", "llvm-build", "--rev", "{rev}"),
-                    timeout=4 * 3600, capture=_LLVM_BUILT),),
+                    timeout=4 * 3600, capture=said.LLVM_BUILT, summary=said.LLVM_SAID),),
         tags=("big",),
         params=(Param("rev", "main", "llvm-project git revision (main: tip of tree)", regex=GIT_REV),),
         nightly="0 1 * * *",
@@ -214,21 +223,45 @@ REGISTRY: tuple[Builder, ...] = (
             name=f"vocab-retrain-{kind}",
             description=f"retrain, validate and publish the {kind.upper()} vocabulary (Celery chain)",
             steps=(Step("retrain", ("vocab", "retrain", "--kind", kind, IfSet("dataset", ("--dataset", "{dataset}")),
-                                    "--wait"), timeout=3600, capture=_RETRAINED),),
+                                    "--wait"), timeout=3600, capture=said.RETRAINED, summary=said.RETRAINED_SAID,
+                    links=said.VOCAB_LINKS),),
             params=(_dataset(kind),),
             after=(f"triplets-{kind}",),
         )
         for kind in KINDS
     ),
     Builder(
+        name="policy-retrain-inline",
+        description="retrain, validate and publish the inliner warm-start policy on the newest IR vocabulary "
+                    "(Celery task; the vocabulary's publish has already enqueued it, so this waits for it)",
+        steps=(Step("retrain", ("policy", "retrain", "--wait"), timeout=4 * 3600, capture=said.POLICY,
+                    summary=said.POLICY_SAID, links=said.POLICY_LINKS),),
+        after=("vocab-retrain-ir",),
+    ),
+    Builder(
         name="regression-inliner-size",
-        description="MLGO inliner for size (-Oz) against the heuristic on real code (.text sizes)",
+        description="the published inliner policy (store:latest, with its vocabulary) for size (-Oz) against the "
+                    "heuristic and against the previous published policy on real code (.text sizes)",
         steps=(Step("regress", ("regress", "run", "--builder", "{buildername}", "--bench", "{bench}",
                                 "--policy", "{policy}", "--advisor", "inline", "--opt=-Oz", "--no-callgrind",
-                                "--fail-on-regression"),
-                    timeout=3 * 3600, capture=_REPORT),),
-        params=(_BENCH, Param("policy", "heuristic", "built-in inliner policy", choices=builtin_policies("inline"))),
+                                "--fail-on-regression", _BUILD_URL),
+                    timeout=3 * 3600, **_REGRESS),),
+        params=(_BENCH, Param("policy", PUBLISHED_POLICY, "the latest published inliner policy, or a built-in one",
+                              choices=(PUBLISHED_POLICY, *builtin_policies("inline")))),
         nightly="0 5 * * *",
+        after=("policy-retrain-inline",),
+        notify=("problem", "exception"),
+    ),
+    Builder(
+        name="regression-inliner-control",
+        description="control: the heuristic through the policy launcher must build exactly the heuristic's code "
+                    "(size ratio 1.0000; checks the launcher, not a policy)",
+        steps=(Step("regress", ("regress", "run", "--builder", "{buildername}", "--bench", "{bench}",
+                                "--policy", "heuristic", "--advisor", "inline", "--opt=-Oz", "--no-callgrind",
+                                "--repeats", "0", "--expect-identical", "--fail-on-regression", _BUILD_URL),
+                    timeout=3 * 3600, **_REGRESS),),
+        params=(_BENCH,),
+        nightly="45 4 * * *",
         notify=("problem", "exception"),
     ),
     Builder(
@@ -236,8 +269,7 @@ REGISTRY: tuple[Builder, ...] = (
         description="MLGO regalloc eviction advisor for speed against the heuristic (callgrind instructions)",
         steps=(Step("regress", ("regress", "run", "--builder", "{buildername}", "--bench", "{bench}",
                                 "--policy", "{policy}", "--advisor", "regalloc", "--opt=-O2",
-                                "--fail-on-regression"), timeout=3 * 3600,
-                    capture=_REPORT),),
+                                "--fail-on-regression", _BUILD_URL), timeout=3 * 3600, **_REGRESS),),
         tags=("x86_64",),
         params=(_BENCH, Param("policy", "spill", "built-in eviction policy", choices=builtin_policies("regalloc"))),
         nightly="30 5 * * *",
@@ -264,132 +296,3 @@ def downstream(registry: Iterable[Builder], name: str) -> list[str]:
 
 def by_name(registry: Iterable[Builder]) -> dict[str, Builder]:
     return {b.name: b for b in registry}
-
-
-def parse_cron(spec: str) -> dict[str, int | str]:
-    """Cron fields as keyword arguments of Buildbot's Nightly scheduler (which counts Monday as 0)."""
-    fields = spec.split()
-    if len(fields) != 5:
-        raise InputError(f"nightly schedule {spec!r}: need 5 cron fields")
-    keys = ("minute", "hour", "dayOfMonth", "month", "dayOfWeek")
-    limits = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 7))
-    out: dict[str, int | str] = {}
-    for key, f, (lo, hi) in zip(keys, fields, limits, strict=True):
-        if f == "*":
-            out[key] = "*"
-            continue
-        if not f.isdigit() or not lo <= int(f) <= hi:
-            raise InputError(f"nightly schedule {spec!r}: field {key} must be '*' or {lo}..{hi}")
-        out[key] = int(f)
-    if isinstance(out["dayOfWeek"], int):
-        out["dayOfWeek"] = (out["dayOfWeek"] - 1) % 7  # cron Sunday 0/7 -> Buildbot 6
-    return out
-
-
-def validate(registry: Iterable[Builder], verbs: Mapping[str, object] | None = None) -> None:
-    """Raise InputError on the first inconsistency: names, references, cycles, modes, properties."""
-    builders = list(registry)
-    seen: set[str] = set()
-    for b in builders:
-        if not _NAME.match(b.name):
-            raise InputError(f"builder name {b.name!r}: use lower-case letters, digits and '-'")
-        if b.name in seen:
-            raise InputError(f"builder {b.name!r} is declared twice")
-        seen.add(b.name)
-        if not b.steps:
-            raise InputError(f"builder {b.name!r} has no steps")
-        step_names = [s.name for s in b.steps]
-        if len(set(step_names)) != len(step_names):
-            raise InputError(f"builder {b.name!r}: step names must be unique")
-        bad = set(b.notify) - set(NOTIFY_MODES)
-        if bad:
-            raise InputError(f"builder {b.name!r}: unknown notify mode(s) {', '.join(sorted(bad))}")
-        if b.nightly:
-            parse_cron(b.nightly)
-        if b.fan_out:
-            _check_fan_out(b, {x.name for x in builders})
-        if len({p.name for p in b.parameters}) != len(b.parameters):
-            raise InputError(f"builder {b.name!r}: parameter names must be unique")
-        for p in b.parameters:
-            _check_param(b.name, p)
-        if verbs is not None:
-            for s in b.steps:
-                if not s.args or not isinstance(s.args[0], str) or s.args[0] not in verbs:
-                    raise InputError(f"builder {b.name!r} step {s.name!r}: {s.args[:1]} is not an mlgo-farm verb")
-    names = by_name(builders)
-    for b in builders:
-        for up in b.after:
-            if up not in names:
-                raise InputError(f"builder {b.name!r} runs after unknown builder {up!r}")
-        known = set(b.defaults()) | {p for up in b.after for p in names[up].exports}
-        fanned = set(b.fan_out.steps) if b.fan_out else set()
-        for s in b.steps:
-            missing = placeholders(s.args) - known - ({SHARD} if s.name in fanned else set())
-            if missing:
-                raise InputError(f"builder {b.name!r} step {s.name!r} uses undeclared properties {sorted(missing)}")
-            for prop, pattern in s.capture:
-                if re.compile(pattern).groups != 1:
-                    raise InputError(f"builder {b.name!r} step {s.name!r}: capture of {prop!r} needs one regex group")
-        missing = placeholders(b.exports.values()) - set(b.defaults()) - set(captured(b))
-        if missing:
-            raise InputError(f"builder {b.name!r} exports undeclared properties {sorted(missing)}")
-    _check_acyclic(names)
-
-
-def _check_fan_out(b: Builder, builder_names: set[str]) -> None:
-    """The fan-out names leading steps that pass the shard on, and nothing else does; N has a sane range."""
-    f, where = b.fan_out, f"builder {b.name!r} fan-out"
-    assert f is not None
-    if not f.steps or tuple(s.name for s in b.steps[:len(f.steps)]) != f.steps:
-        raise InputError(f"{where}: steps {list(f.steps)} must name the builder's first steps, in order")
-    for s in b.steps:
-        if (SHARD in placeholders(s.args)) != (s.name in f.steps):
-            raise InputError(f"{where}: step {s.name!r} " + ("must pass {shard} on (IfSet)" if s.name in f.steps
-                                                             else "uses {shard} but runs once, not per shard"))
-        if s.name in f.steps and s.capture:
-            raise InputError(f"{where}: step {s.name!r} runs in shard builds; what it captures would not reach "
-                             f"this build")
-    if not 1 <= f.default <= f.most <= MAX_SHARDS:
-        raise InputError(f"{where}: need 1 <= default ({f.default}) <= most ({f.most}) <= {MAX_SHARDS}")
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", f.output):
-        raise InputError(f"{where}: output {f.output!r} must be a plain directory name")
-    clash = {f.TRIGGER, *(s.name for s in f.derived())} & {s.name for s in b.steps}
-    if clash:
-        raise InputError(f"{where}: step name(s) {sorted(clash)} are the fan-out's own")
-    if f"{b.name}-shard" in builder_names:
-        raise InputError(f"{where}: its shard builder {b.name}-shard clashes with a declared builder")
-
-
-def _check_param(builder: str, p: Param) -> None:
-    where = f"builder {builder!r} parameter {p.name!r}"
-    if not _PROP.match(p.name) or p.name in RESERVED_PROPS:
-        raise InputError(f"{where}: use lower-case letters, digits and '_', and not a name Buildbot reserves")
-    if bool(p.choices) == bool(p.regex):
-        raise InputError(f"{where}: give exactly one of choices or regex (every parameter is constrained)")
-    if p.choices:
-        if len(set(p.choices)) != len(p.choices) or any(not c or c.startswith("-") for c in p.choices):
-            raise InputError(f"{where}: choices must be unique, not empty and not start with '-'")
-    else:
-        try:
-            re.compile(p.pattern)
-        except re.error as e:
-            raise InputError(f"{where}: bad regex: {e}") from None
-    if not p.accepts(p.default):
-        raise InputError(f"{where}: default {p.default!r} is not an accepted value")
-
-
-def _check_acyclic(names: Mapping[str, Builder]) -> None:
-    state: dict[str, int] = {}
-
-    def visit(n: str, path: tuple[str, ...]) -> None:
-        if state.get(n) == 2:
-            return
-        if state.get(n) == 1:
-            raise InputError(f"builders trigger each other in a cycle: {' -> '.join((*path, n))}")
-        state[n] = 1
-        for d in downstream(names.values(), n):
-            visit(d, (*path, n))
-        state[n] = 2
-
-    for n in names:
-        visit(n, ())

@@ -9,7 +9,8 @@ from buildbot.schedulers.forcesched import StringParameter
 
 from master.factories import trigger_scheduler
 from master.fanout import shard_builder, shard_scheduler
-from master.registry import Builder, Param, downstream, parse_cron
+from master.registry import Builder, Param, downstream
+from master.registrycheck import parse_cron
 
 
 def force_scheduler(builder_name: str) -> str:

@@ -1,5 +1,5 @@
-"""The single-machine stack on loopback: redis-server, Celery worker and beat, Buildbot master and worker,
-and a supervisor that starts again whichever of them dies.
+"""The single-machine stack on loopback: redis-server, Celery worker and beat, Flower (master/flower.py),
+Buildbot master and worker, and a supervisor that starts again whichever of them dies.
 
 `up` is idempotent (running parts are left alone) and returns once every part is ready; `down`
 stops the supervisor first, then, in reverse order, only processes whose pid files this stack
@@ -36,7 +36,7 @@ from farm.atomic import write_atomic
 from farm.config import Settings
 from farm.errors import FarmError
 from farm.secrets import effective_redis_url, loopback_redis, redact, redis_password
-from master import buildbot_worker, control
+from master import buildbot_worker, control, flower
 from master.layout import worker_dir
 from master.procs import farm_env, pid_alive, run, venv_tool
 from master.rest import MasterAPI
@@ -218,6 +218,7 @@ def _parts(s: Settings) -> list[tuple[str, Callable[[], object], Callable[[], st
         ("redis", redis_running, lambda: redis_up(s)),
         ("celery worker", lambda: pid_alive(run_dir / "celery-worker.pid"), lambda: _celery_up(s, "worker")),
         ("celery beat", lambda: pid_alive(run_dir / "celery-beat.pid"), lambda: _celery_up(s, "beat")),
+        ("flower", lambda: not flower.enabled(s) or pid_alive(flower.pidfile(s)), lambda: flower.up(s)),
         ("buildbot master", lambda: control.running(s), lambda: master_up(s)),
         ("buildbot worker", lambda: buildbot_worker.running(worker_dir(s)), lambda: worker_up(s)),
     ]
@@ -274,10 +275,16 @@ def down(s: Settings) -> list[str]:
             _terminate(run_dir / "supervisor.pid", "supervisor", timeout=10),
             "buildbot worker: " + ("stopped" if buildbot_worker.stop(s, worker_dir(s)) else "not running"),
             "buildbot master: " + ("stopped" if control.stop(s) else "not running"),
+            _terminate(flower.pidfile(s), "flower", timeout=20),
             _terminate(run_dir / "celery-beat.pid", "celery beat"),
             _terminate(run_dir / "celery-worker.pid", "celery worker", timeout=120),
             redis_down(s),
         ]
+
+
+def _redis_reachable(s: Settings) -> bool:
+    addr = _redis_address(s)
+    return addr is None or _listening(*addr)
 
 
 def status(s: Settings) -> list[str]:
@@ -286,11 +293,14 @@ def status(s: Settings) -> list[str]:
     def line(what: str, pid: int | None) -> str:
         return f"{what}: " + (f"running (pid {pid})" if pid else "stopped")
 
+    redis_pid = pid_alive(run_dir / "redis.pid")
     return [
-        line("redis", pid_alive(run_dir / "redis.pid")),
+        line("redis", redis_pid),
         line("celery worker", pid_alive(run_dir / "celery-worker.pid")),
         line("celery beat", pid_alive(run_dir / "celery-beat.pid")),
         line("buildbot master", control.running(s)),
         line("buildbot worker", buildbot_worker.running(worker_dir(s))),
         line("supervisor", pid_alive(run_dir / "supervisor.pid")),
+        flower.flower_status(s),
+        *(flower.status_lines(s) if redis_pid or _redis_reachable(s) else ["celery queues: redis is not running"]),
     ]

@@ -49,7 +49,7 @@ def check_registry(registry: Sequence[Builder] = REGISTRY) -> list[str]:
     """Problems found (empty when every step parses); also runs the registry's own validation."""
     from farm.cli import build_parser
     from farm.errors import FarmError
-    from master.registry import validate
+    from master.registrycheck import validate
 
     parser = build_parser()
     try:

@@ -143,6 +143,10 @@ def run(opts: Options) -> int:
     from policyhost.host import Process
 
     opts = _complete(opts)
+    if opts.policy and opts.policy.startswith("store:"):  # by hand: a build gets the file from --print-launcher
+        from policyhost.policies import resolve_published
+
+        opts.policy, _, opts.vocab = resolve_published(opts.policy, opts.advisor, opts.vocab)
     tool = compiler_tool(opts.command[0], opts.bin_dir)
     compiler = tool_path(opts.bin_dir, tool)
     args = opts.command[1:]

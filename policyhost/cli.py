@@ -16,6 +16,7 @@ def _policy_cc(args: argparse.Namespace) -> int:
     from policyhost import cc
 
     timeout = None if args.timeout is None else cc.seconds(args.timeout, "--timeout")
+    args.policy, args.vocab = _published(args.policy, args.advisor, args.vocab)
     max_silence = None if args.max_silence is None else cc.seconds(args.max_silence, "--max-silence")
     if args.print_launcher:
         import shlex
@@ -36,6 +37,16 @@ def _policy_cc(args: argparse.Namespace) -> int:
         raise InputError("policy-cc: no compiler command given (usage: policy-cc [options] -- clang ARGS...)")
     return cc.run(cc.Options(command, policy=args.policy, server=args.server, vocab=args.vocab, timeout=timeout,
                              advisor=args.advisor, stats=args.stats, max_silence=max_silence))
+
+
+def _published(policy: str | None, advisor: str, vocab: str | None) -> tuple[str | None, str | None]:
+    """`store:VERSION` as the cached, checked model file and the vocabulary it was trained with."""
+    from policyhost.policies import is_published, resolve_published
+
+    if not is_published(policy):
+        return policy, vocab
+    path, _, vocab_file = resolve_published(policy, advisor, vocab)
+    return path, vocab_file
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -89,10 +100,16 @@ def _train_bc(args: argparse.Namespace) -> int:
     from policyhost import warmstart
 
     tc = Toolchain.from_settings()
+    vocab, version = args.vocab, None
+    if vocab and vocab.startswith("store:"):  # recorded, so that `policy publish` names the vocabulary
+        from policyhost.launcher import resolve_vocab
+
+        path = resolve_vocab(vocab, "inline")
+        vocab, version = str(path), path.stem
     result = warmstart.train_from(
         Path(args.source), Path(args.output), tc,
         seed=args.seed, epochs=args.epochs, holdout=args.holdout, jobs=args.jobs,
-        vocab=args.vocab, save_log=Path(args.save_log) if args.save_log else None,
+        vocab=vocab, save_log=Path(args.save_log) if args.save_log else None, vocab_version=version,
     )
     print(json.dumps(result, indent=2))
     return 0
@@ -101,7 +118,7 @@ def _train_bc(args: argparse.Namespace) -> int:
 def _inspect(args: argparse.Namespace) -> int:
     from policyhost.policies import OnnxPolicy
 
-    pol = OnnxPolicy(Path(args.model), strict=True)
+    pol = OnnxPolicy(Path(_published(args.model, advisors.DEFAULT, None)[0]), strict=True)
     info = {
         "model": str(pol.path),
         "inputs": {name: {"type": t, "shape": s} for name, (t, s) in pol.inputs.items()},
@@ -109,6 +126,118 @@ def _inspect(args: argparse.Namespace) -> int:
         "metadata": pol.metadata,
     }
     print(json.dumps(info, indent=2))
+    return 0
+
+
+def _store():
+    from farm.store import store_from_settings
+
+    return store_from_settings()
+
+
+def _publish(args: argparse.Namespace) -> int:
+    """Validate a `train-bc` model against this LLVM again (never trust a copied manifest) and publish it."""
+    from farm.config import load_settings
+    from farm.toolchain import Toolchain
+    from policyhost import release
+    from policyhost import store as pstore
+    from policyhost.launcher import resolve_vocab
+    from vocabgen.locks import publish_lock
+
+    model = Path(args.model)
+    if model.suffix != ".onnx" or not model.is_file():
+        raise InputError(f"policy model {model} not found (an .onnx file `policy train-bc` wrote)")
+    result = release.read_result(model)
+    vocab = args.vocab or (f"store:{result['vocab_version']}" if result.get("vocab_version") else result.get("vocab"))
+    vocab_file = resolve_vocab(vocab, args.advisor) if vocab else None
+    vocab_version = vocab_file.stem if vocab_file is not None and str(vocab).startswith("store:") else None
+    if vocab_file is not None and not vocab_version:
+        raise InputError("publish needs the vocabulary as store:VERSION (a version the farm published), so the "
+                         "policy names the vocabulary it reads")
+    s = load_settings()
+    tc = Toolchain.from_settings(s)
+    validation = release.validate(model, result, tc, args.advisor, vocab_file)
+    manifest = release.manifest_for(model, result, advisor=args.advisor, vocab_version=vocab_version,
+                                    validation=validation)
+    store = _store()
+    with publish_lock(store, s.celery.broker_url, settings=s):
+        out = pstore.publish(store, model.read_bytes(), manifest)
+    print(pstore.summary(out))
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from policyhost.store import read_index
+
+    rows = [v for v in read_index(_store()) if args.advisor in (None, v.get("advisor"))]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    head = ("ADVISOR", "VERSION", "VOCAB", "PUBLISHED", "HELDOUT", "MAJORITY")
+    fmt = lambda x: "-" if x is None else f"{x:.4f}"  # noqa: E731
+    table = [head] + [(str(v.get("advisor")), str(v.get("version")), str(v.get("vocab_version") or "-"),
+                       str(v.get("published_at")), fmt(v.get("heldout_agreement")),
+                       fmt(v.get("heldout_majority_baseline"))) for v in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+    for r in table:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from policyhost.store import show
+
+    print(json.dumps(show(_store(), args.advisor, args.version), indent=2, sort_keys=True))
+    return 0
+
+
+def _download(args: argparse.Namespace) -> int:
+    import sys
+
+    from farm.atomic import check_writable
+    from policyhost.store import download
+
+    out = Path(args.output).absolute()
+    if out.is_dir():
+        raise InputError(f"{out} is a directory: give a file name")
+    if out.suffix != ".onnx":
+        raise InputError(f"output {out} must end in .onnx (the launcher recognises models by it)")
+    check_writable(out.parent)
+    manifest = download(_store(), args.advisor, args.version, out)
+    print(f"policy {args.advisor} {manifest['version']} -> {out} (sha256 {manifest['sha256'][:12]} verified)",
+          file=sys.stderr)
+    print(out)
+    return 0
+
+
+def _retrain(args: argparse.Namespace) -> int:
+    from farm.errors import FarmError
+    from policyhost.tasks import enqueue_retrain
+    from vocabgen.celery_app import app
+    from vocabgen.client import BrokerError, one_line, prepare_client
+
+    params = {"seed": args.seed, "epochs": args.epochs, "max_modules": args.max_modules}
+    corpus = str(Path(args.corpus).absolute()) if args.corpus else None
+    prepare_client(app)
+    try:
+        res = enqueue_retrain(args.vocab, corpus, params)
+    except FarmError:
+        raise
+    except Exception as e:  # kombu and redis raise their own connection errors
+        raise BrokerError(f"cannot enqueue the policy retrain: {one_line(e)}") from None
+    if not args.wait:
+        print(res.id)
+        return 0
+    from vocabgen.cli import _wait  # the vocabulary chain's waiting client: one line on where the task stands
+    from vocabgen.client import StepWatch
+
+    try:
+        out = _wait(res, args.timeout, StepWatch(app), ("retrain",))
+    except FarmError:
+        raise
+    except Exception as e:
+        raise BrokerError(f"lost the Celery result backend while waiting for task {res.id}: {one_line(e)}") from None
+    print(out["summary"])
     return 0
 
 
@@ -141,7 +270,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     cc.add_argument("command", nargs=argparse.REMAINDER, help="-- COMPILER ARGS...")
     cc.set_defaults(func=_policy_cc)
 
-    pol = sub.add_parser("policy", help="policy models: warm-start training, inspection")
+    pol = sub.add_parser("policy", help="policy models: warm-start training, inspection, published versions")
     psub = pol.add_subparsers(dest="policy_verb", metavar="VERB", required=True)
     bc = psub.add_parser(
         "train-bc",
@@ -164,5 +293,36 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="exit after this many seconds without any client connected")
     srv.set_defaults(func=_serve)
     ins = psub.add_parser("inspect", help="validate an ONNX policy and show its inputs and output")
-    ins.add_argument("model")
+    ins.add_argument("model", help="an .onnx file, or store:latest / store:VERSION")
     ins.set_defaults(func=_inspect)
+
+    advisor = argparse.ArgumentParser(add_help=False)
+    advisor.add_argument("--advisor", choices=advisors.NAMES, default=advisors.DEFAULT,
+                         help=f"the advisor the policy drives (default: {advisors.DEFAULT})")
+    pub = psub.add_parser("publish", parents=[advisor],
+                          help="validate a train-bc model against this LLVM and publish it as a version")
+    pub.add_argument("model", help="MODEL.onnx written by `policy train-bc` (MODEL.json beside it)")
+    pub.add_argument("--vocab", help="store:VERSION of the vocabulary it was trained with (default: the one "
+                     "train-bc recorded)")
+    pub.set_defaults(func=_publish)
+    ls = psub.add_parser("list", help="list published policy versions")
+    ls.add_argument("--advisor", choices=advisors.NAMES)
+    ls.add_argument("--json", action="store_true", help="print the index entries as JSON")
+    ls.set_defaults(func=_list)
+    sh = psub.add_parser("show", parents=[advisor], help="print a published version's manifest")
+    sh.add_argument("--version", default="latest")
+    sh.set_defaults(func=_show)
+    dl = psub.add_parser("download", parents=[advisor], help="download a version (sha256 verified)")
+    dl.add_argument("--version", default="latest")
+    dl.add_argument("-o", "--output", required=True, help="the .onnx file to write")
+    dl.set_defaults(func=_download)
+    rt = psub.add_parser("retrain", help="enqueue the Celery task train-bc -> validate -> publish of the inliner "
+                         "warm-start policy")
+    rt.add_argument("--vocab", default="latest", help="IR vocabulary version in the store (default: latest)")
+    rt.add_argument("--corpus", help="training corpus directory (default: the vocabulary's dataset's corpus)")
+    rt.add_argument("--seed", type=int)
+    rt.add_argument("--epochs", type=positive_int)
+    rt.add_argument("--max-modules", type=positive_int, help="train on at most this many modules (default 400)")
+    rt.add_argument("--wait", action="store_true", help="wait for the published version")
+    rt.add_argument("--timeout", type=positive_float, default=7200, help="seconds to wait with --wait")
+    rt.set_defaults(func=_retrain)

@@ -117,13 +117,61 @@ def check_advisor(policy: str | Path, advisor: str) -> None:
                          f"(built-in {advisor} policies: {', '.join(wanted.builtin_policies)}; or an .onnx model)")
 
 
+def is_published(spec: object) -> bool:
+    """Whether `spec` names a policy the farm published (`store:latest`, `store:VERSION`)."""
+    return isinstance(spec, str) and spec.startswith("store:")
+
+
+def resolve_published(spec: str, advisor: str = advisors.DEFAULT, vocab: str | os.PathLike | None = None,
+                      toolchain=None) -> tuple[str, dict, str | os.PathLike | None]:
+    """`store:VERSION` as (local model path, its manifest, the vocabulary to compile with).
+
+    The model is downloaded into `<var>/cache/policies/` and its sha256 checked against the
+    manifest on every use; its inputs must be the manifest's features and features this LLVM sends
+    (a probe compile). A policy trained on IR2Vec features brings its vocabulary (`store:V` of the
+    version it was trained with) unless `vocab` is given, and a given one must be that version.
+    """
+    from farm.config import load_settings
+    from farm.store import store_from_settings
+    from policyhost import release
+    from policyhost.store import fetch_cached
+
+    settings = load_settings()
+    version = spec.removeprefix("store:") or "latest"
+    path, manifest = fetch_cached(store_from_settings(settings), advisor, version,
+                                  settings.var_dir / "cache" / "policies")
+    inputs = release.model_inputs(path)
+    if sorted(manifest.get("features") or []) != inputs:
+        raise InputError(f"policy {manifest['version']}: the model's inputs are not the features its manifest lists")
+    wanted = manifest.get("vocab_version")
+    if wanted and vocab is None:
+        vocab = f"store:{wanted}"
+    vocab_file = None
+    if vocab is not None:
+        from policyhost.launcher import resolve_vocab
+
+        vocab_file = resolve_vocab(vocab, advisor)
+        if wanted and vocab_file.stem != wanted:
+            raise InputError(f"policy {manifest['version']} was trained with vocabulary {wanted}, not "
+                             f"{vocab_file.stem}: leave out --vocab to use its own")
+    if toolchain is None:
+        from farm.toolchain import Toolchain
+
+        toolchain = Toolchain.from_settings(settings)
+    release.check_features(manifest["version"], inputs, release.llvm_features(toolchain, advisor, vocab_file))
+    return str(path), manifest, (str(vocab_file) if vocab_file is not None else None)
+
+
 def load_policy(spec: str | Path) -> Policy:
     """A built-in policy by name, or an ONNX model by path; InputError if neither."""
     text = os.fspath(spec)
+    if is_published(text):
+        text = resolve_published(text)[0]
     if text in BUILTINS:
         return BUILTINS[text]()
     if not text.endswith(".onnx"):
-        raise InputError(f"unknown policy {text!r}: use {', '.join(BUILTINS)} or a path to an .onnx model")
+        raise InputError(f"unknown policy {text!r}: use {', '.join(BUILTINS)}, a path to an .onnx model, "
+                         "or store:latest / store:VERSION for one the farm published")
     return OnnxPolicy(text)
 
 

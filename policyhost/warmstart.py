@@ -33,6 +33,8 @@ from policyhost.protocol import Header, Observation
 log = logging.getLogger(__name__)
 
 OUTPUT_NAME = "inlining_decision"
+#: width of the MLP's two hidden layers
+HIDDEN = 64
 
 
 class RecordingPolicy(HeuristicPolicy):
@@ -109,11 +111,18 @@ def training_units(source: Path, out_dir: Path) -> list[tuple[str, list[str]]]:
     raise InputError(f"{source} is neither a corpus (corpus_description.json) nor a directory of C files")
 
 
+def sample_units(units: list[tuple[str, list[str]]], most: int | None) -> list[tuple[str, list[str]]]:
+    """At most `most` modules, chosen by the hash of their names: the same corpus gives the same sample."""
+    if most is None or len(units) <= most:
+        return units
+    return sorted(sorted(units, key=lambda u: hashlib.sha256(u[0].encode()).hexdigest())[:most])
+
+
 def collect(source: Path, toolchain: Toolchain, *, jobs: int | None = None, vocab: str | None = None,
-            timeout: float = 120) -> DecisionLog:
-    """Compile every training module through the host with the recording policy."""
+            timeout: float = 120, max_modules: int | None = None) -> DecisionLog:
+    """Compile every training module (or a sample of `max_modules`) through the host with the recording policy."""
     with tempfile.TemporaryDirectory(prefix="mlgo-warmstart-") as tmp:
-        units = training_units(source, Path(tmp))
+        units = sample_units(training_units(source, Path(tmp)), max_modules)
 
         def one(unit: tuple[str, list[str]]):
             rec = RecordingPolicy()
@@ -202,7 +211,7 @@ def _columns(dlog: DecisionLog, x: np.ndarray) -> list[np.ndarray]:
     return out
 
 
-def train(dlog: DecisionLog, *, seed: int = 0, epochs: int = 60, holdout: float = 0.2, hidden: int = 64,
+def train(dlog: DecisionLog, *, seed: int = 0, epochs: int = 60, holdout: float = 0.2, hidden: int = HIDDEN,
           batch: int = 256):
     """Fit the MLP; return (model, metrics) with agreement on the held-out part."""
     import torch
@@ -280,7 +289,8 @@ def onnx_agreement(path: Path, dlog: DecisionLog) -> float:
 
 def train_from(source: Path, output: Path, toolchain: Toolchain, *, seed: int = 0, epochs: int = 60,
                holdout: float = 0.2, jobs: int | None = None, vocab: str | None = None,
-               save_log: Path | None = None) -> dict:
+               save_log: Path | None = None, max_modules: int | None = None,
+               vocab_version: str | None = None) -> dict:
     """Log (or load) decisions, train, export MODEL.onnx and MODEL.json; return the metrics."""
     output = Path(output)
     if output.suffix != ".onnx":
@@ -288,7 +298,7 @@ def train_from(source: Path, output: Path, toolchain: Toolchain, *, seed: int = 
     if Path(source).suffix == ".npz":
         dlog = DecisionLog.load(Path(source))
     else:
-        dlog = collect(Path(source), toolchain, jobs=jobs, vocab=vocab)
+        dlog = collect(Path(source), toolchain, jobs=jobs, vocab=vocab, max_modules=max_modules)
         if save_log:
             dlog.save(save_log)
     model, metrics = train(dlog, seed=seed, epochs=epochs, holdout=holdout)
@@ -298,7 +308,8 @@ def train_from(source: Path, output: Path, toolchain: Toolchain, *, seed: int = 
     output.parent.mkdir(parents=True, exist_ok=True)
     export_onnx(model, dlog, output, meta)
     metrics["onnx_agreement_all"] = onnx_agreement(output, dlog)
-    result = {"model": str(output), "source": str(source), "seed": seed, "epochs": epochs,
+    result = {"model": str(output), "source": str(source), "seed": seed, "epochs": epochs, "holdout": holdout,
+              "hidden": HIDDEN, "vocab": str(vocab) if vocab else None, "vocab_version": vocab_version,
               "log_digest": digest, "features": [n for n, _, _ in dlog.features],
               "skipped": dlog.skipped, "llvm": toolchain.describe(), **metrics}
     write_atomic(output.with_suffix(".json"), json.dumps(result, indent=2) + "\n")

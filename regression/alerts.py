@@ -1,5 +1,11 @@
 """Alert emails: on the transition into regression and on recovery, never on every run.
 
+One mail per transition, with what a reader needs to act without logging into the farm: the
+build link, the report and the builder's trends on the master's dashboard (HTTP), every regressed
+module and benchmark with its values, units and change (the worst 20 and a count), the LLVM
+commit or package version, the previous good run, and the command that reproduces the
+comparison. Buildbot's own failure mail stays silent for these builds (master/reporters.py).
+
 The message is composed when the run completes and stored in the history's outbox in the same
 transaction; delivery is a separate step that retries (with back-off) and, when the server stays
 down, leaves the message queued for the next run (or `mlgo-farm regress alerts`) to send.
@@ -9,6 +15,7 @@ from __future__ import annotations
 
 import email.policy
 import logging
+import math
 import re
 import smtplib
 import ssl
@@ -18,7 +25,10 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
 from farm.config import SMTPConfig
+from regression import metrics
 from regression.history import History, Run
+from regression.report import headline, table_rows
+from regression.rules import REGRESSED, Comparison
 
 log = logging.getLogger(__name__)
 
@@ -36,19 +46,101 @@ def transition(history: History, run: Run, verdict: str) -> str | None:
     return None
 
 
-def compose(kind: str, run: Run, summary: str, smtp: SMTPConfig, link: str | None) -> EmailMessage:
-    """The alert email: subject names the builder, run and transition; body is the run summary."""
+#: Regressed rows an alert lists before it only counts the rest (all of them are in the report).
+TOP = 20
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What an alert carries besides the run's table: where to look, what came before, how to reproduce."""
+
+    #: the report on the master's dashboard (HTTP), and the builder's runs and trends there
+    report_url: str
+    history_url: str | None = None
+    #: the Buildbot build that ran the comparison (None: run by hand)
+    build_url: str | None = None
+    #: `mlgo-farm regress run ...` pinned to this run's inputs
+    reproduce: str | None = None
+    #: the previous good run (for a regression) or the last regressed one (for a recovery), and its report
+    before: Run | None = None
+    before_url: str | None = None
+
+
+def regressed_lines(comparisons: list[Comparison], top: int = TOP) -> list[str]:
+    """Every regressed (subject, metric, baseline), gating ones first, worst first, with values and units: the
+    first `top`, then how many more. Modules are listed too: a policy that trades modules shows here which ones lost."""
+    bad = [c for c in comparisons if c.verdict == REGRESSED]
+    if not bad:
+        return []
+
+    def worse(c: Comparison) -> float:
+        d = math.inf if c.delta_pct is None else c.delta_pct
+        return d if metrics.get(c.metric).direction == "lower" else -d
+
+    bad.sort(key=lambda c: (not c.gating, -worse(c), c.subject, c.metric))
+    cells = [("subject", "kind", "metric", "against", "was", "now", "change")]
+    for c in bad[:top]:
+        m = metrics.get(c.metric)
+        cells.append((c.subject, c.kind + (" (gating)" if c.gating else ""), c.metric, c.baseline,
+                      m.format(c.base_value, unit=True), m.format(c.value, unit=True),
+                      "new" if c.delta_pct is None else f"{c.delta_pct:+.2f}%"))
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+    lines = [f"Regressed ({len(bad)}" + (f"; the {top} worst shown" if len(bad) > top else "") + "):"]
+    lines += ["  " + "  ".join(v.ljust(w) if i < 4 else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths,
+              strict=True))).rstrip() for row in cells]
+    if len(bad) > top:
+        lines.append(f"  ... and {len(bad) - top} more regressed rows in the report")
+    return lines
+
+
+def _run_line(r: Run) -> str:
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(r.started))
+    return f"{r.run_id} ({when}; policy {r.policy_id}; LLVM {r.llvm_label})"
+
+
+def compose(kind: str, run: Run, verdict: str, comparisons: list[Comparison], skipped: list, summary: str,
+            smtp: SMTPConfig, facts: Facts) -> EmailMessage:
+    """The alert email: what changed in one line, the links, the regressed rows with units, what came before,
+    the command that reproduces it; then the run's summary table."""
     msg = EmailMessage()
+    rows = table_rows(comparisons)
+    line = headline(rows, verdict, skipped)
     what = "REGRESSION" if kind == REGRESSION else "recovered"
-    msg["Subject"] = f"[mlgo-farm] {what}: {run.builder} run {run.run_id} (policy {run.policy_id})"
+    msg["Subject"] = (f"[mlgo-farm] {what}: {run.builder}: {headline(rows, verdict, skipped, say_verdict=False)} "
+                      f"(run {run.run_id}, policy {run.policy_id})")
     msg["From"] = smtp.sender
     msg["To"] = ", ".join(smtp.recipient_list)
     msg["Date"] = formatdate(localtime=False)
     msg["Message-ID"] = make_msgid(domain="mlgo-farm")
-    intro = ("The ML policy now regresses against the heuristic or the previous good run."
-             if kind == REGRESSION else "The ML policy no longer regresses; this run is good again.")
-    link_line = f"\nReport: {link}\n" if link and link not in summary else ""
-    msg.set_content(f"{intro}\n\n{summary}{link_line}")
+    intro = (f"{run.builder}: the ML policy now regresses against the heuristic or the previous good run."
+             if kind == REGRESSION else f"{run.builder}: the ML policy no longer regresses; this run is good again.")
+    llvm = run.llvm_version or "?"
+    if run.llvm_commit:
+        llvm += f", commit {run.llvm_commit}"
+    if run.llvm_package:
+        llvm += f", {run.llvm_package}"
+    before_what = "previous good run" if kind == REGRESSION else "last regressed run"
+    before = (f"{_run_line(facts.before)}" + (f"\n{'':20}{facts.before_url}" if facts.before_url else "")
+              if facts.before else "none (the first run of this builder)")
+    lines = [intro, "", f"  {line}", "",
+             f"Build:              {facts.build_url or 'none (run by hand, not by Buildbot)'}",
+             f"Report:             {facts.report_url}"]
+    if facts.history_url:
+        lines.append(f"Runs and trends:    {facts.history_url}")
+    lines += [f"LLVM:               {llvm}",
+              f"Policy:             {run.policy_id}; vocabulary {run.vocab_version or 'none'}",
+              f"{before_what.capitalize() + ':':<20}{before}", ""]
+    if kind == REGRESSION:
+        wrong = [s for s in skipped if s.reason.startswith("wrong output")]
+        if wrong:
+            lines += [f"Wrong output ({len(wrong)}):"] + [f"  {s.subject} [{s.variant}]: {s.reason}" for s in wrong]
+            lines.append("")
+        listed = regressed_lines(comparisons)
+        lines += [*listed, ""] if listed else []
+    if facts.reproduce:
+        lines += ["Reproduce the comparison locally (with the same LLVM):", f"  {facts.reproduce}", ""]
+    lines += ["-- the run's summary --", summary]
+    msg.set_content("\n".join(lines))
     return msg
 
 

@@ -10,6 +10,7 @@ from farm.cli import nonnegative_int, positive_float, positive_int
 from policyhost import advisors
 
 EXIT_REGRESSION = 10  # `regress run --fail-on-regression` when the run regressed
+EXIT_NOT_IDENTICAL = 11  # `regress run --expect-identical` when the policy build's sizes differ at all
 
 
 def _open(args: argparse.Namespace):
@@ -32,23 +33,41 @@ def _run(args: argparse.Namespace) -> int:
         opt_flags=tuple(args.opt or ["-Oz"]), repeats=args.repeats, callgrind=not args.no_callgrind,
         rules_file=Path(args.rules) if args.rules else None, publish=not args.no_publish,
         jobs=RunRequest().jobs if args.jobs is None else args.jobs, policy_timeout=args.policy_timeout,
-        advisor=args.advisor,
+        advisor=args.advisor, build_url=args.build_url,
     )
     result = run_comparison(req, history=_open(args))
     print(result.summary, end="")
     print(f"report: {result.report_dir}")
+    print(f"verdict: {result.headline}")  # the Buildbot step's summary (master/outputs.py)
     if result.publish_error:
         print(f"report not published: {result.publish_error}")
     if result.alert and result.delivery is None:
         print(f"alert: {result.alert}, not sent: no recipients configured ([smtp] recipients)")
     elif result.alert:
         print(f"alert: {result.alert} queued; outbox: {result.delivery.sent} sent, {result.delivery.pending} pending")
+    if args.expect_identical:
+        differ = not_identical(result.comparisons)
+        if differ:
+            print(f"control failed: the policy build is not the heuristic build ({differ})")
+            return EXIT_NOT_IDENTICAL
     return EXIT_REGRESSION if args.fail_on_regression and result.verdict == "regression" else 0
 
 
+def not_identical(comparisons) -> str:
+    """'' when every .text size of the policy build equals the heuristic's exactly, else the first that differs."""
+    from regression.metrics import TEXT_SIZE
+    from regression.rules import HEURISTIC_BASELINE
+
+    sizes = [c for c in comparisons if c.metric == TEXT_SIZE.name and c.baseline == HEURISTIC_BASELINE]
+    if not sizes:
+        return "no .text size was compared"
+    bad = next((c for c in sizes if c.value != c.base_value), None)
+    return "" if bad is None else f"{bad.subject}: {bad.value:g} vs {bad.base_value:g} bytes"
+
+
 def llvm_label(run) -> str:
-    """The run's LLVM commit (12 digits), or its version when the compiler has no commit (Debian's clang)."""
-    return (run.llvm_commit or "")[:12] or run.llvm_version or "-"
+    """The run's LLVM commit (12 digits), else its package version (Debian's clang has no commit)."""
+    return run.llvm_label
 
 
 def _history(args: argparse.Namespace) -> int:
@@ -94,7 +113,8 @@ def _report(args: argparse.Namespace) -> int:
     if args.publish:
         link = report.publish(store_from_settings(settings), out, run.builder, run.run_id)
     print((out / "summary.txt").read_text(), end="")
-    print(f"report: {out}" + (f"\npublished: {link}" if args.publish else ""))
+    page = settings.buildbot.dashboard(f"store/{report.report_prefix(run.builder, run.run_id)}/index.html")
+    print(f"report: {out}" + (f"\npublished: {link}\npage: {page}" if args.publish else ""))
     return 0
 
 
@@ -132,7 +152,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="a local directory of C files with one main() as a benchmark (repeatable)")
     run.add_argument("--bench-arg", action="append", default=[], metavar="ARG",
                      help="an argument for the --bench-dir programs (repeatable)")
-    run.add_argument("--policy", default="heuristic", help="built-in policy name or an .onnx model (policy-cc)")
+    run.add_argument("--policy", default="heuristic", help="built-in policy name, an .onnx model, or store:latest / "
+                     "store:VERSION for a policy the farm published (with the vocabulary it was trained with)")
     run.add_argument("--advisor", choices=advisors.NAMES,
                      help="MLGO advisor the policy drives (default: the one a built-in policy answers, "
                      f"else {advisors.DEFAULT})")
@@ -149,6 +170,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--no-publish", action="store_true", help="keep the report local (do not upload to the store)")
     run.add_argument("--jobs", type=positive_int, help="parallel compiles (default: CPUs)")
     run.add_argument("--policy-timeout", type=positive_float, help="policy host timeout per compile, seconds")
+    run.add_argument("--expect-identical", action="store_true",
+                     help=f"a control run: exit with {EXIT_NOT_IDENTICAL} unless every .text size of the policy build "
+                     "equals the heuristic's exactly (ratio 1.0000: the launcher, not a policy, is checked)")
+    run.add_argument("--build-url", metavar="URL", help="the Buildbot build running this comparison, for the alert "
+                     "mail (builders pass it)")
     run.add_argument("--fail-on-regression", action="store_true",
                      help=f"exit with {EXIT_REGRESSION} when the run's verdict is regression")
     run.set_defaults(func=_run)

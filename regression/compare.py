@@ -8,8 +8,6 @@ published, so a full disk or a dead store never loses a verdict; then queued ale
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import math
 import os
@@ -21,16 +19,17 @@ from pathlib import Path
 
 from farm.config import Settings, load_settings
 from farm.errors import FarmError, InputError
-from farm.store import store_from_settings
 from farm.toolchain import Toolchain
-from regression import alerts, benchmarks, build, measure, report, rules
+from regression import alerts, benchmarks, build, measure, outcome, rules
 from regression.benchmarks import Benchmark
 from regression.history import History, Measurement, Run, Skipped
+from regression.lineage import llvm_package, policy_id, resolve_policy, resolve_vocab, vocab_version  # noqa: F401
 from regression.metrics import COMPILE_TIME, INSTRUCTIONS, TEXT_SIZE, WALL_TIME, Metric
 
 log = logging.getLogger(__name__)
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+_URL = re.compile(r"https?://[^\s/]+/\S{0,1000}")
 HEURISTIC, POLICY = build.HEURISTIC, build.POLICY
 
 
@@ -52,6 +51,7 @@ class RunRequest:
     jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
     policy_timeout: float | None = None
     advisor: str | None = None  # a name in policyhost.advisors; default: the one a built-in policy answers
+    build_url: str | None = None  # the Buildbot build that ran this comparison (in the alert mail)
 
     @property
     def advisor_name(self) -> str:
@@ -72,6 +72,10 @@ class RunResult:
     delivery: alerts.Delivery | None
     summary: str
     publish_error: str | None = None
+    #: the report on the master's dashboard (the local file when it was not published)
+    web_url: str | None = None
+    #: the run in one line ("zlib text +1.39% REGRESSION"), as the Buildbot step shows it
+    headline: str = ""
 
 
 def history_path(settings: Settings) -> Path:
@@ -96,44 +100,11 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(2)
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
-
-
-def policy_id(policy: str) -> str:
-    """Built-in policies by name; a model file by name and content digest."""
-    p = Path(policy)
-    return f"{p.stem}-{_digest(p)}" if p.suffix == ".onnx" and p.is_file() else policy
-
-
-def vocab_version(vocab: Path | None) -> str | None:
-    """The farm's version of a downloaded vocabulary (its manifest beside it), else a content digest."""
-    if vocab is None:
-        return None
-    manifest = Path(vocab).with_name("manifest.json")
-    if manifest.is_file():
-        try:
-            version = json.loads(manifest.read_text()).get("version")
-        except (OSError, ValueError, AttributeError):
-            version = None
-        if isinstance(version, str) and version:
-            return version
-    return f"sha256-{_digest(vocab)}"
-
-
-def resolve_vocab(vocab: str | Path | None, advisor: str) -> tuple[Path | None, str | None]:
-    """The vocabulary file (policyhost's one resolver) and its version, so every compile of the run uses one file."""
-    from policyhost.launcher import resolve_vocab as fetch
-
-    path = fetch(vocab, advisor)
-    if path is None:
-        return None, None
-    return path, path.stem if str(vocab).startswith("store:") else vocab_version(path)  # cached as <version>.json
-
-
 def _check_request(req: RunRequest) -> None:
     """Every input of the run, each wrong one a one-line InputError, before anything is recorded."""
     check_name("builder", req.builder)
+    if req.build_url is not None and not _URL.fullmatch(req.build_url):
+        raise InputError(f"build URL {req.build_url!r} must be an http(s) URL without spaces")
     if req.run_id is not None:
         check_name("run id", req.run_id)
     if req.corpus is None and not req.benchmarks:
@@ -270,13 +241,26 @@ def _index(rows: list[Measurement], policy: str) -> dict[tuple[str, str], tuple]
     return {(m.subject, m.metric): (m.value, m.samples) for m in rows if m.policy == policy}
 
 
+def previous_baseline(history: History, run: Run) -> Run | None:
+    """The run whose policy this one is judged against besides the heuristic.
+
+    A newly published policy version is judged against the previous version's last run, whatever
+    its verdict: a version worse than the one before it is a regression even while both lose to
+    the heuristic. Otherwise (same policy, or not a published one) the previous good run.
+    """
+    last = history.previous_run(run)
+    if run.config.get("policy_version") and last is not None and last.policy_id != run.policy_id:
+        return last
+    return history.previous_run(run, verdict="ok")
+
+
 def judge(history: History, run: Run, rows: list[Measurement], rule_set: dict[str, rules.Rule]
           ) -> list[rules.Comparison]:
-    """The policy against this run's heuristic and against the previous good run's policy."""
+    """The policy against this run's heuristic and against the previous policy (`previous_baseline`)."""
     kinds = {(m.subject, m.metric): m.kind for m in rows}
     new = _index(rows, POLICY)
     out = rules.compare_values(rule_set, rules.HEURISTIC_BASELINE, _index(rows, HEURISTIC), new, kinds)
-    good = history.previous_run(run, verdict="ok")
+    good = previous_baseline(history, run)
     if good is not None:
         out += rules.compare_values(rule_set, rules.PREVIOUS_BASELINE,
                                     _index(history.measurements(good, POLICY), POLICY), new, kinds)
@@ -295,20 +279,23 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
     settings = settings or load_settings()
     toolchain = toolchain or Toolchain.from_settings(settings)
     toolchain.check("clang", "llvm-size")
+    spec = req.policy
+    req, published = resolve_policy(req)
     _check_request(req)
     rule_set = rules.load_rules(req.rules_file)
     history = history or open_history(settings)
-    _deliver(history, settings, deliver_backoff)  # earlier alerts that could not be sent yet
+    outcome.deliver(history, settings, deliver_backoff)  # earlier alerts that could not be sent yet
 
     vocab, vocab_id = resolve_vocab(req.vocab, req.advisor_name)
     run_id = req.run_id or new_run_id()
     run = history.start_run(
         run_id, req.builder, llvm_version=toolchain.version, llvm_commit=toolchain.commit,
-        policy_id=policy_id(req.policy), vocab_version=vocab_id,
+        llvm_package=llvm_package(toolchain), policy_id=published or policy_id(req.policy), vocab_version=vocab_id,
         config={"corpus": str(req.corpus) if req.corpus else None, "benchmarks": [b.name for b in req.benchmarks],
-                "policy": req.policy, "vocab": str(req.vocab) if req.vocab else None,
+                "policy": spec, "policy_version": published, "vocab": str(req.vocab) if req.vocab else None,
                 "advisor": req.advisor_name, "opt_flags": list(req.opt_flags), "repeats": req.repeats,
-                "callgrind": req.callgrind},
+                "callgrind": req.callgrind, "build_url": req.build_url,
+                "reproduce": outcome.reproduce_command(req, published, vocab_id)},
     )
     work = run_dir(settings, req.builder, run_id)
     variants = [build.heuristic_variant(),
@@ -324,7 +311,7 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
     except BaseException as e:
         history.fail_run(run, str(e) or type(e).__name__)
         raise
-    return _finish(req, settings, history, run, verdict, comparisons, skipped, work, deliver_backoff)
+    return outcome.finish(req, settings, history, run, verdict, comparisons, skipped, work, deliver_backoff)
 
 
 def _measure_all(req: RunRequest, toolchain: Toolchain, variants: list[build.Variant], work: Path,
@@ -350,72 +337,3 @@ def _measure_all(req: RunRequest, toolchain: Toolchain, variants: list[build.Var
         except FarmError as e:
             keep(([], [Skipped(bench.name, "both", str(e))]))
     return rows, skipped
-
-
-def _finish(req: RunRequest, settings: Settings, history: History, run: Run, verdict: str,
-            comparisons: list[rules.Comparison], skipped: list[Skipped], work: Path, backoff: float) -> RunResult:
-    """Record the verdict and queue the alert first, then render and publish the report, then deliver.
-
-    A report that cannot be written (a full disk) raises a one-line FarmError, but the run is already
-    complete with its verdict and alert; `mlgo-farm regress report` renders it again later.
-    """
-    report_dir = work / "report"
-    local = report_dir.joinpath("index.html").absolute().as_uri()
-    link, publish_error, store = local, None, None
-    if req.publish:
-        try:
-            store = store_from_settings(settings)
-            link = store.link(f"{report.report_prefix(run.builder, run.run_id)}/index.html")
-        except FarmError as e:
-            publish_error = str(e)
-    summary = report.summary_text(run, verdict, report.table_rows(comparisons), skipped, link)
-    kind = alerts.transition(history, run, verdict)
-    queued = None
-    to = settings.smtp.recipient_list
-    if kind is not None and to:
-        queued = (kind, settings.smtp.sender, to, alerts.to_bytes(alerts.compose(kind, run, summary, settings.smtp,
-                                                                                   link)))
-    elif kind is not None:
-        log.warning("run %s: %s alert not sent: no recipients configured ([smtp] recipients)", run.run_id, kind)
-    history.complete_run(run, verdict, link, queued)
-
-    _render(history, settings, run, verdict, report_dir, link, backoff)
-    if store is not None and publish_error is None:
-        try:
-            report.publish(store, report_dir, run.builder, run.run_id)
-        except (OSError, FarmError) as e:
-            publish_error = _one_line(e)
-            link = local
-            history.set_report_url(run, link)
-            _render(history, settings, run, verdict, report_dir, link, backoff)
-            summary = report.summary_text(run, verdict, report.table_rows(comparisons), skipped, link)
-    if publish_error:
-        log.warning("report of run %s not published: %s", run.run_id, publish_error)
-    delivery = _deliver(history, settings, backoff)
-    return RunResult(history.run(run.run_id, run.builder), verdict, comparisons, skipped, report_dir, link,
-                     kind, delivery, summary, publish_error)
-
-
-def _render(history: History, settings: Settings, run: Run, verdict: str, report_dir: Path, link: str,
-            backoff: float) -> None:
-    """Write the report of the completed `run`; a one-line FarmError (after delivering its alert) if it cannot."""
-    try:
-        report.render(history, run, verdict, report_dir, link)
-    except (OSError, FarmError) as e:
-        _deliver(history, settings, backoff)
-        raise FarmError(f"run {run.run_id} of builder {run.builder} is complete ({verdict}), but its report could "
-                        f"not be written to {report_dir}: {_one_line(e)}; render it again with `mlgo-farm regress "
-                        f"report {run.run_id} --builder {run.builder}`") from None
-
-
-def _one_line(e: BaseException) -> str:
-    return (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
-
-
-def _deliver(history: History, settings: Settings, backoff: float) -> alerts.Delivery | None:
-    if not history.outbox(pending_only=True):
-        return None
-    delivery = alerts.deliver_pending(history, settings.smtp, backoff=backoff)
-    for e in delivery.errors:
-        log.warning("%s (kept in the outbox; retried on the next run or `mlgo-farm regress alerts`)", e)
-    return delivery

@@ -1,8 +1,9 @@
 """Regression history in SQLite: runs, one row per run/builder/subject/metric/policy, verdicts, alert outbox.
 
-Every measurement row carries the LLVM commit, the policy id and the vocabulary version of its
-run. Alerts are written to an outbox in the same transaction that completes the run, so a run's
-result and its pending alert are never lost, even when the mail server is down.
+Every measurement row carries the LLVM commit, the LLVM package version (Debian's clang has no
+commit, so a row is never "commit unknown"), the policy id (a published policy's version) and the
+vocabulary version of its run. Alerts are written to an outbox in the same transaction that
+completes the run, so a run's result and its pending alert are never lost, even when the mail server is down.
 """
 
 from __future__ import annotations
@@ -26,12 +27,12 @@ CREATE TABLE IF NOT EXISTS runs (
     status TEXT NOT NULL,             -- running | complete | failed
     verdict TEXT,                     -- ok | regression (complete runs)
     llvm_version TEXT, llvm_commit TEXT, policy_id TEXT, vocab_version TEXT,
-    report_url TEXT, error TEXT, config TEXT NOT NULL DEFAULT '{}',
+    report_url TEXT, error TEXT, config TEXT NOT NULL DEFAULT '{}', llvm_package TEXT,
     UNIQUE (run_id, builder));
 CREATE TABLE IF NOT EXISTS measurements (
     run_id TEXT NOT NULL, builder TEXT NOT NULL, subject TEXT NOT NULL, kind TEXT NOT NULL,
     metric TEXT NOT NULL, policy TEXT NOT NULL, value REAL NOT NULL, samples TEXT NOT NULL DEFAULT '[]',
-    unit TEXT NOT NULL DEFAULT '', llvm_commit TEXT, policy_id TEXT, vocab_version TEXT,
+    unit TEXT NOT NULL DEFAULT '', llvm_commit TEXT, policy_id TEXT, vocab_version TEXT, llvm_package TEXT,
     PRIMARY KEY (run_id, builder, subject, metric, policy));
 CREATE TABLE IF NOT EXISTS verdicts (
     run_id TEXT NOT NULL, builder TEXT NOT NULL, subject TEXT NOT NULL, kind TEXT NOT NULL,
@@ -65,6 +66,17 @@ class Run:
     report_url: str | None
     error: str | None
     config: dict = field(default_factory=dict)
+    #: the LLVM package and its version when the toolchain came from one (`clang-22 1:22.1.8-1~deb12u1`)
+    llvm_package: str | None = None
+
+    @property
+    def llvm_label(self) -> str:
+        """The LLVM commit (12 digits), else the package version, else the LLVM version."""
+        return (self.llvm_commit or "")[:12] or self.llvm_package or self.llvm_version or "-"
+
+
+#: Columns added after the first release: (table, column, type), added to older databases on open.
+_ADDED_COLUMNS = (("runs", "llvm_package", "TEXT"), ("measurements", "llvm_package", "TEXT"))
 
 
 @dataclass(frozen=True)
@@ -114,6 +126,9 @@ class History:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self._connect() as db:
                 db.executescript(SCHEMA)
+                for table, column, kind in _ADDED_COLUMNS:
+                    if column not in {r["name"] for r in db.execute(f"PRAGMA table_info({table})")}:
+                        db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
         except (OSError, sqlite3.Error) as e:
             raise FarmError(f"history database {self.path}: {e}") from None
 
@@ -130,7 +145,8 @@ class History:
 
     # --- runs -------------------------------------------------------------------------------
     def start_run(self, run_id: str, builder: str, *, llvm_version: str | None, llvm_commit: str | None,
-                  policy_id: str, vocab_version: str | None, config: dict | None = None) -> Run:
+                  policy_id: str, vocab_version: str | None, config: dict | None = None,
+                  llvm_package: str | None = None) -> Run:
         """Record a new run as `running`; a run id can be reused only if its earlier attempt failed."""
         with self._connect() as db:
             old = db.execute("SELECT status FROM runs WHERE run_id=? AND builder=?", (run_id, builder)).fetchone()
@@ -141,9 +157,9 @@ class History:
                     db.execute(f"DELETE FROM {table} WHERE run_id=? AND builder=?", (run_id, builder))
             db.execute(
                 "INSERT INTO runs (run_id, builder, started, status, llvm_version, llvm_commit, policy_id,"
-                " vocab_version, config) VALUES (?,?,?,?,?,?,?,?,?)",
+                " vocab_version, config, llvm_package) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (run_id, builder, time.time(), "running", llvm_version, llvm_commit, policy_id, vocab_version,
-                 json.dumps(config or {}, sort_keys=True)),
+                 json.dumps(config or {}, sort_keys=True), llvm_package),
             )
         return self.run(run_id, builder)
 
@@ -215,10 +231,11 @@ class History:
     def add_measurements(self, run: Run, rows: Iterable[Measurement]) -> None:
         with self._connect() as db:
             db.executemany(
-                "INSERT OR REPLACE INTO measurements VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO measurements (run_id, builder, subject, kind, metric, policy, value, samples,"
+                " unit, llvm_commit, policy_id, vocab_version, llvm_package) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(run.run_id, run.builder, m.subject, m.kind, m.metric, m.policy, float(m.value),
-                  json.dumps(list(m.samples)), m.unit, run.llvm_commit, run.policy_id, run.vocab_version)
-                 for m in rows],
+                  json.dumps(list(m.samples)), m.unit, run.llvm_commit, run.policy_id, run.vocab_version,
+                  run.llvm_package) for m in rows],
             )
 
     def measurements(self, run: Run, policy: str | None = None) -> list[Measurement]:

@@ -76,10 +76,51 @@ def _text_table(rows: list[Row]) -> list[str]:
             .rstrip() for cell in cells]
 
 
+#: Short names of the metrics in one-line results ("zlib text +1.39% REGRESSION"); others by their label.
+SHORT = {TEXT_SIZE.name: "text", "instructions": "Ir", "wall_time": "wall", "compile_time": "compile"}
+
+
+def short(metric: str) -> str:
+    return SHORT.get(metric) or metrics.get(metric).label
+
+
+def _worse(metric: str, delta: float) -> float:
+    """`delta` (%) signed so that larger is worse, whatever the metric's direction."""
+    return delta if metrics.get(metric).direction == "lower" else -delta
+
+
+def headline(rows: list[Row], verdict: str, skipped: list = (), say_verdict: bool = True) -> str:
+    """The run in one line, as the Buildbot step shows it: "zlib text +1.39% REGRESSION", "zlib text -0.20% ok".
+
+    A regression names its worst gating row (against the heuristic, or the previous run when only that
+    regressed) and how many more regressed; a good run the worst gating row of each gating metric, so the
+    line says how close the policy came to regressing. A wrong output is named before any number.
+    """
+    word = ("REGRESSION" if verdict == "regression" else verdict) if say_verdict else ""
+    wrong = [s.subject for s in skipped if s.reason.startswith("wrong output")]
+    bad = [(r.subject, r.metric, d, base) for r in rows if r.gating
+           for d, v, base in ((r.delta_pct, r.verdict, ""), (r.previous_delta_pct, r.previous_verdict, " vs previous"))
+           if v == "regressed" and d is not None]
+    bad.sort(key=lambda b: -_worse(b[1], b[2]))
+    if wrong:
+        more = f" (+{len(wrong) - 1} more)" if len(wrong) > 1 else ""
+        return f"wrong output {wrong[0]}{more} {word}".rstrip()
+    if verdict == "regression" and bad:
+        subject, metric, d, base = bad[0]
+        more = f" (+{len(bad) - 1} more)" if len(bad) > 1 else ""
+        return f"{subject} {short(metric)} {_pct(d)}{base}{more} {word}".rstrip()
+    worst: dict[str, Row] = {}
+    for r in (r for r in rows if r.gating and r.delta_pct is not None and not math.isinf(r.delta_pct)):
+        if r.metric not in worst or _worse(r.metric, r.delta_pct) > _worse(r.metric, worst[r.metric].delta_pct):
+            worst[r.metric] = r
+    parts = [f"{r.subject} {short(r.metric)} {_pct(r.delta_pct)}" for m in metrics.METRICS if (r := worst.get(m))]
+    return f"{', '.join(parts[:3]) or 'nothing gating compared'} {word}".rstrip()
+
+
 def _header(run: Run, verdict: str) -> list[str]:
     when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(run.started))
     return [f"mlgo-farm regression run {run.run_id} on builder {run.builder}: {verdict.upper()}",
-            f"started {when}; LLVM {run.llvm_version or '?'} (commit {run.llvm_commit or 'unknown'});"
+            f"started {when}; LLVM {run.llvm_version or '?'} ({run.llvm_label});"
             f" policy {run.policy_id}; vocabulary {run.vocab_version or 'none'}"]
 
 
@@ -223,7 +264,8 @@ def render(history: History, run: Run, verdict: str, out_dir: Path, link: str | 
         (tmp / "index.html").write_text(_html(run, verdict, rows, skipped))
         (tmp / "results.json").write_text(json.dumps({
             "run_id": run.run_id, "builder": run.builder, "verdict": verdict, "llvm_version": run.llvm_version,
-            "llvm_commit": run.llvm_commit, "policy_id": run.policy_id, "vocab_version": run.vocab_version,
+            "llvm_commit": run.llvm_commit,
+            "llvm_package": run.llvm_package, "policy_id": run.policy_id, "vocab_version": run.vocab_version,
             "rows": [asdict(r) for r in rows], "skipped": [asdict(s) for s in skipped],
             "ratio_history": [{"run_id": i, "verdict": v, "ratios": s} for i, v, s in points],
         }, indent=1, default=lambda v: None))

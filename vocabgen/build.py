@@ -73,6 +73,7 @@ def train_vocabulary(ds: Dataset, params: TrainParams, key: bytes | None = None)
         "parameters": p.to_dict(),
         "metrics": metrics,
         "coverage": coverage,
+        "filler_policy": layout.UNSEEN_POLICY,
         "training_seconds": round(result.seconds, 3),
         "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

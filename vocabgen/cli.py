@@ -1,4 +1,4 @@
-"""`mlgo-farm vocab ...`: train, validate, publish, retrain (Celery), list, show, download."""
+"""`mlgo-farm vocab ...`: train, validate, publish, retrain (Celery), promote, list, show, download."""
 
 from __future__ import annotations
 
@@ -111,6 +111,23 @@ def _publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def _promote(args: argparse.Namespace) -> int:
+    """The operator's override of the promotion gate, under the publish lock; the reason is recorded."""
+    import getpass
+
+    from farm.config import load_settings
+    from vocabgen.locks import publish_lock
+    from vocabgen.publish import promote
+
+    s = load_settings()
+    store = _store()
+    with publish_lock(store, s.celery.broker_url, settings=s):
+        entry = promote(store, args.kind, args.version, args.reason, by=getpass.getuser())
+    was = (entry.get("promoted") or {}).get("previous")
+    print(f"{args.kind} {entry['version']} is latest" + (f" (was {was})" if was else ""))
+    return 0
+
+
 def _wait(result, timeout: float, watch=None, names: tuple[str, ...] = ()) -> dict[str, Any]:
     """Wait for the last task of the chain; a failed earlier task fails the wait with its message.
 
@@ -181,6 +198,9 @@ def _retrain(args: argparse.Namespace) -> int:
     except Exception as e:
         raise BrokerError(f"lost the Celery result backend while waiting for task {res.id}: {one_line(e)}") from None
     print(f"{out['kind']} {out['version']} ({'published' if out['created'] else 'already published'})")
+    if out.get("state") == "candidate":  # a second line: builders read the first (master/registry.py)
+        print(f"  a candidate, not latest (latest stays at {out.get('latest') or 'none'}): "
+              f"{'; '.join((out.get('gate') or {}).get('reasons') or [])}")
     return 0
 
 
@@ -195,10 +215,13 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    head = ("KIND", "VERSION", "DIM", "DATASET", "PUBLISHED", "MRR", "HITS@10", "ANALOGY")
+    from vocabgen.layout import coverage_line
+
+    head = ("KIND", "VERSION", "DIM", "DATASET", "PUBLISHED", "MRR", "HITS@10", "ANALOGY", "COVERAGE (trained/total)")
     table = [head] + [
         (v["kind"], v["version"], str(v["dimension"]), str(v.get("dataset_id") or "-"), v["published_at"],
-         _fmt(v.get("mrr")), _fmt(v.get("hits_at_10")), _fmt(v.get("analogy")))
+         _fmt(v.get("mrr")), _fmt(v.get("hits_at_10")), _fmt(v.get("analogy")),
+         coverage_line(v.get("coverage")).replace(" trained", ""))
         for v in rows
     ]
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
@@ -207,10 +230,31 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Filler names `vocab show` prints per section (MIR sections have thousands; the manifest lists all).
+_SHOW_FILLER = 40
+
+
 def _show(args: argparse.Namespace) -> int:
+    """The manifest as JSON on stdout (scripts read it), and on stderr, for people, the coverage per
+    section and the filler entries: vectors that are their section's mean, not trained."""
+    from vocabgen.layout import coverage_line
     from vocabgen.publish import show
 
-    print(json.dumps(show(_store(), args.kind, args.version), indent=2, sort_keys=True))
+    manifest = show(_store(), args.kind, args.version)
+    print(json.dumps(manifest, indent=2, sort_keys=True))
+    coverage = manifest.get("coverage")
+    print(f"{manifest.get('version', args.version)}: {coverage_line(coverage, args.kind)}", file=sys.stderr)
+    if coverage_line(coverage).endswith("?"):
+        print("  (made before coverage was recorded: which entries are filler is unknown)", file=sys.stderr)
+        return 0
+    for section, c in coverage.items():
+        filler = c.get("filler") or []
+        if not filler:
+            continue
+        more = f" ... and {len(filler) - _SHOW_FILLER} more (coverage.{section}.filler)" \
+            if len(filler) > _SHOW_FILLER else ""
+        print(f"  filler in {section} ({len(filler)}, the section's mean vector, never trained): "
+              f"{', '.join(filler[:_SHOW_FILLER])}{more}", file=sys.stderr)
     return 0
 
 
@@ -276,6 +320,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--wait", action="store_true", help="wait for the published version")
     r.add_argument("--timeout", type=float, default=3600, help="seconds to wait with --wait (default 3600)")
     r.set_defaults(func=_retrain)
+
+    pr = vsub.add_parser("promote", help="make a listed version latest whatever the promotion gate said "
+                                         "(recorded with the reason)")
+    pr.add_argument("kind", choices=KINDS)
+    pr.add_argument("version", help="a version listed by `vocab list`")
+    pr.add_argument("--reason", required=True, help="why (recorded in the index with who and when)")
+    pr.set_defaults(func=_promote)
 
     ls = vsub.add_parser("list", help="list published versions")
     ls.add_argument("--kind", choices=KINDS)

@@ -71,15 +71,22 @@ def placement(kind: str, names: list[str]) -> list[tuple[str, str]]:
 
 
 def fill_unseen(kind: str, names: list[str], vectors: np.ndarray, trained: np.ndarray) -> tuple[np.ndarray, dict]:
-    """Replace the vectors of entities absent from the triplets by their section's mean."""
+    """Replace the vectors of entities absent from the triplets by their section's mean.
+
+    Returns the vectors and the coverage every manifest records, per section in LLVM's order:
+    `{section: {"trained": n, "total": m, "filler": [JSON keys]}}`. The filler keys are listed
+    by name so that nobody mistakes a filler vector for a trained one (`vocab show` prints them,
+    the promotion gate reads the counts).
+    """
     import numpy as np
 
-    sections = [s for s, _ in placement(kind, names)]
+    placed = placement(kind, names)
+    sections = [s for s, _ in placed]
     out = vectors.copy()
     is_trained = np.zeros(len(names), dtype=bool)
     is_trained[trained] = True
     overall = vectors[is_trained].mean(axis=0)
-    unseen: dict[str, int] = {}
+    coverage: dict[str, dict] = {}
     for section in SECTIONS[kind]:
         members = np.array([i for i, s in enumerate(sections) if s == section], dtype=np.int64)
         if members.size == 0:
@@ -87,8 +94,20 @@ def fill_unseen(kind: str, names: list[str], vectors: np.ndarray, trained: np.nd
         seen = members[is_trained[members]]
         missing = members[~is_trained[members]]
         out[missing] = vectors[seen].mean(axis=0) if seen.size else overall
-        unseen[section] = int(missing.size)
-    return out, {"policy": UNSEEN_POLICY, "trained": int(is_trained.sum()), "unseen_by_section": unseen}
+        coverage[section] = {"trained": int(seen.size), "total": int(members.size),
+                             "filler": [placed[i][1] for i in missing]}
+    return out, coverage
+
+
+def coverage_line(coverage: dict | None, kind: str | None = None) -> str:
+    """`IR Opcodes 57/68 trained, Types 6/12, Arguments 8/30` (`?` for a manifest made before coverage was recorded)."""
+    label = f"{kind.upper()} " if kind else ""
+    if not isinstance(coverage, dict) or not coverage or not all(
+            isinstance(c, dict) and "trained" in c and "total" in c for c in coverage.values()):
+        return f"{label}coverage ?"
+    parts = [f"{section} {c['trained']}/{c['total']}" for section, c in coverage.items()]
+    parts[0] += " trained"
+    return label + ", ".join(parts)
 
 
 def build_vocab(kind: str, names: list[str], vectors: np.ndarray, decimals: int = 6) -> dict[str, dict[str, list]]:

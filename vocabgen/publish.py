@@ -16,6 +16,14 @@ are removed by the next publish.
 
 `latest` only moves forward in time: republishing an existing version older than the current
 latest leaves `latest` alone, and so does a new version stamped earlier (a host's clock behind).
+
+A new version becomes `latest` only if it passes the promotion gate (vocabgen/gate.py) against
+the current `latest`; otherwise it is listed as a `candidate` with the gate's reasons. Every
+index entry carries its `state` (`latest`, `candidate`, or `superseded`: passed or promoted, but
+not the latest now), the gate's verdict and the manifest's coverage; the `latest` pointer
+remains the truth the index's states are written from, in the same order as above. `promote`
+is the operator's override: it moves `latest` to any listed version (back in time too: a
+rollback), recording who, when and why; republishing never undoes it.
 """
 
 from __future__ import annotations
@@ -31,8 +39,19 @@ from farm.atomic import write_atomic
 from farm.errors import InputError, StoreError
 from farm.store import MissingObject, ObjectStore
 from vocabgen.dataset import check_kind
+from vocabgen.gate import Gate, gate_from_settings, judge
 from vocabgen.signing import farm_key, verify
-from vocabgen.versions import INDEX_KEY, SHORT_HASH, check_version_name, latest_key, prefix, version_name
+from vocabgen.versions import (
+    INDEX_KEY,
+    SHORT_HASH,
+    accepted,
+    check_version_name,
+    index_entry,
+    latest_key,
+    prefix,
+    restate,
+    version_name,
+)
 from vocabgen.vocabfile import ValidationError, check_magnitude, check_schema, parse, sha256
 
 log = logging.getLogger(__name__)
@@ -99,25 +118,6 @@ def _upload(store: ObjectStore, kind: str, version: str, data: bytes, manifest: 
         raise
 
 
-def _index_entry(manifest: dict[str, Any]) -> dict[str, Any]:
-    metrics = manifest.get("metrics") or {}
-    holdout = metrics.get("holdout") or {}
-    lineage = manifest.get("lineage") or {}
-    return {
-        "kind": manifest["kind"],
-        "version": manifest["version"],
-        "sha256": manifest["sha256"],
-        "dimension": manifest["dimension"],
-        "dataset_id": lineage.get("dataset_id"),
-        "llvm_version": lineage.get("llvm_version"),
-        "llvm_commit": lineage.get("llvm_commit"),
-        "published_at": manifest["published_at"],
-        "mrr": holdout.get("mrr"),
-        "hits_at_10": holdout.get("hits_at_10"),
-        "analogy": (metrics.get("analogy") or {}).get("score"),
-    }
-
-
 def read_index(store: ObjectStore) -> list[dict[str, Any]]:
     try:
         versions = _get_json(store, INDEX_KEY).get("versions", [])
@@ -148,6 +148,10 @@ def _is_newer(entry: dict[str, Any], current: dict[str, Any] | None, created: bo
     return entry["published_at"] >= then if created else entry["published_at"] > then
 
 
+def _find(index: list[dict[str, Any]], kind: str, version: str) -> dict[str, Any] | None:
+    return next((v for v in index if (v.get("kind"), v.get("version")) == (kind, version)), None)
+
+
 def _pointer(entry: dict[str, Any]) -> dict[str, Any]:
     return {k: entry[k] for k in ("kind", "version", "sha256", "dimension", "dataset_id", "published_at")}
 
@@ -159,12 +163,14 @@ def _with_entry(index: list[dict[str, Any]], entry: dict[str, Any]) -> list[dict
     return versions
 
 
-def _undo(store: ObjectStore, kind: str, version: str, old_index: bytes | None, wrote_index: bool) -> None:
-    """Take back a failed publish of a new version, as far as nothing can refer to what is removed.
+def _undo(store: ObjectStore, kind: str, version: str, old_index: bytes | None, wrote_index: bool,
+          created: bool) -> None:
+    """Take back a failed publish or promotion, as far as nothing can refer to what is removed.
 
-    The index is restored only while `latest` does not name the version, and the files are
-    deleted only while the index does not list it (manifest first: a version exists while its
-    manifest does). Any store failure here stops the undo and leaves a consistent state.
+    The index is restored only while `latest` does not name the version, and the files (of a new
+    version only) are deleted only while the index does not list it (manifest first: a version
+    exists while its manifest does). Any store failure here stops the undo and leaves a
+    consistent state.
     """
     try:
         if wrote_index:
@@ -174,7 +180,7 @@ def _undo(store: ObjectStore, kind: str, version: str, old_index: bytes | None, 
                 store.delete(INDEX_KEY)
             else:
                 store.put(INDEX_KEY, old_index, JSON)
-        if any(v.get("version") == version and v.get("kind") == kind for v in read_index(store)):
+        if not created or any(v.get("version") == version and v.get("kind") == kind for v in read_index(store)):
             return
         for name in ("manifest.json", "vocab.json"):
             store.delete(f"{prefix(kind, version)}/{name}")
@@ -183,30 +189,61 @@ def _undo(store: ObjectStore, kind: str, version: str, old_index: bytes | None, 
                     "again completes it): %s", kind, version, e)
 
 
-def _list_and_point(store: ObjectStore, stored: dict[str, Any], created: bool) -> dict[str, Any]:
-    """Add the version to the index, then (if it is newer) move `latest`; returns the pointer now in force."""
-    kind, version = stored["kind"], stored["version"]
-    entry = _index_entry(stored)
-    index = read_index(store)
+def _latest_manifest(store: ObjectStore, kind: str, current: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The manifest of the version `latest` names: what the gate compares a new version with."""
+    if not current or not current.get("version"):
+        return None
+    try:
+        return _get_json(store, f"{prefix(kind, str(current['version']))}/manifest.json")
+    except MissingObject:
+        raise CorruptObject(f"{latest_key(kind)} in {store.url} names {current['version']}, which has no "
+                            f"manifest (`mlgo-farm vocab promote` a listed version to repair it)") from None
+
+
+def _write(store: ObjectStore, index: list[dict[str, Any]], versions: list[dict[str, Any]], entry: dict[str, Any],
+           current: dict[str, Any] | None, move: bool, created: bool) -> None:
+    """The index (if it changed), then the pointer (if it moves); a failure is undone as far as it safely can."""
+    kind, version = entry["kind"], entry["version"]
     try:
         old_index: bytes | None = store.get(INDEX_KEY)
     except MissingObject:
         old_index = None
-    current = read_latest(store, kind)
     wrote_index = False
     try:
-        if entry not in index:
-            store.put(INDEX_KEY, _json({"format": 1, "versions": _with_entry(index, entry)}), JSON)
+        if versions != index:
+            store.put(INDEX_KEY, _json({"format": 1, "versions": versions}), JSON)
             wrote_index = True
-        if not _is_newer(entry, current, created):
-            return current or {}
-        if current != _pointer(entry):
+        if move and current != _pointer(entry):
             store.put(latest_key(kind), _json(_pointer(entry)), JSON)
-        return _pointer(entry)
     except StoreError:
-        if created:
-            _undo(store, kind, version, old_index, wrote_index)
+        _undo(store, kind, version, old_index, wrote_index, created)
         raise
+
+
+def _list_and_point(store: ObjectStore, stored: dict[str, Any], created: bool, gate: Gate,
+                    latest: dict[str, Any] | None) -> tuple[dict[str, Any], str | None]:
+    """List the version (judged by the gate against `latest`'s manifest unless already listed), then
+    move `latest` if it may. Returns the version's index entry and the version `latest` names afterwards.
+
+    An already listed version keeps its recorded verdict, and `latest` moves to it only to finish
+    a publish whose pointer write was cut short (its entry says `latest`): so republishing cannot
+    undo a promotion, and a candidate stays a candidate.
+    """
+    kind, version = stored["kind"], stored["version"]
+    index = read_index(store)
+    current = read_latest(store, kind)
+    listed = _find(index, kind, version)
+    if listed is None:
+        verdict = judge(stored, latest, gate)
+        entry = {**index_entry(stored), "gate": verdict.to_dict()}
+        move = verdict.passed and _is_newer(entry, current, created)
+    else:
+        entry = listed
+        move = accepted(entry) and entry.get("state", "latest") == "latest" and _is_newer(entry, current, False)
+    in_force = version if move else (current or {}).get("version")
+    versions = restate(_with_entry(index, entry), kind, in_force)
+    _write(store, index, versions, entry, current, move, created)
+    return _find(versions, kind, version), in_force
 
 
 def check_validated(manifest: dict[str, Any], digest: str) -> None:
@@ -233,16 +270,18 @@ def check_publishable(data: bytes, manifest: dict[str, Any], key: bytes | None =
 
 
 def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: float | None = None,
-            key: bytes | None = None) -> dict[str, Any]:
+            key: bytes | None = None, gate: Gate | None = None) -> dict[str, Any]:
     """Publish a validated, signed vocabulary (call under `locks.publish_lock`).
 
-    Returns {kind, version, sha256, created, latest}: `latest` is the version `latest` names
-    afterwards (another one when this version is older than the current latest).
+    Returns {kind, version, sha256, created, latest, state, gate}: `latest` is the version
+    `latest` names afterwards (None when there is none), `state` this version's, `gate` the
+    verdict. `gate` defaults to the `[gate]` settings.
     """
     kind = check_publishable(data, manifest, key)
+    gate = gate_from_settings() if gate is None else gate
     digest = sha256(data)
-    read_index(store)  # a corrupt index or latest pointer fails before anything is uploaded
-    read_latest(store, kind)
+    read_index(store)  # a corrupt index, latest pointer or latest manifest fails before anything is uploaded
+    latest = _latest_manifest(store, kind, read_latest(store, kind))
     existing = find_by_hash(store, kind, digest)
     if existing:
         stored = _get_json(store, f"{prefix(kind, existing)}/manifest.json")
@@ -256,16 +295,50 @@ def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: flo
         }
         _upload(store, kind, stored["version"], data, stored)
         created = True
-    pointer = _list_and_point(store, stored, created)
+    entry, in_force = _list_and_point(store, stored, created, gate, latest)
     return {"kind": kind, "version": stored["version"], "sha256": digest, "created": created,
-            "latest": pointer.get("version", stored["version"])}
+            "latest": in_force, "state": entry["state"], "gate": entry.get("gate")}
+
+
+def promote(store: ObjectStore, kind: str, version: str, reason: str, by: str = "",
+            when: float | None = None) -> dict[str, Any]:
+    """Make a listed, intact version `latest` whatever the gate said (call under `locks.publish_lock`).
+
+    The operator's override: the index entry records who, when, why and which version was
+    `latest` before, and keeps the gate's verdict beside it. Returns the version's entry.
+    """
+    check_kind(kind)
+    if check_version_name(version) == "latest":
+        raise InputError("promote names a version, not `latest`")
+    if not reason.strip():
+        raise InputError("a promotion needs a reason (--reason): it is recorded with the version")
+    index = read_index(store)
+    listed = _find(index, kind, version)
+    if listed is None:
+        raise InputError(f"no {kind} vocabulary version {version} is listed in {store.url}")
+    manifest = _get_json(store, f"{prefix(kind, version)}/manifest.json")
+    if sha256(store.get(f"{prefix(kind, version)}/vocab.json")) != manifest.get("sha256"):
+        raise CorruptObject(f"{prefix(kind, version)}/vocab.json does not match its manifest's sha256; not promoted")
+    current = read_latest(store, kind)
+    if (current or {}).get("version") == version:
+        return listed
+    when = time.time() if when is None else when
+    entry = {**listed, "promoted": {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when)), "by": by,
+                                    "reason": " ".join(reason.split()), "previous": (current or {}).get("version")}}
+    versions = restate(_with_entry(index, entry), kind, version)
+    _write(store, index, versions, entry, current, True, False)
+    log.info("%s vocabulary %s promoted to latest by %s: %s", kind, version, by or "?", reason)
+    return _find(versions, kind, version)
 
 
 def summary(result: dict[str, Any]) -> str:
-    """One line for a publish result, saying when `latest` stayed on a newer version."""
+    """One line for a publish result: a candidate with the gate's reasons, or `latest` staying on a newer version."""
     what = "published" if result["created"] else "already published"
     latest = result.get("latest", result["version"])
-    if latest != result["version"]:
+    if result.get("state") == "candidate":
+        reasons = "; ".join((result.get("gate") or {}).get("reasons") or ["not promoted"])
+        what += f" as a candidate, latest stays at {latest or 'none'}: {reasons}"
+    elif latest != result["version"]:
         what += f"; latest stays at {latest}, published later"
     return f"{result['kind']} {result['version']} ({what})"
 

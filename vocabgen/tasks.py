@@ -174,7 +174,12 @@ def validate(self, staged: dict[str, Any]) -> dict[str, Any]:
 
 @app.task(name="vocabgen.tasks.publish", bind=True, **RELIABLE)
 def publish(self, staged: dict[str, Any]) -> dict[str, Any]:
-    """Publish the staged, validated vocabulary under the publish lock."""
+    """Publish the staged, validated vocabulary under the publish lock.
+
+    The result carries the promotion gate's verdict (`state`: latest, candidate or superseded;
+    `gate`: passed, reasons, checks), so whoever waits on the chain sees whether `latest` moved
+    and why not; a candidate is a successful publish, not a failed task.
+    """
     from vocabgen import publish as pub
     from vocabgen.locks import publish_lock
 
@@ -191,7 +196,11 @@ def publish(self, staged: dict[str, Any]) -> dict[str, Any]:
         else:
             result = pub.publish(store, data, manifest)
     _drop_staging(store, staged)
-    log.info("published %s vocabulary %s (new: %s)", result["kind"], result["version"], result["created"])
+    log.info("%s", pub.summary(result))
+    if result.get("state") == "candidate":  # the gate's verdict, for whoever reads the worker's log
+        log.warning("%s vocabulary %s is a candidate, not latest: %s (mlgo-farm vocab promote %s %s --reason ... "
+                    "overrides)", result["kind"], result["version"], "; ".join(result["gate"]["reasons"]),
+                    result["kind"], result["version"])
     return result
 
 
@@ -219,7 +228,14 @@ def _latest(store: ObjectStore, key: str) -> dict[str, Any] | None:
 
 @app.task(name="vocabgen.tasks.scheduled_retrain", **RELIABLE)
 def scheduled_retrain(kind: str) -> dict[str, Any]:
-    """Retrain from the newest dataset only if it differs from the latest vocabulary's dataset."""
+    """Retrain from the newest dataset only if it differs from the latest vocabulary's dataset.
+
+    A version already trained from that dataset that stayed a candidate (the promotion gate kept
+    it from `latest`) is not trained again every night: the same dataset and recipe give the same
+    verdict. Promote it, or publish a new dataset.
+    """
+    from vocabgen.publish import read_index
+
     _, store = _env()
     check_kind(kind)
     dataset = _latest(store, f"datasets/{kind}/latest.json")
@@ -228,6 +244,10 @@ def scheduled_retrain(kind: str) -> dict[str, Any]:
     vocab = _latest(store, f"vocab/{kind}/latest.json") or {}
     if vocab.get("dataset_id") == dataset.get("id"):
         return {"kind": kind, "status": "unchanged", "dataset_id": dataset.get("id")}
+    tried = [v for v in read_index(store) if v.get("kind") == kind and v.get("dataset_id") == dataset.get("id")]
+    if tried:
+        return {"kind": kind, "status": "candidate", "dataset_id": dataset.get("id"),
+                "versions": [v.get("version") for v in tried]}
     res = enqueue_retrain(kind, str(dataset["id"]))
     return {"kind": kind, "status": "started", "dataset_id": dataset["id"], "task_id": res.id}
 

@@ -52,10 +52,23 @@ def _corpus(args: argparse.Namespace) -> int:
         c = corpus.from_debian(args.input, Path(args.output), tc, _debsrc_dir(args), args.jobs, shard=shard)
     elif args.source in ("cmake", "llvm"):
         c = _cmake_corpus(args, tc, shard)
+    elif args.source == "coverage":
+        from workers import coverage
+
+        c = coverage.build(Path(args.output), tc, args.jobs, shard=shard)
     else:  # extracted whole (no compiling to split); the triplets step takes its shard's modules
         c = corpus.from_embedded_build(Path(args.input), Path(args.output), tc, args.jobs)
+    note = ""
+    if getattr(args, "with_coverage", False):
+        from workers import coverage
+
+        c = coverage.add_to(Path(args.output), tc, args.jobs, shard=shard)
+        added = sum(1 for m in c.modules if m.name.startswith(coverage.PREFIX))
+        note = f"  + {coverage.SOURCE}: {added} modules {coverage.PREFIX}* (sources sha256 {coverage.digest()[:16]})"
     print(f"corpus {args.output}: {len(c.modules)} modules, {len(c.skipped)} skipped, digest {c.digest[:16]}")
     print(f"  lineage: {describe_lineage(c.lineage)}")
+    if note:
+        print(note)
     for s in c.skipped:
         print(f"  skipped {s['module']}: {s['reason']}")
     return 0
@@ -87,8 +100,10 @@ def _triplets(args: argparse.Namespace) -> int:
     from workers import triplets
 
     levels = args.opt_levels.split(",") if args.opt_levels else None
+    marches = args.march.split(",") if args.march else None
     out = triplets.build_dataset(Path(args.corpus), Path(args.output), args.kind, _toolchain(args), args.jobs,
-                                 levels, args.seed, args.sample, args.timeout, shard=args.shard)
+                                 levels, args.seed, args.sample, args.timeout, shard=args.shard,
+                                 predicates=False if args.no_predicates else None, marches=marches)
     if args.shard is not None:
         from workers.shards import PART_MANIFEST
 
@@ -107,6 +122,16 @@ def _print_dataset(out: Path) -> None:
     t = m["triplets"]
     print(f"dataset {m['id']} in {out}: {m['modules_used']}/{m['corpus']['modules']} modules, "
           f"{t['raw']} triplets -> {t['unique']} unique, {m['entities']} entities, {m['relations']} relations")
+    pred = m.get("predicates")
+    if pred:
+        print(f"  predicates: {pred['compares']} compares -> {pred['triplets']} triplets under relation "
+              f"{pred['relation']} (farm extension; --no-predicates leaves them out)")
+    mentioned = m.get("entities_mentioned") or {}
+    if mentioned:
+        from vocabgen.layout import SECTIONS
+
+        print("  entities mentioned (the rest would be filler): " + ", ".join(
+            f"{s} {mentioned[s]['count']}/{mentioned[s]['total']}" for s in SECTIONS[m["kind"]] if s in mentioned))
     for s in m["skipped"]:
         print(f"  skipped {s['module']} ({s['stage']}): {s['reason']}")
     for s in m["partial"]:
@@ -179,16 +204,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     sharding = argparse.ArgumentParser(add_help=False)
     sharding.add_argument("--shard", type=_shard, metavar="I/N",
                           help="only the modules of shard I of N (a stable hash of the module name)")
+    with_coverage = argparse.ArgumentParser(add_help=False)
+    with_coverage.add_argument("--with-coverage", action="store_true",
+                               help="add the farm's coverage corpus (workers/data/coverage: exception handling, "
+                                    "atomics, vectors, ... that the sources lack) as modules _coverage/*")
 
     p = sub.add_parser("corpus", help="build a corpus of IR modules")
     csub = p.add_subparsers(dest="source", required=True, metavar="SOURCE")
     for name, what in (("sources", "a directory of C/C++ sources or a compile_commands.json"),
                        ("debian", "a Debian source package name (apt-get source)"),
                        ("build", "a build directory made with -Xclang -fembed-bitcode=all")):
-        c = csub.add_parser(name, parents=[common, sharding], help=f"corpus from {what}")
+        c = csub.add_parser(name, parents=[common, sharding, with_coverage], help=f"corpus from {what}")
         c.add_argument("input", help=what)
         c.add_argument("-o", "--output", required=True, help="corpus directory to write")
         c.set_defaults(func=_corpus)
+    c = csub.add_parser("coverage", parents=[common, sharding],
+                        help="corpus of the farm's coverage sources alone (workers/data/coverage)")
+    c.add_argument("-o", "--output", required=True, help="corpus directory to write")
+    c.set_defaults(func=_corpus)
     debsrc_help = "where Debian source packages are unpacked; a tree already there is reused (default: VAR/debsrc)"
     csub.choices["debian"].add_argument("--debsrc", metavar="DIR", help=debsrc_help)
     configured = argparse.ArgumentParser(add_help=False)
@@ -200,10 +233,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     configured.add_argument("-D", dest="define", action="append", default=[], metavar="VAR=VALUE",
                             help="CMake cache setting (repeatable)")
     configured.set_defaults(func=_corpus)
-    c = csub.add_parser("cmake", parents=[common, sharding, configured],
+    c = csub.add_parser("cmake", parents=[common, sharding, configured, with_coverage],
                         help="corpus from a CMake project: configure, build only its generated headers, compile TUs")
     c.add_argument("input", metavar="SRC_DIR", help="the CMake source directory (holds CMakeLists.txt)")
-    c = csub.add_parser("llvm", parents=[common, sharding, configured],
+    c = csub.add_parser("llvm", parents=[common, sharding, configured, with_coverage],
                         help="corpus from LLVM's own code (llvm/ configured, tablegen run, TUs compiled)")
     c.add_argument("input", metavar="SOURCE", nargs="?", default="llvm-project",
                    help="llvm-project (git, at --rev) or a Debian source package such as llvm-toolchain-19")
@@ -223,6 +256,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=positive_float, default=300,
                    help="seconds per tool run before the module is skipped")
+    p.add_argument("--no-predicates", action="store_true",
+                   help="ir: leave out the farm's compare-predicate triplets (ICmp -> ICMP_slt under `Predicate`)")
+    p.add_argument("--march", metavar="LIST",
+                   help="run every x86-64 module once per level: comma-separated x86-64,x86-64-v2,x86-64-v3,"
+                        "x86-64-v4 (default: as compiled)")
     p.set_defaults(func=_triplets)
 
     p = sub.add_parser("dataset", help="publish or show a triplet dataset")

@@ -3,19 +3,26 @@
 Files: `train2id.txt` (count, then unique sorted `head<TAB>tail<TAB>relation`),
 `entity2id.txt` and `relation2id.txt` (count, then `name<TAB>id`), `manifest.json`. The id is
 derived from the three text files, so the same corpus and seed give the same id.
+
+With predicate triplets (workers/predicates.py, the farm's extension), `relation2id.txt` ends
+with `Predicate`, the id after LLVM's last relation, and the manifest's `predicates` says how
+many compares were read and how many triplets they gave. The manifest's `entities_mentioned`
+says, per vocabulary section, which entities the triplets mention: what a vocabulary trained on
+the dataset can learn rather than fill.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from farm.atomic import atomic_dir
 from farm.errors import FarmError, InputError
 from farm.store import ObjectStore
+from workers.predicates import RELATION, entity_ids, triplet_lines
 
 FORMAT = 1
 FILES = ("train2id.txt", "entity2id.txt", "relation2id.txt")
@@ -35,12 +42,38 @@ class DatasetSummary:
     opt_levels: list[str]
     sample: int | None
     seed: int
+    march: list[str] = field(default_factory=list)
+    predicates: dict[str, Any] | None = None  # {"enabled", "compares"} when predicate triplets are on
 
 
-def relation_names(kind: str, max_relation: int) -> list[str]:
-    """LLVM's relation order: IR `Type, Next, Arg0…`; MIR `Next, Arg0…`."""
+def relation_names(kind: str, max_relation: int, predicates: bool = False) -> list[str]:
+    """LLVM's relation order: IR `Type, Next, Arg0…`; MIR `Next, Arg0…`; then the farm's `Predicate`, if any."""
     fixed = ["Type", "Next"] if kind == "ir" else ["Next"]
-    return [*fixed, *(f"Arg{i}" for i in range(max_relation + 1 - len(fixed)))]
+    names = [*fixed, *(f"Arg{i}" for i in range(max_relation + 1 - len(fixed)))]
+    return [*names, RELATION] if predicates else names
+
+
+def mentioned(kind: str, entities: bytes, triples: list[tuple[int, int, int]]) -> dict[str, Any] | None:
+    """Per vocabulary section: how many of its entities the triplets mention, of how many, and which.
+
+    None when the entity list is not laid out as LLVM's vocabulary (a hand-made dataset).
+    """
+    from vocabgen.layout import placement
+
+    names = [ln.rsplit("\t", 1)[0] for ln in entities.decode().splitlines()[1:] if ln]
+    try:
+        where = placement(kind, names)
+    except FarmError:
+        return None
+    used = {e for h, t, _ in triples for e in (h, t)}
+    out: dict[str, Any] = {}
+    for i, (section, key) in enumerate(where):
+        s = out.setdefault(section, {"count": 0, "total": 0, "entities": []})
+        s["total"] += 1
+        if i in used:
+            s["count"] += 1
+            s["entities"].append(key)
+    return out
 
 
 def _entity_count(entities: bytes) -> int:
@@ -51,16 +84,28 @@ def _entity_count(entities: bytes) -> int:
         raise FarmError(f"llvm-ir2vec entities: unexpected first line {first[:40]!r}") from None
 
 
-def write_dataset(out_dir: Path, unique: set[bytes], entities: bytes, s: DatasetSummary) -> Path:
-    """Write the dataset atomically; returns its directory."""
-    triples = sorted(tuple(map(int, line.split(b"\t"))) for line in unique)
+def write_dataset(out_dir: Path, unique: set[bytes], entities: bytes, s: DatasetSummary,
+                  predicate_pairs: set[bytes] | None = None) -> Path:
+    """Write the dataset atomically; returns its directory.
+
+    `predicate_pairs` (names, as modules give them) become triplets under `Predicate`, whose id is
+    `max_relation + 1`: one past the last relation LLVM emitted anywhere in the dataset, so a
+    sharded run's merge gives the same id as one run.
+    """
+    extra: set[bytes] = set()
+    if s.predicates is not None and predicate_pairs:
+        extra = triplet_lines(predicate_pairs, entity_ids(entities), s.max_relation + 1)
+        s = replace(s, predicates={**s.predicates, "relation": s.max_relation + 1, "triplets": len(extra)})
+    elif s.predicates is not None:
+        s = replace(s, predicates={**s.predicates, "relation": None, "triplets": 0})
+    triples = sorted(tuple(map(int, line.split(b"\t"))) for line in unique | extra)
     if any(len(t) != 3 for t in triples):
         raise FarmError("llvm-ir2vec produced a triplet line without three fields")
     n_entities = _entity_count(entities)
     worst = max(max(h, t) for h, t, _ in triples)
     if worst >= n_entities:
         raise FarmError(f"triplet entity id {worst} outside the {n_entities} entities LLVM lists")
-    relations = relation_names(s.kind, s.max_relation)
+    relations = relation_names(s.kind, s.max_relation, bool(extra))
     texts = {
         "train2id.txt": f"{len(triples)}\n" + "".join(f"{h}\t{t}\t{r}\n" for h, t, r in triples),
         "entity2id.txt": entities.decode().rstrip("\n") + "\n",
@@ -77,6 +122,7 @@ def write_dataset(out_dir: Path, unique: set[bytes], entities: bytes, s: Dataset
         "triplets": {"raw": s.raw, "unique": len(triples)},
         "entities": n_entities,
         "relations": len(relations),
+        "entities_mentioned": mentioned(s.kind, entities, triples),
         "files": {n: hashlib.sha256(texts[n].encode()).hexdigest() for n in FILES},
     }
     for key in ("raw",):

@@ -3,8 +3,9 @@
 A nightly run at a new revision meets mostly modules whose bitcode did not change; their triplets
 come from here instead of `opt`/`llc`/`llvm-ir2vec`. The key covers everything the result depends
 on (the bitcode's sha256, the kind, the levels chosen for the module, the per-tool timeout, which
-decides which MIR functions are lost, and an identity of the tools and of the farm code that
-shapes the lines), so an entry can only ever stand for the result a cold run would compute.
+decides which MIR functions are lost, the plan's options such as predicate triplets and march
+levels, and an identity of the tools and of the farm code that shapes the lines), so an entry
+can only ever stand for the result a cold run would compute.
 
 Entries are files `<root>/<2 hex>/<key>`, shared by every build on the worker:
 
@@ -28,14 +29,15 @@ import threading
 import time
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger(__name__)
 
-#: Version of the entry layout below; entries of another version are never read.
-FORMAT = 1
+#: Version of the entry layout below; entries of another version are never read (2: compare predicates).
+FORMAT = 2
 _MAGIC = b"mlgo-farm triplets %d\n" % FORMAT
 _DIGEST_LEN = 64
 _TMP_PREFIX = ".tmp."
@@ -64,6 +66,8 @@ class Entry:
     mir: bytes | None = None  # MIR: the text of a file LLVM parsed, the source of the entity map
     failure: str | None = None  # why the module is skipped (a failure that repeats on the same input)
     module: str | None = None  # the module a failure was met on: its reason names it
+    predicates: Set[bytes] = frozenset()  # IR: `ICmp\tICMP_slt` pairs of its compares (workers/predicates.py)
+    compares: int = 0  # compares read, before deduplication
 
 
 def _count(what: str, n: int = 1) -> None:
@@ -76,7 +80,8 @@ def encode(key: str, e: Entry) -> bytes:
     lines = b"".join(ln + b"\n" for ln in sorted(e.lines))
     header = {"key": key, "raw": e.raw, "max_relation": e.max_relation, "lost_functions": list(e.lost_functions),
               "lines_bytes": len(lines), "mir_bytes": None if e.mir is None else len(e.mir),
-              "failure": e.failure, "module": e.module}
+              "failure": e.failure, "module": e.module,
+              "predicates": sorted(p.decode() for p in e.predicates), "compares": e.compares}
     payload = zlib.compress(json.dumps(header, sort_keys=True).encode() + b"\n" + lines + (e.mir or b""))
     return _MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
 
@@ -99,7 +104,8 @@ def decode(key: str, data: bytes) -> Entry:
         raise ValueError("entry belongs to another key or has the wrong length")
     lines = body[:n].split(b"\n")[:-1]
     return Entry(set(lines), h["raw"], h["max_relation"], tuple(h["lost_functions"]),
-                 None if m is None else body[n:], h["failure"], h["module"])
+                 None if m is None else body[n:], h["failure"], h["module"],
+                 frozenset(p.encode() for p in h["predicates"]), h["compares"])
 
 
 class TripletCache:
@@ -110,10 +116,13 @@ class TripletCache:
         self.max_bytes = max_bytes
         self.identity = identity
 
-    def key(self, bitcode: Path, kind: str, levels: Sequence[str], timeout: float) -> str | None:
+    def key(self, bitcode: Path, kind: str, levels: Sequence[str], timeout: float,
+            options: Mapping[str, Any] | None = None) -> str | None:
         """The entry name for this module run: a sha256 over every input of the result.
 
-        None if the bitcode cannot be read: the module then runs uncached and fails as it would.
+        `options` are the plan's other switches (predicate triplets, march levels, the digest of
+        the code behind them): turning one on or off gives another key. None if the bitcode cannot
+        be read: the module then runs uncached and fails as it would.
         """
         h = hashlib.sha256()
         try:
@@ -123,7 +132,7 @@ class TripletCache:
         except OSError:
             return None
         fields = {"format": FORMAT, "identity": self.identity, "bitcode": h.hexdigest(), "kind": kind,
-                  "levels": list(levels), "timeout": timeout}
+                  "levels": list(levels), "timeout": timeout, "options": dict(options or {})}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
     def path(self, key: str) -> Path:

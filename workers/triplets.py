@@ -4,14 +4,19 @@ IR: each module optionally through `opt` at one or more levels, then `llvm-ir2ve
 MIR: `llc` to post-allocation MIR, then `llvm-ir2vec triplets --mode=mir`. Modules run on all
 cores; each module's output is deduplicated as it arrives, so memory grows with the number of
 unique triplets, never with the raw output. Failing modules are skipped with the reason.
+
+Two farm options shape what each module contributes: compare-predicate triplets (IR, on by
+default; workers/predicates.py says why LLVM's triplets need them) and march levels (every x86-64
+module once per `-march` level; workers/march.py). Both are recorded in the manifest and in
+every cache key.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import random
-import re
 import tempfile
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -25,81 +30,16 @@ from farm.kinds import check_kind
 from farm.store import ObjectStore
 from farm.toolchain import Toolchain
 from workers import corpus as corpus_mod
-from workers import mir as mir_mod
+from workers import march as march_mod
 from workers import shards as shards_mod
 from workers.dataset import MANIFEST, DatasetSummary, write_dataset
+from workers.modulerun import ModuleTriplets, Output, ir_module, mir_module, triplets_of  # noqa: F401 (public)
 from workers.parallel import run_all
 
 log = logging.getLogger(__name__)
 
 OPT_LEVELS = ("O0", "O1", "O2", "O3", "Os", "Oz")
-_TRIPLET = re.compile(rb"\d+\t\d+\t\d+")
 DEFAULT_LEVELS = {"ir": ("O0", "O2"), "mir": ("O2",)}
-
-
-class Output:
-    """One `llvm-ir2vec triplets` run, deduplicated as its output streams in (a sink for Toolchain.stream).
-
-    Only unique lines and a partial last line are kept, never the raw output.
-    """
-
-    def __init__(self) -> None:
-        self.lines: set[bytes] = set()
-        self.raw = 0
-        self.max_relation: int | None = None
-        self._tail = b""
-
-    def feed(self, chunk: bytes) -> None:
-        lines = (self._tail + chunk).split(b"\n")
-        self._tail = lines.pop()
-        if self.max_relation is None and lines:
-            first = lines[0]
-            if not first.startswith(b"MAX_RELATION="):
-                raise ToolError(f"llvm-ir2vec output does not start with MAX_RELATION: {first[:60]!r}")
-            try:
-                self.max_relation = int(first.split(b"=", 1)[1])
-            except ValueError:
-                raise ToolError(f"llvm-ir2vec printed a malformed first line: {first[:60]!r}") from None
-            del lines[0]
-        self.raw += len(lines)
-        self.lines.update(lines)
-
-    def finish(self) -> Output:
-        """Check the run's output once it is complete: a header, then only `head<TAB>tail<TAB>relation` lines."""
-        if self._tail:
-            self.feed(b"\n")
-        if self.max_relation is None:
-            raise ToolError("llvm-ir2vec printed no MAX_RELATION line")
-        self.lines.discard(b"")
-        bad = next((ln for ln in self.lines if not _TRIPLET.fullmatch(ln)), None)
-        if bad is not None:
-            raise ToolError(f"llvm-ir2vec printed a line that is not a triplet: {bad[:60]!r}")
-        return self
-
-
-@dataclass
-class ModuleTriplets:
-    """Unique triplet lines of one module (`head\\ttail\\trelation` as bytes)."""
-
-    lines: set[bytes] = field(default_factory=set)
-    raw: int = 0
-    max_relation: int = -1
-    mir_file: Path | None = None  # a MIR file LLVM parsed (for the MIR entity map)
-    lost_functions: list[str] = field(default_factory=list)
-
-    def add(self, out: Output) -> None:
-        """Merge one finished run (a run that failed midway is never merged)."""
-        self.max_relation = max(self.max_relation, out.max_relation)  # set by Output.finish
-        self.raw += out.raw
-        self.lines |= out.lines
-
-
-def triplets_of(tc: Toolchain, file: Path, timeout: float, name: str, mode: str = "ir") -> Output:
-    """`llvm-ir2vec triplets` of one IR or MIR file, streamed and deduplicated."""
-    out = Output()
-    args = ["triplets", file] if mode == "ir" else ["triplets", f"--mode={mode}", file]
-    tc.stream("llvm-ir2vec", args, out.feed, timeout=timeout, subject=name)
-    return out.finish()
 
 
 def choose_levels(levels: Sequence[str], module: str, seed: int, sample: int | None) -> list[str]:
@@ -107,55 +47,6 @@ def choose_levels(levels: Sequence[str], module: str, seed: int, sample: int | N
     if not sample or sample >= len(levels):
         return list(levels)
     return sorted(random.Random(f"{seed}:{module}").sample(list(levels), sample))
-
-
-def _optimize(tc: Toolchain, bc: Path, level: str, work: Path, timeout: float, name: str) -> Path:
-    if level == "O0":
-        return bc
-    out = work / f"opt.{level}.bc"
-    tc.run("opt", [f"-passes=default<{level}>", bc, "-o", out], timeout=timeout, subject=name)
-    return out
-
-
-def ir_module(tc: Toolchain, bc: Path, levels: Sequence[str], work: Path, timeout: float, name: str) -> ModuleTriplets:
-    result = ModuleTriplets()
-    for level in levels:
-        ir = _optimize(tc, bc, level, work, timeout, name)
-        result.add(triplets_of(tc, ir, timeout, name))
-    return result
-
-
-def mir_module(tc: Toolchain, bc: Path, levels: Sequence[str], work: Path, timeout: float, name: str) -> ModuleTriplets:
-    result = ModuleTriplets()
-    for level in levels:
-        ir = _optimize(tc, bc, level, work, timeout, name)
-        raw = work / f"{level}.mir"
-        tc.run("llc", ["-O2", f"-stop-after={mir_mod.STOP_AFTER}", ir, "-o", raw], timeout=timeout, subject=name)
-        text = mir_mod.sanitize(raw.read_text())
-        mir = work / f"{level}.sanitized.mir"
-        mir.write_text(text)
-        try:
-            result.add(triplets_of(tc, mir, timeout, name, mode="mir"))
-            result.mir_file = result.mir_file or mir
-            continue
-        except ToolError as whole:
-            functions = mir_mod.split_functions(text)
-            if len(functions) < 2:
-                raise whole
-        for i, (fname, ftext) in enumerate(functions):
-            fmir = work / f"{level}.fn{i}.mir"
-            fmir.write_text(ftext)
-            try:
-                out = triplets_of(tc, fmir, timeout, name, mode="mir")
-            except ToolError:
-                result.lost_functions.append(fname)
-                continue
-            result.add(out)
-            result.mir_file = result.mir_file or fmir
-        if result.max_relation < 0:
-            raise ToolError(f"llvm-ir2vec --mode=mir crashed on every function of {name} "
-                            f"(class-less registers such as $mxcsr; LLVM 22 bug)")
-    return result
 
 
 @dataclass
@@ -168,12 +59,16 @@ class Merge:
     skipped: list[dict[str, str]] = field(default_factory=list)
     partial: list[dict[str, str]] = field(default_factory=list)
     mir_files: dict[str, Path] = field(default_factory=dict)
+    predicates: set[bytes] = field(default_factory=set)
+    compares: int = 0
 
     def add(self, module: str, res: ModuleTriplets | str) -> None:
         if isinstance(res, str):
             self.skipped.append({"module": module, "reason": res, "stage": "triplets"})
             return
         self.unique |= res.lines
+        self.predicates |= res.predicates
+        self.compares += res.compares
         self.raw += res.raw
         self.max_relation = max(self.max_relation, res.max_relation)
         if res.lost_functions:
@@ -194,15 +89,50 @@ def check_levels(kind: str, opt_levels: Sequence[str] | None) -> tuple[str, ...]
     return levels
 
 
+def check_predicates(kind: str, predicates: bool | None) -> bool:
+    """Predicate triplets are on by default for IR; MIR has no compare predicates in its vocabulary."""
+    if predicates and kind != "ir":
+        raise InputError("predicate triplets exist for IR datasets only")
+    return kind == "ir" if predicates is None else predicates
+
+
+@functools.cache
+def _extension_code() -> str:
+    """Digest of the farm code that shapes lines besides triplets.py and mir.py (which workers/cache.py
+    hashes into every key): an entry made by other per-module, predicate or march code is never used."""
+    here = Path(__file__).parent
+    names = ("modulerun.py", "predicates.py", "march.py")
+    return hashlib.sha256(b"".join((here / n).read_bytes() for n in names)).hexdigest()
+
+
 @dataclass(frozen=True)
 class Plan:
-    """What every module goes through: the kind, the levels (and their sampling), the per-tool timeout."""
+    """What every module goes through: the kind, the levels (and their sampling), the per-tool timeout,
+    whether compares become predicate triplets (workers/predicates.py) and the march levels
+    (workers/march.py; none: as compiled)."""
 
     kind: str
     levels: tuple[str, ...]
     seed: int = 0
     sample: int | None = None
     timeout: float = 300
+    predicates: bool = False
+    marches: tuple[str, ...] = ()
+
+    def facts(self) -> dict[str, Any]:
+        """The plan as a manifest and a shard's part record it (a part of another plan is a mix-up)."""
+        return {"opt_levels": list(self.levels), "sample": self.sample, "seed": self.seed,
+                "predicates": self.predicates, "march": list(self.marches)}
+
+    @classmethod
+    def from_facts(cls, kind: str, f: dict[str, Any]) -> Plan:
+        return cls(kind, tuple(f["opt_levels"]), f["seed"], f["sample"], predicates=bool(f.get("predicates")),
+                   marches=tuple(f.get("march") or ()))
+
+    def _options(self) -> dict[str, Any]:
+        """What the cache key needs beyond the levels: switching predicates or marches changes the key."""
+        return {"predicates": self.predicates, "march": list(self.marches),
+                "code": _extension_code()}
 
     def run_module(self, toolchain: Toolchain, module: corpus_mod.Module, work: Path) -> ModuleTriplets | str:
         """One module's triplets, or why it was skipped.
@@ -216,29 +146,32 @@ class Plan:
         from workers.tripletcache import Entry
 
         chosen = choose_levels(self.levels, module.name, self.seed, self.sample)
-        if self.kind == "mir" or chosen != ["O0"]:  # only these write intermediate files
+        if self.kind == "mir" or chosen != ["O0"] or self.marches:  # only these write intermediate files
             work.mkdir(parents=True)
         store = cache.for_triplets(toolchain, self.kind)
-        key = store.key(module.bitcode, self.kind, chosen, self.timeout) if store else None
+        key = store.key(module.bitcode, self.kind, chosen, self.timeout, self._options()) if store else None
         hit = store.get(key, module.name) if key else None
         if hit is not None and hit.failure is not None:
             return hit.failure
         if hit is not None:
-            res = ModuleTriplets(hit.lines, hit.raw, hit.max_relation, lost_functions=list(hit.lost_functions))
+            res = ModuleTriplets(hit.lines, hit.raw, hit.max_relation, lost_functions=list(hit.lost_functions),
+                                 predicates=set(hit.predicates), compares=hit.compares)
             if hit.mir is not None:
                 res.mir_file = work / "cached.mir"
                 res.mir_file.write_bytes(hit.mir)
             return res
         per_module = ir_module if self.kind == "ir" else mir_module
         try:
-            res = per_module(toolchain, module.bitcode, chosen, work, self.timeout, module.name)
+            res = per_module(toolchain, module.bitcode, chosen, work, self.timeout, module.name,
+                             self.predicates, self.marches)
         except ToolError as e:
             if key:
                 store.put_failure(key, module.name, str(e), private=(work.parent, module.bitcode.parent))
             return str(e)
         if key:
             store.put(key, Entry(res.lines, res.raw, res.max_relation, tuple(res.lost_functions),
-                                 res.mir_file.read_bytes() if res.mir_file else None))
+                                 res.mir_file.read_bytes() if res.mir_file else None,
+                                 predicates=frozenset(res.predicates), compares=res.compares))
         return res
 
 
@@ -255,7 +188,8 @@ def run_modules(plan: Plan, corpus: corpus_mod.Corpus, toolchain: Toolchain, scr
     # order-independent, so the dataset does not change.
     by_size = sorted(corpus.modules, key=lambda m: -m.bitcode.stat().st_size)
     for module, res in run_all(lambda m: plan.run_module(toolchain, m, scratch / str(index[m.name])), by_size,
-                               jobs=jobs, desc=f"{plan.kind} triplets"):
+                               jobs=jobs, desc=f"triplets {plan.kind}: modules",
+                               is_failure=lambda r: isinstance(r, str)):
         merged.add(module.name, res)
     return merged
 
@@ -290,21 +224,27 @@ def summarize(plan: Plan, corpus: dict[str, Any], merged: Merge, llvm: dict) -> 
         opt_levels=list(plan.levels),
         sample=plan.sample,
         seed=plan.seed,
+        march=list(plan.marches),
+        predicates={"enabled": plan.predicates, "compares": merged.compares} if plan.predicates else None,
     )
 
 
 def build_dataset(corpus_dir: Path, out_dir: Path, kind: str, toolchain: Toolchain, jobs: int | None = None,
                   opt_levels: Sequence[str] | None = None, seed: int = 0, sample: int | None = None,
-                  timeout: float = 300, shard: shards_mod.Shard | None = None) -> Path:
+                  timeout: float = 300, shard: shards_mod.Shard | None = None, predicates: bool | None = None,
+                  marches: Sequence[str] | None = None) -> Path:
     """Generate the deduplicated `kind` dataset of a corpus into `out_dir` (atomically).
 
     With `shard`, only that shard's modules, and `out_dir` is a shard's part (workers/shards.py)
     for `merge_dataset`, which makes of all parts the dataset one run over the whole corpus makes.
     Every input is checked before any module runs: the levels, the tools, the corpus, and that the
-    output may be replaced and written.
+    output may be replaced and written. `predicates` (default: on for IR) adds the compare
+    predicate triplets; `marches` runs every module once per x86-64 level (default: as compiled).
     """
-    plan = Plan(kind, check_levels(kind, opt_levels), seed, sample, timeout)
-    toolchain.check("clang", "opt", "llvm-ir2vec", *(["llc"] if kind == "mir" else []))
+    plan = Plan(kind, check_levels(kind, opt_levels), seed, sample, timeout, check_predicates(kind, predicates),
+                march_mod.check_marches(marches))
+    needs_dis = ["llvm-dis"] if plan.predicates or plan.marches else []
+    toolchain.check("clang", "opt", "llvm-ir2vec", *(["llc"] if kind == "mir" else []), *needs_dis)
     corpus = shards_mod.share(corpus_mod.load(corpus_dir), shard)
     check_replaceable(out_dir, MANIFEST if shard is None else shards_mod.PART_MANIFEST)
     check_writable(Path(out_dir).absolute().parent)
@@ -326,7 +266,8 @@ def build_dataset(corpus_dir: Path, out_dir: Path, kind: str, toolchain: Toolcha
         if shard is not None:
             facts = part_facts(plan, corpus, merged, llvm, entities_from)
             return shards_mod.write_part(out_dir, shard, facts, merged.unique, entities)
-        return write_dataset(out_dir, merged.unique, entities, summarize(plan, corpus.describe(), merged, llvm))
+        return write_dataset(out_dir, merged.unique, entities, summarize(plan, corpus.describe(), merged, llvm),
+                             merged.predicates)
 
 
 def part_facts(plan: Plan, corpus: corpus_mod.Corpus, merged: Merge, llvm: dict,
@@ -334,7 +275,7 @@ def part_facts(plan: Plan, corpus: corpus_mod.Corpus, merged: Merge, llvm: dict,
     """What a shard's part records for the merge: everything `summarize` needs that one shard cannot finish."""
     return {
         "kind": plan.kind,
-        "plan": {"opt_levels": list(plan.levels), "sample": plan.sample, "seed": plan.seed},
+        "plan": plan.facts(),
         "llvm": llvm,
         "corpus": corpus_facts(corpus),
         "modules": [[m.name, hashlib.sha256(m.bitcode.read_bytes()).hexdigest()] for m in corpus.modules],
@@ -343,6 +284,8 @@ def part_facts(plan: Plan, corpus: corpus_mod.Corpus, merged: Merge, llvm: dict,
         "raw": merged.raw,
         "max_relation": merged.max_relation,
         "entities_from": entities_from,
+        "predicates": sorted(p.decode() for p in merged.predicates),
+        "compares": merged.compares,
     }
 
 
@@ -354,14 +297,18 @@ def merge_dataset(store: ObjectStore, run: str, count: int, out_dir: Path) -> Pa
     """
     check_replaceable(out_dir, MANIFEST)
     check_writable(Path(out_dir).absolute().parent)
-    c = shards_mod.merge_run(store, run, count)
+    parts = shards_mod.fetch_parts(store, run, count)
+    c = shards_mod.combine(parts)
     facts = c.facts
-    plan = Plan(facts["kind"], tuple(facts["plan"]["opt_levels"]), facts["plan"]["seed"], facts["plan"]["sample"])
-    merged = Merge(unique=c.unique, raw=c.raw, max_relation=c.max_relation, skipped=c.skipped, partial=c.partial)
+    plan = Plan.from_facts(facts["kind"], facts["plan"])
+    merged = Merge(unique=c.unique, raw=c.raw, max_relation=c.max_relation, skipped=c.skipped, partial=c.partial,
+                   predicates={p.encode() for part in parts for p in part.manifest.get("predicates", [])},
+                   compares=sum(int(part.manifest.get("compares", 0)) for part in parts))
     if not c.modules:
         first = min((s for s in c.skipped if s["stage"] == "corpus"), key=lambda s: s["module"], default=None)
         raise InputError(f"no module of {facts['corpus'].get('source') or 'the corpus'} compiled in run {run}; "
                          f"first failure: {first['reason'] if first else 'no modules'}")
     require_triplets(merged, f"run {run}")
     whole = {"digest": corpus_mod.digest_of(c.modules), "modules": len(c.modules), **facts["corpus"]}
-    return write_dataset(out_dir, c.unique, c.entities, summarize(plan, whole, merged, facts["llvm"]))
+    return write_dataset(out_dir, c.unique, c.entities, summarize(plan, whole, merged, facts["llvm"]),
+                         merged.predicates)

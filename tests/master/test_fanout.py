@@ -13,7 +13,8 @@ from master import fanout
 from master.buildmaster import build_config
 from master.collapse import same_inputs
 from master.factories import make_factory
-from master.registry import REGISTRY, SHARD, SHARD_RUN, Builder, FanOut, IfSet, Param, Step, by_name, validate
+from master.registry import REGISTRY, SHARD, SHARD_RUN, Builder, FanOut, IfSet, Param, Step, by_name
+from master.registrycheck import validate
 from master.verbcheck import step_argvs
 from master.workerset import parse_workers
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -68,9 +69,22 @@ def live(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mailbox):
 
 
 def _pipeline_cfg(tmp_path: Path) -> Path:
+    """The test pipeline, its dataset steps saying their results as the farm's do, its publish step linking a
+    page of the dashboard."""
     cfg = tmp_path / "pipeline.cfg"
-    cfg.write_text("from master.buildmaster import build_config\nfrom tests.master.pipeline import PIPELINE\n"
-                   "BuildmasterConfig = build_config(registry=PIPELINE)\n")
+    cfg.write_text(
+        "import dataclasses\nfrom master import outputs\nfrom master.buildmaster import build_config\n"
+        "from master.stepspec import Link\nfrom tests.master.pipeline import PIPELINE\n"
+        "SAID = {'corpus': {'summary': outputs.CORPUS_SAID}, 'triplets': {'summary': outputs.TRIPLETS_SAID},\n"
+        "        'publish': {'summary': outputs.PUBLISHED_SAID,\n"
+        "                    'links': (Link('vocabularies', r'^published dataset ', 'vocab/'),)}}\n"
+        "def said(b):\n"
+        "    steps = tuple(dataclasses.replace(s, **SAID.get(s.name, {})) for s in b.steps)\n"
+        "    return dataclasses.replace(b, steps=steps)\n"
+        "from master.registry import Builder, IfSet, Step\n"
+        "ARGS = ('regress', 'run', '--bench', 'no-such-bench', IfSet('build_url', ('--build-url', '{build_url}')))\n"
+        "TELLS = Builder(name='tells-build-url', description='t', notify=(), steps=(Step('regress', ARGS),))\n"
+        "BuildmasterConfig = build_config(registry=(*(said(b) for b in PIPELINE), TELLS))\n")
     return cfg
 
 
@@ -165,7 +179,7 @@ def test_anonymous_users_look_but_cannot_control_and_forms_offer_only_choices(li
     assert (ir["corpus_source"].choices, ir["corpus_source"].strict) == (("debian", "llvm"), True)
     assert ir["corpus_input"].choices == (*DEBIAN_PACKAGES, "llvm-project") and ir["corpus_input"].strict
     assert forms["regression-inliner-size"]["bench"].choices == ("lua", "zlib", "bzip2")
-    assert forms["regression-inliner-size"]["policy"].choices == ("heuristic", "never", "always")
+    assert forms["regression-inliner-size"]["policy"].choices == ("store:latest", "heuristic", "never", "always")
     assert forms["regression-regalloc-speed"]["policy"].choices == ("spill",)
     assert forms["llvm-tot"]["rev"].regex and not forms["llvm-tot"]["rev"].choices
 
@@ -207,7 +221,7 @@ def test_anonymous_users_look_but_cannot_control_and_forms_offer_only_choices(li
 def test_pipeline_captures_publishes_triggers_and_mails_failures(live, tmp_path, capsys):
     start, mailbox = live
     api = start(_pipeline_cfg(tmp_path))
-    assert sorted(api.builders()) == sorted(b.name for b in PIPELINE)
+    assert sorted(api.builders()) == sorted([*(b.name for b in PIPELINE), "tells-build-url"])
     # --wait follows the forced buildsets and the build they trigger, and fails with the failing one
     assert main(["master", "force", "make-dataset", "always-fails", "--wait", "--url", api.base]) == 1
     out = capsys.readouterr().out
@@ -225,6 +239,30 @@ def test_pipeline_captures_publishes_triggers_and_mails_failures(live, tmp_path,
     assert made["dataset"] == latest["id"] == used["dataset"]
     assert f"=> dataset = {latest['id']}" in out
     assert used["upstream_worker"] == "local" == used["workername"]
+
+    # each step says its result (from the dataset it made) and links its page on the master's own dashboard
+    made_steps = {st["name"]: st for st in api.get(f"builds/{builds['make-dataset'].buildid}/steps")["steps"]}
+    manifest = json.loads((load_settings().var_dir / "store" / "datasets" / "ir" / latest["id"] / "manifest.json")
+                          .read_text())
+    assert re.fullmatch(rf"{manifest['corpus']['modules']:,} modules, \d+ skipped",
+                        made_steps["corpus"]["state_string"]), made_steps["corpus"]
+    assert made_steps["triplets"]["state_string"] == (f"{manifest['triplets']['unique']:,} unique triplets "
+                                                      f"({len(manifest['skipped'])} skipped)")
+    assert made_steps["publish"]["state_string"] == f"published {latest['id']}"
+    assert made_steps["publish"]["urls"] == [
+        {"name": "vocabularies", "url": f"{api.base}plugins/wsgi_dashboards/farm/vocab/"}]
+    with urllib.request.urlopen(made_steps["publish"]["urls"][0]["url"], timeout=30) as page:
+        assert page.status == 200 and b"<html" in page.read().lower()  # the link leads to the real page
+    (failed,) = [st for st in api.get(f"builds/{builds['always-fails'].buildid}/steps")["steps"]
+                 if st["name"] == "corpus"]
+    assert failed["state_string"] == "corpus (failure)" and failed["urls"] == []  # nothing to say: its name
+
+    # a step that names {build_url} gets its own build's page, as the regression steps pass it to the alert
+    last = max(b.buildid for b in api.builds_after(0))
+    api.force("tells-build-url")
+    told = _wait_for_build(api, "tells-build-url", after=last)
+    url = f"{api.base}#/builders/{api.builders()['tells-build-url']}/builds/{told.number}"
+    assert f"b'--build-url', b'{url}'" in api.step_log_tail(told.buildid, "regress", lines=200)
 
     _wait_for("a failure mail", lambda: mailbox.messages)
     subjects = [m["Subject"] for m in mailbox.messages]

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
+from buildbot.config.errors import ConfigErrors
 from buildbot.plugins import schedulers, steps
 
 from farm.config import load_settings
 from farm.errors import InputError
 from master.buildmaster import build_config
-from master.factories import FARM_COMMAND, _extract, make_factory
+from master.factories import FARM_COMMAND, MAILED_BY_FARM, FarmStep, _extract, make_factory
 from master.registry import (
     DEBIAN_PACKAGES,
     GIT_REV,
@@ -21,16 +23,17 @@ from master.registry import (
     Step,
     by_name,
     downstream,
-    parse_cron,
     render_args,
-    validate,
 )
-from master.reporters import notify_groups
+from master.registrycheck import parse_cron, validate
+from master.reporters import FarmStatusGenerator, notify_groups
 from master.schedulers import PatternParameter
+from master.stepspec import Link, StepOutput, Summary, check_output_spec
 from master.verbcheck import check_registry, step_argvs
 from master.workerset import parse_workers, workers_for
 from policyhost import advisors
 from regression.benchmarks import BENCHMARKS
+from regression.cli import EXIT_REGRESSION
 from workers.debsrc import RECIPES
 
 REQUIRED = ("llvm-tot", "triplets-ir", "triplets-mir", "vocab-retrain-ir", "vocab-retrain-mir",
@@ -240,7 +243,9 @@ def test_force_forms_offer_only_declared_choices_and_checked_text():
     assert tuple(RECIPES) == DEBIAN_PACKAGES
     assert (ir["corpus_source"].default, ir["corpus_input"].default) == ("debian", "llvm-toolchain-19")  # LLVM's code
     assert tuple(forms["regression-inliner-size"]["bench"].choices) == tuple(BENCHMARKS)
-    assert tuple(forms["regression-inliner-size"]["policy"].choices) == advisors.get("inline").builtin_policies
+    # the nightly judges the published policy; the built-in ones stay forceable
+    assert tuple(forms["regression-inliner-size"]["policy"].choices) == ("store:latest",
+                                                                          *advisors.get("inline").builtin_policies)
     assert tuple(forms["regression-regalloc-speed"]["policy"].choices) == ("spill",)
 
 
@@ -259,3 +264,85 @@ def test_dataset_parameter_takes_only_store_ids_of_its_kind():
     (p,) = by_name(REGISTRY)["vocab-retrain-mir"].params
     assert [p.accepts(v) for v in ("", "latest", "mir-0123456789abcdef")] == [True] * 3
     assert not any(p.accepts(v) for v in ("ir-0123456789abcdef", "/tmp/dataset", "../x", "--help", "latest\n"))
+
+
+# --- what a finished step says and links --------------------------------------------------------------
+
+def _said(builder: str, step: str, out: str) -> tuple[str | None, list[tuple[str, str]]]:
+    spec = next(s for s in by_name(REGISTRY)[builder].steps if s.name == step)
+    got = StepOutput(spec).feed(out)
+    return got.summary(), got.links()
+
+
+@pytest.mark.parametrize("builder, step, out, summary, links", [
+    ("triplets-ir", "corpus",
+     "corpus corpus: 287 modules, 1 skipped, digest 0123456789abcdef\n  lineage: zlib 1:1.2.13 (debian)\n"
+     "  skipped contrib/x.c: clang failed\n", "287 modules, 1 skipped", []),
+    ("triplets-ir", "triplets-ir",
+     "dataset ir-0123456789abcdef in dataset: 284/287 modules, 301234 triplets -> 1183 unique, 68 entities, "
+     "12 relations\n  skipped a.c (opt): crashed\n  skipped b.c (ir2vec): timeout\n  skipped c.c (opt): bad\n"
+     "  partial d.c: 2 functions lost\n", "1,183 unique triplets (3 skipped)", []),
+    ("triplets-ir", "triplets-ir",
+     "shard 2/4 in dataset: 71 modules, 75012 triplets, MAX_RELATION 5 (a part: `dataset put-shard`, then "
+     "`dataset merge`)\n", "shard 2/4: 71 modules, 75,012 triplets", []),
+    ("triplets-ir", "publish", "published dataset ir-0123456789abcdef to file:///v/store\n",
+     "published ir-0123456789abcdef", []),
+    ("vocab-retrain-ir", "retrain", "ir 20261123-llvm22.1.8-ir-d75-46d617adc845 (published)\n",
+     "published 20261123-llvm22.1.8-ir-d75-46d617adc845",
+     [("vocabulary", "vocab/ir/20261123-llvm22.1.8-ir-d75-46d617adc845/")]),
+    ("vocab-retrain-mir", "retrain", "mir 20261123-llvm22.1.8-mir-d100-0a1b (already published)\n",
+     "already published 20261123-llvm22.1.8-mir-d100-0a1b",
+     [("vocabulary", "vocab/mir/20261123-llvm22.1.8-mir-d100-0a1b/")]),
+    ("regression-inliner-size", "regress",
+     "mlgo-farm regression run 20261123T050001Z-3c4d on builder regression-inliner-size: REGRESSION\n"
+     "started ...\n\nReport: http://m:8010/x\nreport: /w/report\nverdict: zlib text +1.39% REGRESSION\n",
+     "zlib text +1.39% REGRESSION",
+     [("report", "store/regression/regression-inliner-size/20261123T050001Z-3c4d/index.html"),
+      ("history", "regression/regression-inliner-size/")]),
+    ("regression-regalloc-speed", "regress", "verdict: zlib text -0.20% ok\n", "zlib text -0.20% ok", []),
+    ("llvm-tot", "llvm-build", "[1/2] x\nLLVM at main: /w/llvm-build/bin\n", "LLVM at main: /w/llvm-build/bin", []),
+    ("triplets-ir", "corpus", "nothing the pattern knows\n", None, []),
+])
+def test_steps_summarise_and_link_what_their_verbs_print(builder, step, out, summary, links):
+    assert _said(builder, step, out) == (summary, links)
+
+
+def test_regression_steps_pass_the_build_url_and_mail_regressions_themselves():
+    for name in ("regression-inliner-size", "regression-inliner-control", "regression-regalloc-speed"):
+        (step,) = by_name(REGISTRY)[name].steps
+        assert render_args(step.args, {**by_name(REGISTRY)[name].defaults(), "build_url": "http://m/#/b/1"}.get
+                           )[-2:] == ["--build-url", "http://m/#/b/1"]
+        assert "--build-url" not in render_args(step.args, by_name(REGISTRY)[name].defaults().get)
+        assert step.mails_itself == (EXIT_REGRESSION,)
+    assert all(not s.mails_itself for b in REGISTRY if not b.name.startswith("regression-") for s in b.steps)
+
+
+@pytest.mark.parametrize("step, message", [
+    (Step("s", ("toolchain",), summary=(Summary(r"(?P<n>\d+)", "{m} things"),)), r"uses \['m'\]"),
+    (Step("s", ("toolchain",), summary=(Summary(r"(?P<n>\d+", "{n}"),)), "missing"),
+    (Step("s", ("toolchain",), links=(Link("x", r"(?P<k>\w+)", "vocab/{kind}/"),)), r"uses \['kind'\]"),
+    (Step("s", ("toolchain",), links=(Link("x", r"(?P<k>\w+)", "/etc/{k}"),)), "a path under the dashboard"),
+    (Step("s", ("toolchain",), links=(Link("x", r"(?P<k>\w+)", "https://elsewhere/{k}"),)), "under the dashboard"),
+])
+def test_summary_and_link_declarations_are_checked_at_configuration_time(step, message):
+    assert re.search(message, check_output_spec(step))
+    with pytest.raises(InputError, match=message):
+        validate((_b("a", steps=(step,)),))
+    with pytest.raises(ConfigErrors, match=message):  # as Buildbot's own step classes refuse bad arguments
+        FarmStep(step, command=["mlgo-farm", "toolchain"])
+
+
+def test_buildbot_mail_skips_builds_the_farm_mailed_about_and_links_use_the_web_url():
+    s = _settings(web_url="https://farm.example/ci")
+    s = dataclasses.replace(s, smtp=dataclasses.replace(s.smtp, recipients="ops@example.org"))
+    c = build_config(s)
+    assert c["buildbotURL"] == "https://farm.example/ci/"
+    (mail,) = c["services"]
+    gens = mail._config_kwargs["generators"]
+    assert all(isinstance(g, FarmStatusGenerator) for g in gens)
+    (gen,) = [g for g in gens if "regression-inliner-size" in g.builders]
+    build = {"builder": {"name": "regression-inliner-size", "tags": []}, "results": 2, "prev_build": {"results": 0},
+             "properties": {"scheduler": ["nightly-regression-inliner-size", "Scheduler"]}}
+    assert gen.is_message_needed_by_props(build) and gen.is_message_needed_by_results(build)  # a crash: mailed
+    alerted = {**build, "properties": {**build["properties"], MAILED_BY_FARM: [EXIT_REGRESSION, "FarmStep"]}}
+    assert not gen.is_message_needed_by_props(alerted)  # a regression: the farm's alert only

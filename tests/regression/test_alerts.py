@@ -8,7 +8,7 @@ import pytest
 
 from farm.cli import main
 from farm.config import SMTPConfig, load_settings
-from regression import alerts, benchmarks, compare
+from regression import alerts, benchmarks, compare, report
 from regression.compare import RunRequest, run_comparison
 from regression.history import History
 from tests.conftest import DATA
@@ -17,9 +17,17 @@ from tests.servers import MailBox, free_port
 BENCH = benchmarks.local_benchmark(DATA / "csrc", ("20000",))
 
 
+BUILD_URL = "http://127.0.0.1:8010/#/builders/7/builds/42"
+
+
 def _run(run_id: str, policy: str):
     return run_comparison(RunRequest(builder="nightly", run_id=run_id, benchmarks=(BENCH,), policy=policy,
-                                     repeats=0, jobs=2), deliver_backoff=0.05)
+                                     repeats=0, jobs=2, build_url=BUILD_URL), deliver_backoff=0.05)
+
+
+def _subject(mail) -> str:
+    """The Subject header unfolded (long subjects are folded over two lines on the wire)."""
+    return " ".join(str(mail["Subject"]).split())
 
 
 def test_alerts_on_transitions_only(smtp_env: MailBox) -> None:
@@ -29,17 +37,36 @@ def test_alerts_on_transitions_only(smtp_env: MailBox) -> None:
     bad = _run("n2", "never")
     assert bad.verdict == "regression" and bad.alert == alerts.REGRESSION
     [mail] = smtp_env.messages
-    assert mail["Subject"] == "[mlgo-farm] REGRESSION: nightly run n2 (policy never)"
-    assert mail["To"] == "llvm-mlgo@example.org, oncall@example.org"
-    body = mail.get_payload(decode=True).decode()
     hist = compare.open_history()
-    rows = {(m.subject, m.metric, m.policy): m.value for m in hist.measurements(bad.run)}
-    h, p = rows[("csrc/run", "instructions", "heuristic")], rows[("csrc/run", "instructions", "policy")]
+    rows = report.table_rows(hist.verdicts(bad.run))
+    line = report.headline(rows, "regression", hist.skipped(bad.run), say_verdict=False)
+    assert _subject(mail) == f"[mlgo-farm] REGRESSION: nightly: {line} (run n2, policy never)"
+    assert bad.headline == f"{line} REGRESSION" and line.startswith("csrc/run Ir +")
+    assert mail["To"] == "llvm-mlgo@example.org, oncall@example.org"
+    body = mail.get_payload(decode=True).decode().replace("\r\n", "\n")
+    values = {(m.subject, m.metric, m.policy): m.value for m in hist.measurements(bad.run)}
+    h, p = values[("csrc/run", "instructions", "heuristic")], values[("csrc/run", "instructions", "policy")]
     table_line = next(ln for ln in body.splitlines() if ln.startswith("csrc/run") and "instructions" in ln)
     assert table_line.split()[:6] == ["csrc/run", "instructions", f"{h:,.0f}", f"{p:,.0f}",
                                       f"{(p - h) / h * 100:+.2f}%", "regressed"]
-    assert f"Report: {bad.report_url}" in body
-    assert bad.report_url.endswith("regression/nightly/n2/index.html")
+    # the regressed list: with units, the gating benchmark first, every regressed module named
+    listed = body.split("Regressed (", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert listed[2].split() == ["csrc/run", "workload", "(gating)", "instructions", "heuristic", f"{h:,.0f}", "Ir",
+                                 f"{p:,.0f}", "Ir", f"{(p - h) / h * 100:+.2f}%"]
+    regressed_modules = {c.subject for c in hist.verdicts(bad.run) if c.kind == "module" and c.verdict == "regressed"}
+    assert regressed_modules and all(any(ln.split()[0] == m and "bytes" in ln for ln in listed)
+                                     for m in regressed_modules)
+    web = load_settings().buildbot.dashboard("store/regression/nightly/n2/index.html")
+    assert bad.web_url == web and web.startswith("http://127.0.0.1:8010/plugins/wsgi_dashboards/farm/")
+    assert f"Report:             {web}" in body and "file://" not in body
+    assert f"Build:              {BUILD_URL}" in body
+    assert "LLVM:               " + bad.run.llvm_version in body and (bad.run.llvm_package or "") in body
+    assert "Previous good run:  n1 (" in body and "/store/regression/nightly/n1/index.html" in body
+    repro = body.split("Reproduce the comparison locally (with the same LLVM):\n  ", 1)[1].splitlines()[0]
+    assert repro == (f"mlgo-farm regress run --bench-dir {DATA / 'csrc'} --bench-arg=20000 --policy never "
+                     "--advisor inline --opt=-Oz --repeats 0 --no-publish")
+    assert main_parses(repro)
+    assert bad.report_url.endswith("regression/nightly/n2/index.html")  # the history keeps the store's link
 
     again = _run("n3", "never")
     assert again.verdict == "regression" and again.alert is None
@@ -49,10 +76,22 @@ def test_alerts_on_transitions_only(smtp_env: MailBox) -> None:
     assert good.verdict == "ok" and good.alert == alerts.RECOVERY
     assert len(smtp_env.messages) == 2
     rec = smtp_env.messages[1]
-    assert rec["Subject"] == "[mlgo-farm] recovered: nightly run n4 (policy heuristic)"
-    assert f"Report: {good.report_url}" in rec.get_payload(decode=True).decode()
+    assert _subject(rec).startswith("[mlgo-farm] recovered: nightly: ")
+    assert _subject(rec).endswith("(run n4, policy heuristic)")
+    rec_body = rec.get_payload(decode=True).decode()
+    assert f"Report:             {good.web_url}" in rec_body and "Last regressed run: n3 (" in rec_body
     assert [m.kind for m in hist.outbox()] == ["regression", "recovery"]
     assert all(m.sent for m in hist.outbox())
+
+
+def main_parses(command: str) -> bool:
+    """The reproducing command is one the real CLI parser accepts."""
+    import shlex
+
+    from farm.cli import build_parser
+
+    args = build_parser().parse_args(shlex.split(command)[1:])
+    return args.func.__name__ == "_run"
 
 
 def test_server_down_is_retried_and_nothing_is_lost(smtp_env: MailBox, monkeypatch: pytest.MonkeyPatch,
@@ -72,7 +111,7 @@ def test_server_down_is_retried_and_nothing_is_lost(smtp_env: MailBox, monkeypat
     assert main(["regress", "alerts", "--flush"]) == 0
     assert "sent 1, still pending 0" in capsys.readouterr().out
     [mail] = smtp_env.messages
-    assert mail["Subject"] == "[mlgo-farm] REGRESSION: nightly run d1 (policy never)"
+    assert _subject(mail).startswith("[mlgo-farm] REGRESSION: nightly: ") and "(run d1, policy never)" in _subject(mail)
     assert hist.outbox(pending_only=True) == []
 
 
@@ -83,7 +122,7 @@ def test_queued_alert_goes_out_with_the_next_run(smtp_env: MailBox, monkeypatch:
     monkeypatch.setenv("MLGO_FARM_SMTP_PORT", str(smtp_env.port))
     nxt = _run("q2", "never")  # still regressing: no new alert, but the queued one is delivered
     assert nxt.alert is None
-    assert [m["Subject"] for m in smtp_env.messages] == ["[mlgo-farm] REGRESSION: nightly run q1 (policy never)"]
+    assert [_subject(m).endswith("(run q1, policy never)") for m in smtp_env.messages] == [True]
 
 
 def test_transition_rules(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 from farm.cli import main
 from farm.config import load_settings
 from farm.errors import FarmError, InputError
-from regression import benchmarks, compare
+from regression import benchmarks, compare, report
 from regression.compare import RunRequest, run_comparison
 from regression.rules import DEFAULT_RULES, HEURISTIC_BASELINE, PREVIOUS_BASELINE, judge, run_verdict
 from tests.conftest import DATA
@@ -44,7 +44,11 @@ def test_heuristic_policy_reproduces_the_heuristic(compare_corpus: Path) -> None
     assert result.report_url.endswith("/regression/e2e/same/index.html")
     assert Path(result.report_url.removeprefix("file://")).read_bytes() == \
         (result.report_dir / "index.html").read_bytes()
-    assert "Report: " + result.report_url in (result.report_dir / "summary.txt").read_text()
+    # readers get the report on the master's dashboard, which serves the same stored bytes
+    assert result.web_url == load_settings().buildbot.dashboard("store/regression/e2e/same/index.html")
+    assert "Report: " + result.web_url in (result.report_dir / "summary.txt").read_text()
+    assert result.headline == report.headline(report.table_rows(result.comparisons), "ok", [])
+    assert result.headline.endswith(" ok") and " text +0.00%" in result.headline
 
 
 def test_decision_changing_policy_is_judged_from_its_measurements(compare_corpus: Path) -> None:
@@ -128,6 +132,7 @@ def test_dead_object_store_keeps_the_result(compare_corpus: Path, monkeypatch: p
     assert result.publish_error and "\n" not in result.publish_error
     assert result.run.status == "complete" and result.run.report_url.startswith("file://")
     assert Path(result.run.report_url.removeprefix("file://")).is_file()
+    assert result.web_url == result.run.report_url  # not published: the dashboard has nothing to serve
 
 
 def test_cli_run_exit_codes(compare_corpus: Path, capsys: pytest.CaptureFixture) -> None:
@@ -141,6 +146,11 @@ def test_cli_run_exit_codes(compare_corpus: Path, capsys: pytest.CaptureFixture)
     assert out.startswith(f"mlgo-farm regression run c1 on builder cli: {run.verdict.upper()}")
     assert code == (10 if run.verdict == "regression" else 0)
     assert f"report: {load_settings().var_dir}/regression/runs/cli/c1/report" in out
+    # the line the Buildbot step shows as its summary (master/outputs.py reads it)
+    verdict_line = report.headline(report.table_rows(compare.open_history().verdicts(run)), run.verdict,
+                                   compare.open_history().skipped(run))
+    assert f"verdict: {verdict_line}" in out.splitlines()
+    assert run.config["reproduce"].startswith(f"mlgo-farm regress run --corpus {compare_corpus} --bench-dir {CSRC} ")
     assert main(["regress", "run", "--corpus", str(compare_corpus), "--builder", "cli", "--run-id", "c1"]) == 2
     err = capsys.readouterr().err
     assert err == "mlgo-farm: error: run c1 of builder cli already exists (complete)\n"

@@ -99,6 +99,8 @@ def handmade_manifest(data: bytes, key: bytes, dataset: str = "ir-00000000000000
     publish() trusts that record (the CLI and the Celery validate task compute it); these tests are
     about what publish() does with the store.
     """
+    import json
+
     from vocabgen.signing import sign
     from vocabgen.vocabfile import sha256
 
@@ -106,6 +108,8 @@ def handmade_manifest(data: bytes, key: bytes, dataset: str = "ir-00000000000000
         "format": 1, "kind": "ir", "sha256": sha256(data), "dimension": 4,
         "dataset": {"id": dataset}, "lineage": {"dataset_id": dataset, "llvm_version": "22.1.8"},
         "parameters": TINY.to_dict(), "metrics": {"holdout": {"mrr": mrr, "hits_at_10": 0.9}},
+        "coverage": {section: {"trained": len(keys), "total": len(keys), "filler": []}
+                     for section, keys in json.loads(data).items()},
     }
     return {**sign(data, manifest, key), "validation": {"ok": True, "sha256": sha256(data)}}
 

@@ -203,13 +203,14 @@ def test_latest_only_moves_forward_in_time(store) -> None:
 
     again = pub.publish(store, old, handmade_manifest(old, key))
     assert store.get("vocab/ir/latest.json") == pointer, "latest did not move back"
-    assert again == {**first, "created": False, "latest": second["version"]}
-    assert second["latest"] == second["version"]
+    assert again == {**first, "created": False, "latest": second["version"], "state": "superseded"}
+    assert second["latest"] == second["version"] and second["state"] == "latest" and first["state"] == "latest"
     assert pub.summary(again) == f"ir {first['version']} (already published; latest stays at {second['version']}, " \
                                  f"published later)"
 
     skewed = pub.publish(store, late, handmade_manifest(late, key), when=T0 + DAY / 2)
-    assert skewed["created"] and skewed["latest"] == second["version"]
+    assert skewed["created"] and skewed["latest"] == second["version"] and skewed["state"] == "superseded"
+    assert skewed["gate"]["passed"], "it passed the gate, only time kept it from latest"
     assert store.get("vocab/ir/latest.json") == pointer
     assert pub.summary(skewed).startswith(f"ir {skewed['version']} (published; latest stays at ")
     assert assert_consistent(store) == [first["version"], skewed["version"], second["version"]], "index by time"
@@ -329,3 +330,36 @@ def test_published_and_downloaded_files_are_readable_by_another_user(validated) 
         assert _readable_by_nobody(public / "downloads" / "vocab.json") == data
     finally:
         subprocess.run(["rm", "-rf", str(public)], check=True)
+
+
+def test_a_candidate_and_a_failed_promotion_leave_latest_and_the_index_as_they_were(s3_proxy) -> None:
+    """On S3: a version that fails the gate never touches `latest`; a promotion whose `latest` put is lost
+    is taken back (the index restored), and doing it again completes it."""
+    from vocabgen.gate import gate_from_settings
+
+    _, proxy = s3_proxy
+    store = s3_store(proxy.url)
+    key = farm_key()
+    old, new = handmade_vocab(salt=1), handmade_vocab(salt=2)
+    first = pub.publish(store, old, handmade_manifest(old, key), when=T0, gate=gate_from_settings())
+    pointer = store.get("vocab/ir/latest.json")
+    worse = pub.publish(store, new, handmade_manifest(new, key, mrr=0.1), when=T0 + DAY, gate=gate_from_settings())
+    assert worse["state"] == "candidate" and worse["latest"] == first["version"]
+    assert worse["gate"]["reasons"] == ["mrr: 0.100 vs latest 0.500 (worse than the tolerance 0.05)"]
+    assert store.get("vocab/ir/latest.json") == pointer
+    assert assert_consistent(store) == [first["version"], worse["version"]]
+    before = {k: store.get(k) for k in store.list("vocab/")}
+
+    def back_once_the_client_gave_up(attempts: int, caught_exception=None, **_):
+        if caught_exception is not None and attempts >= 2:
+            proxy.start()
+
+    store.client.meta.events.register("needs-retry.s3.PutObject", back_once_the_client_gave_up)
+    proxy.trip_on(b"PUT /mlgo-vocab/farm/vocab/ir/latest.json ")
+    with pytest.raises(StoreError):
+        pub.promote(store, "ir", worse["version"], "operator knows better")
+    assert proxy.tripped.is_set()
+    assert {k: store.get(k) for k in store.list("vocab/")} == before
+    assert pub.promote(store, "ir", worse["version"], "operator knows better")["state"] == "latest"
+    assert pub.resolve(store, "ir", "latest") == worse["version"]
+    assert assert_consistent(store) == [first["version"], worse["version"]]

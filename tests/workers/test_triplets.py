@@ -30,6 +30,28 @@ def _direct_unique(tc: Toolchain, corpus_dir: Path, levels: list[str], tmp: Path
     return unique, max_rel
 
 
+_PREDICATES = {"icmp": {"eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt", "sle"},
+               "fcmp": {"false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "uno", "ueq", "ugt", "uge", "ult",
+                        "ule", "une", "true"}}
+
+
+def _direct_predicates(tc: Toolchain, corpus_dir: Path, levels: list[str], tmp: Path) -> set[tuple[str, str]]:
+    """(opcode entity, predicate entity) of every compare, read off `llvm-dis` word by word: the independent answer."""
+    found = set()
+    for m in corpus.load(corpus_dir).modules:
+        for level in levels:
+            ir = m.bitcode
+            if level != "O0":
+                ir = tmp / "o.bc"
+                tc.run("opt", [f"-passes=default<{level}>", m.bitcode, "-o", ir])
+            for line in tc.run("llvm-dis", [ir, "-o", "-"]).stdout.decode().splitlines():
+                words = line.split()
+                if len(words) > 3 and words[1] == "=" and words[2] in _PREDICATES:
+                    pred = next(w for w in words[3:] if w in _PREDICATES[words[2]])
+                    found.add(({"icmp": "ICmp", "fcmp": "FCmp"}[words[2]], f"{words[2].upper()}_{pred}"))
+    return found
+
+
 def _add_module(corpus_dir: Path, name: str) -> dict:
     """Add module `name` (a copy of sort.c's bitcode) to a corpus; its new description."""
     desc = json.loads((corpus_dir / corpus.DESCRIPTION).read_text())
@@ -62,14 +84,41 @@ def test_ir_files_line_by_line(ir_dataset: Path, csrc_corpus: Path, toolchain: T
     assert all(h < e_count and t < e_count and r < r_count for h, t, r in triples)
 
     expected, max_rel = _direct_unique(toolchain, csrc_corpus, ["O0", "O2"], tmp_path)
-    assert set(triples) == expected
-    assert r_count == max_rel + 1
+    ids = {n: int(i) for n, i in entities}
+    pairs = _direct_predicates(toolchain, csrc_corpus, ["O0", "O2"], tmp_path)
+    assert {("ICmp", "ICMP_slt"), ("FCmp", "FCMP_olt")} <= pairs, "the test corpus compares ints and floats"
+    predicate = max_rel + 1  # the farm's relation comes after every relation LLVM emitted
+    assert set(triples) == expected | {(ids[h], ids[t], predicate) for h, t in pairs}
+    assert r_count == max_rel + 2 and relations[-1] == ["Predicate", str(predicate)]
 
     m = json.loads((ir_dataset / "manifest.json").read_text())
     assert m["triplets"]["unique"] == count < m["triplets"]["raw"], "deduplication must shrink the raw stream"
     assert m["modules_used"] == m["corpus"]["modules"] == 4 and m["skipped"] == []
     assert m["llvm"]["llvm_version"] == toolchain.version
     assert m["id"].startswith("ir-") and m["opt_levels"] == ["O0", "O2"]
+    assert m["predicates"]["enabled"] and m["predicates"]["relation"] == predicate
+    assert m["predicates"]["triplets"] == len(pairs) and m["predicates"]["compares"] >= len(pairs)
+    mentioned = m["entities_mentioned"]
+    assert set(mentioned) == {"Opcodes", "Types", "Arguments"}
+    assert sum(s["total"] for s in mentioned.values()) == e_count
+    used = {names for h, t, _ in triples for names in (entities[h][0], entities[t][0])}
+    assert sorted(n for s in mentioned.values() for n in s["entities"]) == sorted(used)
+    assert all(s["count"] == len(s["entities"]) for s in mentioned.values())
+
+
+def test_without_predicates_the_dataset_is_llvms_triplets(csrc_corpus: Path, toolchain: Toolchain,
+                                                          tmp_path: Path) -> None:
+    out = triplets.build_dataset(csrc_corpus, tmp_path / "plain", "ir", toolchain, opt_levels=["O0"],
+                                 predicates=False)
+    _, rows = read_table(out / "train2id.txt")
+    expected, max_rel = _direct_unique(toolchain, csrc_corpus, ["O0"], tmp_path)
+    assert {tuple(int(x) for x in r) for r in rows} == expected
+    r_count, relations = read_table(out / "relation2id.txt")
+    assert r_count == max_rel + 1 and "Predicate" not in {n for n, _ in relations}
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["predicates"] is None
+    with_them = triplets.build_dataset(csrc_corpus, tmp_path / "with", "ir", toolchain, opt_levels=["O0"])
+    assert json.loads((with_them / "manifest.json").read_text())["id"] != m["id"]
 
 
 def test_same_corpus_same_bytes_whatever_the_parallelism(ir_dataset: Path, csrc_corpus: Path,

@@ -1,0 +1,1 @@
+"""The farm's own pages and read-only downloads inside the Buildbot web UI (a Buildbot WSGI dashboard)."""

@@ -1,0 +1,156 @@
+"""The farm's WSGI dashboard: its pages and the read-only download URLs, mounted in the Buildbot master.
+
+Buildbot's `wsgi_dashboards` plugin (buildbot_wsgi_dashboards) mounts this Flask app at
+`/plugins/wsgi_dashboards/farm/` of the master's web port, puts "Farm" in the web UI's menu and
+shows this app's `index.html` there; the other pages are full pages under the same prefix.
+Downloads live under `store/`, in the store's own key layout (`store/vocab/ir/latest/vocab.json`),
+so the URL a user without the farm fetches has the same shape as the S3 key of the same file.
+
+Everything here only reads. Anonymous visitors may look, never act: every method other than GET
+and HEAD is answered 405 before any page code runs (middleware below, for every path, existing or
+not), and no page writes to the store or the history. What is served of the store is decided in
+master/dashboard/files.py (published prefixes only; no staging, no traversal).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, Response, abort, jsonify, request, url_for
+
+from farm.config import Settings
+from farm.store import ObjectStore, store_from_settings
+from master.dashboard import files
+
+READ_METHODS = ("GET", "HEAD")
+#: Pages of the store (regression reports) may show images and inline style, never run a script.
+STORE_HTML_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'"
+
+
+class ReadOnly:
+    """WSGI middleware: 405 with `Allow: GET, HEAD` for any other method, whatever the path."""
+
+    def __init__(self, app: Callable) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
+        if environ.get("REQUEST_METHOD", "GET").upper() not in READ_METHODS:
+            body = b"405 Method Not Allowed: the farm's pages and downloads are read-only (GET, HEAD)\n"
+            start_response("405 Method Not Allowed", [("Allow", ", ".join(READ_METHODS)),
+                                                      ("Content-Type", "text/plain; charset=utf-8"),
+                                                      ("Content-Length", str(len(body)))])
+            return [body]
+        return self.app(environ, start_response)
+
+
+class Farm:
+    """What the pages read: the store (opened once, on first use) and the regression history's path."""
+
+    def __init__(self, settings: Settings, store: ObjectStore | None = None, history: Path | None = None,
+                 flower_url: str | None = None) -> None:
+        from regression.compare import history_path
+
+        self.settings = settings
+        self._store = store
+        self._lock = threading.Lock()
+        self.history_path = Path(history) if history else history_path(settings)
+        self.flower_url = flower_url
+
+    @property
+    def store(self) -> ObjectStore:
+        with self._lock:
+            if self._store is None:
+                self._store = store_from_settings(self.settings)
+            return self._store
+
+
+def _download(farm: Farm, key: str) -> Response:
+    try:
+        got = files.serve(farm.store, key)
+    except files.NotServed:
+        abort(404)
+    resp = Response(got.data, content_type=got.content_type)
+    resp.set_etag(hashlib.sha256(got.data).hexdigest())
+    resp.headers["Cache-Control"] = "public, max-age=31536000, immutable" if got.immutable else "no-cache"
+    resp.headers["X-Content-Type-Options"] = "nosniff"
+    if got.version:
+        resp.headers["X-Farm-Version"] = got.version
+    if got.content_type.startswith("text/html"):
+        resp.headers["Content-Security-Policy"] = STORE_HTML_CSP
+    return resp.make_conditional(request)
+
+
+def download_index(farm: Farm) -> dict[str, Any]:
+    """Every published version with its absolute download URLs: what a script fetches first."""
+
+    def url(key: str) -> str:
+        return url_for("download", key=key, _external=True)
+
+    out: dict[str, Any] = {"format": 1}
+    for root, artifact in files.ARTIFACTS.items():
+        kinds: dict[str, Any] = {}
+        for v in files.versions(farm.store, root):
+            kind, version = str(v.get("kind") or v.get("advisor") or ""), str(v.get("version") or "")
+            if not kind or not version:
+                continue
+            base = f"{root}/{kind}/{version}"
+            entry = kinds.setdefault(kind, {"latest": None, "latest_url": url(f"{root}/{kind}/latest/{artifact}"),
+                                            "versions": []})
+            if v.get("state") == "latest":
+                entry["latest"] = version
+            entry["versions"].append({
+                **{k: v.get(k) for k in ("version", "sha256", "dimension", "state", "llvm_version", "llvm_commit",
+                                         "published_at", "dataset_id", "vocab_version") if k in v},
+                "validated_with_llvm": files.validated_with(farm.store, root, kind, version),
+                "url": url(f"{base}/{artifact}"), "sha256_url": url(f"{base}/{artifact}.sha256"),
+                "manifest_url": url(f"{base}/manifest.json"),
+            })
+        for kind, entry in kinds.items():
+            if entry["latest"] is None:
+                with contextlib.suppress(files.NotServed):
+                    entry["latest"] = files.latest_version(farm.store, root, kind)
+        out[root] = kinds
+    return out
+
+
+def create_app(settings: Settings, store: ObjectStore | None = None, history: Path | None = None,
+               flower_url: str | None = None) -> Flask:
+    """The dashboard app for `settings` (`store` and `history` override where it reads, for tests)."""
+    from master.dashboard import views
+
+    app = Flask("master.dashboard", template_folder=str(Path(__file__).with_name("templates")))
+    app.config["FARM"] = farm = Farm(settings, store, history, flower_url)
+    app.jinja_env.autoescape = True
+    app.url_map.merge_slashes = False  # `store//etc/passwd` is a refused key, not a redirect to another one
+    app.wsgi_app = ReadOnly(app.wsgi_app)  # type: ignore[method-assign]
+
+    @app.route("/store/<path:key>")
+    def download(key: str) -> Response:
+        return _download(farm, key)
+
+    @app.route("/index.json")
+    def index_json() -> Response:
+        resp = jsonify(download_index(farm))
+        resp.headers["Cache-Control"] = "no-cache"
+        return resp
+
+    views.register(app, farm)
+
+    @app.after_request
+    def _headers(resp: Response) -> Response:
+        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+        resp.headers.setdefault("Referrer-Policy", "same-origin")
+        return resp
+
+    return app
+
+
+def dashboards(settings: Settings, flower_url: str | None = None) -> list[dict[str, Any]]:
+    """`www['plugins']['wsgi_dashboards']`: the farm's pages as one entry of the web UI's menu."""
+    return [{"name": "farm", "caption": "Farm", "app": create_app(settings, flower_url=flower_url),
+             "order": 20, "icon": "flask"}]

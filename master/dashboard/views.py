@@ -1,0 +1,187 @@
+"""The dashboard's pages: overview, vocabularies (versions, one version, a diff), policies, regression.
+
+Each page is rendered with jinja2 from what the store's indexes and manifests and the regression
+history say, at the time of the request; nothing is cached between requests, so a page never
+shows a `latest` the store no longer names.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from flask import Flask, abort, render_template, request, url_for
+
+from farm.errors import InputError
+from master.dashboard import files, trends, vocabdiff
+from regression import metrics
+from vocabgen.layout import SECTIONS, coverage_line
+from vocabgen.versions import check_version_name
+
+#: What each kind's vocabulary is read by: the tool flags the download page shows.
+_FLAGS = {
+    "ir": [("opt (print the embeddings)",
+            "opt -passes='print<ir2vec>' -ir2vec-vocab-path={path} -disable-output in.ll"),
+           ("llvm-ir2vec", "llvm-ir2vec embeddings --ir2vec-vocab-path={path} in.bc"),
+           ("clang (for any pass that reads IR2Vec)", "clang -O2 -mllvm -ir2vec-vocab-path={path} -c in.c"),
+           # LLVM 22 reads the inliner's vocabulary through both options (policyhost/advisors.py passes both);
+           # Debian's clang has no built-in model, so the inliner asks a policy host (mlgo-farm-cc does this)
+           ("the ML inliner's IR2Vec features (a policy host on BASE.in/BASE.out)",
+            "clang -Oz -mllvm -enable-ml-inliner=release -mllvm -inliner-interactive-channel-base=BASE "
+            "-mllvm -ml-inliner-ir2vec-vocab-file={path} -mllvm -ir2vec-vocab-path={path} -c in.c")],
+    "mir": [("llc (print the embeddings)", "llc -O2 -mir2vec-vocab-path={path} -print-mir2vec -o /dev/null in.ll"),
+            ("llvm-ir2vec", "llvm-ir2vec embeddings --mode=mir --mir2vec-vocab-path={path} in.mir"),
+            ("clang (for any pass that reads MIR2Vec)", "clang -O2 -mllvm -mir2vec-vocab-path={path} -c in.c")],
+}
+
+
+def _kind(kind: str) -> str:
+    if kind not in SECTIONS:
+        abort(404)
+    return kind
+
+
+def _version(version: str) -> str:
+    try:
+        return check_version_name(version)
+    except InputError:
+        abort(404)
+
+
+def _coverage(coverage: Any, kind: str | None = None) -> str:
+    """The manifest's coverage in LLVM's section order (the index stores it with sorted keys)."""
+    if isinstance(coverage, dict) and kind in SECTIONS:
+        coverage = {s: coverage[s] for s in (*SECTIONS[kind], *sorted(coverage)) if s in coverage}
+    return coverage_line(coverage) if coverage else "coverage ?"
+
+
+def _vocab_rows(farm, kind: str, validated: bool = False) -> list[dict[str, Any]]:
+    """The index's entries of `kind`, newest first; `validated` adds the LLVM version that validated each
+    (from its manifest: the index does not carry it)."""
+    rows = [v for v in files.versions(farm.store, "vocab") if v.get("kind") == kind]
+    rows.sort(key=lambda v: str(v.get("published_at")), reverse=True)
+    if validated:
+        rows = [{**v, "validated_with": files.validated_with(farm.store, "vocab", kind, str(v.get("version")))}
+                for v in rows]
+    return rows
+
+
+def register(app: Flask, farm) -> None:
+    """Add the pages to `app`."""
+    app.jinja_env.filters["coverage"] = _coverage
+    app.jinja_env.globals["fmt"] = lambda metric, value: metrics.get(metric).format(value)
+    app.jinja_env.filters["utc"] = lambda t: time.strftime("%Y-%m-%d %H:%M", time.gmtime(t)) if t else "-"
+
+    def store_url(key: str, external: bool = False) -> str:
+        return url_for("download", key=key, _external=external)
+
+    app.jinja_env.globals["store_url"] = store_url
+
+    def overview() -> dict[str, Any]:
+        kinds = {k: _vocab_rows(farm, k)[:1] for k in SECTIONS}
+        history = trends.open_history(farm.history_path)
+        builders = {b: runs[-1] for b, runs in trends.by_builder(history, limit=1).items()}
+        policies = files.versions(farm.store, "policies")
+        return {"kinds": kinds, "builders": builders, "policies": len(policies), "flower_url": farm.flower_url}
+
+    @app.route("/index.html")
+    def fragment():
+        """What the Buildbot UI shows under "Farm" (inserted into its page: no <html>, no script)."""
+        return render_template("fragment.html", **overview())
+
+    @app.route("/")
+    def home():
+        return render_template("home.html", **overview())
+
+    @app.route("/vocab/")
+    def vocab_index():
+        return render_template("vocab_index.html", kinds={k: _vocab_rows(farm, k, validated=True) for k in SECTIONS})
+
+    @app.route("/vocab/<kind>/<version>/")
+    def vocab_version(kind: str, version: str):
+        kind, version = _kind(kind), _version(version)
+        if version == "latest":
+            try:
+                version = files.latest_version(farm.store, "vocab", kind)
+            except files.NotServed:
+                abort(404)
+        try:
+            manifest = files.manifest(farm.store, "vocab", kind, version)
+        except files.NotServed:
+            abort(404)
+        entry = next((v for v in _vocab_rows(farm, kind) if v.get("version") == version), {})
+        path = f"vocab-{kind}-{version}.json"
+        return render_template("vocab_version.html", kind=kind, version=version, m=manifest, entry=entry,
+                               flags=[(what, cmd.format(path=path)) for what, cmd in _FLAGS[kind]], local=path,
+                               others=[v["version"] for v in _vocab_rows(farm, kind) if v.get("version") != version])
+
+    @app.route("/vocab/<kind>/diff")
+    def vocab_diff(kind: str):
+        kind = _kind(kind)
+        listed = [v["version"] for v in _vocab_rows(farm, kind) if isinstance(v.get("version"), str)]
+        a = request.args.get("a") or (listed[1] if len(listed) > 1 else "")
+        b = request.args.get("b") or (listed[0] if listed else "")
+        if not a or not b:
+            return render_template("vocab_diff.html", kind=kind, listed=listed, a=a, b=b, d=None, plot=None,
+                                   error="fewer than two versions are published")
+        a, b = _version(a), _version(b)
+        try:
+            loaded = [(files.serve(farm.store, f"vocab/{kind}/{v}/vocab.json").data,
+                       files.manifest(farm.store, "vocab", kind, v)) for v in (a, b)]
+        except files.NotServed:
+            abort(404)
+        d = vocabdiff.diff(loaded[0][0], loaded[0][1], loaded[1][0], loaded[1][1])
+        return render_template("vocab_diff.html", kind=kind, listed=listed, a=a, b=b, d=d, error=None,
+                               plot=vocabdiff.plot_top(d) if d.comparable else None, top=d.top())
+
+    @app.route("/policies/")
+    def policies():
+        rows = sorted(files.versions(farm.store, "policies"), key=lambda v: str(v.get("published_at")), reverse=True)
+        return render_template("policies.html", rows=rows)
+
+    @app.route("/regression/")
+    def regression_index():
+        history = trends.open_history(farm.history_path)
+        return render_template("regression_index.html", builders=trends.by_builder(history, limit=20))
+
+    def _runs(builder: str):
+        history = trends.open_history(farm.history_path)
+        runs = trends.by_builder(history).get(builder)
+        if history is None or not runs:
+            abort(404)
+        return history, runs
+
+    def report_link(run) -> str | None:
+        key = f"regression/{run.builder}/{run.run_id}/index.html"
+        try:
+            files.allowed(key)
+            if farm.store.exists(key):
+                return store_url(key)
+        except files.NotServed:
+            return None
+        return None
+
+    app.jinja_env.globals["report_link"] = report_link
+
+    @app.route("/regression/<builder>/")
+    def regression_builder(builder: str):
+        history, runs = _runs(builder)
+        complete = [r for r in runs if r.status == "complete"]
+        newest = complete[-1] if complete else runs[-1]
+        return render_template("regression_builder.html", builder=builder, runs=list(reversed(runs)),
+                               series=trends.series_of(history, newest, modules=request.args.get("modules") == "1"),
+                               good=trends.previous_good(history, runs))
+
+    @app.route("/regression/<builder>/trend")
+    def regression_trend(builder: str):
+        history, runs = _runs(builder)
+        subject, metric = request.args.get("subject", ""), request.args.get("metric", "")
+        points = trends.trend(history, runs, subject, metric)
+        if not points:
+            abort(404)
+        unit = next((s.unit for s in trends.series_of(history, points[-1].run, modules=True)
+                     if (s.subject, s.metric) == (subject, metric)), "")
+        good = trends.previous_good(history, runs)
+        return render_template("regression_trend.html", builder=builder, subject=subject, metric=metric, unit=unit,
+                               points=list(reversed(points)), good=good,
+                               plot=trends.plot(points, subject, metric, unit, good))

@@ -1,0 +1,120 @@
+"""From a trained warm-start model to a publishable policy: validate it against LLVM, write its manifest.
+
+Validation asks the three questions the nightly chain must answer before a policy reaches the
+store: does onnxruntime load it (and onnx's checker accept it), does every input name a feature
+this LLVM really sends (a probe compile through the policy host, with the policy's vocabulary when
+it reads IR2Vec embeddings), and does it agree with the heuristic on held-out modules more often
+than always answering the held-out majority would. The record carries the sha256 of the bytes it
+checked; publishing requires it to match (policyhost/store.py).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from farm.errors import InputError
+from farm.toolchain import Toolchain
+from policyhost import advisors
+from policyhost.store import sha256
+
+#: One call site LLVM must decide on at -Oz, so the inliner opens its channel and sends its header.
+_PROBE_SOURCE = "int g(int);\nstatic int f(int x) { return g(x) + g(x + 1); }\nint h(int y) { return f(y) * 2; }\n"
+#: What a manifest records of a warm-start result (warmstart.train_from's dictionary).
+_METRICS = ("decisions", "modules", "train_decisions", "heldout_decisions", "train_agreement",
+            "heldout_agreement", "heldout_majority_baseline", "inline_rate", "onnx_agreement_all")
+_PARAMETERS = ("seed", "epochs", "holdout", "hidden")
+
+
+def llvm_features(toolchain: Toolchain, advisor: str = "inline", vocab: Path | None = None) -> list[str]:
+    """The features this LLVM sends the advisor (its channel header), read from a real probe compile."""
+    from policyhost.launcher import run_compile
+    from policyhost.warmstart import RecordingPolicy
+
+    if advisor != "inline":
+        raise InputError(f"feature probe for the {advisor} advisor is not implemented; only inline policies are "
+                         "trained and published")
+    with tempfile.TemporaryDirectory(prefix="mlgo-probe-") as tmp:
+        src = Path(tmp) / "probe.c"
+        src.write_text(_PROBE_SOURCE)
+        rec = RecordingPolicy()
+        outcome = run_compile(["clang", "-Oz", "-c", str(src), "-o", str(Path(tmp) / "probe.o")], rec,
+                              vocab=vocab, toolchain=toolchain, advisor=advisor)
+    if not outcome.ok or rec.header is None:
+        raise InputError(f"cannot read LLVM's {advisor} features: {outcome.error or 'the compiler sent no header'}")
+    return [f.name for f in rec.header.features]
+
+
+def model_inputs(model: Path) -> list[str]:
+    from policyhost.policies import OnnxPolicy
+
+    return sorted(OnnxPolicy(model, strict=True).inputs)
+
+
+def check_features(name: str, inputs: list[str], sent: list[str]) -> None:
+    """Every model input is a feature LLVM sends; one line naming the first that is not."""
+    missing = [i for i in inputs if i not in sent]
+    if missing:
+        hint = " (a vocabulary adds the *_embedding features)" if missing[0].endswith("_embedding") else ""
+        raise InputError(f"policy {name} needs feature {missing[0]!r}, which this LLVM does not send{hint}"
+                         f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}")
+
+
+def validate(model: Path, metrics: dict[str, Any], toolchain: Toolchain, advisor: str = "inline",
+             vocab: Path | None = None) -> dict[str, Any]:
+    """The validation record of `model` (InputError naming the first failed check)."""
+    model = Path(model)
+    inputs = model_inputs(model)
+    if any(i.endswith("_embedding") for i in inputs) and vocab is None:
+        raise InputError(f"policy {model.name} reads IR2Vec embeddings: validating it needs its vocabulary")
+    sent = llvm_features(toolchain, advisor, vocab)
+    check_features(model.name, inputs, sent)
+    agreement, baseline = metrics.get("heldout_agreement"), metrics.get("heldout_majority_baseline")
+    if not isinstance(agreement, (int, float)) or not isinstance(baseline, (int, float)):
+        raise InputError(f"policy {model.name} has no held-out agreement and majority baseline to check")
+    if agreement <= baseline:
+        raise InputError(f"policy {model.name} agrees with the heuristic on {agreement:.4f} of held-out decisions, "
+                         f"no better than always answering the majority ({baseline:.4f}); not published")
+    return {"ok": True, "sha256": sha256(model.read_bytes()), "inputs_match_llvm": True,
+            "llvm_features": len(sent), "heldout_agreement": agreement, "heldout_majority_baseline": baseline,
+            "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def manifest_for(model: Path, result: dict[str, Any], *, advisor: str = "inline",
+                 vocab_version: str | None = None, training: dict[str, Any] | None = None,
+                 validation: dict[str, Any]) -> dict[str, Any]:
+    """The manifest of a trained model from warmstart.train_from's result and its validation record."""
+    advisors.get(advisor)
+    data = Path(model).read_bytes()
+    return {
+        "format": 1,
+        "advisor": advisor,
+        "kind": "warm-start (behavioural cloning of LLVM's heuristic)",
+        "sha256": sha256(data),
+        "features": model_inputs(Path(model)),
+        "vocab_version": vocab_version,
+        "training": {"corpus": result.get("source"), "log_digest": result.get("log_digest"),
+                     "skipped_modules": len(result.get("skipped") or []), **(training or {})},
+        "parameters": {k: result.get(k) for k in _PARAMETERS if k in result},
+        "metrics": {k: result.get(k) for k in _METRICS if k in result},
+        "llvm": {k: (result.get("llvm") or {}).get(k) for k in ("llvm_version", "llvm_commit", "clang")},
+        "validation": validation,
+    }
+
+
+def read_result(model: Path) -> dict[str, Any]:
+    """The MODEL.json `policy train-bc` wrote beside MODEL.onnx."""
+    path = Path(model).with_suffix(".json")
+    try:
+        result = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise InputError(f"{path} not found: publish a model `mlgo-farm policy train-bc` wrote (it writes both)") \
+            from None
+    except (OSError, ValueError) as e:
+        raise InputError(f"{path}: not readable JSON: {e}") from None
+    if not isinstance(result, dict):
+        raise InputError(f"{path}: not a JSON object")
+    return result

@@ -1,0 +1,97 @@
+"""What a run used, named so that history can tell runs apart: the policy version, the vocabulary
+version and the LLVM build.
+
+A published policy (`store:VERSION`) is recorded by its version, a model file by name and content
+digest, a built-in by name. A vocabulary downloaded from the store by its version, a local one by
+the manifest beside it or its digest. LLVM by its commit when it was built from source, else by the
+Debian package and version of its clang (Debian's clang-22 has no commit), so no row of history
+says "commit unknown".
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from regression.compare import RunRequest
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
+
+
+def resolve_policy(req: RunRequest) -> tuple[RunRequest, str | None]:
+    """A `store:VERSION` policy as its cached, checked model and its own vocabulary; and its version.
+
+    Resolved once per run, so every compile uses the same version even if a newer one is published
+    meanwhile. Other policies pass unchanged (version None).
+    """
+    import dataclasses
+
+    from policyhost.policies import is_published, resolve_published
+
+    if not is_published(req.policy):
+        return req, None
+    path, manifest, _ = resolve_published(req.policy, req.advisor_name, req.vocab)
+    vocab = req.vocab or (f"store:{manifest['vocab_version']}" if manifest.get("vocab_version") else None)
+    return dataclasses.replace(req, policy=path, vocab=vocab), manifest["version"]
+
+
+def policy_id(policy: str) -> str:
+    """Built-in policies by name; a model file by name and content digest."""
+    p = Path(policy)
+    return f"{p.stem}-{_digest(p)}" if p.suffix == ".onnx" and p.is_file() else policy
+
+
+def vocab_version(vocab: Path | None) -> str | None:
+    """The farm's version of a downloaded vocabulary (its manifest beside it), else a content digest."""
+    if vocab is None:
+        return None
+    manifest = Path(vocab).with_name("manifest.json")
+    if manifest.is_file():
+        try:
+            version = json.loads(manifest.read_text()).get("version")
+        except (OSError, ValueError, AttributeError):
+            version = None
+        if isinstance(version, str) and version:
+            return version
+    return f"sha256-{_digest(vocab)}"
+
+
+def resolve_vocab(vocab: str | Path | None, advisor: str) -> tuple[Path | None, str | None]:
+    """The vocabulary file (policyhost's one resolver) and its version, so every compile of the run uses one file."""
+    from policyhost.launcher import resolve_vocab as fetch
+
+    path = fetch(vocab, advisor)
+    if path is None:
+        return None, None
+    return path, path.stem if str(vocab).startswith("store:") else vocab_version(path)  # cached as <version>.json
+
+
+@functools.cache
+def package_version(binary: str) -> str | None:
+    """`PACKAGE VERSION` of the Debian package that installed `binary` (None when dpkg does not know it)."""
+    dpkg = shutil.which("dpkg-query")
+    if dpkg is None:
+        return None
+    path = str(Path(binary).resolve())
+    try:
+        owner = subprocess.run([dpkg, "-S", path], capture_output=True, text=True, timeout=30)
+        if owner.returncode != 0 or ":" not in owner.stdout:
+            return None
+        package = owner.stdout.split(":", 1)[0].strip()
+        version = subprocess.run([dpkg, "-W", "-f=${Version}", package], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{package} {version.stdout.strip()}" if version.returncode == 0 and version.stdout.strip() else None
+
+
+def llvm_package(toolchain) -> str | None:
+    """The package of the toolchain's clang, for rows whose LLVM has no commit."""
+    return package_version(str(toolchain.path("clang")))

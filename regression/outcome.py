@@ -1,0 +1,144 @@
+"""The end of a regression run: verdict and alert recorded together, the report rendered and published, the
+alert delivered; and the command line that reproduces the comparison on another machine.
+
+Split from compare.py, which measures and judges; this decides what the run tells whom. The alert
+is composed before the report is published, with the report's address on the master's dashboard
+(`[buildbot] web_url`, else http://master_host:www_port/) — what a reader of the mail can open —
+rather than the store's own link (a `file://` path on the worker, or a private bucket).
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from farm.config import Settings
+from farm.errors import FarmError
+from farm.store import store_from_settings
+from regression import alerts, report, rules
+from regression.history import History, Run, Skipped
+
+if TYPE_CHECKING:
+    from regression.compare import RunRequest, RunResult
+
+log = logging.getLogger(__name__)
+#: What `regress run` assumes when an option is not given (left out of the reproducing command).
+_DEFAULT_REPEATS = 5
+
+
+def reproduce_command(req: RunRequest, published: str | None, vocab_id: str | None) -> str:
+    """`mlgo-farm regress run ...` with this run's inputs, pinned: a published policy or vocabulary by its version
+    (not `latest`, which moves), `--no-publish` so a reproduction stays on the machine that runs it."""
+    argv = ["mlgo-farm", "regress", "run"]
+    if req.corpus is not None:
+        argv += ["--corpus", str(req.corpus)]
+    bench_args: tuple[str, ...] = ()
+    for b in req.benchmarks:
+        if b.local_dir is None:
+            argv += ["--bench", b.name]
+        else:
+            argv += ["--bench-dir", str(b.local_dir)]
+            bench_args = b.workloads[0].args if b.workloads else ()
+    argv += [f"--bench-arg={a}" for a in bench_args]
+    argv += ["--policy", f"store:{published}" if published else str(req.policy), "--advisor", req.advisor_name]
+    if req.vocab is not None and not published:
+        argv += ["--vocab", f"store:{vocab_id}" if str(req.vocab).startswith("store:") and vocab_id else str(req.vocab)]
+    argv += [f"--opt={f}" for f in req.opt_flags]
+    if req.repeats != _DEFAULT_REPEATS:
+        argv += ["--repeats", str(req.repeats)]
+    if not req.callgrind:
+        argv.append("--no-callgrind")
+    if req.rules_file is not None:
+        argv += ["--rules", str(req.rules_file)]
+    return shlex.join([*argv, "--no-publish"])
+
+
+def alert_facts(settings: Settings, history: History, run: Run, kind: str, report_url: str) -> alerts.Facts:
+    """The links and lineage an alert carries besides the table."""
+    bb = settings.buildbot
+    if kind == alerts.REGRESSION:
+        before = history.previous_run(run, verdict="ok")
+    else:
+        before = history.previous_run(run, verdict="regression")
+    return alerts.Facts(
+        report_url=report_url, history_url=bb.dashboard(f"regression/{run.builder}/"),
+        build_url=run.config.get("build_url"), reproduce=run.config.get("reproduce"), before=before,
+        before_url=bb.dashboard(f"store/{report.report_prefix(before.builder, before.run_id)}/index.html")
+        if before else None)
+
+
+def finish(req: RunRequest, settings: Settings, history: History, run: Run, verdict: str,
+           comparisons: list[rules.Comparison], skipped: list[Skipped], work: Path, backoff: float) -> RunResult:
+    """Record the verdict and queue the alert first, then render and publish the report, then deliver.
+
+    A report that cannot be written (a full disk) raises a one-line FarmError, but the run is already
+    complete with its verdict and alert; `mlgo-farm regress report` renders it again later.
+    """
+    from regression.compare import RunResult
+
+    report_dir = work / "report"
+    local = report_dir.joinpath("index.html").absolute().as_uri()
+    link, web, publish_error, store = local, local, None, None
+    if req.publish:
+        try:
+            store = store_from_settings(settings)
+            key = f"{report.report_prefix(run.builder, run.run_id)}/index.html"
+            link, web = store.link(key), settings.buildbot.dashboard(f"store/{key}")
+        except FarmError as e:
+            publish_error = str(e)
+    rows = report.table_rows(comparisons)
+    summary = report.summary_text(run, verdict, rows, skipped, web)
+    kind = alerts.transition(history, run, verdict)
+    queued = None
+    to = settings.smtp.recipient_list
+    if kind is not None and to:
+        facts = alert_facts(settings, history, run, kind, web)
+        msg = alerts.compose(kind, run, verdict, comparisons, skipped, summary, settings.smtp, facts)
+        queued = (kind, settings.smtp.sender, to, alerts.to_bytes(msg))
+    elif kind is not None:
+        log.warning("run %s: %s alert not sent: no recipients configured ([smtp] recipients)", run.run_id, kind)
+    history.complete_run(run, verdict, link, queued)
+
+    _render(history, settings, run, verdict, report_dir, web, backoff)
+    if store is not None and publish_error is None:
+        try:
+            report.publish(store, report_dir, run.builder, run.run_id)
+        except (OSError, FarmError) as e:
+            publish_error = _one_line(e)
+            link = web = local
+            history.set_report_url(run, link)
+            _render(history, settings, run, verdict, report_dir, link, backoff)
+            summary = report.summary_text(run, verdict, rows, skipped, link)
+    if publish_error:
+        log.warning("report of run %s not published: %s", run.run_id, publish_error)
+    delivery = deliver(history, settings, backoff)
+    return RunResult(history.run(run.run_id, run.builder), verdict, comparisons, skipped, report_dir, link,
+                     kind, delivery, summary, publish_error, web_url=web,
+                     headline=report.headline(rows, verdict, skipped))
+
+
+def _render(history: History, settings: Settings, run: Run, verdict: str, report_dir: Path, link: str,
+            backoff: float) -> None:
+    """Write the report of the completed `run`; a one-line FarmError (after delivering its alert) if it cannot."""
+    try:
+        report.render(history, run, verdict, report_dir, link)
+    except (OSError, FarmError) as e:
+        deliver(history, settings, backoff)
+        raise FarmError(f"run {run.run_id} of builder {run.builder} is complete ({verdict}), but its report could "
+                        f"not be written to {report_dir}: {_one_line(e)}; render it again with `mlgo-farm regress "
+                        f"report {run.run_id} --builder {run.builder}`") from None
+
+
+def _one_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+
+
+def deliver(history: History, settings: Settings, backoff: float) -> alerts.Delivery | None:
+    if not history.outbox(pending_only=True):
+        return None
+    delivery = alerts.deliver_pending(history, settings.smtp, backoff=backoff)
+    for e in delivery.errors:
+        log.warning("%s (kept in the outbox; retried on the next run or `mlgo-farm regress alerts`)", e)
+    return delivery

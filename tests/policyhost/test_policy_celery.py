@@ -1,0 +1,176 @@
+"""The policy chain for real: redis-server, `celery worker` subprocesses, moto's S3 server, the real LLVM."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from farm.store import S3Store
+from farm.toolchain import Toolchain
+from policyhost import store as pstore
+from tests import servers
+from tests.policyhost.callgraph import write_sources
+from tests.policyhost.conftest import CSRC, publish_vocab
+from tests.servers import stop, wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
+TINY_VOCAB = ["--dim", "8", "--epochs", "5", "--batch-size", "64"]
+
+
+@dataclass
+class Worker:
+    proc: subprocess.Popen
+    logfile: Path
+
+    def log(self) -> str:
+        return self.logfile.read_text() if self.logfile.exists() else ""
+
+    def kill(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+
+@dataclass
+class Farm:
+    env: dict[str, str]
+    tmp: Path
+    sources: Path
+    store: S3Store
+    workers: list[Worker] = field(default_factory=list)
+
+    def worker(self, name: str, concurrency: int = 1, extra_env: dict[str, str] | None = None) -> Worker:
+        log = self.tmp / f"{name}.log"
+        pool = ["--pool=prefork", f"--concurrency={concurrency}"] if concurrency > 1 else ["--pool=solo"]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "vocabgen.celery_app", "worker", *pool, "--loglevel=INFO",
+             "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat", f"--logfile={log}"],
+            cwd=ROOT, env={**self.env, **(extra_env or {})}, start_new_session=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        w = Worker(proc, log)
+        self.workers.append(w)
+        wait_until(lambda: "ready." in w.log() or proc.poll() is not None, 60, f"worker {name} ready")
+        assert proc.poll() is None, w.log()
+        return w
+
+    def cli(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+        return subprocess.run([MLGO_FARM, *args], env=self.env, capture_output=True, text=True, timeout=timeout,
+                              cwd=self.tmp)
+
+    def cli_background(self, *args: str) -> subprocess.Popen:
+        return subprocess.Popen([MLGO_FARM, *args], env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, cwd=self.tmp)
+
+
+@pytest.fixture
+def farm(redis_url: str, tmp_path: Path, toolchain: Toolchain, monkeypatch: pytest.MonkeyPatch) -> Iterator[Farm]:
+    """Redis, S3 and a published IR dataset made from generated C sources (the policy's training corpus)."""
+    import redis
+
+    from workers.corpus import from_sources
+    from workers.dataset import publish as publish_dataset
+    from workers.triplets import build_dataset
+
+    redis.Redis.from_url(redis_url).flushall()
+    s3 = servers.start_s3()
+    env = {
+        "MLGO_FARM_CELERY_BROKER_URL": f"{redis_url}/0",
+        "MLGO_FARM_CELERY_RESULT_BACKEND": f"{redis_url}/1",
+        "MLGO_FARM_STORE_URL": "s3://mlgo-policy/farm",
+        "MLGO_FARM_STORE_ENDPOINT_URL": s3.url,
+        "MLGO_FARM_STORE_ACCESS_KEY_ID": "testing",
+        "MLGO_FARM_STORE_SECRET_ACCESS_KEY": "testing",
+        "PYSTOW_HOME": str(tmp_path / "pystow"),
+    }
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    store = S3Store("mlgo-policy", "farm", s3.url, access_key_id="testing", secret_access_key="testing")
+    store.ensure_bucket()
+    sources = write_sources(tmp_path / "callgraph")
+    for c in CSRC.glob("*.c"):  # their opcodes take the vocabulary past the promotion gate's coverage floor
+        shutil.copy(c, sources / c.name)
+    corpus = from_sources(sources, tmp_path / "corpus", toolchain, jobs=2)
+    publish_dataset(build_dataset(corpus.path, tmp_path / "dataset", "ir", toolchain), store)
+    f = Farm({**os.environ}, tmp_path, sources, store)
+    try:
+        yield f
+    finally:
+        for w in f.workers:
+            stop(w.proc)
+        s3.stop()
+
+
+def _task_seconds(log: str) -> list[float]:
+    return [float(x) for x in re.findall(r"Task policyhost\.tasks\.retrain\[[^\]]+\] succeeded in ([0-9.]+)s", log)]
+
+
+def test_a_vocabulary_publish_retrains_validates_and_publishes_the_policy(farm: Farm) -> None:
+    w = farm.worker("w1")
+    done = farm.cli("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "300", *TINY_VOCAB)
+    assert done.returncode == 0, done.stderr + w.log()[-3000:]
+    vocab = done.stdout.split()[1]
+    assert "candidate" not in done.stdout, done.stdout  # it became latest: the policy follows it
+    latest = wait_until(lambda: pstore.read_latest(farm.store, "inline"), 600, "the policy chain to publish")
+    manifest = pstore.show(farm.store, "inline", latest["version"])
+    assert manifest["vocab_version"] == vocab and latest["vocab_version"] == vocab
+    assert {"callee_embedding", "caller_embedding"} <= set(manifest["features"])
+    assert manifest["training"]["corpus_source"] == str(farm.sources)  # the corpus the vocabulary's dataset came from
+    assert manifest["training"]["dataset_id"].startswith("ir-")
+    assert manifest["validation"]["ok"] and manifest["validation"]["inputs_match_llvm"]
+    assert manifest["metrics"]["heldout_agreement"] > manifest["metrics"]["heldout_majority_baseline"]
+    assert "-inline-ir2vec-" in latest["version"]
+    wait_until(lambda: _task_seconds(w.log()), 60, "the task's result in the log")
+    print(f"policy chain after the vocabulary: {_task_seconds(w.log())[0]:.1f}s")  # measured wall time (-s)
+    listed = farm.cli("policy", "list")
+    assert latest["version"] in listed.stdout and vocab in listed.stdout
+
+
+def test_two_identical_requests_publish_one_version(farm: Farm, ir2vec_vocab: Path) -> None:
+    w = farm.worker("w1", concurrency=2)
+    vocab = publish_vocab(ir2vec_vocab.read_bytes())  # in-process: no publish task, so no third request
+    args = ("policy", "retrain", "--vocab", vocab, "--corpus", str(farm.sources), "--wait", "--timeout", "600")
+    clients = [farm.cli_background(*args) for _ in range(2)]
+    outs = [c.communicate(timeout=660) for c in clients]
+    assert all(c.returncode == 0 for c in clients), [o[1] for o in outs] + [w.log()[-3000:]]
+    lines = sorted(o[0].strip() for o in outs)
+    versions = {line.split()[2] for line in lines}
+    assert len(versions) == 1, lines
+    assert lines[0].endswith("(already published)") and lines[1].endswith("(published)"), lines
+    assert len(_task_seconds(w.log())) == 2  # both ran; the second reused the first's model
+    assert [v["version"] for v in pstore.read_index(farm.store)] == list(versions)
+
+
+def test_bad_requests_are_one_line(farm: Farm) -> None:
+    farm.worker("w1")
+    res = farm.cli("policy", "retrain", "--vocab", "no-such-version", "--wait", "--timeout", "120")
+    assert res.returncode != 0 and res.stderr.strip().splitlines() == [
+        "mlgo-farm: error: no ir vocabulary version no-such-version in s3://mlgo-policy/farm"]
+    res = farm.cli("policy", "retrain", "--vocab", "../x")
+    assert res.returncode == 2 and "invalid version name" in res.stderr and len(res.stderr.splitlines()) == 1
+    assert farm.store.list("policies/") == []
+
+
+def test_worker_killed_mid_training_is_redelivered(farm: Farm, ir2vec_vocab: Path) -> None:
+    fast = {"MLGO_FARM_CELERY_VISIBILITY_TIMEOUT": "3"}
+    first = farm.worker("doomed", extra_env=fast)
+    vocab = publish_vocab(ir2vec_vocab.read_bytes())
+    client = farm.cli_background("policy", "retrain", "--vocab", vocab, "--corpus", str(farm.sources),
+                                 "--epochs", "20000", "--wait", "--timeout", "900")
+    wait_until(lambda: "training the inline warm-start policy" in first.log(), 120, "training to start")
+    first.kill()
+    assert not pstore.read_index(farm.store), "the killed worker must not have published"
+    rescuer = farm.worker("rescuer", extra_env=fast)
+    out, err = client.communicate(timeout=960)
+    assert client.returncode == 0, err + rescuer.log()[-3000:]
+    assert out.strip().endswith("(published)")
+    assert "training the inline warm-start policy" in rescuer.log()
+    assert pstore.read_latest(farm.store, "inline")["vocab_version"] == vocab

@@ -1,0 +1,211 @@
+"""Published policies: train-bc -> publish -> list/show/download -> `store:latest`, with the real LLVM and CLI."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from farm.errors import InputError, StoreError
+from farm.store import FileStore, store_from_settings
+from farm.toolchain import Toolchain
+from policyhost import store as pstore
+from policyhost import warmstart
+from tests.policyhost.callgraph import write_sources
+from tests.policyhost.conftest import publish_vocab, write_onnx_policy
+
+MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
+
+
+def cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess:
+    """The real entry point, in this test's isolated configuration (the environment carries it)."""
+    return subprocess.run([MLGO_FARM, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def one_error_line(res: subprocess.CompletedProcess) -> str:
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode != 0 and len(lines) == 1 and lines[0].startswith("mlgo-farm: error: "), res.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain, ir2vec_vocab: Path) -> Path:
+    """A real warm-start model with IR2Vec features (train-bc's code) on generated C sources."""
+    out = tmp_path_factory.mktemp("ws")
+    src = write_sources(out / "src")
+    model = out / "warm.onnx"
+    warmstart.train_from(src, model, toolchain, epochs=60, vocab=str(ir2vec_vocab))
+    return model
+
+
+def model_copy(trained: Path, dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    for suffix in (".onnx", ".json"):
+        (dest / f"warm{suffix}").write_bytes(trained.with_suffix(suffix).read_bytes())
+    return dest / "warm.onnx"
+
+
+def test_publish_list_show_download_round_trip(trained: Path, ir2vec_vocab: Path, tmp_path: Path) -> None:
+    vocab = publish_vocab(ir2vec_vocab.read_bytes())
+    model = model_copy(trained, tmp_path / "m")
+    first = cli("policy", "publish", str(model), "--vocab", f"store:{vocab}")
+    assert first.returncode == 0, first.stderr
+    version = first.stdout.split()[2]
+    assert first.stdout.strip() == f"policy inline {version} (published)"
+    assert version.endswith(hashlib.sha256(model.read_bytes()).hexdigest()[:12]) and "-inline-ir2vec-" in version
+    again = cli("policy", "publish", str(model), "--vocab", f"store:{vocab}")
+    assert again.stdout.strip() == f"policy inline {version} (already published)", again.stderr
+
+    listed = cli("policy", "list")
+    assert listed.stdout.startswith("ADVISOR") and version in listed.stdout and vocab in listed.stdout
+    rows = json.loads(cli("policy", "list", "--json").stdout)
+    assert [r["version"] for r in rows] == [version]
+
+    manifest = json.loads(cli("policy", "show").stdout)
+    assert manifest["version"] == version and manifest["advisor"] == "inline" and manifest["vocab_version"] == vocab
+    assert manifest["sha256"] == hashlib.sha256(model.read_bytes()).hexdigest()
+    assert {"callee_embedding", "caller_embedding", "callee_basic_block_count"} <= set(manifest["features"])
+    assert manifest["validation"]["ok"] and manifest["validation"]["sha256"] == manifest["sha256"]
+    metrics = manifest["metrics"]
+    assert metrics["heldout_agreement"] > metrics["heldout_majority_baseline"]
+    assert manifest["llvm"]["llvm_version"] and manifest["parameters"]["epochs"] == 60
+    assert manifest["training"]["corpus"].endswith("src")
+
+    out = tmp_path / "dl" / "policy.onnx"
+    got = cli("policy", "download", "-o", str(out))
+    assert got.returncode == 0 and got.stdout.strip() == str(out), got.stderr
+    assert out.read_bytes() == model.read_bytes() and out.stat().st_mode & 0o777 == 0o644
+    store = store_from_settings()
+    assert isinstance(store, FileStore)
+    for key in (f"policies/inline/{version}/model.onnx", f"policies/inline/{version}/manifest.json",
+                "policies/index.json", "policies/inline/latest.json"):
+        assert (store.root / key).stat().st_mode & 0o777 == 0o644, key
+    assert json.loads(store.get("policies/inline/latest.json"))["version"] == version
+
+
+def test_store_latest_brings_its_vocabulary_and_compiles(trained: Path, ir2vec_vocab: Path, tmp_path: Path,
+                                                         toolchain: Toolchain) -> None:
+    vocab = publish_vocab(ir2vec_vocab.read_bytes())
+    assert cli("policy", "publish", str(model_copy(trained, tmp_path / "m")), "--vocab", f"store:{vocab}"
+               ).returncode == 0
+    launcher = cli("policy-cc", "--print-launcher", "--policy", "store:latest")
+    assert launcher.returncode == 0, launcher.stderr
+    argv = launcher.stdout.split()
+    cached = Path(argv[argv.index("--policy") + 1])
+    assert cached.read_bytes() == trained.read_bytes() and Path(argv[argv.index("--vocab") + 1]).stem == vocab
+    src = tmp_path / "a.c"
+    src.write_text("int h(int);\nstatic int f(int x) { return h(x) * 3; }\nint g(int y) { return f(y) + 1; }\n")
+    res = subprocess.run([*argv, str(toolchain.path("clang")), "-Oz", "-c", str(src), "-o", str(tmp_path / "a.o")],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and (tmp_path / "a.o").is_file(), res.stderr
+    by_hand = subprocess.run([str(Path(sys.executable).with_name("mlgo-farm-cc")), "--policy", "store:latest", "--",
+                              "clang", "-Oz", "-c", str(src), "-o", str(tmp_path / "b.o")],
+                             capture_output=True, text=True, timeout=120)
+    assert by_hand.returncode == 0 and (tmp_path / "b.o").read_bytes() == (tmp_path / "a.o").read_bytes(), \
+        by_hand.stderr
+    # a vocabulary other than the one it was trained with is refused in one line
+    other = publish_vocab(json.dumps({**json.loads(ir2vec_vocab.read_text()), "Opcodes": {
+        k: [v * 0.5 for v in vec] for k, vec in json.loads(ir2vec_vocab.read_text())["Opcodes"].items()}}).encode())
+    line = one_error_line(cli("policy-cc", "--print-launcher", "--policy", "store:latest", "--vocab",
+                              f"store:{other}"))
+    assert f"was trained with vocabulary {vocab}, not {other}" in line
+
+
+def test_bad_inputs_are_one_line_and_publish_nothing(trained: Path, ir2vec_vocab: Path, tmp_path: Path) -> None:
+    store = store_from_settings()
+    assert "no inline policy has been published" in one_error_line(cli("policy", "show"))
+    assert "no inline policy has been published" in one_error_line(
+        cli("policy-cc", "--print-launcher", "--policy", "store:latest"))
+    assert "invalid version name" in one_error_line(cli("policy", "show", "--version", "../x"))
+    vocab = publish_vocab(ir2vec_vocab.read_bytes())
+
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "warm.onnx").write_bytes(trained.read_bytes())
+    assert "train-bc" in one_error_line(cli("policy", "publish", str(bare / "warm.onnx")))
+
+    weak = model_copy(trained, tmp_path / "weak")  # no better than always answering the majority
+    result = json.loads(weak.with_suffix(".json").read_text())
+    weak.with_suffix(".json").write_text(json.dumps({**result, "heldout_agreement": 0.5,
+                                                     "heldout_majority_baseline": 0.6}))
+    assert "no better than always answering the majority" in one_error_line(
+        cli("policy", "publish", str(weak), "--vocab", f"store:{vocab}"))
+
+    (tmp_path / "alien").mkdir()
+    alien = write_onnx_policy(tmp_path / "alien" / "alien.onnx", "no_such_feature", "Greater", 0)
+    alien.with_suffix(".json").write_text(json.dumps({"heldout_agreement": 0.9, "heldout_majority_baseline": 0.6}))
+    assert "needs feature 'no_such_feature', which this LLVM does not send" in one_error_line(
+        cli("policy", "publish", str(alien)))
+    assert store.list("policies/") == []
+
+
+def _stand_in(model: Path, features: list[str], **extra) -> dict:
+    """A manifest as release.validate/manifest_for would write it (these tests are about the store's logic)."""
+    digest = hashlib.sha256(model.read_bytes()).hexdigest()
+    return {"advisor": "inline", "sha256": digest, "features": features, "vocab_version": None,
+            "llvm": {"llvm_version": "22.1.8"}, "metrics": {}, "validation": {"ok": True, "sha256": digest}, **extra}
+
+
+def test_tampered_or_mismatched_policies_are_refused(tmp_path: Path) -> None:
+    store = store_from_settings()
+    alien = write_onnx_policy(tmp_path / "alien.onnx", "no_such_feature", "Greater", 0)
+    pstore.publish(store, alien.read_bytes(), _stand_in(alien, ["no_such_feature"]))
+    line = one_error_line(cli("regress", "run", "--corpus", str(tmp_path), "--policy", "store:latest"))
+    assert "needs feature 'no_such_feature', which this LLVM does not send" in line
+
+    good = write_onnx_policy(tmp_path / "good.onnx", "inlining_default", "Greater", 0)
+    version = pstore.publish(store, good.read_bytes(), _stand_in(good, ["inlining_default"]), when=2e9)["version"]
+    launcher = cli("policy-cc", "--print-launcher", "--policy", "store:latest").stdout.split()
+    cached = Path(launcher[launcher.index("--policy") + 1])
+    cached.write_bytes(alien.read_bytes())  # a cached copy that changed is fetched again, and checked
+    assert cli("policy-cc", "--print-launcher", "--policy", "store:latest").returncode == 0
+    assert cached.read_bytes() == good.read_bytes()
+    store.put(f"policies/inline/{version}/model.onnx", alien.read_bytes())  # the bytes changed in the store
+    cached.unlink()
+    out = tmp_path / "dl.onnx"
+    line = one_error_line(cli("policy", "download", "-o", str(out)))
+    assert line.startswith(f"mlgo-farm: error: checksum mismatch for policies/inline/{version}/model.onnx")
+    assert not out.exists()
+    assert "checksum mismatch" in one_error_line(cli("policy-cc", "--print-launcher", "--policy", "store:latest"))
+    with pytest.raises(InputError, match="does not match the sha256"):
+        pstore.publish(store, alien.read_bytes(), _stand_in(good, ["inlining_default"]))
+    with pytest.raises(InputError, match="has not passed validation"):
+        pstore.publish(store, good.read_bytes(), {**_stand_in(good, ["inlining_default"]), "validation": {}})
+
+
+def test_latest_only_moves_forward_and_same_content_is_one_version(tmp_path: Path) -> None:
+    store = store_from_settings()
+    a = write_onnx_policy(tmp_path / "a.onnx", "inlining_default", "Greater", 0)
+    b = write_onnx_policy(tmp_path / "b.onnx", "callee_basic_block_count", "Greater", 0)
+    new = pstore.publish(store, b.read_bytes(), _stand_in(b, ["callee_basic_block_count"]), when=2e9)
+    old = pstore.publish(store, a.read_bytes(), _stand_in(a, ["inlining_default"]), when=1e9)
+    assert old["created"] and old["latest"] == new["version"] and old["previous"] == new["version"]
+    assert "latest stays at" in pstore.summary(old)
+    again = pstore.publish(store, b.read_bytes(), _stand_in(b, ["callee_basic_block_count"]), when=3e9)
+    assert not again["created"] and again["version"] == new["version"]
+    assert [v["version"] for v in pstore.read_index(store)] == [old["version"], new["version"]]
+    assert pstore.read_latest(store, "inline")["version"] == new["version"]
+
+
+class FailingLatest(FileStore):
+    """The directory store, except that writing `latest` fails (a store outage at the last step)."""
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+        if key.endswith("/latest.json"):
+            raise StoreError(f"put {key}: connection reset")
+        super().put(key, data, content_type)
+
+
+def test_a_failed_publish_leaves_nothing_that_is_not_referred_to(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    good = write_onnx_policy(tmp_path / "a.onnx", "inlining_default", "Greater", 0)
+    with pytest.raises(StoreError, match="connection reset"):
+        pstore.publish(FailingLatest(root), good.read_bytes(), _stand_in(good, ["inlining_default"]))
+    store = FileStore(root)
+    assert store.list("policies/") == []  # index taken back, files deleted: nothing refers to them
+    done = pstore.publish(store, good.read_bytes(), _stand_in(good, ["inlining_default"]))
+    assert done["created"] and pstore.read_latest(store, "inline")["version"] == done["version"]
