@@ -56,7 +56,9 @@ def test_train_publish_list_show_download(ir_dataset: Path, tmp_path: Path, caps
         (["vocab", "validate", "/", "--kind", "ir"], "/ is a directory, not a vocabulary file"),
         (["vocab", "publish", "/nonexistent"], "/nonexistent is not a trained vocabulary directory"),
         (["vocab", "retrain", "--kind", "ir", "--dim", "-3"], "dim must be at least 1, got -3"),
-        (["vocab", "retrain", "--kind", "ir", "--dataset", "../x"], "invalid dataset id '../x'"),
+        # neither a directory here nor a store id ('..' may not climb out of the store)
+        (["vocab", "retrain", "--kind", "ir", "--dataset", "../mlgo-farm-no-such-dataset"],
+         "invalid dataset id '../mlgo-farm-no-such-dataset'"),
     ],
 )
 def test_errors_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture) -> None:
