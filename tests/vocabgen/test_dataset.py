@@ -84,7 +84,7 @@ def test_dataset_from_the_store_by_latest(ir_dataset: Path, tmp_path: Path) -> N
     with pytest.raises(InputError, match="is not in"):
         resolve_dataset("ir-0000000000000000", "ir", store, tmp_path / "cache")
     with pytest.raises(InputError, match="is not a directory, nor a valid dataset id"):
-        resolve_dataset("../etc", "ir", store, tmp_path / "cache")
+        resolve_dataset("../mlgo-farm-no-such-dataset", "ir", store, tmp_path / "cache")
     with pytest.raises(InputError, match=r"invalid dataset id '\.\.etc'"):
         resolve_dataset("..etc", "ir", store, tmp_path / "cache")
     with pytest.raises(InputError, match="no mir dataset has been published"):
