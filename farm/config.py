@@ -162,6 +162,12 @@ class GateConfig:
     uses half of the twelve types): raise them as the corpus grows. The
     tolerances are how much lower than the current `latest`'s a held-out MRR, Hits@10 or
     all-questions analogy score may be (absolute; 0.05 is about one analogy question of 20).
+
+    `policy_size`: an IR vocabulary becomes `latest` only once the inliner policy retrained with
+    it is no larger than the policy in force on each of `policy_benchmarks` (names from
+    regression/benchmarks.py, or absolute paths of local C benchmark directories, comma
+    separated) by more than `policy_size_tolerance` percent of `.text` (negative: it must shrink
+    by that much). The same check decides whether that policy becomes the policies' `latest`.
     """
 
     min_ir_opcodes: float = 0.4
@@ -174,6 +180,9 @@ class GateConfig:
     mrr_tolerance: float = 0.05
     hits_at_10_tolerance: float = 0.05
     analogy_tolerance: float = 0.05
+    policy_size: bool = True
+    policy_size_tolerance: float = 0.0
+    policy_benchmarks: str = "zlib"
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from master.stepspec import Link, Summary
 # --- captured properties: (property, regex with one group); the last match wins --------------------
 PUBLISHED = (("dataset", r"published dataset (\S+) to "),)
 LLVM_BUILT = (("llvm_bin", r"LLVM at \S+: (\S+)$"), ("llvm_build", r"LLVM at \S+: (\S+)/bin$"))
-RETRAINED = (("vocab_version", r"^(?:ir|mir) (\S+) \((?:already )?published\)$"),)
+RETRAINED = (("vocab_version", r"^(?:ir|mir) (\S+) \((?:already )?published(?:\)$|, awaiting )"),)
 REPORT = (("report", r"^report: (\S+)"),)
 POLICY = (("policy_version", r"^policy inline (\S+) \((?:already )?published"),)
 
@@ -31,13 +31,24 @@ TRIPLETS_SAID = (
             "shard {shard}: {modules:,} modules, {raw:,} triplets"),
 )
 PUBLISHED_SAID = (Summary(r"^published dataset (?P<id>\S+) to ", "published {id}"),)
+#: `dataset publish`: "published dataset ir-0123456789abcdef to file:///v/store/datasets/ir/ir-0123456789abcdef/"
+#: (the store's URL, then the dataset's prefix, which names its kind)
+DATASET_LINKS = (Link("dataset", r"^published dataset (?P<id>\S+) to \S*/datasets/(?P<kind>[a-z]+)/(?P=id)/$",
+                      "datasets/{kind}/{id}/"),)
 #: `vocab retrain --wait`: "ir 20261123-llvm22.1.8-ir-d75-46d617adc845 (published)"
-_VOCAB_LINE = r"^(?P<kind>ir|mir) (?P<version>\S+) \((?P<what>(?:already )?published)\)$"
-RETRAINED_SAID = (Summary(_VOCAB_LINE, "{what} {version}"),)
+#: or, waiting for the policy retrained with it: "ir V (published, awaiting policy_size; latest stays at U until then)"
+_VOCAB_LINE = r"^(?P<kind>ir|mir) (?P<version>\S+) \((?P<what>(?:already )?published)(?:\)$|, awaiting )"
+RETRAINED_SAID = (Summary(_VOCAB_LINE, "{what} {version}"),  # of two matches of one line, the later summary wins
+                  Summary(_VOCAB_LINE + r"(?P<rule>\w+);", "{what} {version}, awaiting {rule}"))
 VOCAB_LINKS = (Link("vocabulary", _VOCAB_LINE, "vocab/{kind}/{version}/"),)
+#: `policy retrain --wait`: "policy inline V (published, size check passed: ...; now latest)"
 POLICY_SAID = (Summary(r"^policy (?P<advisor>\S+) (?P<version>\S+) \((?P<what>(?:already )?published)",
-                       "{what} {version}"),)
-POLICY_LINKS = (Link("policies", r"^policy \S+ \S+ \((?:already )?published", "policies/"),)
+                       "{what} {version}"),
+               Summary(r"^policy \S+ (?P<version>\S+) \((?P<what>(?:already )?published), size check (?P<check>\w+):",
+                       "{what} {version}, size check {check}"))
+POLICY_LINKS = (Link("policy", r"^policy (?P<advisor>\S+) (?P<version>\S+) \((?:already )?published",
+                     "policies/{advisor}/{version}/"),
+                Link("policies", r"^policy \S+ \S+ \((?:already )?published", "policies/"))
 LLVM_SAID = (Summary(r"^LLVM at (?P<rev>\S+): (?P<where>.+)$", "LLVM at {rev}: {where}"),)
 #: `regress run`: "verdict: zlib text +1.39% REGRESSION" (regression/report.py's headline), and the report's
 #: first line "mlgo-farm regression run RUN on builder B: VERDICT", which names its page on the dashboard.

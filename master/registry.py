@@ -147,7 +147,7 @@ def _dataset_pipeline(kind: str) -> tuple[Step, ...]:
         Step(f"triplets-{kind}", ("triplets", kind, "corpus", "-o", "dataset", _LLVM_BIN, _SHARD), timeout=3600,
              summary=said.TRIPLETS_SAID),
         Step("publish", ("dataset", "publish", "dataset"), timeout=600, capture=said.PUBLISHED,
-             summary=said.PUBLISHED_SAID),
+             summary=said.PUBLISHED_SAID, links=said.DATASET_LINKS),
     )
 
 
@@ -232,11 +232,14 @@ REGISTRY: tuple[Builder, ...] = (
     ),
     Builder(
         name="policy-retrain-inline",
-        description="retrain, validate and publish the inliner warm-start policy on the newest IR vocabulary "
-                    "(Celery task; the vocabulary's publish has already enqueued it, so this waits for it)",
+        description="retrain, validate and publish the inliner warm-start policy on the newest IR vocabulary, "
+                    "then its size check against the policy in force, which promotes both or holds both back "
+                    "(Celery chain; the vocabulary's publish has already enqueued it, so this waits for it; "
+                    "a failed size check fails the build, exit 12, and mails once per transition)",
         steps=(Step("retrain", ("policy", "retrain", "--wait"), timeout=4 * 3600, capture=said.POLICY,
                     summary=said.POLICY_SAID, links=said.POLICY_LINKS),),
         after=("vocab-retrain-ir",),
+        notify=("problem", "exception"),
     ),
     Builder(
         name="regression-inliner-size",

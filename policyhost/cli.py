@@ -173,9 +173,10 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    head = ("ADVISOR", "VERSION", "VOCAB", "PUBLISHED", "HELDOUT", "MAJORITY")
+    head = ("ADVISOR", "VERSION", "STATE", "VOCAB", "PUBLISHED", "HELDOUT", "MAJORITY")
     fmt = lambda x: "-" if x is None else f"{x:.4f}"  # noqa: E731
-    table = [head] + [(str(v.get("advisor")), str(v.get("version")), str(v.get("vocab_version") or "-"),
+    table = [head] + [(str(v.get("advisor")), str(v.get("version")), str(v.get("state") or "-"),
+                       str(v.get("vocab_version") or "-"),
                        str(v.get("published_at")), fmt(v.get("heldout_agreement")),
                        fmt(v.get("heldout_majority_baseline"))) for v in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
@@ -210,35 +211,24 @@ def _download(args: argparse.Namespace) -> int:
     return 0
 
 
+#: `policy retrain --wait` when the new policy failed its size check (it stays a candidate).
+EXIT_SIZE_GATE = 12
+
+
 def _retrain(args: argparse.Namespace) -> int:
-    from farm.errors import FarmError
-    from policyhost.tasks import enqueue_retrain
+    from policyhost.tasks import CHAIN_STEPS, enqueue_retrain
     from vocabgen.celery_app import app
-    from vocabgen.client import BrokerError, one_line, prepare_client
+    from vocabgen.client import submit, wait_for
 
     params = {"seed": args.seed, "epochs": args.epochs, "max_modules": args.max_modules}
     corpus = str(Path(args.corpus).absolute()) if args.corpus else None
-    prepare_client(app)
-    try:
-        res = enqueue_retrain(args.vocab, corpus, params)
-    except FarmError:
-        raise
-    except Exception as e:  # kombu and redis raise their own connection errors
-        raise BrokerError(f"cannot enqueue the policy retrain: {one_line(e)}") from None
+    res = submit(app, lambda: enqueue_retrain(args.vocab, corpus, params), "the policy retrain")
     if not args.wait:
         print(res.id)
         return 0
-    from vocabgen.cli import _wait  # the vocabulary chain's waiting client: one line on where the task stands
-    from vocabgen.client import StepWatch
-
-    try:
-        out = _wait(res, args.timeout, StepWatch(app), ("retrain",))
-    except FarmError:
-        raise
-    except Exception as e:
-        raise BrokerError(f"lost the Celery result backend while waiting for task {res.id}: {one_line(e)}") from None
+    out = wait_for(app, res, args.timeout, CHAIN_STEPS)
     print(out["summary"])
-    return 0
+    return 0 if (out.get("size_check") or {}).get("ok", True) else EXIT_SIZE_GATE
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -316,9 +306,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     dl.add_argument("--version", default="latest")
     dl.add_argument("-o", "--output", required=True, help="the .onnx file to write")
     dl.set_defaults(func=_download)
-    rt = psub.add_parser("retrain", help="enqueue the Celery task train-bc -> validate -> publish of the inliner "
-                         "warm-start policy")
-    rt.add_argument("--vocab", default="latest", help="IR vocabulary version in the store (default: latest)")
+    rt = psub.add_parser("retrain", help="enqueue the Celery chain train-bc -> validate -> publish -> size check "
+                         "of the inliner warm-start policy")
+    rt.add_argument("--vocab", default="newest", help="IR vocabulary version in the store (default: newest, the "
+                    "latest or a newer one waiting for its policy's size check)")
     rt.add_argument("--corpus", help="training corpus directory (default: the vocabulary's dataset's corpus)")
     rt.add_argument("--seed", type=int)
     rt.add_argument("--epochs", type=positive_int)

@@ -85,11 +85,13 @@ def validate(model: Path, metrics: dict[str, Any], toolchain: Toolchain, advisor
 
 def manifest_for(model: Path, result: dict[str, Any], *, advisor: str = "inline",
                  vocab_version: str | None = None, training: dict[str, Any] | None = None,
-                 validation: dict[str, Any]) -> dict[str, Any]:
-    """The manifest of a trained model from warmstart.train_from's result and its validation record."""
+                 validation: dict[str, Any], key: bytes | None = None) -> dict[str, Any]:
+    """The signed manifest of a trained model from warmstart.train_from's (checked) result and its validation."""
+    from vocabgen.signing import farm_key, sign
+
     advisors.get(advisor)
     data = Path(model).read_bytes()
-    return {
+    return sign(data, {
         "format": 1,
         "advisor": advisor,
         "kind": "warm-start (behavioural cloning of LLVM's heuristic)",
@@ -102,11 +104,13 @@ def manifest_for(model: Path, result: dict[str, Any], *, advisor: str = "inline"
         "metrics": {k: result.get(k) for k in _METRICS if k in result},
         "llvm": {k: (result.get("llvm") or {}).get(k) for k in ("llvm_version", "llvm_commit", "clang")},
         "validation": validation,
-    }
+    }, farm_key() if key is None else key)
 
 
-def read_result(model: Path) -> dict[str, Any]:
-    """The MODEL.json `policy train-bc` wrote beside MODEL.onnx."""
+def read_result(model: Path, key: bytes | None = None) -> dict[str, Any]:
+    """The MODEL.json `policy train-bc` wrote beside MODEL.onnx, its signature checked against the model's bytes."""
+    from vocabgen.signing import SignatureError, farm_key, verify
+
     path = Path(model).with_suffix(".json")
     try:
         result = json.loads(path.read_text())
@@ -117,4 +121,8 @@ def read_result(model: Path) -> dict[str, Any]:
         raise InputError(f"{path}: not readable JSON: {e}") from None
     if not isinstance(result, dict):
         raise InputError(f"{path}: not a JSON object")
+    try:
+        verify(Path(model).read_bytes(), result, farm_key() if key is None else key, what="policy")
+    except SignatureError as e:
+        raise SignatureError(f"{path}: {e}") from None
     return result

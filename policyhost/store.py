@@ -13,6 +13,13 @@ writes: model.onnx, manifest.json (both read back and checked), `policies/index.
 lists and the index lists only complete versions; a failure takes back only what provably
 nothing refers to. `latest` only moves forward in time. The few JSON helpers are written again
 here rather than imported from vocabgen/publish.py, whose private functions are not an interface.
+
+A retrained policy is published *pending* its size check (`pending="policy_size"`): listed as a
+`candidate` whose gate record waits for that rule, `latest` unchanged; the check
+(regression/policygate.py) settles it with `settle`, which moves `latest` when it holds. Index
+entries carry their `state` (latest, candidate, superseded) as vocabularies' do. The manifest
+carries the farm's signature over its training claims and the model's bytes (vocabgen/signing.py,
+the same key), so held-out metrics and lineage cannot be copied onto another model.
 """
 
 from __future__ import annotations
@@ -30,8 +37,10 @@ from farm.errors import InputError, StoreError
 from farm.jsonio import loads
 from farm.store import MissingObject, ObjectStore
 from policyhost import advisors
+from vocabgen.gate import Check, Verdict
 from vocabgen.publish import CorruptObject
-from vocabgen.versions import SHORT_HASH, check_version_name
+from vocabgen.signing import farm_key, verify
+from vocabgen.versions import SHORT_HASH, accepted, check_version_name, restate
 
 log = logging.getLogger(__name__)
 JSON = "application/json"
@@ -82,12 +91,13 @@ def version_name(manifest: dict[str, Any], when: float) -> str:
     return check_version_name(f"{day}-{tag}-{manifest['advisor']}-{vocab}-{manifest['sha256'][:SHORT_HASH]}")
 
 
-def check_publishable(data: bytes, manifest: dict[str, Any]) -> str:
+def check_publishable(data: bytes, manifest: dict[str, Any], key: bytes | None = None) -> str:
     """All publishing requires of a model and its manifest, before the store is touched; returns the advisor."""
     advisor = advisors.get(str(manifest.get("advisor"))).name
     digest = sha256(data)
     if manifest.get("sha256") != digest:
         raise InputError("policy model does not match the sha256 in its manifest; nothing published")
+    verify(data, manifest, farm_key() if key is None else key, what="policy")
     validation = manifest.get("validation")
     if not isinstance(validation, dict) or validation.get("ok") is not True:
         raise InputError("policy has not passed validation; nothing published")
@@ -189,42 +199,70 @@ def _undo(store: ObjectStore, advisor: str, version: str, old_index: bytes | Non
                     "again completes it): %s", version, e)
 
 
-def _list_and_point(store: ObjectStore, stored: dict[str, Any], created: bool) -> dict[str, Any]:
-    advisor, version = stored["advisor"], stored["version"]
-    entry = index_entry(stored)
-    index = read_index(store)
+def _find(index: list[dict[str, Any]], advisor: str, version: str) -> dict[str, Any] | None:
+    return next((v for v in index if (v.get("advisor"), v.get("version")) == (advisor, version)), None)
+
+
+def _with_entry(index: list[dict[str, Any]], entry: dict[str, Any]) -> list[dict[str, Any]]:
+    rest = [v for v in index if (v.get("advisor"), v.get("version")) != (entry["advisor"], entry["version"])]
+    return sorted([*rest, entry], key=lambda v: (str(v.get("advisor")), str(v.get("published_at")),
+                                                 str(v.get("version"))))
+
+
+def _write(store: ObjectStore, index: list[dict[str, Any]], entry: dict[str, Any], current: dict[str, Any] | None,
+           move: bool, created: bool) -> dict[str, Any]:
+    """The index in the states `move` implies, then the pointer if it moves; returns the entry as listed."""
+    advisor, version = entry["advisor"], entry["version"]
+    in_force = version if move else (current or {}).get("version")
+    versions = restate(_with_entry(index, entry), advisor, in_force, by="advisor")
+    pointer = {k: entry[k] for k in _POINTER_FIELDS}
     try:
         old_index: bytes | None = store.get(INDEX_KEY)
     except MissingObject:
         old_index = None
-    current = read_latest(store, advisor)
-    pointer = {k: entry[k] for k in _POINTER_FIELDS}
     wrote_index = False
     try:
-        if entry not in index:
-            rest = [v for v in index if (v.get("advisor"), v.get("version")) != (advisor, version)]
-            versions = sorted([*rest, entry], key=lambda v: (str(v.get("advisor")), str(v.get("published_at")),
-                                                             str(v.get("version"))))
+        if versions != index:
             store.put(INDEX_KEY, dumps({"format": 1, "versions": versions}), JSON)
             wrote_index = True
-        if not _is_newer(entry, current, created):
-            return current or {}
-        if current != pointer:
+        if move and current != pointer:
             store.put(latest_key(advisor), dumps(pointer), JSON)
-        return pointer
     except StoreError:
         if created:
             _undo(store, advisor, version, old_index, wrote_index)
         raise
+    return _find(versions, advisor, version) or entry
 
 
-def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: float | None = None) -> dict[str, Any]:
-    """Publish a validated policy (call under `vocabgen.locks.publish_lock`).
+def _list_and_point(store: ObjectStore, stored: dict[str, Any], created: bool,
+                    pending: str | None) -> tuple[dict[str, Any], str | None]:
+    """List the version (pending `pending` if given and not listed yet), move `latest` if it may;
+    (its entry, the version `latest` names afterwards). A listed version keeps its state and verdict."""
+    advisor, version = stored["advisor"], stored["version"]
+    index = read_index(store)
+    current = read_latest(store, advisor)
+    listed = _find(index, advisor, version)
+    if listed is None:
+        entry = index_entry(stored)
+        if pending:
+            wait = Check(pending, False, "waiting for its size check on the regression benchmarks", pending=True)
+            entry["gate"] = Verdict((wait,), (current or {}).get("version")).to_dict()
+    else:
+        entry = listed
+    move = accepted(entry) and entry.get("state", "latest") == "latest" and _is_newer(entry, current, created)
+    entry = _write(store, index, entry, current, move, created)
+    return entry, version if move else (current or {}).get("version")
 
-    Returns {advisor, version, sha256, created, latest, previous}: `previous` is the version
-    `latest` named before (the policy a new one is judged against).
+
+def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: float | None = None,
+            key: bytes | None = None, pending: str | None = None) -> dict[str, Any]:
+    """Publish a validated, signed policy (call under `vocabgen.locks.publish_lock`).
+
+    Returns {advisor, version, sha256, created, latest, previous, state, gate}: `previous` is the
+    version `latest` named before (the policy a new one is judged against). With `pending` (a
+    rule name) a new version is listed as a candidate waiting for that rule (`settle`).
     """
-    advisor = check_publishable(data, manifest)
+    advisor = check_publishable(data, manifest, key)
     digest = sha256(data)
     read_index(store)  # a corrupt index or pointer fails before anything is uploaded
     before = read_latest(store, advisor)
@@ -238,14 +276,34 @@ def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: flo
                   "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))}
         _upload(store, prefix(advisor, stored["version"]), data, stored)
         created = True
-    pointer = _list_and_point(store, stored, created)
+    entry, in_force = _list_and_point(store, stored, created, pending)
     return {"advisor": advisor, "version": stored["version"], "sha256": digest, "created": created,
-            "latest": pointer.get("version", stored["version"]), "previous": (before or {}).get("version")}
+            "latest": in_force, "previous": (before or {}).get("version"), "state": entry.get("state"),
+            "gate": entry.get("gate")}
+
+
+def settle(store: ObjectStore, advisor: str, version: str, outcome: Check) -> dict[str, Any] | None:
+    """Record the outcome of a listed version's pending rule; `latest` moves to it if it holds and the
+    version is newer (call under the publish lock). None when nothing was pending (settled before)."""
+    from vocabgen.gate import settled
+
+    index = read_index(store)
+    listed = _find(index, advisor, version)
+    if listed is None or outcome.rule not in ((listed.get("gate") or {}).get("pending") or ()):
+        return None
+    entry = {**listed, "gate": settled(listed["gate"], outcome)}
+    current = read_latest(store, advisor)
+    return _write(store, index, entry, current, accepted(entry) and _is_newer(entry, current, False), False)
 
 
 def summary(result: dict[str, Any]) -> str:
     what = "published" if result["created"] else "already published"
-    if result.get("latest", result["version"]) != result["version"]:
+    pending = (result.get("gate") or {}).get("pending") or []
+    if result.get("state") == "candidate":
+        why = "awaiting " + " and ".join(pending) if pending else "; ".join((result.get("gate") or {}).get("reasons")
+                                                                           or ["not promoted"])
+        what += f" as a candidate, {why}; latest stays at {result.get('latest') or 'none'}"
+    elif result.get("latest", result["version"]) != result["version"]:
         what += f"; latest stays at {result['latest']}, published later"
     return f"policy {result['advisor']} {result['version']} ({what})"
 

@@ -7,6 +7,13 @@ farm published (`latest` by default); validates it (policyhost/release.py) and p
 publish that leaves it `latest` (`on_vocab_published`, on Celery's success signal of
 vocabgen.tasks.publish) and on demand (`mlgo-farm policy retrain`).
 
+With `[gate] policy_size` on, the policy is published *pending* its size check, and `retrain` is
+the first link of a chain whose second is the check: `regression.tasks.size_gate` (by name, as
+the policy side never imports the comparison side). The check settles the policy's state and the
+`policy_size` rule of the vocabulary it was trained with (vocabgen/gate.py), so a vocabulary
+becomes `latest` only with a policy that does not grow code. The default vocabulary is the
+*newest*: `latest`, or a newer IR version waiting only for that rule.
+
 Idempotent like the vocabulary chain, and with its machinery (vocabgen.tasks.RELIABLE: late
 acknowledgement under the lease of vocabgen/lease.py, store failures retried with backoff): the
 trained model goes to a local directory named by everything that decides its bytes (vocabulary
@@ -24,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from celery import chain
 from celery.signals import task_success
 
 from farm.atomic import atomic_dir
@@ -35,6 +43,10 @@ log = logging.getLogger(__name__)
 #: The warm-start recipe the nightly chain trains with; `policy retrain` may override any of it.
 DEFAULTS = {"seed": 0, "epochs": 60, "holdout": 0.2, "max_modules": 400}
 ADVISOR = "inline"
+#: The vocabulary `policy retrain` trains with unless one is named: `latest`, or a newer one awaiting this policy.
+NEWEST = "newest"
+#: The size check that follows `retrain` (regression/tasks.py), named rather than imported.
+SIZE_GATE = "regression.tasks.size_gate"
 
 
 def params_from(overrides: dict[str, Any] | None) -> dict[str, Any]:
@@ -44,12 +56,16 @@ def params_from(overrides: dict[str, Any] | None) -> dict[str, Any]:
     return {**DEFAULTS, **{k: v for k, v in (overrides or {}).items() if v is not None}}
 
 
-def training_corpus(vocab_manifest: dict[str, Any], corpus: str | None, var_dir: Path, toolchain) -> tuple[Path, dict]:
+def training_corpus(vocab_manifest: dict[str, Any], corpus: str | None, var_dir: Path, toolchain,
+                    sample: int | None = None) -> tuple[Path, dict]:
     """The corpus to log decisions on, and what the manifest records of it.
 
     A named `corpus` (a corpus directory or a directory of C files) wins; else the vocabulary's
-    dataset's corpus: its source directory when this host has it, or its Debian package compiled
-    again (ccache makes that cheap on the worker that built the dataset).
+    dataset's corpus: its source directory when this host has it, or compiled again from where it
+    came from (a Debian package, LLVM's git repository at the commit, a CMake tree), only the
+    `sample` of modules training will use (workers.corpus.sample_names, the rule `max_modules`
+    samples by), so retraining on LLVM's 2,780 TUs compiles 400 of them. ccache makes even that
+    cheap on the worker that built the dataset.
     """
     facts = ((vocab_manifest.get("dataset") or {}).get("corpus")) or {}
     dataset_id = (vocab_manifest.get("lineage") or {}).get("dataset_id")
@@ -60,26 +76,63 @@ def training_corpus(vocab_manifest: dict[str, Any], corpus: str | None, var_dir:
             raise InputError(f"training corpus {path} is not a directory")
         return path, {**record, "corpus_source": str(path)}
     source = str(facts.get("source") or "")
-    if source.startswith("debian:"):
-        from workers.corpus import from_debian, load
-
-        package = source.split(":")[1]
-        out = var_dir / "policy" / "corpus" / package
-        if not ((out / "corpus_description.json").is_file() and load(out).digest == facts.get("digest")):
-            from_debian(package, out, toolchain, var_dir / "debsrc")
-        return out, {**record, "corpus_source": source}
+    if source.startswith(("debian:", "git:", "cmake:")):
+        key = hashlib.sha256(json.dumps([source, facts.get("digest"), sample]).encode()).hexdigest()[:16]
+        out = var_dir / "policy" / "corpus" / key
+        if not (out / "corpus_description.json").is_file():
+            _rebuild(source, facts.get("lineage") or {}, out, toolchain, var_dir, sample)
+        return out, {**record, "corpus_source": source, "corpus_sample": sample}
     if source and Path(source).is_dir():
         return Path(source), {**record, "corpus_source": source}
     raise InputError(f"no training corpus for the policy: the vocabulary's dataset {dataset_id} came from "
                      f"{source or 'an unknown source'}, which this host cannot rebuild; name one with --corpus")
 
 
+def _rebuild(source: str, lineage: dict[str, Any], out: Path, toolchain, var_dir: Path, sample: int | None) -> None:
+    """Compile `sample` modules of the corpus `source` names again, as its lineage says it was made."""
+    from workers import cmake_corpus, debsrc, llvm_source
+    from workers.corpus import from_debian
+
+    include, defines = tuple(lineage.get("include") or ()), tuple(lineage.get("defines") or ())
+    kind, _, rest = source.partition(":")
+    if kind == "debian" and debsrc.is_llvm(rest.split(":")[0]):
+        llvm_source.corpus(rest.split(":")[0], out, toolchain, checkout=var_dir / llvm_source.GIT,
+                           debsrc_dir=var_dir / "debsrc", include=include, defines=defines, sample=sample)
+    elif kind == "debian":
+        from_debian(rest.split(":")[0], out, toolchain, var_dir / "debsrc", sample=sample, include=include)
+    elif kind == "git" and rest.startswith(f"{llvm_source.GIT}@") and lineage.get("commit"):
+        llvm_source.corpus(llvm_source.GIT, out, toolchain, rev=str(lineage["commit"]),
+                           repo=str(lineage.get("repository") or llvm_source.LLVM_REPO),
+                           checkout=var_dir / llvm_source.GIT, debsrc_dir=var_dir / "debsrc", include=include,
+                           defines=defines, sample=sample)
+    elif kind == "cmake" and Path(rest).is_dir():
+        cmake_corpus.from_cmake(Path(rest), out, toolchain, include=include, defines=defines, sample=sample,
+                                lineage={k: v for k, v in lineage.items() if k not in ("include", "defines")})
+    else:
+        raise InputError(f"no training corpus for the policy: this host cannot rebuild {source}; name one with "
+                         f"--corpus")
+
+
 def _work_key(vocab_version: str, corpus: Path, params: dict[str, Any], llvm: dict[str, Any]) -> str:
-    what = json.dumps({"vocab": vocab_version, "corpus": str(corpus), "params": params, "llvm": llvm}, sort_keys=True)
+    what = json.dumps({"vocab": vocab_version, "corpus": str(corpus), "params": params, "llvm": llvm,
+                       "record": "signed"}, sort_keys=True)
     return hashlib.sha256(what.encode()).hexdigest()[:16]
 
 
-def train_validated(settings, toolchain, *, vocab: str = "latest", corpus: str | None = None,
+def resolve_vocab(store, vocab: str) -> str:
+    """`newest` as the version it names now (InputError when there is no IR vocabulary); others unchanged."""
+    from vocabgen.gate import POLICY_SIZE
+    from vocabgen.publish import newest
+
+    if vocab != NEWEST:
+        return vocab
+    found = newest(store, "ir", POLICY_SIZE)
+    if found is None:
+        raise InputError(f"no IR vocabulary is published to {store.url}, nor one waiting for its policy")
+    return found
+
+
+def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | None = None,
                     params: dict[str, Any] | None = None) -> tuple[Path, dict[str, Any]]:
     """Train (or reuse) the warm-start model for these inputs and validate it; (model path, manifest)."""
     from farm.store import store_from_settings
@@ -89,9 +142,10 @@ def train_validated(settings, toolchain, *, vocab: str = "latest", corpus: str |
     from vocabgen.publish import show
 
     p = params_from(params)
-    vocab_manifest = show(store_from_settings(settings), "ir", vocab)
+    store = store_from_settings(settings)
+    vocab_manifest = show(store, "ir", resolve_vocab(store, vocab))
     vocab_file = published_vocab(vocab_manifest["version"])
-    source, training = training_corpus(vocab_manifest, corpus, settings.var_dir, toolchain)
+    source, training = training_corpus(vocab_manifest, corpus, settings.var_dir, toolchain, p["max_modules"])
     work = settings.var_dir / "policy" / "trained" / ADVISOR / _work_key(vocab_manifest["version"], source, p,
                                                                        toolchain.describe())
     model = work / "model.onnx"
@@ -111,13 +165,15 @@ def train_validated(settings, toolchain, *, vocab: str = "latest", corpus: str |
 
 
 @app.task(name="policyhost.tasks.retrain", bind=True, **RELIABLE)
-def retrain(self, vocab: str = "latest", corpus: str | None = None,
+def retrain(self, vocab: str = NEWEST, corpus: str | None = None,
             params: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Train, validate and publish the inliner warm-start policy; the publish result with timings and metrics."""
+    """Train, validate and publish the inliner warm-start policy (pending its size check when the gate
+    has one); the publish result with timings and metrics."""
     from farm.config import load_settings
     from farm.store import store_from_settings
     from farm.toolchain import Toolchain
     from policyhost import store as pstore
+    from vocabgen.gate import POLICY_SIZE
     from vocabgen.locks import publish_lock
 
     s = load_settings()
@@ -126,35 +182,50 @@ def retrain(self, vocab: str = "latest", corpus: str | None = None,
     model, manifest = train_validated(s, Toolchain.from_settings(s), vocab=vocab, corpus=corpus, params=params)
     trained = time.monotonic() - t0
     with publish_lock(store, s.celery.broker_url, settings=s):
-        result = pstore.publish(store, model.read_bytes(), manifest)
+        result = pstore.publish(store, model.read_bytes(), manifest,
+                                pending=POLICY_SIZE if s.gate.policy_size else None)
     log.info("%s (%.1fs)", pstore.summary(result), time.monotonic() - t0)
     return {**result, "vocab_version": manifest["vocab_version"], "metrics": manifest["metrics"],
             "seconds": {"train_and_validate": round(trained, 1), "total": round(time.monotonic() - t0, 1)},
             "summary": pstore.summary(result)}
 
 
-def enqueue_retrain(vocab: str = "latest", corpus: str | None = None, params: dict[str, Any] | None = None):
+#: The steps of `retrain_chain`, first to last.
+CHAIN_STEPS = ("retrain", "size-gate")
+
+
+def retrain_chain(vocab: str = NEWEST, corpus: str | None = None, params: dict[str, Any] | None = None):
+    """retrain -> size_gate. The check runs whatever the setting: with the gate off it finds nothing
+    pending and says so, so a waiting client reads one kind of result."""
+    return chain(retrain.s(vocab=vocab, corpus=corpus, params=params or {}), app.signature(SIZE_GATE))
+
+
+def enqueue_retrain(vocab: str = NEWEST, corpus: str | None = None, params: dict[str, Any] | None = None):
     from vocabgen.versions import check_version_name
 
     params_from(params)  # the worker's own checks, before anything is enqueued
     check_version_name(vocab)
     if corpus is not None and not Path(corpus).is_dir():
         raise InputError(f"training corpus {corpus} is not a directory")
-    return retrain.apply_async(kwargs={"vocab": vocab, "corpus": corpus, "params": params or {}})
+    return retrain_chain(vocab, corpus, params).apply_async()
 
 
 def on_vocab_published(result: dict[str, Any]) -> str | None:
-    """After an IR vocabulary publish that left it `latest`: retrain the policy with it (the task id).
+    """After an IR vocabulary publish that left it `latest`, or a candidate waiting only for its policy's
+    size check: retrain the policy with it (the chain's task id).
 
-    A candidate the promotion gate held back (or an older version published again) does not train
-    the nightly policy: `latest` of the policies must read `latest` of the vocabularies. A repeated
-    publish of the latest triggers again, which costs nothing: the task is idempotent.
+    A candidate the promotion gate held back for its own metrics (or an older version published
+    again) does not train the nightly policy. A repeated publish triggers again, which costs
+    nothing: the chain is idempotent.
 
     Called when vocabgen.tasks.publish has succeeded (`_after_publish`); never fails that publish
     (it is done): a trigger that cannot be enqueued is logged, and `policy retrain` or the next
     vocabulary catches up.
     """
-    if result.get("kind") != "ir" or result.get("latest", result.get("version")) != result.get("version"):
+    from vocabgen.gate import POLICY_SIZE, awaits_only
+
+    in_force = result.get("latest", result.get("version")) == result.get("version")
+    if result.get("kind") != "ir" or not (in_force or awaits_only(result.get("gate"), POLICY_SIZE)):
         return None
     try:
         return enqueue_retrain(vocab=str(result["version"])).id

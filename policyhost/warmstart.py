@@ -113,9 +113,12 @@ def training_units(source: Path, out_dir: Path) -> list[tuple[str, list[str]]]:
 
 def sample_units(units: list[tuple[str, list[str]]], most: int | None) -> list[tuple[str, list[str]]]:
     """At most `most` modules, chosen by the hash of their names: the same corpus gives the same sample."""
+    from workers.corpus import sample_names
+
     if most is None or len(units) <= most:
         return units
-    return sorted(sorted(units, key=lambda u: hashlib.sha256(u[0].encode()).hexdigest())[:most])
+    keep = sample_names((u[0] for u in units), most)
+    return sorted(u for u in units if u[0] in keep)
 
 
 def collect(source: Path, toolchain: Toolchain, *, jobs: int | None = None, vocab: str | None = None,
@@ -290,8 +293,15 @@ def onnx_agreement(path: Path, dlog: DecisionLog) -> float:
 def train_from(source: Path, output: Path, toolchain: Toolchain, *, seed: int = 0, epochs: int = 60,
                holdout: float = 0.2, jobs: int | None = None, vocab: str | None = None,
                save_log: Path | None = None, max_modules: int | None = None,
-               vocab_version: str | None = None) -> dict:
-    """Log (or load) decisions, train, export MODEL.onnx and MODEL.json; return the metrics."""
+               vocab_version: str | None = None, key: bytes | None = None) -> dict:
+    """Log (or load) decisions, train, export MODEL.onnx and MODEL.json; return the metrics.
+
+    MODEL.json is signed with the farm's key over its claims and the model's bytes
+    (vocabgen/signing.py): publishing takes metrics and lineage only from a record this farm's
+    training wrote for exactly this model (policyhost/release.py).
+    """
+    from vocabgen.signing import farm_key, sign
+
     output = Path(output)
     if output.suffix != ".onnx":
         raise InputError(f"output {output} must end in .onnx")
@@ -312,5 +322,6 @@ def train_from(source: Path, output: Path, toolchain: Toolchain, *, seed: int = 
               "hidden": HIDDEN, "vocab": str(vocab) if vocab else None, "vocab_version": vocab_version,
               "log_digest": digest, "features": [n for n, _, _ in dlog.features],
               "skipped": dlog.skipped, "llvm": toolchain.describe(), **metrics}
+    result = sign(output.read_bytes(), result, farm_key() if key is None else key)
     write_atomic(output.with_suffix(".json"), json.dumps(result, indent=2) + "\n")
     return result

@@ -98,6 +98,7 @@ def _report(args: argparse.Namespace) -> int:
     from farm.store import store_from_settings
     from regression import report
     from regression.compare import run_dir
+    from regression.outcome import report_page
 
     settings = load_settings()
     history = _open(args)
@@ -105,15 +106,17 @@ def _report(args: argparse.Namespace) -> int:
     if run.status != "complete":
         raise InputError(f"run {run.run_id} of builder {run.builder} is {run.status}: no verdict to report")
     out = Path(args.output) if args.output else run_dir(settings, run.builder, run.run_id) / "report"
-    link = run.report_url
+    page = settings.buildbot.dashboard(f"store/{report.report_prefix(run.builder, run.run_id)}/index.html")
+    # the summary names the report as a reader opens it: the dashboard's page once published, not the store's link
+    link = page if args.publish else report_page(settings, run)
     try:
         report.render(history, run, run.verdict, out, link)
     except OSError as e:
         raise FarmError(f"report of run {run.run_id} cannot be written to {out}: {e.strerror or e}") from None
     if args.publish:
         link = report.publish(store_from_settings(settings), out, run.builder, run.run_id)
+        history.set_report_url(run, link)  # the store's own link, as a run that published it records
     print((out / "summary.txt").read_text(), end="")
-    page = settings.buildbot.dashboard(f"store/{report.report_prefix(run.builder, run.run_id)}/index.html")
     print(f"report: {out}" + (f"\npublished: {link}\npage: {page}" if args.publish else ""))
     return 0
 

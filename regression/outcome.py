@@ -55,6 +55,16 @@ def reproduce_command(req: RunRequest, published: str | None, vocab_id: str | No
     return shlex.join([*argv, "--no-publish"])
 
 
+def report_page(settings: Settings, run: Run) -> str | None:
+    """Where a reader opens the run's report: its page on the dashboard when the history's link names the
+    published copy (the store's own `file://` or S3 link, which only the farm's hosts can open), else that link
+    (a report that stayed on the worker, e.g. after its publication failed)."""
+    key = f"{report.report_prefix(run.builder, run.run_id)}/index.html"
+    if run.report_url and run.report_url.endswith(f"/{key}"):
+        return settings.buildbot.dashboard(f"store/{key}")
+    return run.report_url
+
+
 def alert_facts(settings: Settings, history: History, run: Run, kind: str, report_url: str) -> alerts.Facts:
     """The links and lineage an alert carries besides the table."""
     bb = settings.buildbot

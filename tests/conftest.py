@@ -53,7 +53,14 @@ def _no_worker_cache():
 
 @pytest.fixture(autouse=True)
 def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test reads a developer's config file or writes to the real var/."""
+    """No test reads a developer's config file or writes to the real var/.
+
+    The promotion gate's `policy_size` rule is off unless a test turns it on: with it, an IR
+    vocabulary becomes `latest` only after a policy chain retrained with it, which tests of
+    publishing are not about (tests/vocabgen/test_gate.py and tests/policyhost/test_policy_celery.py
+    turn it on; `make demo` runs with it).
+    """
+    monkeypatch.setenv("MLGO_FARM_GATE_POLICY_SIZE", "false")
     empty = tmp_path / "mlgo-farm.toml"
     empty.write_text("")
     monkeypatch.setenv("MLGO_FARM_CONFIG", str(empty))

@@ -7,11 +7,10 @@ import dataclasses
 import json
 import logging
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-from farm.errors import FarmError, InputError
+from farm.errors import InputError
 from farm.kinds import KINDS
 
 log = logging.getLogger(__name__)
@@ -128,48 +127,9 @@ def _promote(args: argparse.Namespace) -> int:
     return 0
 
 
-def _wait(result, timeout: float, watch=None, names: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Wait for the last task of the chain; a failed earlier task fails the wait with its message.
-
-    With a `watch` (client.StepWatch), every change of the current step's status is logged (shown
-    with `mlgo-farm -v`, as builder steps run: queued with no worker, running on W, retrying,
-    lost with its worker), and a timeout says where the chain stands instead of guessing.
-    `names` are the chain's steps, first to last.
-    """
-    deadline = time.monotonic() + timeout
-    chain_results = []
-    r = result
-    while r is not None:
-        chain_results.append(r)
-        r = r.parent
-    chain_results.reverse()
-    status, look_at = "", 0.0
-    while True:
-        for r in chain_results:
-            if r.failed():
-                err = r.result
-                if isinstance(err, FarmError):
-                    raise err
-                raise FarmError(f"retrain task {r.name or r.id} failed: {type(err).__name__}: {err}")
-        if result.successful():
-            return result.result
-        now = time.monotonic()
-        if watch is not None and (now >= look_at or now >= deadline):
-            step = next((i for i, r in enumerate(chain_results) if not r.successful()), len(chain_results) - 1)
-            text = watch.describe(chain_results[step], names[step] if step < len(names) else "")
-            if text != status:
-                log.info("retrain %s: %s", result.id, text)
-                status = text
-            look_at = now + 1
-        if now >= deadline:
-            break
-        time.sleep(0.5)
-    raise FarmError(f"retrain did not finish within {timeout:g}s: {status or 'still running'} (task {result.id})")
-
-
 def _retrain(args: argparse.Namespace) -> int:
     from vocabgen.celery_app import app
-    from vocabgen.client import BrokerError, StepWatch, one_line, prepare_client
+    from vocabgen.client import submit, wait_for
     from vocabgen.dataset import check_dataset_ref
     from vocabgen.params import TrainParams
     from vocabgen.tasks import CHAIN_STEPS, enqueue_retrain
@@ -181,23 +141,20 @@ def _retrain(args: argparse.Namespace) -> int:
         dataset = str(Path(dataset).absolute())
     else:
         check_dataset_ref(dataset)
-    prepare_client(app)
-    try:
-        res = enqueue_retrain(args.kind, dataset, params)
-    except FarmError:
-        raise
-    except Exception as e:  # kombu and redis raise their own connection errors
-        raise BrokerError(f"cannot enqueue the retrain: {one_line(e)}") from None
+    res = submit(app, lambda: enqueue_retrain(args.kind, dataset, params), "the retrain")
     if not args.wait:
         print(res.id)
         return 0
-    try:
-        out = _wait(res, args.timeout, StepWatch(app), CHAIN_STEPS)
-    except FarmError:
-        raise
-    except Exception as e:
-        raise BrokerError(f"lost the Celery result backend while waiting for task {res.id}: {one_line(e)}") from None
-    print(f"{out['kind']} {out['version']} ({'published' if out['created'] else 'already published'})")
+    out = wait_for(app, res, args.timeout, CHAIN_STEPS)
+    from vocabgen.gate import awaits_only
+
+    what = "published" if out["created"] else "already published"
+    pending = (out.get("gate") or {}).get("pending") or []
+    if out.get("state") == "candidate" and pending and awaits_only(out.get("gate"), pending[0]):
+        print(f"{out['kind']} {out['version']} ({what}, awaiting {' and '.join(pending)}; latest stays at "
+              f"{out.get('latest') or 'none'} until then)")
+        return 0
+    print(f"{out['kind']} {out['version']} ({what})")
     if out.get("state") == "candidate":  # a second line: builders read the first (master/registry.py)
         print(f"  a candidate, not latest (latest stays at {out.get('latest') or 'none'}): "
               f"{'; '.join((out.get('gate') or {}).get('reasons') or [])}")

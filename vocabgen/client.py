@@ -6,7 +6,10 @@ Only the process that enqueues and waits is changed; workers keep Celery's patie
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable
+from typing import Any
 
 from celery import Celery
 from celery.result import AsyncResult
@@ -14,6 +17,8 @@ from celery.result import AsyncResult
 from farm.errors import FarmError
 from farm.secrets import redact
 from vocabgen import lease
+
+log = logging.getLogger(__name__)
 
 #: One quick retry instead of Celery's 20 (result backend) or 100 (broker) with growing sleeps.
 FAST_RETRY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
@@ -123,3 +128,64 @@ class StepWatch:
         if held is not None:
             return f"{name} lost: the worker that took it is gone; {where} ({self._online()})"
         return f"{name} {state.lower()}: {where}"
+
+
+def wait_chain(result: AsyncResult, timeout: float, watch: StepWatch | None = None,
+               names: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Wait for the last task of the chain; a failed earlier task fails the wait with its message.
+
+    With a `watch` (client.StepWatch), every change of the current step's status is logged (shown
+    with `mlgo-farm -v`, as builder steps run: queued with no worker, running on W, retrying,
+    lost with its worker), and a timeout says where the chain stands instead of guessing.
+    `names` are the chain's steps, first to last.
+    """
+    deadline = time.monotonic() + timeout
+    chain_results = []
+    r = result
+    while r is not None:
+        chain_results.append(r)
+        r = r.parent
+    chain_results.reverse()
+    status, look_at = "", 0.0
+    while True:
+        for r in chain_results:
+            if r.failed():
+                err = r.result
+                if isinstance(err, FarmError):
+                    raise err
+                raise FarmError(f"retrain task {r.name or r.id} failed: {type(err).__name__}: {err}")
+        if result.successful():
+            return result.result
+        now = time.monotonic()
+        if watch is not None and (now >= look_at or now >= deadline):
+            step = next((i for i, r in enumerate(chain_results) if not r.successful()), len(chain_results) - 1)
+            text = watch.describe(chain_results[step], names[step] if step < len(names) else "")
+            if text != status:
+                log.info("retrain %s: %s", result.id, text)
+                status = text
+            look_at = now + 1
+        if now >= deadline:
+            break
+        time.sleep(0.5)
+    raise FarmError(f"retrain did not finish within {timeout:g}s: {status or 'still running'} (task {result.id})")
+
+
+def submit(app: Celery, send: Callable[[], AsyncResult], what: str) -> AsyncResult:
+    """Prove Redis answers, then enqueue with `send()`; a broker that fails now is one line naming `what`."""
+    prepare_client(app)
+    try:
+        return send()
+    except FarmError:
+        raise
+    except Exception as e:  # kombu and redis raise their own connection errors
+        raise BrokerError(f"cannot enqueue {what}: {one_line(e)}") from None
+
+
+def wait_for(app: Celery, result: AsyncResult, timeout: float, names: tuple[str, ...]) -> dict[str, Any]:
+    """wait_chain with a StepWatch; a result backend lost while waiting is one line naming the task."""
+    try:
+        return wait_chain(result, timeout, StepWatch(app), names)
+    except FarmError:
+        raise
+    except Exception as e:
+        raise BrokerError(f"lost the Celery result backend while waiting for task {result.id}: {one_line(e)}") from None

@@ -24,6 +24,15 @@ tested without a store):
   Link prediction is measured on each version's own held-out triplets, so across datasets it is
   a sanity bound (a tiny dataset's collapse), not a fine ranking: hence the tolerance.
 
+* `policy_size` (IR only, `[gate] policy_size`): the inliner policy retrained with this
+  vocabulary does not grow `.text` on the regression benchmarks against the policy in force.
+  `latest` of the vocabularies is what the nightly policy is retrained with, so a vocabulary that
+  makes the policy worse must not become it, however good its own metrics. This rule cannot be
+  judged at publish time: the version is listed as a candidate with the rule *pending*, the
+  policy chain retrains with it, and the size check (regression/policygate.py) settles the rule
+  (`settled`), which moves `latest` if every rule now holds. vocabgen never imports the policy
+  or regression side; it only records what they found.
+
 Floors and tolerances come from the `[gate]` settings (farm/config.py, `MLGO_FARM_GATE_*`).
 """
 
@@ -52,12 +61,20 @@ NOT_WORSE: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
+#: The rule a consumer of the vocabulary settles after publishing, and the kinds it applies to: the
+#: inliner policy reads IR2Vec embeddings (policyhost/advisors.py); no MIR policy consumes MIR2Vec yet.
+POLICY_SIZE = "policy_size"
+POLICY_KINDS = frozenset({"ir"})
+
+
 @dataclass(frozen=True)
 class Gate:
-    """Floors per (kind, section) as fractions in [0, 1]; tolerances per NOT_WORSE rule (absolute)."""
+    """Floors per (kind, section) as fractions in [0, 1]; tolerances per NOT_WORSE rule (absolute);
+    `policy_size`: whether an IR version waits for its retrained policy's size check."""
 
     floors: Mapping[tuple[str, str], float] = field(default_factory=dict)
     tolerances: Mapping[str, float] = field(default_factory=dict)
+    policy_size: bool = False
 
 
 def gate_from_settings(settings=None) -> Gate:
@@ -66,7 +83,8 @@ def gate_from_settings(settings=None) -> Gate:
 
     g = (settings or load_settings()).gate
     return Gate(floors={where: float(getattr(g, name)) for name, where in FLOOR_SETTINGS.items()},
-                tolerances={rule: float(getattr(g, key)) for rule, (_, key) in NOT_WORSE.items()})
+                tolerances={rule: float(getattr(g, key)) for rule, (_, key) in NOT_WORSE.items()},
+                policy_size=bool(g.policy_size))
 
 
 #: A gate that every validated version with recorded coverage passes: floors 0, any drop tolerated.
@@ -79,6 +97,8 @@ class Check:
     rule: str
     ok: bool
     detail: str
+    #: not judged yet: a later step settles it (`settled`); counts as not passed until then
+    pending: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,9 +115,21 @@ class Verdict:
         """Why the version did not pass (empty when it did)."""
         return [f"{c.rule}: {c.detail}" for c in self.checks if not c.ok]
 
+    @property
+    def pending(self) -> list[str]:
+        return [c.rule for c in self.checks if c.pending]
+
     def to_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, "against": self.against, "reasons": self.reasons,
-                "checks": [{"rule": c.rule, "ok": c.ok, "detail": c.detail} for c in self.checks]}
+        return {"passed": self.passed, "against": self.against, "reasons": self.reasons, "pending": self.pending,
+                "checks": [{"rule": c.rule, "ok": c.ok, "detail": c.detail, **({"pending": True} if c.pending else {})}
+                           for c in self.checks]}
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> Verdict:
+        checks = tuple(Check(str(c.get("rule")), c.get("ok") is True, str(c.get("detail", "")),
+                             c.get("pending") is True)
+                       for c in record.get("checks") or () if isinstance(c, Mapping))
+        return cls(checks, record.get("against"))
 
 
 def _metric(manifest: Mapping[str, Any] | None, path: tuple[str, ...]) -> float | None:
@@ -165,4 +197,24 @@ def judge(manifest: Mapping[str, Any], latest: Mapping[str, Any] | None, gate: G
     checks = [_validation(manifest), *_coverage(manifest, gate.floors)]
     for rule in NOT_WORSE:
         checks.append(_not_worse(rule, manifest, latest, gate.tolerances.get(rule, 0.0)))
+    if gate.policy_size and manifest.get("kind") in POLICY_KINDS:
+        checks.append(Check(POLICY_SIZE, False, "waiting for the size check of the policy retrained with it",
+                            pending=True))
     return Verdict(tuple(checks), None if latest is None else str(latest.get("version")))
+
+
+def awaits_only(record: Mapping[str, Any] | None, rule: str) -> bool:
+    """Whether a recorded verdict fails only because `rule` is pending (every other rule holds)."""
+    if not isinstance(record, Mapping):
+        return False
+    v = Verdict.from_dict(record)
+    return bool(v.checks) and v.pending == [rule] and all(c.ok for c in v.checks if c.rule != rule)
+
+
+def settled(record: Mapping[str, Any], outcome: Check) -> dict[str, Any]:
+    """A recorded verdict with its pending `outcome.rule` replaced by `outcome` (pure; KeyError if not pending)."""
+    v = Verdict.from_dict(record)
+    if outcome.rule not in v.pending:
+        raise KeyError(outcome.rule)
+    checks = tuple(outcome if c.rule == outcome.rule else c for c in v.checks)
+    return Verdict(checks, v.against).to_dict()

@@ -39,7 +39,7 @@ from farm.atomic import write_atomic
 from farm.errors import InputError, StoreError
 from farm.store import MissingObject, ObjectStore
 from vocabgen.dataset import check_kind
-from vocabgen.gate import Gate, gate_from_settings, judge
+from vocabgen.gate import Check, Gate, awaits_only, gate_from_settings, judge, settled
 from vocabgen.signing import farm_key, verify
 from vocabgen.versions import (
     INDEX_KEY,
@@ -331,11 +331,43 @@ def promote(store: ObjectStore, kind: str, version: str, reason: str, by: str = 
     return _find(versions, kind, version)
 
 
+def settle(store: ObjectStore, kind: str, version: str, outcome: Check) -> dict[str, Any] | None:
+    """Record the outcome of a listed version's pending rule; `latest` moves to it if every rule now holds
+    (and it is newer than `latest`). Call under `locks.publish_lock`.
+
+    Returns the version's entry, or None when it has no such rule pending (settled before, promoted,
+    or published without it): a repeated size check changes nothing.
+    """
+    index = read_index(store)
+    listed = _find(index, kind, version)
+    if listed is None or outcome.rule not in ((listed.get("gate") or {}).get("pending") or ()):
+        return None
+    entry = {**listed, "gate": settled(listed["gate"], outcome)}
+    current = read_latest(store, kind)
+    move = accepted(entry) and _is_newer(entry, current, False)
+    versions = restate(_with_entry(index, entry), kind, version if move else (current or {}).get("version"))
+    _write(store, index, versions, entry, current, move, False)
+    log.info("%s vocabulary %s: %s %s%s", kind, version, outcome.rule, "holds" if outcome.ok else "fails",
+             "; now latest" if move else "")
+    return _find(versions, kind, version)
+
+
+def newest(store: ObjectStore, kind: str, rule: str) -> str | None:
+    """The newest version that is `latest` or waits only for `rule`: what a consumer settling `rule` uses."""
+    current = (read_latest(store, kind) or {}).get("version")
+    waiting = [v for v in read_index(store) if v.get("kind") == kind
+               and (v.get("version") == current or awaits_only(v.get("gate"), rule))]
+    return str(max(waiting, key=lambda v: str(v.get("published_at")))["version"]) if waiting else None
+
+
 def summary(result: dict[str, Any]) -> str:
     """One line for a publish result: a candidate with the gate's reasons, or `latest` staying on a newer version."""
     what = "published" if result["created"] else "already published"
     latest = result.get("latest", result["version"])
-    if result.get("state") == "candidate":
+    pending = (result.get("gate") or {}).get("pending") or []
+    if result.get("state") == "candidate" and pending and awaits_only(result.get("gate"), pending[0]):
+        what += f", awaiting {' and '.join(pending)}; latest stays at {latest or 'none'} until then"
+    elif result.get("state") == "candidate":
         reasons = "; ".join((result.get("gate") or {}).get("reasons") or ["not promoted"])
         what += f" as a candidate, latest stays at {latest or 'none'}: {reasons}"
     elif latest != result["version"]:

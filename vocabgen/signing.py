@@ -1,4 +1,4 @@
-"""The farm's signature on what training says about a vocabulary.
+"""The farm's signature on what training says about a vocabulary (and about a policy: policyhost/store.py).
 
 A manifest's metrics, lineage (dataset id, LLVM version) and parameters are only as true as the
 process that wrote them: a manifest copied from another vocabulary, its sha256 edited to match,
@@ -82,12 +82,16 @@ def sign(data: bytes, manifest: dict[str, Any], key: bytes) -> dict[str, Any]:
                                       "hmac": _mac(key, data, unsigned)}}
 
 
-def verify(data: bytes, manifest: dict[str, Any], key: bytes) -> None:
+#: what is signed -> the command that trains (and so signs) it
+TRAINERS = {"vocabulary": "mlgo-farm vocab train", "policy": "mlgo-farm policy train-bc"}
+
+
+def verify(data: bytes, manifest: dict[str, Any], key: bytes, what: str = "vocabulary") -> None:
     """Raise a one-line SignatureError unless this farm signed exactly these claims for exactly these bytes."""
     sig = manifest.get("signature")
     if not isinstance(sig, dict) or not isinstance(sig.get("hmac"), str):
-        raise SignatureError("the manifest is not signed by this farm (trained elsewhere, or by hand); "
-                             "train it with `mlgo-farm vocab train`; nothing published")
+        raise SignatureError(f"the {what}'s manifest is not signed by this farm (trained elsewhere, or by hand); "
+                             f"train it with `{TRAINERS[what]}`; nothing published")
     if sig.get("algorithm") != ALGORITHM:
         raise SignatureError(f"unknown manifest signature algorithm {sig.get('algorithm')!r}; nothing published")
     if sig.get("key_id") != key_id(key):
@@ -95,5 +99,5 @@ def verify(data: bytes, manifest: dict[str, Any], key: bytes) -> None:
                              f"host's is {key_id(key)}): configure the same [vocab] signing_key on every host; "
                              f"nothing published")
     if not hmac.compare_digest(sig["hmac"], _mac(key, data, manifest)):
-        raise SignatureError("the manifest's signature does not match its vocabulary bytes, lineage, metrics and "
-                             "parameters (copied from another vocabulary or edited); nothing published")
+        raise SignatureError(f"the manifest's signature does not match its {what} bytes, lineage, metrics and "
+                             f"parameters (copied from another {what} or edited); nothing published")

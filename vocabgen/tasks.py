@@ -197,7 +197,7 @@ def publish(self, staged: dict[str, Any]) -> dict[str, Any]:
             result = pub.publish(store, data, manifest)
     _drop_staging(store, staged)
     log.info("%s", pub.summary(result))
-    if result.get("state") == "candidate":  # the gate's verdict, for whoever reads the worker's log
+    if result.get("state") == "candidate" and not (result.get("gate") or {}).get("pending"):
         log.warning("%s vocabulary %s is a candidate, not latest: %s (mlgo-farm vocab promote %s %s --reason ... "
                     "overrides)", result["kind"], result["version"], "; ".join(result["gate"]["reasons"]),
                     result["kind"], result["version"])

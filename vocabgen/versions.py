@@ -80,11 +80,12 @@ def accepted(entry: dict[str, Any]) -> bool:
     return bool(entry.get("promoted")) or not isinstance(gate, dict) or gate.get("passed") is True
 
 
-def restate(versions: list[dict[str, Any]], kind: str, latest: str | None) -> list[dict[str, Any]]:
-    """The index with every entry of `kind` in the state `latest` (a version name or None) implies."""
+def restate(versions: list[dict[str, Any]], kind: str, latest: str | None, by: str = "kind") -> list[dict[str, Any]]:
+    """The index with every entry whose `by` field is `kind` in the state `latest` (a version name or None)
+    implies (the policies' index groups by "advisor")."""
     out = []
     for v in versions:
-        if v.get("kind") == kind:
+        if v.get(by) == kind:
             state = "latest" if v.get("version") == latest else "superseded" if accepted(v) else "candidate"
             v = {**v, "state": state}
         out.append(v)

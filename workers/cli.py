@@ -170,7 +170,9 @@ def _dataset_publish(args: argparse.Namespace) -> int:
 
     store = store_from_settings()
     dataset_id = dataset.publish(Path(args.dataset), store)
-    print(f"published dataset {dataset_id} to {store.url}")
+    # where it went, kind included: the Buildbot step links the dataset's page from this line (master/outputs.py)
+    kind = dataset.read_manifest(Path(args.dataset))["kind"]
+    print(f"published dataset {dataset_id} to {store.url.rstrip('/')}/{dataset.store_prefix(kind, dataset_id)}/")
     return 0
 
 

@@ -246,11 +246,13 @@ def detect_lineage(src: Path) -> dict[str, Any] | None:
 def from_cmake(src: Path, out: Path, toolchain: Toolchain, *, build: Path | None = None,
                include: Sequence[str] = (), defines: Sequence[str] = (), jobs: int | None = None,
                lineage: dict[str, Any] | None = None, origin: str | None = None,
-               shard: Shard | None = None) -> Corpus:
+               shard: Shard | None = None, sample: int | None = None) -> Corpus:
     """Configure `src`, build only what its (selected) TUs need, compile them to a corpus at `out`.
 
     `lineage` defaults to what the tree says about itself (git commit, Debian changelog); the
-    `include` prefixes and `defines` are added to it, since they decide what the corpus holds.
+    `include` prefixes, `defines` and `sample` are added to it, since they decide what the corpus
+    holds. `sample` keeps that many TUs (workers.corpus.sample_names) before anything is built, so
+    a consumer that needs 400 modules of LLVM's 2,780 builds the generated headers and TUs of 400.
     """
     src = Path(src).absolute()
     check_replaceable(out, DESCRIPTION)  # a mistyped -o is refused before the configure, not after it
@@ -259,6 +261,11 @@ def from_cmake(src: Path, out: Path, toolchain: Toolchain, *, build: Path | None
     build = Path(build).absolute() if build else default_build_dir(src)
     db = configure(src, build, toolchain, defines)
     chosen = select(db, src, build, include)
+    if sample is not None:
+        from workers.corpus import sample_names
+
+        keep = sample_names((job.name for job, _ in chosen), sample)
+        chosen = [(job, node) for job, node in chosen if job.name in keep]
     need = prerequisites(build, [node for _, node in chosen])
     build_prerequisites(build, need, jobs)
     lineage = dict(lineage if lineage is not None else detect_lineage(src) or {})
@@ -266,6 +273,8 @@ def from_cmake(src: Path, out: Path, toolchain: Toolchain, *, build: Path | None
         lineage["include"] = sorted({_prefix(p) for p in include})
     if defines:
         lineage["defines"] = list(defines)
+    if sample is not None:
+        lineage["sample"] = sample
     return compile_jobs([job for job, _ in chosen], out, toolchain, jobs=jobs, source=origin or f"cmake:{src}",
                         shard=shard, lineage=lineage or None)
 

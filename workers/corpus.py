@@ -270,12 +270,22 @@ def _write_description(root: Path, names: list[str], source: str, skipped: list[
     (root / SKIPPED).write_text(json.dumps(skipped, indent=2) + "\n")
 
 
+def sample_names(names: Iterable[str], most: int | None) -> set[str]:
+    """At most `most` of `names`, chosen by the sha256 of each name: the same corpus gives the same sample,
+    and a sample taken before compiling is the sample taken after (policyhost/warmstart.py)."""
+    names = list(names)
+    if most is None or len(names) <= most:
+        return set(names)
+    return set(sorted(names, key=lambda n: hashlib.sha256(n.encode()).hexdigest())[:most])
+
+
 def from_debian(package: str, out: Path, toolchain: Toolchain, workdir: Path, jobs: int | None = None,
-                shard: Shard | None = None) -> Corpus:
+                shard: Shard | None = None, sample: int | None = None, include: Iterable[str] = ()) -> Corpus:
     """Fetch a Debian source package and compile the sources its recipe names.
 
     A recipe that names a CMake project (LLVM's packages) is configured instead, and only its
     generated headers are built (`cmake_corpus`). The package version is the corpus's lineage.
+    `sample`: compile only that many modules (`sample_names`), for a consumer that needs no more.
     """
     from workers import debsrc
 
@@ -292,12 +302,16 @@ def from_debian(package: str, out: Path, toolchain: Toolchain, workdir: Path, jo
             lineage["project"] = "llvm-project"
         return cmake_corpus.from_cmake(tree / r.cmake, out, toolchain, defines=r.cmake_defines, jobs=jobs,
                                        lineage=lineage, origin=f"debian:{package}:{tree.name}/{r.cmake}",
-                                       shard=shard)
+                                       shard=shard, sample=sample, include=tuple(include))
     jobs_ = [
         replace(j, name=j.name if sub == "." else f"{sub}/{j.name}")
         for sub in r.subdirs
         for j in jobs_from_directory(tree / sub, (*DEFAULT_FLAGS, *r.flags))
     ]
+    if sample is not None:
+        keep = sample_names((j.name for j in jobs_), sample)
+        jobs_ = [j for j in jobs_ if j.name in keep]
+        lineage = {**(lineage or {}), "sample": sample}
     return compile_jobs(jobs_, out, toolchain, jobs=jobs, source=f"debian:{package}:{tree.name}", shard=shard,
                         lineage=lineage)
 

@@ -144,11 +144,16 @@ def read_manifest(dataset_dir: Path) -> dict[str, Any]:
         raise InputError(f"{path}: invalid JSON: {e}") from None
 
 
+def store_prefix(kind: str, dataset_id: str) -> str:
+    """Where a published dataset's files are in the store (and on the dashboard, under `store/`)."""
+    return f"datasets/{kind}/{dataset_id}"
+
+
 def publish(dataset_dir: Path, store: ObjectStore) -> str:
     """Upload files, verify them, then move `datasets/{kind}/latest.json`; returns the id."""
     m = read_manifest(dataset_dir)
     kind, dataset_id = m["kind"], m["id"]
-    prefix = f"datasets/{kind}/{dataset_id}"
+    prefix = store_prefix(kind, dataset_id)
     for name in (*FILES, MANIFEST):
         data = (Path(dataset_dir) / name).read_bytes()
         if name in m["files"] and hashlib.sha256(data).hexdigest() != m["files"][name]:

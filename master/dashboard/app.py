@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, abort, jsonify, request, url_for
+from werkzeug.exceptions import NotFound
 
 from farm.config import Settings
 from farm.store import ObjectStore, store_from_settings
@@ -140,6 +141,13 @@ def create_app(settings: Settings, store: ObjectStore | None = None, history: Pa
         return resp
 
     views.register(app, farm)
+
+    @app.errorhandler(404)
+    def _not_found(e: NotFound) -> Response:
+        """One line of plain text: what was not found, never a page that could be mistaken for one."""
+        text = e.description if e.description != NotFound.description else f"nothing at {request.path}"
+        return Response(f"404 Not Found: {' '.join(str(text).split())}\n", 404,
+                        content_type="text/plain; charset=utf-8")
 
     @app.after_request
     def _headers(resp: Response) -> Response:

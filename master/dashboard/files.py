@@ -1,10 +1,13 @@
 """Which store objects the dashboard serves, and the stable download names it adds on top of them.
 
 Only published artifacts leave the store over HTTP: the `vocab/` and `policies/` prefixes (what
-`vocab publish` and `policy publish` wrote: versions, manifests, `index.json`, `latest.json`)
-and the regression reports under `regression/`. Everything else in the bucket (`vocab-staging/`,
-dataset shards, a half-written temporary) is refused exactly like a key that does not exist, so a
-URL cannot tell an outsider what else the store holds. Keys go through farm.store.check_key
+`vocab publish` and `policy publish` wrote: versions, manifests, `index.json`, `latest.json`),
+the regression reports under `regression/`, and the published triplet datasets: exactly
+`datasets/{kind}/latest.json` and the four files of `datasets/{kind}/{id}/` (`dataset publish`
+writes the manifest after the three text files, so an id without one is not served). Everything
+else in the bucket (`vocab-staging/`, `datasets/shards/` of a sharded run, a half-written
+temporary, any other name under `datasets/`) is refused exactly like a key that does not exist,
+so a URL cannot tell an outsider what else the store holds. Keys go through farm.store.check_key
 (no `..`, no leading `/`, no odd characters) and, for the directory store, the resolved file must
 still lie under the store's root (a symbolic link cannot lead out of it).
 
@@ -15,6 +18,7 @@ in `sha256sum -c` format, so a user checks the bytes against what the farm valid
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mimetypes
 from dataclasses import dataclass
@@ -22,13 +26,18 @@ from pathlib import Path
 from typing import Any
 
 from farm.errors import InputError
+from farm.kinds import KINDS
 from farm.store import FileStore, MissingObject, ObjectStore, check_key
+from vocabgen.dataset import FILES as DATASET_FILES
+from vocabgen.dataset import MANIFEST as DATASET_MANIFEST
 from vocabgen.versions import check_version_name
 
 #: Published prefixes: their versioned artifact file, as named in each version's manifest sha256.
 ARTIFACTS = {"vocab": "vocab.json", "policies": "model.onnx"}
-#: Prefixes served at all (regression reports read-only beside the artifacts).
-SERVED = (*ARTIFACTS, "regression")
+#: Where `dataset publish` puts datasets (its `shards/` staging is never served).
+DATASETS = "datasets"
+#: Prefixes served at all (regression reports and published datasets read-only beside the artifacts).
+SERVED = (*ARTIFACTS, "regression", DATASETS)
 _TYPES = {".json": "application/json", ".html": "text/html; charset=utf-8", ".txt": "text/plain; charset=utf-8",
           ".png": "image/png", ".svg": "image/svg+xml", ".onnx": "application/octet-stream",
           ".sha256": "text/plain; charset=utf-8"}
@@ -61,7 +70,19 @@ def allowed(key: str) -> str:
     parts = key.split("/")
     if parts[0] not in SERVED or any(p.startswith(".") for p in parts) or len(parts) < 2:
         raise NotServed(key)
+    if parts[0] == DATASETS and not _dataset_key(parts):
+        raise NotServed(key)
     return key
+
+
+def _dataset_key(parts: list[str]) -> bool:
+    """`datasets/{kind}/latest.json` or a published file of `datasets/{kind}/{id}/`: a known kind, so never
+    `datasets/shards/...` (a sharded run's parts, deleted after its merge)."""
+    if len(parts) < 3 or parts[1] not in KINDS:
+        return False
+    if len(parts) == 3:
+        return parts[2] == "latest.json"
+    return len(parts) == 4 and parts[3] in (*DATASET_FILES, DATASET_MANIFEST)
 
 
 def _read(store: ObjectStore, key: str) -> bytes:
@@ -129,7 +150,39 @@ def serve(store: ObjectStore, key: str) -> Served:
                 raise NotServed(key)
             return Served(key, checksum_line(digest, artifact), content_type(name), immutable=True, version=version)
         return Served(key, _read(store, key), content_type(name), immutable=True, version=version)
+    if len(parts) == 4 and parts[0] == DATASETS:
+        # a dataset id is the digest of its files: they never change once its manifest says they are published
+        allowed(key)
+        if not store.exists(f"{'/'.join(parts[:3])}/{DATASET_MANIFEST}"):
+            raise NotServed(key)
+        return Served(key, _read(store, key), content_type(key), immutable=True, version=parts[2])
     return Served(key, _read(store, key), content_type(key), immutable=False)
+
+
+def dataset_ids(store: ObjectStore, kind: str) -> list[str]:
+    """The published datasets of `kind`: the ids under `datasets/{kind}/` that have a manifest."""
+    if kind not in KINDS:
+        return []
+    ids = []
+    for key in store.list(f"{DATASETS}/{kind}/"):
+        parts = key.split("/")
+        if len(parts) == 4 and parts[3] == DATASET_MANIFEST and _dataset_key(parts):
+            with contextlib.suppress(NotServed):
+                ids.append(allowed(key).split("/")[2])
+    return sorted(ids)
+
+
+def dataset_manifest(store: ObjectStore, kind: str, dataset_id: str) -> dict[str, Any]:
+    return read_json(store, f"{DATASETS}/{kind}/{dataset_id}/{DATASET_MANIFEST}")
+
+
+def latest_dataset(store: ObjectStore, kind: str) -> str | None:
+    """The id `datasets/{kind}/latest.json` names (None when there is none or it names no plain id)."""
+    try:
+        dataset_id = str(read_json(store, f"{DATASETS}/{kind}/latest.json").get("id") or "")
+        return allowed(f"{DATASETS}/{kind}/{dataset_id}/{DATASET_MANIFEST}").split("/")[2]
+    except NotServed:
+        return None
 
 
 def versions(store: ObjectStore, root: str) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""The dashboard's pages: overview, vocabularies (versions, one version, a diff), policies, regression.
+"""The dashboard's pages: overview, vocabularies (versions, one version, a diff), regression; and, from
+views_datasets.py and views_policies.py, the datasets and the policies.
 
 Each page is rendered with jinja2 from what the store's indexes and manifests and the regression
 history say, at the time of the request; nothing is cached between requests, so a page never
@@ -13,7 +14,7 @@ from typing import Any
 from flask import Flask, abort, render_template, request, url_for
 
 from farm.errors import InputError
-from master.dashboard import files, trends, vocabdiff
+from master.dashboard import files, trends, views_datasets, views_policies, vocabdiff
 from regression import metrics
 from vocabgen.layout import SECTIONS, coverage_line
 from vocabgen.versions import check_version_name
@@ -76,6 +77,8 @@ def register(app: Flask, farm) -> None:
         return url_for("download", key=key, _external=external)
 
     app.jinja_env.globals["store_url"] = store_url
+    views_datasets.register(app, farm)
+    views_policies.register(app, farm)
 
     def overview() -> dict[str, Any]:
         kinds = {k: _vocab_rows(farm, k)[:1] for k in SECTIONS}
@@ -133,11 +136,6 @@ def register(app: Flask, farm) -> None:
         d = vocabdiff.diff(loaded[0][0], loaded[0][1], loaded[1][0], loaded[1][1])
         return render_template("vocab_diff.html", kind=kind, listed=listed, a=a, b=b, d=d, error=None,
                                plot=vocabdiff.plot_top(d) if d.comparable else None, top=d.top())
-
-    @app.route("/policies/")
-    def policies():
-        rows = sorted(files.versions(farm.store, "policies"), key=lambda v: str(v.get("published_at")), reverse=True)
-        return render_template("policies.html", rows=rows)
 
     @app.route("/regression/")
     def regression_index():

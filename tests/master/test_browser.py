@@ -17,7 +17,7 @@ import pytest
 
 from farm.config import load_settings
 from master.layout import admin_password
-from tests.master.test_dashboard import V1, V2, fill_history, populate
+from tests.master.test_dashboard import DATASET_FILES, DS, V1, V2, fill_history, populate
 from tests.master.test_master_live import live  # noqa: F401  (the live master fixture)
 from tests.servers import wait_until
 
@@ -147,6 +147,15 @@ def test_farm_pages_in_a_real_browser_against_the_live_master(live, browser, tmp
     assert shown == in_browser == hashlib.sha256(got).hexdigest() == hashlib.sha256(data[V2]).hexdigest()
     assert _errors(browser) == []
 
+    # a dataset's page and a policy version's page (reached from their lists, as a person would)
+    _load(browser, f"{base}{DASH}datasets/", f'a[href$="datasets/ir/{DS}/"]', tmp_path).click()
+    skipped = _load(browser, browser.current_url, "#skipped", tmp_path)
+    assert "contrib/broken.c" in skipped.text and V2 in browser.find_element(By.CSS_SELECTOR, "#vocabs").text
+    assert _errors(browser) == []
+    _load(browser, f"{base}{DASH}policies/", 'a[href$="policies/inline/P1/"]', tmp_path).click()
+    assert "latest" in _load(browser, browser.current_url, "#state", tmp_path).text
+    assert _errors(browser) == []
+
     # anonymous writes are refused on the download URLs (and nothing changes); traversal finds nothing
     for method in ("POST", "PUT", "DELETE"):
         for path in (f"/{DASH}store/vocab/ir/latest/vocab.json", f"/{DASH}store/vocab/ir/{V1}/vocab.json"):
@@ -162,6 +171,8 @@ def test_farm_pages_in_a_real_browser_against_the_live_master(live, browser, tmp
         status, body = _status(base, "GET", path)
         assert status in (400, 404), (path, status)
         assert password not in body and b"staged" not in body and b"root:" not in body
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(f"{base}{DASH}store/datasets/ir/ir-00000000000000aa/train2id.txt", timeout=30)
+    with pytest.raises(urllib.error.HTTPError) as refused:  # a sharded run's part: staging, never served
+        urllib.request.urlopen(f"{base}{DASH}store/datasets/shards/run7/1-of-2/train2id.txt", timeout=30)
     assert refused.value.code == 404
+    with urllib.request.urlopen(f"{base}{DASH}store/datasets/ir/{DS}/train2id.txt", timeout=30) as r:
+        assert r.read() == DATASET_FILES["train2id.txt"]  # a published dataset's file is

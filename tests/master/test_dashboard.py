@@ -51,9 +51,31 @@ def _manifest(version: str, data: bytes, filler: dict[str, list[str]], when: str
     }
 
 
+DS = "ir-00000000000000aa"
+DATASET_FILES = {"train2id.txt": b"1\n0\t1\t0\n", "entity2id.txt": b"2\nRet\t0\nVoidTy\t1\n",
+                 "relation2id.txt": b"1\nType\t0\n"}
+
+
+def dataset_manifest() -> dict:
+    """The manifest `triplets` writes (workers/dataset.py), of a corpus of three modules one of which failed."""
+    return {
+        "format": 1, "id": DS, "kind": "ir", "modules_used": 2, "entities": 2, "relations": 1, "max_relation": 0,
+        "corpus": {"source": "debian:zlib", "digest": "ab" * 32, "modules": 3,
+                   "lineage": {"package": "zlib", "version": "1:1.2.13.dfsg-1"}},
+        "llvm": {"llvm_version": "22.1.8", "llvm_commit": None, "clang": "Debian clang version 22.1.8"},
+        "skipped": [{"module": "contrib/broken.c", "stage": "corpus", "reason": "clang exited with code 1"}],
+        "partial": [], "opt_levels": ["O0", "O2"], "sample": None, "seed": 0, "march": [], "predicates": None,
+        "triplets": {"raw": 1234, "unique": 1},
+        "entities_mentioned": {"Opcodes": {"count": 1, "total": 3, "entities": ["Ret"]},
+                               "Types": {"count": 1, "total": 2, "entities": ["VoidTy"]}},
+        "files": {n: hashlib.sha256(t).hexdigest() for n, t in DATASET_FILES.items()},
+    }
+
+
 def populate(root: Path) -> dict[str, bytes]:
-    """Two published IR versions (V2 latest; Add reversed, Br nudged, Constant filler in V2), staging debris,
-    a policy and a regression report, laid out as the farm writes them. Returns the vocabularies' bytes."""
+    """Two published IR versions (V2 latest; Add reversed, Br nudged, Constant filler in V2) trained from the
+    published dataset DS, staging debris (vocabulary staging, a shard part, a dataset without its manifest), a
+    policy and a regression report, laid out as the farm writes them. Returns the vocabularies' bytes."""
     store = FileStore(root)
     data = {V1: _vocab(), V2: _vocab(flip="Add", nudge="Br")}
     entries = []
@@ -69,7 +91,12 @@ def populate(root: Path) -> dict[str, bytes]:
     store.put("vocab/index.json", json.dumps({"format": 1, "versions": entries}).encode())
     store.put("vocab/ir/latest.json", json.dumps({"kind": "ir", "version": V2}).encode())
     store.put(f"vocab-staging/ir/{'0' * 64}/chain/run/vocab.json", b'{"staged": "secret-ish"}')
-    store.put("datasets/ir/ir-00000000000000aa/train2id.txt", b"1\n0\t1\t0\n")
+    for name, text in DATASET_FILES.items():
+        store.put(f"datasets/ir/{DS}/{name}", text)
+    store.put(f"datasets/ir/{DS}/manifest.json", json.dumps(dataset_manifest()).encode())
+    store.put("datasets/ir/latest.json", json.dumps({"kind": "ir", "id": DS}).encode())
+    store.put("datasets/ir/ir-00000000000000bb/train2id.txt", b"1\n0\t1\t0\n")  # upload cut short: no manifest
+    store.put("datasets/shards/run7/1-of-2/train2id.txt", b"1\n0\t1\t0\n")  # a sharded run's part (staging)
     model = b"onnx-bytes"
     store.put("policies/inline/P1/model.onnx", model)
     store.put("policies/inline/P1/manifest.json", json.dumps({"sha256": hashlib.sha256(model).hexdigest()}).encode())
@@ -169,7 +196,10 @@ def test_anything_but_get_and_head_is_refused_everywhere(client, method: str):
 @pytest.mark.parametrize("path", [
     "/store/../secrets/www-admin-password", "/store/vocab/../vocab-staging/ir/x/vocab.json",
     "/store/vocab/%2e%2e/datasets/ir/ir-00000000000000aa/train2id.txt", "/store//etc/passwd",
-    f"/store/vocab-staging/ir/{'0' * 64}/chain/run/vocab.json", "/store/datasets/ir/ir-00000000000000aa/train2id.txt",
+    f"/store/vocab-staging/ir/{'0' * 64}/chain/run/vocab.json", "/store/datasets/shards/run7/1-of-2/train2id.txt",
+    "/store/datasets/ir/ir-00000000000000bb/train2id.txt", "/store/datasets/ir/ir-00000000000000aa/other.txt",
+    "/store/datasets/ir/ir-00000000000000aa/../../shards/run7/1-of-2/train2id.txt", "/store/datasets/index.json",
+    "/store/datasets/zz/latest.json", "/store/datasets/ir/ir-00000000000000aa",
     "/store/vocab/ir/escape.json", "/store/vocab/ir/.hidden", "/store/vocab/ir/latest/../../index.json",
     "/store/vocab/ir/..%2f..%2fetc/vocab.json", "/store/regression", "/store/secrets/redis-password",
     "/store/vocab/ir/no-such-version/vocab.json", "/store/vocab/ir/no-such-version/vocab.json.sha256",
@@ -179,6 +209,46 @@ def test_traversal_staging_and_unpublished_keys_are_not_served(client, path: str
     r = c.get(path)
     assert r.status_code == 404, path
     assert b"not for the web" not in r.data and b"secret-ish" not in r.data
+
+
+def test_dataset_pages_list_published_datasets_and_what_was_trained_from_them(client):
+    c, _ = client
+    index = c.get("/datasets/").get_data(as_text=True)
+    row = index.split(f'<a href="/datasets/ir/{DS}/">')[1].split("</tr>")[0]
+    assert 'class="latest">latest' in row and "2/3" in row and "1,234" in row and "2/5" in row
+    assert "debian:zlib" in row and "package zlib, version 1:1.2.13.dfsg-1" in row and "22.1.8" in row
+    assert "ir-00000000000000bb" not in index and "run7" not in index  # no manifest; staging
+    assert "No MIR dataset published yet" in index
+    page = c.get(f"/datasets/ir/{DS}/").get_data(as_text=True)
+    skipped = page.split('<table id="skipped">')[1].split("</table>")[0]
+    assert "contrib/broken.c" in skipped and "corpus" in skipped and "clang exited with code 1" in skipped
+    vocabs = page.split('<table id="vocabs">')[1].split("</table>")[0]
+    assert f'href="/vocab/ir/{V1}/"' in vocabs and f'href="/vocab/ir/{V2}/"' in vocabs
+    assert f'href="/store/datasets/ir/{DS}/train2id.txt"' in page
+    assert hashlib.sha256(DATASET_FILES["entity2id.txt"]).hexdigest() in page
+    assert c.get("/datasets/ir/latest/").get_data(as_text=True) == page
+    # the vocabulary pages and the overview link it
+    assert f'href="/datasets/ir/{DS}/"' in c.get(f"/vocab/ir/{V2}/").get_data(as_text=True)
+    assert f'href="/datasets/ir/{DS}/"' in c.get("/vocab/").get_data(as_text=True)
+    assert 'href="/datasets/"' in c.get("/").get_data(as_text=True)
+
+    got = c.get(f"/store/datasets/ir/{DS}/train2id.txt")
+    assert got.data == DATASET_FILES["train2id.txt"] and "immutable" in got.headers["Cache-Control"]
+    assert c.get(f"/store/datasets/ir/{DS}/manifest.json").get_json()["id"] == DS
+    assert c.get("/store/datasets/ir/latest.json").get_json()["id"] == DS
+
+
+@pytest.mark.parametrize("path", ["/datasets/shards/run7/", "/datasets/ir/ir-00000000000000bb/", "/datasets/zz/x/",
+                                  "/datasets/ir/no-such-dataset/", "/datasets/ir/..%2f..%2fvocab/",
+                                  "/datasets/ir/.hidden/", "/datasets/mir/latest/", "/policies/nope/P1/",
+                                  "/policies/inline/..P1/", "/policies/inline/no-such-version/",
+                                  "/policies/nope/diff", "/policies/inline/diff?a=nope&b=P1"])
+def test_unknown_kinds_ids_and_versions_are_a_one_line_404(client, path: str):
+    c, _ = client
+    r = c.get(path)
+    assert r.status_code == 404, path
+    text = r.get_data(as_text=True)
+    assert text.startswith("404 Not Found: ") and text.count("\n") == 1 and r.mimetype == "text/plain", text
 
 
 def test_vocabulary_pages_show_versions_state_coverage_and_a_diff_with_filler_marked(client):

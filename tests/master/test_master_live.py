@@ -69,15 +69,13 @@ def live(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mailbox):
 
 
 def _pipeline_cfg(tmp_path: Path) -> Path:
-    """The test pipeline, its dataset steps saying their results as the farm's do, its publish step linking a
-    page of the dashboard."""
+    """The test pipeline, its dataset steps saying their results and linking their pages as the farm's do."""
     cfg = tmp_path / "pipeline.cfg"
     cfg.write_text(
         "import dataclasses\nfrom master import outputs\nfrom master.buildmaster import build_config\n"
-        "from master.stepspec import Link\nfrom tests.master.pipeline import PIPELINE\n"
+        "from tests.master.pipeline import PIPELINE\n"
         "SAID = {'corpus': {'summary': outputs.CORPUS_SAID}, 'triplets': {'summary': outputs.TRIPLETS_SAID},\n"
-        "        'publish': {'summary': outputs.PUBLISHED_SAID,\n"
-        "                    'links': (Link('vocabularies', r'^published dataset ', 'vocab/'),)}}\n"
+        "        'publish': {'summary': outputs.PUBLISHED_SAID, 'links': outputs.DATASET_LINKS}}\n"
         "def said(b):\n"
         "    steps = tuple(dataclasses.replace(s, **SAID.get(s.name, {})) for s in b.steps)\n"
         "    return dataclasses.replace(b, steps=steps)\n"
@@ -250,9 +248,10 @@ def test_pipeline_captures_publishes_triggers_and_mails_failures(live, tmp_path,
                                                       f"({len(manifest['skipped'])} skipped)")
     assert made_steps["publish"]["state_string"] == f"published {latest['id']}"
     assert made_steps["publish"]["urls"] == [
-        {"name": "vocabularies", "url": f"{api.base}plugins/wsgi_dashboards/farm/vocab/"}]
+        {"name": "dataset", "url": f"{api.base}plugins/wsgi_dashboards/farm/datasets/ir/{latest['id']}/"}]
     with urllib.request.urlopen(made_steps["publish"]["urls"][0]["url"], timeout=30) as page:
-        assert page.status == 200 and b"<html" in page.read().lower()  # the link leads to the real page
+        body = page.read()  # the link leads to the real page of the dataset the real verb published
+        assert page.status == 200 and b"<html" in body.lower() and latest["id"].encode() in body
     (failed,) = [st for st in api.get(f"builds/{builds['always-fails'].buildid}/steps")["steps"]
                  if st["name"] == "corpus"]
     assert failed["state_string"] == "corpus (failure)" and failed["urls"] == []  # nothing to say: its name

@@ -71,7 +71,7 @@ def test_dataset_id_flows_from_publish_to_retrain():
 def test_capture_patterns_match_the_lines_the_verbs_print():
     reg = by_name(REGISTRY)
     publish = next(s for s in reg["triplets-ir"].steps if s.capture)
-    out = "uploading\npublished dataset ir-3f2a9c0d11b2e4f5 to file:///x/store\n"
+    out = "uploading\npublished dataset ir-3f2a9c0d11b2e4f5 to file:///x/store/datasets/ir/ir-3f2a9c0d11b2e4f5/\n"
     assert _extract(publish.capture)(0, out, "") == {"dataset": "ir-3f2a9c0d11b2e4f5"}
     assert _extract(publish.capture)(1, out, "") == {}
     retrain = reg["vocab-retrain-ir"].steps[0]
@@ -285,11 +285,29 @@ def _said(builder: str, step: str, out: str) -> tuple[str | None, list[tuple[str
     ("triplets-ir", "triplets-ir",
      "shard 2/4 in dataset: 71 modules, 75012 triplets, MAX_RELATION 5 (a part: `dataset put-shard`, then "
      "`dataset merge`)\n", "shard 2/4: 71 modules, 75,012 triplets", []),
-    ("triplets-ir", "publish", "published dataset ir-0123456789abcdef to file:///v/store\n",
-     "published ir-0123456789abcdef", []),
+    ("triplets-ir", "publish",
+     "published dataset ir-0123456789abcdef to file:///v/store/datasets/ir/ir-0123456789abcdef/\n",
+     "published ir-0123456789abcdef", [("dataset", "datasets/ir/ir-0123456789abcdef/")]),
+    ("triplets-mir", "publish",
+     "published dataset mir-0123456789abcdef to s3://farm/pre/datasets/mir/mir-0123456789abcdef/\n",
+     "published mir-0123456789abcdef", [("dataset", "datasets/mir/mir-0123456789abcdef/")]),
+    ("policy-retrain-inline", "retrain",
+     "policy inline 20261123-llvm22.1.8-inline-ir2vec-0a1b2c3d4e5f (published)\n",
+     "published 20261123-llvm22.1.8-inline-ir2vec-0a1b2c3d4e5f",
+     [("policy", "policies/inline/20261123-llvm22.1.8-inline-ir2vec-0a1b2c3d4e5f/"), ("policies", "policies/")]),
     ("vocab-retrain-ir", "retrain", "ir 20261123-llvm22.1.8-ir-d75-46d617adc845 (published)\n",
      "published 20261123-llvm22.1.8-ir-d75-46d617adc845",
      [("vocabulary", "vocab/ir/20261123-llvm22.1.8-ir-d75-46d617adc845/")]),
+    ("vocab-retrain-ir", "retrain", "ir 20261123-llvm22.1.8-ir-d75-46d617adc845 (published, awaiting policy_size; "
+     "latest stays at none until then)\n",
+     "published 20261123-llvm22.1.8-ir-d75-46d617adc845, awaiting policy_size",
+     [("vocabulary", "vocab/ir/20261123-llvm22.1.8-ir-d75-46d617adc845/")]),
+    ("policy-retrain-inline", "retrain",
+     "policy inline 20261123-llvm22.1.8-inline-ir2vec-0a1b2c3d4e5f (already published, size check FAILED: zlib "
+     ".text +0.40% (76,345 vs 76,057 bytes) against policy P, above the tolerance +0%; latest stays at P; "
+     "vocabulary ir V candidate)\n",
+     "already published 20261123-llvm22.1.8-inline-ir2vec-0a1b2c3d4e5f, size check FAILED",
+     [("policy", "policies/inline/20261123-llvm22.1.8-inline-ir2vec-0a1b2c3d4e5f/"), ("policies", "policies/")]),
     ("vocab-retrain-mir", "retrain", "mir 20261123-llvm22.1.8-mir-d100-0a1b (already published)\n",
      "already published 20261123-llvm22.1.8-mir-d100-0a1b",
      [("vocabulary", "vocab/mir/20261123-llvm22.1.8-mir-d100-0a1b/")]),

@@ -154,13 +154,19 @@ def process_running(pid: int, marker: str) -> bool:
     return marker.encode() in cmdline and state != "Z"
 
 
-def publish_vocab(data: bytes, dimension: int = VOCAB_DIM, when: float | None = None) -> str:
+def publish_vocab(data: bytes, dimension: int = VOCAB_DIM, when: float | None = None,
+                  awaiting_policy: bool = False) -> str:
     """Publish `data` as an IR vocabulary of the configured store, signed by this farm; its version.
 
     A stand-in for a trained and validated vocabulary: the validation record is written as
-    `vocab publish` would after asking LLVM (the policy tests use LLVM with it themselves).
+    `vocab publish` would after asking LLVM (the policy tests use LLVM with it themselves). It
+    becomes `latest` at once unless `awaiting_policy`: then, as the nightly chain publishes it, it
+    waits for the size check of the policy retrained with it.
     """
+    import dataclasses
+
     from farm.store import store_from_settings
+    from vocabgen.gate import gate_from_settings
     from vocabgen.publish import publish
     from vocabgen.signing import farm_key, sign
     from vocabgen.vocabfile import sha256
@@ -170,4 +176,18 @@ def publish_vocab(data: bytes, dimension: int = VOCAB_DIM, when: float | None = 
     manifest = sign(data, {"kind": "ir", "dimension": dimension, "sha256": sha256(data), "lineage": {},
                            "coverage": coverage}, farm_key())
     manifest["validation"] = {"ok": True, "sha256": sha256(data)}
-    return publish(store_from_settings(), data, manifest, when=when)["version"]
+    gate = dataclasses.replace(gate_from_settings(), policy_size=awaiting_policy)
+    return publish(store_from_settings(), data, manifest, when=when, gate=gate)["version"]
+
+
+def signed_policy_manifest(data: bytes, features: list[str], **extra) -> dict:
+    """A policy manifest as policyhost/release.py's manifest_for writes it (signed by this farm's key) for
+    a model's bytes: a stand-in for the validated warm start in tests about the store and its users."""
+    import hashlib
+
+    from vocabgen.signing import farm_key, sign
+
+    digest = hashlib.sha256(data).hexdigest()
+    manifest = {"advisor": "inline", "sha256": digest, "features": features, "vocab_version": None,
+                "llvm": {"llvm_version": "22.1.8"}, "metrics": {}, **extra}
+    return {**sign(data, manifest, farm_key()), "validation": {"ok": True, "sha256": digest}}

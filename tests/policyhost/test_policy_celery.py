@@ -21,6 +21,7 @@ from tests import servers
 from tests.policyhost.callgraph import write_sources
 from tests.policyhost.conftest import CSRC, publish_vocab
 from tests.servers import stop, wait_until
+from vocabgen import publish as vpublish
 
 ROOT = Path(__file__).resolve().parents[2]
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
@@ -90,6 +91,9 @@ def farm(redis_url: str, tmp_path: Path, toolchain: Toolchain, monkeypatch: pyte
         "MLGO_FARM_STORE_ACCESS_KEY_ID": "testing",
         "MLGO_FARM_STORE_SECRET_ACCESS_KEY": "testing",
         "PYSTOW_HOME": str(tmp_path / "pystow"),
+        # the size gate builds the tests' own small program (a real benchmark is a Debian download)
+        "MLGO_FARM_GATE_POLICY_BENCHMARKS": str(CSRC),
+        "MLGO_FARM_GATE_POLICY_SIZE": "true",
     }
     for k, v in env.items():
         monkeypatch.setenv(k, v)
@@ -118,8 +122,13 @@ def test_a_vocabulary_publish_retrains_validates_and_publishes_the_policy(farm: 
     done = farm.cli("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "300", *TINY_VOCAB)
     assert done.returncode == 0, done.stderr + w.log()[-3000:]
     vocab = done.stdout.split()[1]
-    assert "candidate" not in done.stdout, done.stdout  # it became latest: the policy follows it
+    # it passed its own rules and waits for the policy retrained with it: the publish started that chain
+    assert done.stdout.startswith(f"ir {vocab} (published, awaiting policy_size; latest stays at none"), done.stdout
+    assert vpublish.read_latest(farm.store, "ir") is None
     latest = wait_until(lambda: pstore.read_latest(farm.store, "inline"), 600, "the policy chain to publish")
+    # the first policy has none in force to be smaller than: it passes, and so the vocabulary becomes latest
+    assert wait_until(lambda: (vpublish.read_latest(farm.store, "ir") or {}).get("version") == vocab, 120,
+                      "the size check to promote the vocabulary")
     manifest = pstore.show(farm.store, "inline", latest["version"])
     assert manifest["vocab_version"] == vocab and latest["vocab_version"] == vocab
     assert {"callee_embedding", "caller_embedding"} <= set(manifest["features"])
@@ -144,7 +153,9 @@ def test_two_identical_requests_publish_one_version(farm: Farm, ir2vec_vocab: Pa
     lines = sorted(o[0].strip() for o in outs)
     versions = {line.split()[2] for line in lines}
     assert len(versions) == 1, lines
-    assert lines[0].endswith("(already published)") and lines[1].endswith("(published)"), lines
+    assert "(already published, size check passed: no policy in force" in lines[0], lines
+    assert "(published, size check passed: no policy in force" in lines[1], lines
+    assert lines[1].endswith(f"; now latest; vocabulary ir {vocab} latest)"), lines
     assert len(_task_seconds(w.log())) == 2  # both ran; the second reused the first's model
     assert [v["version"] for v in pstore.read_index(farm.store)] == list(versions)
 
@@ -171,6 +182,40 @@ def test_worker_killed_mid_training_is_redelivered(farm: Farm, ir2vec_vocab: Pat
     rescuer = farm.worker("rescuer", extra_env=fast)
     out, err = client.communicate(timeout=960)
     assert client.returncode == 0, err + rescuer.log()[-3000:]
-    assert out.strip().endswith("(published)")
+    assert "(published, size check passed" in out, out
     assert "training the inline warm-start policy" in rescuer.log()
     assert pstore.read_latest(farm.store, "inline")["vocab_version"] == vocab
+
+
+def test_a_policy_larger_than_the_one_in_force_fails_the_gate_and_holds_back_its_vocabulary(
+        farm: Farm, ir2vec_vocab: Path) -> None:
+    """The second policy must shrink the benchmark by half (tolerance -50 %): it cannot, so it stays a
+    candidate, `latest` stays on the first, the vocabulary it was trained with stays a candidate, and
+    `policy retrain --wait` exits 12 with the sizes, so its builder fails and mails."""
+    first = publish_vocab(ir2vec_vocab.read_bytes())
+    common = ("--corpus", str(farm.sources), "--epochs", "20", "--wait", "--timeout", "600")
+    w = farm.worker("w1")
+    done = farm.cli("policy", "retrain", "--vocab", first, *common)
+    assert done.returncode == 0, done.stderr + w.log()[-3000:]
+    in_force = done.stdout.split()[2]
+    stop(w.proc)
+    waiting = publish_vocab(ir2vec_vocab.read_bytes().replace(b"0.", b"0.1", 50), awaiting_policy=True)
+    assert vpublish.read_latest(farm.store, "ir")["version"] == first
+    w = farm.worker("w2", extra_env={"MLGO_FARM_GATE_POLICY_SIZE_TOLERANCE": "-50"})
+    done = farm.cli("policy", "retrain", *common)  # the newest vocabulary: the one waiting for its policy
+    assert done.returncode == 12, done.stdout + done.stderr + w.log()[-3000:]
+    line = done.stdout.strip()
+    assert len(done.stdout.splitlines()) == 1 and "size check FAILED: csrc .text " in line, line
+    assert f"against policy {in_force}, above the tolerance -50%" in line and f"latest stays at {in_force}" in line
+    assert line.endswith(f"vocabulary ir {waiting} candidate)"), line
+    new = line.split()[2]
+    states = {v["version"]: v["state"] for v in pstore.read_index(farm.store)}
+    assert states == {in_force: "latest", new: "candidate"}, states
+    assert pstore.read_latest(farm.store, "inline")["version"] == in_force
+    held = next(v for v in vpublish.read_index(farm.store) if v["version"] == waiting)
+    assert held["state"] == "candidate" and held["gate"]["pending"] == [], held["gate"]
+    assert held["gate"]["reasons"] == [f"policy_size: policy {new}: " + line.split("size check FAILED: ")[1]
+                                       .split("; latest stays")[0]], held["gate"]
+    assert vpublish.read_latest(farm.store, "ir")["version"] == first
+    again = farm.cli("policy", "retrain", "--vocab", waiting, *common)  # settled: not measured again
+    assert again.returncode == 12 and again.stdout.replace("(already published", "(published") == done.stdout

@@ -16,9 +16,17 @@ from farm.toolchain import Toolchain
 from policyhost import store as pstore
 from policyhost import warmstart
 from tests.policyhost.callgraph import write_sources
-from tests.policyhost.conftest import publish_vocab, write_onnx_policy
+from tests.policyhost.conftest import publish_vocab, signed_policy_manifest, write_onnx_policy
+from vocabgen.signing import sign
 
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
+#: One farm key for the module: `trained` is trained once, and every test's CLI publishes it.
+KEY = "policy-store-tests-signing-key"
+
+
+@pytest.fixture(autouse=True)
+def _one_signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MLGO_FARM_VOCAB_SIGNING_KEY", KEY)
 
 
 def cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess:
@@ -38,7 +46,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain, ir2v
     out = tmp_path_factory.mktemp("ws")
     src = write_sources(out / "src")
     model = out / "warm.onnx"
-    warmstart.train_from(src, model, toolchain, epochs=60, vocab=str(ir2vec_vocab))
+    warmstart.train_from(src, model, toolchain, epochs=60, vocab=str(ir2vec_vocab), key=KEY.encode())
     return model
 
 
@@ -130,14 +138,16 @@ def test_bad_inputs_are_one_line_and_publish_nothing(trained: Path, ir2vec_vocab
 
     weak = model_copy(trained, tmp_path / "weak")  # no better than always answering the majority
     result = json.loads(weak.with_suffix(".json").read_text())
-    weak.with_suffix(".json").write_text(json.dumps({**result, "heldout_agreement": 0.5,
-                                                     "heldout_majority_baseline": 0.6}))
+    weak_record = sign(weak.read_bytes(), {**result, "heldout_agreement": 0.5, "heldout_majority_baseline": 0.6},
+                       KEY.encode())  # as training signs a weak model's record
+    weak.with_suffix(".json").write_text(json.dumps(weak_record))
     assert "no better than always answering the majority" in one_error_line(
         cli("policy", "publish", str(weak), "--vocab", f"store:{vocab}"))
 
     (tmp_path / "alien").mkdir()
     alien = write_onnx_policy(tmp_path / "alien" / "alien.onnx", "no_such_feature", "Greater", 0)
-    alien.with_suffix(".json").write_text(json.dumps({"heldout_agreement": 0.9, "heldout_majority_baseline": 0.6}))
+    alien.with_suffix(".json").write_text(json.dumps(sign(alien.read_bytes(), {
+        "heldout_agreement": 0.9, "heldout_majority_baseline": 0.6}, KEY.encode())))
     assert "needs feature 'no_such_feature', which this LLVM does not send" in one_error_line(
         cli("policy", "publish", str(alien)))
     assert store.list("policies/") == []
@@ -145,9 +155,7 @@ def test_bad_inputs_are_one_line_and_publish_nothing(trained: Path, ir2vec_vocab
 
 def _stand_in(model: Path, features: list[str], **extra) -> dict:
     """A manifest as release.validate/manifest_for would write it (these tests are about the store's logic)."""
-    digest = hashlib.sha256(model.read_bytes()).hexdigest()
-    return {"advisor": "inline", "sha256": digest, "features": features, "vocab_version": None,
-            "llvm": {"llvm_version": "22.1.8"}, "metrics": {}, "validation": {"ok": True, "sha256": digest}, **extra}
+    return signed_policy_manifest(model.read_bytes(), features, **extra)
 
 
 def test_tampered_or_mismatched_policies_are_refused(tmp_path: Path) -> None:
@@ -209,3 +217,30 @@ def test_a_failed_publish_leaves_nothing_that_is_not_referred_to(tmp_path: Path)
     assert store.list("policies/") == []  # index taken back, files deleted: nothing refers to them
     done = pstore.publish(store, good.read_bytes(), _stand_in(good, ["inlining_default"]))
     assert done["created"] and pstore.read_latest(store, "inline")["version"] == done["version"]
+
+
+def test_metrics_and_lineage_are_signed_to_the_model_bytes(trained: Path, ir2vec_vocab: Path, tmp_path: Path) -> None:
+    """train-bc signs MODEL.json; publishing signs the manifest; neither can be copied or edited."""
+    store = store_from_settings()
+    vocab = publish_vocab(ir2vec_vocab.read_bytes())
+    model = model_copy(trained, tmp_path / "m")
+    record = json.loads(model.with_suffix(".json").read_text())
+    assert record["signature"]["algorithm"] == "hmac-sha256"
+    record["heldout_agreement"] = 0.9999  # a better number, by hand
+    model.with_suffix(".json").write_text(json.dumps(record))
+    line = one_error_line(cli("policy", "publish", str(model), "--vocab", f"store:{vocab}"))
+    assert line == (f"mlgo-farm: error: {model.with_suffix('.json')}: the manifest's signature does not match its "
+                    f"policy bytes, lineage, metrics and parameters (copied from another policy or edited); "
+                    f"nothing published")
+    other = write_onnx_policy(tmp_path / "other.onnx", "inlining_default", "Greater", 0)
+    copied = signed_policy_manifest(other.read_bytes(), ["inlining_default"])
+    with pytest.raises(InputError, match="signature does not match its policy bytes"):
+        pstore.publish(store, trained.read_bytes(), {**copied, "sha256": pstore.sha256(trained.read_bytes()),
+                                                     "validation": {"ok": True,
+                                                                    "sha256": pstore.sha256(trained.read_bytes())}})
+    unsigned = {k: v for k, v in copied.items() if k != "signature"}
+    with pytest.raises(InputError, match=r"^the policy's manifest is not signed by this farm .*policy train-bc"):
+        pstore.publish(store, other.read_bytes(), unsigned)
+    assert store.list("policies/") == []
+    pstore.publish(store, other.read_bytes(), copied)  # signed for its own bytes: published
+    assert "signature" in pstore.show(store, "inline", "latest")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ from regression.cli import EXIT_NOT_IDENTICAL, not_identical
 from regression.compare import RunRequest, open_history, run_comparison
 from regression.rules import PREVIOUS_BASELINE, REGRESSED
 from tests.policyhost.callgraph import write_sources
-from tests.policyhost.conftest import write_onnx_policy
+from tests.policyhost.conftest import signed_policy_manifest, write_onnx_policy
 from tests.servers import MailBox
 
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
@@ -34,9 +33,7 @@ def callgraph_corpus(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolch
 
 def publish_model(path: Path, feature: str, when: float) -> str:
     """Publish a real ONNX model as a policy version (a stand-in for the validated warm start); its version."""
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    manifest = {"advisor": "inline", "sha256": digest, "features": [feature], "vocab_version": None,
-                "llvm": {"llvm_version": "22.1.8"}, "metrics": {}, "validation": {"ok": True, "sha256": digest}}
+    manifest = signed_policy_manifest(path.read_bytes(), [feature])
     return pstore.publish(store_from_settings(), path.read_bytes(), manifest, when=when)["version"]
 
 

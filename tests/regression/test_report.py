@@ -148,6 +148,27 @@ def test_cli_report_and_history(history: History, capsys: pytest.CaptureFixture)
     assert capsys.readouterr().out.splitlines()[1].split()[6] == "0123456789ab"  # a built LLVM: its commit
 
 
+def test_report_summaries_name_the_dashboard_page_not_the_stores_link(history: History, capsys: pytest.CaptureFixture,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The history keeps the store's own link of a published report (file:// here, s3 or https elsewhere); what a
+    reader is given is the report's page on the master's dashboard, at `[buildbot] web_url`."""
+    from farm.config import load_settings
+    from regression.outcome import report_page
+
+    monkeypatch.setenv("MLGO_FARM_BUILDBOT_WEB_URL", "https://farm.example/ci/")
+    page = "https://farm.example/ci/plugins/wsgi_dashboards/farm/store/regression/size/run1/index.html"
+    assert main(["regress", "report", "run1", "--builder", "size", "--publish"]) == 0
+    out = capsys.readouterr().out
+    assert f"Report: {page}\n" in out and f"page: {page}" in out
+    stored = history.run("run1", "size").report_url
+    assert stored.startswith("file://") and stored.endswith("/store/regression/size/run1/index.html")
+    assert main(["regress", "report", "run1", "--builder", "size"]) == 0  # rendered again later: still the page
+    assert f"Report: {page}\n" in capsys.readouterr().out
+    settings = load_settings()
+    assert report_page(settings, history.run("run1", "size")) == page
+    assert report_page(settings, history.run("run0", "size")) == "file:///reports/run0"  # not published: as kept
+
+
 def test_cli_report_of_unknown_run_is_one_line(history: History, capsys: pytest.CaptureFixture) -> None:
     assert main(["regress", "report", "nope", "--builder", "size"]) == 2
     err = capsys.readouterr().err

@@ -13,7 +13,7 @@ from farm.errors import FarmError, InputError
 from farm.store import FileStore
 from tests.vocabgen.conftest import assert_consistent, handmade_manifest, handmade_vocab
 from vocabgen import publish as pub
-from vocabgen.gate import OPEN, Gate, gate_from_settings, judge
+from vocabgen.gate import OPEN, Check, Gate, awaits_only, gate_from_settings, judge, settled
 from vocabgen.signing import farm_key, sign
 
 DAY = 86400
@@ -116,6 +116,8 @@ def test_settings_declare_the_gate_with_environment_overrides(tmp_path: Path) ->
                          (("MLGO_FARM_GATE_MIN_IR_OPCODES", "half"), "expected a number")):
         with pytest.raises(FarmError, match=message):
             load_settings(env=dict([bad]))
+    assert gate_from_settings(load_settings(env={})).policy_size, "IR waits for its policy's size check by default"
+    assert not gate_from_settings(load_settings(env={"MLGO_FARM_GATE_POLICY_SIZE": "false"})).policy_size
     toml.write_text("[gate]\nmin_ir_types = \"high\"\n")
     with pytest.raises(FarmError, match=r"\[gate\] min_ir_types: expected float"):
         load_settings(toml, env={})
@@ -217,9 +219,12 @@ def test_promote_refuses_a_version_whose_bytes_changed(tmp_path: Path) -> None:
     assert json.loads(store.get("vocab/ir/latest.json"))["version"] != worse["version"]
 
 
-def test_cli_promote_and_the_gate_in_publish_output(capsys: pytest.CaptureFixture) -> None:
+def test_cli_promote_and_the_gate_in_publish_output(capsys: pytest.CaptureFixture,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from farm.cli import main
     from farm.store import store_from_settings
+
+    monkeypatch.setenv("MLGO_FARM_GATE_POLICY_SIZE", "false")  # about the metric rules and promote
 
     store = store_from_settings()
     first = _publish(store, 1, T0, gate=gate_from_settings())
@@ -264,3 +269,50 @@ def test_the_nightly_retrain_does_not_train_a_candidates_dataset_again() -> None
                                        "versions": [worse["version"]]}
     store.put("datasets/ir/latest.json", json.dumps({"id": "ir-00000000000000aa"}).encode())
     assert scheduled_retrain("ir")["status"] == "unchanged"
+
+
+# --- the policy_size rule: pending at publish, settled by the policy's size check ---------------------------------
+
+WAITS = Gate(floors=GATE.floors, tolerances=GATE.tolerances, policy_size=True)
+
+
+def test_policy_size_is_pending_for_ir_only_and_settles_purely() -> None:
+    verdict = judge(_manifest(), None, WAITS)
+    assert not verdict.passed and verdict.pending == ["policy_size"]
+    assert verdict.reasons == ["policy_size: waiting for the size check of the policy retrained with it"]
+    assert judge(_manifest(kind="mir", coverage={"Opcodes": (50, 68)}), None, WAITS).pending == []
+    record = verdict.to_dict()
+    assert awaits_only(record, "policy_size") and not awaits_only(record, "mrr") and not awaits_only(None, "x")
+    thin = judge(_manifest(coverage={"Opcodes": (1, 68), "Types": (6, 12), "Arguments": (25, 30)}), None, WAITS)
+    assert not awaits_only(thin.to_dict(), "policy_size"), "failing a rule of its own: not merely waiting"
+    ok = settled(record, Check("policy_size", True, "zlib .text -0.10%"))
+    assert ok["passed"] and ok["pending"] == [] and ok["reasons"] == []
+    bad = settled(record, Check("policy_size", False, "zlib .text +0.40%"))
+    assert not bad["passed"] and bad["reasons"] == ["policy_size: zlib .text +0.40%"] and bad["pending"] == []
+    assert record["pending"] == ["policy_size"], "pure: the record given is unchanged"
+    with pytest.raises(KeyError):
+        settled(ok, Check("policy_size", True, "again"))
+
+
+def test_a_version_waiting_for_its_policy_becomes_latest_only_when_the_check_holds(tmp_path: Path) -> None:
+    store = FileStore(tmp_path / "store")
+    first = _publish(store, 1, T0)
+    waiting = _publish(store, 2, T0 + DAY, gate=WAITS)
+    assert waiting["state"] == "candidate" and waiting["latest"] == first["version"]
+    assert pub.summary(waiting) == (f"ir {waiting['version']} (published, awaiting policy_size; latest stays at "
+                                    f"{first['version']} until then)")
+    assert pub.newest(store, "ir", "policy_size") == waiting["version"], "what the policy is retrained with"
+    failing = _publish(store, 3, T0 + 2 * DAY, gate=WAITS, mrr=0.1)
+    assert pub.newest(store, "ir", "policy_size") == waiting["version"], "fails a rule of its own"
+    assert pub.settle(store, "ir", failing["version"], Check("policy_size", True, "fine")) is not None
+    assert pub.resolve(store, "ir", "latest") == first["version"], "its mrr still keeps it out"
+    held = pub.settle(store, "ir", waiting["version"], Check("policy_size", False, "policy P: zlib +0.4%"))
+    assert held["state"] == "candidate" and held["gate"]["reasons"] == ["policy_size: policy P: zlib +0.4%"]
+    assert pub.resolve(store, "ir", "latest") == first["version"]
+    assert pub.settle(store, "ir", waiting["version"], Check("policy_size", True, "x")) is None, "settled once"
+    later = _publish(store, 4, T0 + 3 * DAY, gate=WAITS)
+    assert pub.newest(store, "ir", "policy_size") == later["version"]
+    passed = pub.settle(store, "ir", later["version"], Check("policy_size", True, "policy Q: zlib -0.1%"))
+    assert passed["state"] == "latest" and pub.resolve(store, "ir", "latest") == later["version"]
+    assert pub.newest(store, "ir", "policy_size") == later["version"]
+    assert assert_consistent(store)

@@ -59,7 +59,7 @@ def test_unsigned_and_foreign_manifests_fail_with_one_line_each() -> None:
     data = handmade_vocab()
     manifest = handmade_manifest(data, KEY)
     unsigned = {k: v for k, v in manifest.items() if k != "signature"}
-    with pytest.raises(SignatureError, match=r"^the manifest is not signed by this farm"):
+    with pytest.raises(SignatureError, match=r"^the vocabulary's manifest is not signed by this farm"):
         verify(data, unsigned, KEY)
     with pytest.raises(SignatureError, match=rf"^the manifest was signed with another farm key \(key id "
                                              rf"{key_id(KEY)}, this host's is {key_id(b'other')}\): configure the "

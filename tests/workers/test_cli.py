@@ -38,6 +38,8 @@ def test_corpus_then_triplets_then_publish(tmp_path: Path) -> None:
     p = run("dataset", "publish", str(tmp_path / "ds"), env={"MLGO_FARM_STORE_URL": store.as_uri()})
     assert p.returncode == 0, p.stderr
     assert json.loads((store / "datasets" / "ir" / "latest.json").read_text())["id"] == m["id"]
+    # the line names where it went, kind included: the Buildbot step links the dataset's page from it
+    assert f"published dataset {m['id']} to {store.as_uri()}/datasets/ir/{m['id']}/\n" in p.stdout
 
 
 def test_errors_are_one_line_and_non_zero(tmp_path: Path) -> None:

@@ -138,3 +138,22 @@ def test_refused_before_any_work(tmp_path: Path, toolchain: Toolchain) -> None:
         cmake_corpus.from_cmake(PROJECT, tmp_path / "mine", toolchain, build=tmp_path / "build")
     assert not (tmp_path / "build").exists(), "nothing was configured"
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+
+
+def test_a_sample_is_chosen_before_anything_is_built(tmp_path: Path, toolchain: Toolchain) -> None:
+    """A consumer that needs N modules (the policy's retraining) builds the prerequisites and TUs of N:
+    the sample is the name-hash rule training samples by, and it is recorded in the lineage."""
+    src = project(tmp_path)
+    c = cmake_corpus.from_cmake(src, tmp_path / "corpus", toolchain, build=tmp_path / "build", sample=2)
+    everything = [*ALL, "lib/broken/broken.c"]
+    chosen = corpus.sample_names(everything, 2)
+    assert len(chosen) == 2 and chosen == corpus.sample_names(reversed(everything), 2), "order does not matter"
+    assert {m.name for m in c.modules} | {s["module"] for s in c.skipped} == chosen
+    assert c.lineage == {"sample": 2}
+    build = tmp_path / "build"
+    nodes = dict((j.name, n) for j, n in cmake_corpus.select(build / "compile_commands.json", src, build))
+    need = cmake_corpus.prerequisites(build, [nodes[name] for name in sorted(chosen)])
+    for header in ("core_tables.h", "extra_tables.h"):  # only what the sample needs was generated
+        assert (build / header).is_file() == (header in need.nodes), (header, need.nodes)
+    assert len(list(c.path.rglob("*.bc"))) == len(c.modules)
+    assert corpus.sample_names(everything, None) == set(everything) == corpus.sample_names(everything, 99)

@@ -1,0 +1,128 @@
+"""The policy pages: all published versions, one version with where it came from and how it fared, a diff.
+
+A policy version is only worth trusting with its lineage in view: the vocabulary its features
+read, the dataset and corpus it was trained on, the LLVM that validated it, and what the nightly
+regression builders measured when they ran it. The first three are in its manifest
+(policyhost/store.py); the last is in the regression history, whose runs record the policy's
+version as their policy id (regression/lineage.py), so the page reads both and writes neither.
+The promotion state and gate of an index entry are shown when the index carries them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask, abort, render_template, request
+
+from farm.errors import InputError
+from farm.kinds import KINDS
+from master.dashboard import files, policydiff, trends
+from master.dashboard.views_datasets import ID_PATTERN as DATASET_ID
+from policyhost import advisors
+from vocabgen.versions import check_version_name
+
+ROOT = "policies"
+MODEL = files.ARTIFACTS[ROOT]
+
+
+def _advisor(advisor: str) -> str:
+    try:
+        return advisors.get(advisor).name
+    except InputError:
+        abort(404, description=f"no advisor {advisor!r}")
+
+
+def _version(farm, advisor: str, version: str) -> str:
+    try:
+        version = check_version_name(version)
+        return files.latest_version(farm.store, ROOT, advisor) if version == "latest" else version
+    except (InputError, files.NotServed):
+        abort(404, description=f"no {advisor} policy version {version!r}")
+
+
+def rows(farm, advisor: str | None = None) -> list[dict[str, Any]]:
+    """Index entries (of one advisor), newest first."""
+    listed = [v for v in files.versions(farm.store, ROOT) if isinstance(v.get("version"), str) and
+              isinstance(v.get("advisor"), str) and (advisor is None or v["advisor"] == advisor)]
+    return sorted(listed, key=lambda v: str(v.get("published_at")), reverse=True)
+
+
+def vocab_kind(farm, version: Any) -> str | None:
+    """The kind of the published vocabulary `version` (None when the index does not list it: no link)."""
+    return next((v.get("kind") for v in files.versions(farm.store, "vocab")
+                 if v.get("version") == version and v.get("kind") in KINDS), None)
+
+
+def dataset_kind(farm, dataset_id: Any) -> str | None:
+    """The kind under which dataset `dataset_id` is published (None: not published, no link)."""
+    if not isinstance(dataset_id, str) or not DATASET_ID.match(dataset_id) or ".." in dataset_id:
+        return None
+    for kind in sorted(KINDS, key=lambda k: not dataset_id.startswith(f"{k}-")):
+        try:
+            files.dataset_manifest(farm.store, kind, dataset_id)
+            return kind
+        except files.NotServed:
+            continue
+    return None
+
+
+def runs_with(farm, advisor: str, version: str) -> list:
+    """The regression runs that used this policy version, newest first."""
+    history = trends.open_history(farm.history_path)
+    if history is None:
+        return []
+    used = [r for r in history.runs() if r.policy_id == version and r.config.get("advisor", advisor) == advisor]
+    return list(reversed(used))
+
+
+def _models(farm, advisor: str, versions: tuple[str, str]) -> list[tuple[bytes, dict[str, Any]]]:
+    try:
+        return [(files.serve(farm.store, f"{ROOT}/{advisor}/{v}/{MODEL}").data,
+                 files.manifest(farm.store, ROOT, advisor, v)) for v in versions]
+    except files.NotServed:
+        abort(404, description="no such policy version")
+
+
+def register(app: Flask, farm) -> None:
+    """Add the policy pages to `app`."""
+    app.jinja_env.filters["number"] = policydiff.number
+
+    @app.route("/policies/")
+    def policies():
+        listed = rows(farm)
+        by_advisor: dict[str, list[dict[str, Any]]] = {}
+        for v in listed:
+            by_advisor.setdefault(v["advisor"], []).append(v)
+        return render_template("policies.html", rows=listed, by_advisor=by_advisor)
+
+    @app.route("/policies/<advisor>/<version>/")
+    def policy_version(advisor: str, version: str):
+        advisor = _advisor(advisor)
+        version = _version(farm, advisor, version)
+        try:
+            m = files.manifest(farm.store, ROOT, advisor, version)
+        except files.NotServed:
+            abort(404, description=f"no {advisor} policy version {version}")
+        entry = next((v for v in rows(farm, advisor) if v["version"] == version), {})
+        training = m.get("training") if isinstance(m.get("training"), dict) else {}
+        dataset_id = training.get("dataset_id") or entry.get("dataset_id")
+        return render_template(
+            "policy_version.html", advisor=advisor, version=version, m=m, entry=entry, training=training,
+            vocab_kind=vocab_kind(farm, m.get("vocab_version")), dataset_id=dataset_id,
+            dataset_kind=dataset_kind(farm, dataset_id), runs=runs_with(farm, advisor, version),
+            others=[v["version"] for v in rows(farm, advisor) if v["version"] != version])
+
+    @app.route("/policies/<advisor>/diff")
+    def policy_diff(advisor: str):
+        advisor = _advisor(advisor)
+        listed = [v["version"] for v in rows(farm, advisor)]
+        a = request.args.get("a") or (listed[1] if len(listed) > 1 else "")
+        b = request.args.get("b") or (listed[0] if listed else "")
+        if not a or not b:
+            return render_template("policy_diff.html", advisor=advisor, listed=listed, a=a, b=b, d=None,
+                                   error="fewer than two versions are published")
+        a, b = _version(farm, advisor, a), _version(farm, advisor, b)
+        (data_a, ma), (data_b, mb) = _models(farm, advisor, (a, b))
+        d = policydiff.diff(data_a, ma, data_b, mb)
+        return render_template("policy_diff.html", advisor=advisor, listed=listed, a=a, b=b, d=d, error=None,
+                               ma=ma, mb=mb, top=d.top(), plot=policydiff.plot_top(d) if d.top() else None)

@@ -1,0 +1,103 @@
+"""Celery: the size check that settles a retrained policy's state and its vocabulary's (regression/policygate.py).
+
+`size_gate` is the second link of policyhost.tasks.retrain_chain, named there by its task name
+(the policy side never imports this one). It takes the retrain's publish result, builds the gate's
+benchmarks with the new policy and with the policy in force, and, under the farm's publish lock,
+records the `policy_size` outcome on the policy (policyhost/store.py `settle`) and on the IR
+vocabulary it was trained with (vocabgen/publish.py `settle`): each becomes `latest` when it holds.
+
+Idempotent with the chain's machinery (vocabgen.tasks.RELIABLE): a version whose rule is settled
+is not measured again (the recorded outcome is returned), and measuring runs under a lock per
+policy version, so the chain the vocabulary publish started and the one a builder started for the
+same version measure once.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from vocabgen.celery_app import app
+from vocabgen.gate import POLICY_SIZE, Check
+from vocabgen.tasks import RELIABLE
+
+log = logging.getLogger(__name__)
+
+
+def _recorded(entry: dict[str, Any] | None) -> Check | None:
+    """The settled `policy_size` check of an index entry, None while pending or never gated."""
+    for c in ((entry or {}).get("gate") or {}).get("checks") or ():
+        if c.get("rule") == POLICY_SIZE and not c.get("pending"):
+            return Check(POLICY_SIZE, c.get("ok") is True, str(c.get("detail", "")))
+    return None
+
+
+def _judged(settings, store, advisor: str, version: str, in_force: str | None) -> Check:
+    """Build the gate's benchmarks with `version` and `in_force` and judge them."""
+    from farm.toolchain import Toolchain
+    from policyhost.policies import resolve_published
+    from regression import policygate
+
+    if in_force is None:
+        return policygate.judge([], settings.gate.policy_size_tolerance, None)
+    toolchain = Toolchain.from_settings(settings)
+    policies = {}
+    for name in (version, in_force):
+        model, _, vocab = resolve_published(f"store:{name}", advisor, toolchain=toolchain)
+        policies[name] = policygate.Policy(name, Path(model), Path(vocab) if vocab else None, advisor)
+    work = settings.var_dir / "policy" / "gate" / advisor / version
+    rows, broken, skipped = policygate.measure_sizes(
+        toolchain, policygate.gate_benchmarks(settings.gate.policy_benchmarks), policies[version],
+        policies[in_force], work / "build", settings.var_dir / "regression" / "sources")
+    return policygate.judge(rows, settings.gate.policy_size_tolerance, in_force, broken, skipped)
+
+
+def summary(advisor: str, version: str, created: bool, check: Check, latest: str | None, vocab: str | None,
+            vocab_state: str | None) -> str:
+    """One line: the policy, the check, where `latest` stands, and the vocabulary's state."""
+    what = "published" if created else "already published"
+    head = f"policy {advisor} {version} ({what}, size check {'passed' if check.ok else 'FAILED'}: {check.detail}"
+    where = "now latest" if latest == version else f"latest stays at {latest or 'none'}"
+    tail = f"; vocabulary ir {vocab} {vocab_state}" if vocab and vocab_state else ""
+    return f"{head}; {where}{tail})"
+
+
+@app.task(name="regression.tasks.size_gate", bind=True, **RELIABLE)
+def size_gate(self, published: dict[str, Any]) -> dict[str, Any]:
+    """Settle `published` (policyhost.tasks.retrain's result); the outcome, states and a summary line."""
+    from farm.config import load_settings
+    from farm.store import store_from_settings
+    from policyhost import store as pstore
+    from vocabgen import publish as vpublish
+    from vocabgen.locks import dir_lock, publish_lock
+
+    s = load_settings()
+    store = store_from_settings(s)
+    advisor, version = str(published["advisor"]), str(published["version"])
+    vocab = pstore.show(store, advisor, version).get("vocab_version")
+
+    def entry() -> dict[str, Any] | None:
+        return next((v for v in pstore.read_index(store)
+                     if (v.get("advisor"), v.get("version")) == (advisor, version)), None)
+
+    with dir_lock(s.var_dir / "policy" / "gate" / advisor / f"{version}.lock"):
+        check = _recorded(entry())
+        if check is None and POLICY_SIZE in (((entry() or {}).get("gate") or {}).get("pending") or ()):
+            in_force = (pstore.read_latest(store, advisor) or {}).get("version")
+            check = _judged(s, store, advisor, version, None if in_force == version else in_force)
+            with publish_lock(store, s.celery.broker_url, settings=s):
+                pstore.settle(store, advisor, version, check)
+                if vocab:
+                    vpublish.settle(store, "ir", vocab, Check(POLICY_SIZE, check.ok, f"policy {version}: "
+                                                                                      f"{check.detail}"))
+    if check is None:
+        check = Check(POLICY_SIZE, True, "not gated (published without a pending size check)")
+    latest = (pstore.read_latest(store, advisor) or {}).get("version")
+    vocab_entry = next((v for v in vpublish.read_index(store)
+                        if (v.get("kind"), v.get("version")) == ("ir", vocab)), None) if vocab else None
+    vocab_state = (vocab_entry or {}).get("state")
+    line = summary(advisor, version, bool(published.get("created")), check, latest, vocab, vocab_state)
+    (log.info if check.ok else log.warning)("%s", line)
+    return {**published, "state": (entry() or {}).get("state"), "latest": latest, "size_check": {
+        "ok": check.ok, "detail": check.detail}, "vocab_state": vocab_state, "summary": line}
