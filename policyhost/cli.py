@@ -56,7 +56,14 @@ def _serve(args: argparse.Namespace) -> int:
     from policyhost.policies import load_policy
     from policyhost.policy_server import PolicyServer
 
-    server = PolicyServer(args.socket, load_policy(args.policy))
+    policy = load_policy(args.policy)
+    if hasattr(policy, "time_limit"):  # a model run that outlives the compile's deadline is stopped
+        if args.timeout is None:
+            from farm.config import load_settings
+
+            args.timeout = float(load_settings().policy.timeout)
+        policy.time_limit = args.timeout
+    server = PolicyServer(args.socket, policy)
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
@@ -281,6 +288,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     srv.add_argument("--socket", required=True, help="Unix socket path to listen on")
     srv.add_argument("--idle-exit", type=positive_float,
                      help="exit after this many seconds without any client connected")
+    srv.add_argument("--timeout", type=positive_float,
+                     help="stop a model's inference that runs longer than this many seconds and answer the "
+                     "compile with an error (default: [policy] timeout, the compile's own)")
     srv.set_defaults(func=_serve)
     ins = psub.add_parser("inspect", help="validate an ONNX policy and show its inputs and output")
     ins.add_argument("model", help="an .onnx file, or store:latest / store:VERSION")

@@ -185,6 +185,10 @@ _ONNX_TYPES = {"tensor(float)": "float32", "tensor(int64)": "int64", "tensor(dou
 class OnnxPolicy:
     """A model file run by onnxruntime; inputs named after LLVM features (see the module docstring)."""
 
+    #: seconds one inference may run before it is stopped (a `Loop` that never ends); None: no limit.
+    #: `policy serve` sets the compile's timeout, so a model cannot keep a server busy after its compile gave up.
+    time_limit: float | None = None
+
     def __init__(self, path: str | os.PathLike, *, strict: bool = False) -> None:
         from pathlib import Path
 
@@ -264,6 +268,15 @@ class OnnxPolicy:
             self._buffers[name] = buf
             self._values.append(value)
         self._binding.bind_output(self.output[0])
+        self._run_options = ort.RunOptions()  # per bound copy: stopping one connection's run stops no other
+        self._run_options.log_severity_level = 4  # a stopped run is reported by decide, not logged by onnxruntime
+        # 1.31's run_with_iobinding looks this entry up and pays ~60 us for the exception when it is missing;
+        # -1 is its documented "no graph capture", which is what a CPU session does anyway
+        self._run_options.add_run_config_entry("gpu_graph_id", "-1")
+        self._stop = lambda options=self._run_options: setattr(options, "terminate", True)
+        from policyhost.watchdog import WATCHDOG
+
+        self._watchdog = WATCHDOG
 
     def decide(self, obs: Observation) -> int:
         import numpy as np
@@ -273,7 +286,7 @@ class OnnxPolicy:
         else:
             for name, buf in self._buffers.items():
                 buf[...] = np.asarray(obs.features[name], dtype=buf.dtype).reshape(buf.shape)
-        self._session.run_with_iobinding(self._binding)
+        self._run(obs)
         values = self._binding.copy_outputs_to_cpu()[0].reshape(-1)
         if not self.output[1].startswith("float"):
             return int(values[0])
@@ -283,6 +296,24 @@ class OnnxPolicy:
         if values.size == 1:
             return int(values[0] > 0)
         return masked_argmax(values.tolist(), obs.features.get(EVICT_MASK) if self._mask else None)
+
+    def _run(self, obs: Observation) -> None:
+        if self.time_limit is None:
+            self._session.run_with_iobinding(self._binding)
+            return
+        options, watchdog = self._run_options, self._watchdog
+        key = watchdog.arm(self.time_limit, self._stop)
+        try:
+            self._session.run_with_iobinding(self._binding, options)
+            watchdog.disarm(key)
+        except Exception:
+            watchdog.disarm(key)
+            if not options.terminate:
+                raise
+            raise InputError(f"policy model {self.name} gave no advice within {self.time_limit:g}s "
+                             f"(observation {obs.index}); its run was stopped") from None
+        finally:
+            options.terminate = False  # the next decision runs again
 
 
 def _resolve(shape: tuple[int, ...], count: int) -> tuple[int, ...]:

@@ -6,7 +6,9 @@ for advice (reply `A` + raw advice tensor, or `E` + message).
 
 `shared_server(model)` gives the launcher one server per model file and user: the first compile
 that needs it starts `mlgo-farm policy serve --idle-exit` (under a lock, so parallel compiles
-start one), the others connect; the server exits by itself once a build has stopped using it.
+start one), the others connect; the server exits by itself once a build has stopped using it,
+and stops any model run that outlives the starting compile's timeout (`--timeout`), so a model
+that never returns fails its compile and leaves no server spinning.
 A compile therefore never imports onnxruntime or numpy. Like the host, this module imports
 only C modules of the standard library (`_socket` is what `socket` wraps in enums).
 """
@@ -32,6 +34,9 @@ if TYPE_CHECKING:
     from policyhost.protocol import Header, Observation
 
 _LEN = struct.Struct("<I")
+#: seconds a client waits beyond its timeout, so that a server stopping a model run at that same timeout
+#: (`policy serve --timeout`) is heard with its reason instead of a bare "timed out"
+ANSWER_GRACE = 1.0
 
 
 def send_frame(sock, kind: bytes, payload: bytes) -> None:
@@ -73,7 +78,7 @@ class RemotePolicy:
         self.path = os.fspath(socket_path)
         self.name = f"server {self.path}"
         self._sock = _Socket(AF_UNIX, SOCK_STREAM)
-        self._sock.settimeout(timeout)
+        self._sock.settimeout(timeout + ANSWER_GRACE)
         try:
             self._sock.connect(self.path)
         except OSError as e:
@@ -157,12 +162,12 @@ def shared_server(model: str | os.PathLike, timeout: float = 60.0) -> RemotePoli
             return RemotePolicy(sock, timeout)
         except InputError:
             pass
-        return _start_server(os.path.realpath(model), sock, deadline)
+        return _start_server(os.path.realpath(model), sock, deadline, timeout)
     finally:
         os.close(lock)
 
 
-def _start_server(model: str, sock: str, deadline: float) -> RemotePolicy:
+def _start_server(model: str, sock: str, deadline: float, timeout: float) -> RemotePolicy:
     from policyhost.host import Process
 
     log = os.open(f"{sock}.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -170,7 +175,7 @@ def _start_server(model: str, sock: str, deadline: float) -> RemotePolicy:
         devnull = os.open(os.devnull, os.O_RDONLY)
         try:
             argv = [sys.executable, "-P", "-m", "farm.cli", "policy", "serve", "--policy", model, "--socket", sock,
-                    "--idle-exit", str(_idle_exit())]
+                    "--idle-exit", str(_idle_exit()), "--timeout", repr(timeout)]
             # its own session: a build's Ctrl-C does not kill it in the middle of another compile's answer
             server = Process(argv, stdin=devnull, stdout=log, stderr=log, setsid=True)
         finally:

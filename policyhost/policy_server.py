@@ -2,7 +2,9 @@
 
 Each compile keeps its own FIFO pair and host, but forwards each observation (LLVM's raw feature
 bytes) to this server and relays the advice, so a build pays for importing onnxruntime and
-loading the model once instead of once per compile. The wire format and the client side
+loading the model once instead of once per compile. A model's run is bounded (`OnnxPolicy.time_limit`,
+set by `policy serve --timeout`): one that never returns is stopped, its client gets the error, and
+the other connections are not held up. The wire format and the client side
 (`RemotePolicy`, the launcher's shared servers) are in `policyhost.policy_client`.
 """
 
@@ -57,7 +59,10 @@ class _Handler(socketserver.BaseRequestHandler):
                 else:
                     send_frame(self.request, b"E", b"expected a header first")
             except Exception as e:  # report to this client, keep serving the others
-                send_frame(self.request, b"E", str(e).splitlines()[0][:300].encode() if str(e) else b"error")
+                try:
+                    send_frame(self.request, b"E", str(e).splitlines()[0][:300].encode() if str(e) else b"error")
+                except OSError:  # the client gave up waiting (a model run stopped at the deadline)
+                    return
 
 
 class PolicyServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
