@@ -184,6 +184,18 @@ def check_llvm_reads_back(kind: str, vocab: dict, vocab_path: Path, toolchain: T
     return len(printed)
 
 
+def check_known(vocab: dict[str, Any], known: dict[str, set[str]], where: str = "vocabulary") -> None:
+    """Every key names an entity LLVM knows: LLVM ignores the others, so one is a typo or a wrong section.
+
+    The counterpart of `check_coverage` (a missing entity reads as zeros; an unknown one is never read).
+    """
+    for section, keys in known.items():
+        unknown = sorted(set(vocab.get(section, {})) - keys)
+        if unknown:
+            shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+            raise ValidationError(f"{where}: {len(unknown)} entities of {section} are unknown to LLVM: {shown}")
+
+
 def read_vocab_file(path: Path) -> bytes:
     """The bytes of a vocabulary file, or a one-line InputError."""
     if path.is_dir():
@@ -213,7 +225,9 @@ def validate_vocab(
         modules = list(samples) if samples else compile_samples(kind, toolchain, Path(tmp))
         mir_entity_source = modules[0] if kind == "mir" else None
         names = llvm_entities(kind, toolchain, mir_entity_source)
-        check_coverage(vocab, layout.entity_keys(kind, names), str(vocab_path))
+        known = layout.entity_keys(kind, names)
+        check_coverage(vocab, known, str(vocab_path))
+        check_known(vocab, known, str(vocab_path))
         read_back = check_llvm_reads_back(kind, vocab, vocab_path, toolchain, Path(tmp))
         loads = llvm_loads(kind, vocab_path, dim, toolchain, modules)
     check_magnitude(vocab, str(vocab_path))  # after LLVM: for absurd values its verdict (inf) is the clearer error

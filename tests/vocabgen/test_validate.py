@@ -55,6 +55,9 @@ def _mutations(vocab: dict):
     missing = json.loads(json.dumps(vocab))
     del missing["Arguments"]["ICMP_eq"]
     yield missing, "1 LLVM entities of Arguments have no vector: ICMP_eq"
+    unknown = json.loads(json.dumps(vocab))
+    unknown["Opcodes"]["Frobnicate"] = unknown["Opcodes"]["Ret"]
+    yield unknown, "1 entities of Opcodes are unknown to LLVM: Frobnicate"
     no_section = {k: v for k, v in vocab.items() if k != "Types"}
     yield no_section, "missing Types"
     zeros = {s: {k: [0.0] * 8 for k in keys} for s, keys in vocab.items()}
