@@ -113,6 +113,9 @@ class BuildbotConfig:
     #: own links, the steps' links and the report and build links in alert mails. Empty:
     #: http://master_host:www_port/.
     web_url: str = ""
+    #: Seconds a build may go without starting its first step (not counting a wait for a lock) before the
+    #: master's watchdog retries it, or fails it after two such retries (master/watchdog.py).
+    start_deadline: int = 300
 
     def __post_init__(self) -> None:
         if self.web_url and not re.fullmatch(r"https?://[A-Za-z0-9.\[\]:-]+(/[^\s?#]*)?", self.web_url):

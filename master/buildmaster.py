@@ -17,6 +17,7 @@ from master.registry import REGISTRY, Builder
 from master.registrycheck import validate
 from master.reporters import make_reporters
 from master.schedulers import make_schedulers
+from master.watchdog import Watchdog
 from master.workerset import parse_workers
 
 
@@ -48,7 +49,8 @@ def _build(s: Settings, registry: Sequence[Builder], farm_command: Sequence[str]
                                   properties={"worker_tags": sorted(w.tags)}) for w in workers],
         "builders": builder_configs(active, workers, farm_command),
         "schedulers": make_schedulers(active),
-        "services": make_reporters(active, s.smtp),
+        # the watchdog frees builds that never reach their first step; the mail says so
+        "services": [*make_reporters(active, s.smtp), Watchdog(deadline=bb.start_deadline)],
         "change_source": [],
     }
     if any(b.on_change for b in active):

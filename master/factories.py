@@ -19,6 +19,7 @@ from twisted.internet import defer
 from master import fanout
 from master.registry import Builder, Step, downstream, render_args
 from master.stepspec import BUILD_URL, DASHBOARD, StepOutput, check_output_spec, placeholders
+from master.watchdog import FarmBuild
 from master.workerset import WorkerSpec, workers_for
 
 #: The command line the worker runs for every step (`mlgo-farm` must be on the worker's PATH).
@@ -214,4 +215,6 @@ def builder_configs(registry: Sequence[Builder], workers: Sequence[WorkerSpec],
                 factory=util.BuildFactory(fanout.shard_steps(b, _maker(b, farm_command))), tags=["shard"],
                 nextWorker=chooser,
             ))
+    for c in configs:  # Buildbot's Build with its start made safe (master/watchdog.py)
+        c.factory.buildClass = FarmBuild
     return configs

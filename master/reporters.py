@@ -16,7 +16,9 @@ from buildbot.plugins import reporters
 
 from farm.config import SMTPConfig
 from master.factories import MAILED_BY_FARM
+from master.fanout import shard_builder
 from master.registry import Builder
+from master.watchdog import WATCHDOG
 
 
 class FarmStatusGenerator(reporters.BuildStatusGenerator):
@@ -26,6 +28,27 @@ class FarmStatusGenerator(reporters.BuildStatusGenerator):
         if (build.get("properties") or {}).get(MAILED_BY_FARM):
             return False
         return super().is_message_needed_by_props(build)
+
+
+class WatchdogGenerator(reporters.BuildStatusGenerator):
+    """A mail for every build the watchdog (master/watchdog.py) ended, whatever its result (a RETRY too), with
+    the watchdog's one line as its body; builds it did not touch are left to the other generators."""
+
+    def __init__(self, builders: list[str]) -> None:
+        super().__init__(mode="all", builders=builders, message_formatter=reporters.MessageFormatterFunction(
+            lambda ctx: _watchdog_line(ctx["build"]) + "\n", "plain", want_properties=True))
+        self.subject = "mlgo-farm watchdog: %(builder)s build ended before its first step"
+
+    def is_message_needed_by_props(self, build) -> bool:
+        return bool(_watchdog_line(build))
+
+    def is_message_needed_by_results(self, build) -> bool:
+        return True
+
+
+def _watchdog_line(build) -> str:
+    value = (build.get("properties") or {}).get(WATCHDOG)
+    return value[0] if value else ""
 
 
 def notify_groups(active: Sequence[Builder]) -> dict[tuple[str, ...], list[str]]:
@@ -40,10 +63,11 @@ def notify_groups(active: Sequence[Builder]) -> dict[tuple[str, ...], list[str]]
 def make_reporters(active: Sequence[Builder], smtp: SMTPConfig) -> list:
     """One MailNotifier with a status generator per distinct mode set; none without recipients."""
     to = smtp.recipient_list
-    groups = notify_groups(active)
-    if not to or not groups:
+    if not to or not active:
         return []
-    generators = [FarmStatusGenerator(mode=modes, builders=names) for modes, names in groups.items()]
+    generators = [FarmStatusGenerator(mode=modes, builders=names) for modes, names in notify_groups(active).items()]
+    names = {b.name for b in active} | {shard_builder(b.name) for b in active if b.fan_out}
+    generators.append(WatchdogGenerator(sorted(names)))
     return [reporters.MailNotifier(
         fromaddr=smtp.sender,
         relayhost=smtp.host,

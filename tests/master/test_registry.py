@@ -26,10 +26,11 @@ from master.registry import (
     render_args,
 )
 from master.registrycheck import parse_cron, validate
-from master.reporters import FarmStatusGenerator, notify_groups
+from master.reporters import FarmStatusGenerator, WatchdogGenerator, notify_groups
 from master.schedulers import PatternParameter
 from master.stepspec import Link, StepOutput, Summary, check_output_spec
 from master.verbcheck import check_registry, step_argvs
+from master.watchdog import WATCHDOG, Watchdog
 from master.workerset import parse_workers, workers_for
 from policyhost import advisors
 from regression.benchmarks import BENCHMARKS
@@ -189,11 +190,13 @@ def test_master_config_is_derived_from_the_registry():
     assert isinstance(scheds["change-farm-selftest"], schedulers.SingleBranchScheduler)
     assert c["change_source"], "an on-change builder needs the PB change source"
     assert c["protocols"]["pb"]["port"].endswith("interface=127.0.0.1")
-    (mail,) = c["services"]
+    mail, watchdog = c["services"]
+    assert isinstance(watchdog, Watchdog) and watchdog._config_kwargs == {"deadline": 300}
     groups = notify_groups(REGISTRY)
-    gens = mail._config_kwargs["generators"]
+    *gens, alarm = mail._config_kwargs["generators"]
     assert sorted(sorted(g.builders) for g in gens) == sorted(sorted(v) for v in groups.values())
     assert sorted(tuple(sorted(g.mode)) for g in gens) == sorted(groups)
+    assert isinstance(alarm, WatchdogGenerator) and set(alarm.builders) >= {b.name for b in REGISTRY}
     assert mail._config_kwargs["extraRecipients"] == ["ops@example.org"]
 
 
@@ -207,7 +210,7 @@ def test_builders_without_a_matching_worker_are_left_out():
 
 
 def test_no_mail_notifier_without_recipients():
-    assert build_config(_settings())["services"] == []
+    assert [type(s) for s in build_config(_settings())["services"]] == [Watchdog]
 
 
 def test_steps_run_the_farm_cli_without_logging_the_environment():
@@ -355,8 +358,8 @@ def test_buildbot_mail_skips_builds_the_farm_mailed_about_and_links_use_the_web_
     s = dataclasses.replace(s, smtp=dataclasses.replace(s.smtp, recipients="ops@example.org"))
     c = build_config(s)
     assert c["buildbotURL"] == "https://farm.example/ci/"
-    (mail,) = c["services"]
-    gens = mail._config_kwargs["generators"]
+    mail, _ = c["services"]
+    *gens, alarm = mail._config_kwargs["generators"]
     assert all(isinstance(g, FarmStatusGenerator) for g in gens)
     (gen,) = [g for g in gens if "regression-inliner-size" in g.builders]
     build = {"builder": {"name": "regression-inliner-size", "tags": []}, "results": 2, "prev_build": {"results": 0},
@@ -364,3 +367,7 @@ def test_buildbot_mail_skips_builds_the_farm_mailed_about_and_links_use_the_web_
     assert gen.is_message_needed_by_props(build) and gen.is_message_needed_by_results(build)  # a crash: mailed
     alerted = {**build, "properties": {**build["properties"], MAILED_BY_FARM: [EXIT_REGRESSION, "FarmStep"]}}
     assert not gen.is_message_needed_by_props(alerted)  # a regression: the farm's alert only
+    # the watchdog's mail goes out for the builds it ended (a RETRY too), and only for those
+    retried = {**build, "results": 5, "properties": {**build["properties"], WATCHDOG: ["no step", "watchdog"]}}
+    assert alarm.is_message_needed_by_props(retried) and alarm.is_message_needed_by_results(retried)
+    assert not alarm.is_message_needed_by_props(build)
