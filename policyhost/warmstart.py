@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from farm import hold
 from farm.atomic import write_atomic
 from farm.errors import InputError
 from farm.toolchain import Toolchain
@@ -240,6 +241,7 @@ def train(dlog: DecisionLog, *, seed: int = 0, epochs: int = 60, holdout: float 
             loss = loss_fn(model(*[c[b] for c in cols]), y[b])
             loss.backward()
             opt.step()
+        hold.checkpoint("policy training")  # tests only (farm/hold.py); returns at once otherwise
     model.eval()
     with torch.no_grad():
         pred = model(*cols).argmax(dim=1).numpy()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from farm import hold
 from farm.store import S3Store
 from farm.toolchain import Toolchain
 from policyhost import store as pstore
@@ -171,13 +172,18 @@ def test_bad_requests_are_one_line(farm: Farm) -> None:
 
 
 def test_worker_killed_mid_training_is_redelivered(farm: Farm, ir2vec_vocab: Path) -> None:
-    fast = {"MLGO_FARM_CELERY_VISIBILITY_TIMEOUT": "3"}
+    """The training is held after its first epoch (farm/hold.py) until the kill: no guess at its length."""
+    gate = farm.tmp / "hold-training"
+    fast = {"MLGO_FARM_CELERY_VISIBILITY_TIMEOUT": "3", hold.ENV: str(gate)}
+    gate.touch()
     first = farm.worker("doomed", extra_env=fast)
     vocab = publish_vocab(ir2vec_vocab.read_bytes())
     client = farm.cli_background("policy", "retrain", "--vocab", vocab, "--corpus", str(farm.sources),
-                                 "--epochs", "20000", "--wait", "--timeout", "900")
-    wait_until(lambda: "training the inline warm-start policy" in first.log(), 120, "training to start")
+                                 "--epochs", "20", "--wait", "--timeout", "900")
+    wait_until(lambda: hold.held_marker(gate).exists(), 300, "the training to start and be held")
+    assert "training the inline warm-start policy" in first.log()
     first.kill()
+    gate.unlink()
     assert not pstore.read_index(farm.store), "the killed worker must not have published"
     rescuer = farm.worker("rescuer", extra_env=fast)
     out, err = client.communicate(timeout=960)

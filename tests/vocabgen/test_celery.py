@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from farm import hold
 from farm.config import load_settings
 from tests.servers import stop, wait_until
 from tests.vocabgen.conftest import s3_store
@@ -26,8 +28,6 @@ from vocabgen.validate import compile_samples, llvm_loads
 ROOT = Path(__file__).resolve().parents[2]
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
 TINY_FLAGS = ["--dim", "8", "--epochs", "5", "--batch-size", "64"]
-#: Long enough (seconds, not minutes) that a kill or an outage lands during training.
-SLOW_FLAGS = ["--dim", "8", "--epochs", "3000", "--batch-size", "256"]
 #: The lease's visibility timeout in these tests (the farm runs with 60 s; set
 #: MLGO_TEST_VISIBILITY_TIMEOUT=60 to measure redelivery with that).
 LEASE_TIMEOUT = int(os.environ.get("MLGO_TEST_VISIBILITY_TIMEOUT", "6"))
@@ -36,9 +36,27 @@ LEASE_TIMEOUT = int(os.environ.get("MLGO_TEST_VISIBILITY_TIMEOUT", "6"))
 
 @dataclass
 class Farm:
+    """Every worker and client runs with MLGO_TEST_HOLD set: `hold()` stops trainings after their
+    first epoch until `release()` (farm/hold.py), so a kill or an outage lands during training on any machine."""
+
     env: dict[str, str]
     tmp: Path
     proxy: object
+
+    @property
+    def gate(self) -> Path:
+        return Path(self.env[hold.ENV])
+
+    def hold(self) -> None:
+        self.gate.touch()
+
+    def release(self) -> None:
+        self.gate.unlink(missing_ok=True)
+
+    def held(self) -> list[int]:
+        """The pids of the trainings that were held (one a line in the marker), oldest first."""
+        marker = hold.held_marker(self.gate)
+        return [int(x) for x in marker.read_text().split()] if marker.exists() else []
 
     def worker(self, name: str, *, concurrency: int = 1, prefork: bool = False,
                extra_env: dict[str, str] | None = None) -> Worker:
@@ -106,6 +124,7 @@ def farm(redis_url: str, s3_proxy, tmp_path: Path, ir_dataset: Path) -> Iterator
         "MLGO_FARM_STORE_ACCESS_KEY_ID": "testing",
         "MLGO_FARM_STORE_SECRET_ACCESS_KEY": "testing",
         "PYSTOW_HOME": str(tmp_path / "pystow"),
+        hold.ENV: str(tmp_path / "hold-training"),
     }
     from workers.dataset import publish as publish_dataset
 
@@ -188,11 +207,13 @@ def test_two_identical_requests_publish_one_version(farm: Farm, workers) -> None
 def test_worker_killed_mid_training_is_redelivered(farm: Farm, workers) -> None:
     fast_redelivery = {"MLGO_FARM_CELERY_VISIBILITY_TIMEOUT": "3"}
     first = farm.worker("doomed", extra_env=fast_redelivery)
-    client = farm.cli_background("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "240", *SLOW_FLAGS)
-    wait_until(lambda: first.log_has("training ir vocabulary"), 60, "training to start")
+    farm.hold()
+    client = farm.cli_background("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "240", *TINY_FLAGS)
+    wait_until(farm.held, 60, "the training to start and be held")
     first.kill()
     trained = farm.tmp / "var" / "vocab" / "trained" / "ir"
     assert not list(trained.glob("*/manifest.json")), "the killed worker must not have finished"
+    farm.release()
     workers.append(farm.worker("rescuer", extra_env=fast_redelivery))
     out, err = client.communicate(timeout=300)
     assert client.returncode == 0, err + workers[0].log()[-3000:]
@@ -226,45 +247,72 @@ def _held(app) -> list[lease.Sighting]:
     return [x for x in lease.sightings(app) if x.where == "held"]
 
 
+class Lines(threading.Thread):
+    """The lines of a child's stream as they come (a waiting client's status lines), read by a daemon thread."""
+
+    def __init__(self, stream) -> None:
+        super().__init__(daemon=True)
+        self.stream, self.lines = stream, []
+        self.start()
+
+    def run(self) -> None:
+        for line in self.stream:
+            self.lines.append(line)
+
+    def text(self) -> str:
+        return "".join(self.lines)
+
+
 def test_sigkilled_worker_main_process_task_runs_again_and_wait_says_where_it_is(farm: Farm, workers) -> None:
     """A task outlives two visibility timeouts while another worker sweeps (the lease holds), then runs
-    again soon after its worker main process is SIGKILLed; `retrain --wait -v` says running, lost, running."""
+    again soon after its worker main process is SIGKILLed; `retrain --wait -v` says running, lost, running.
+    Both runs are held (farm/hold.py) until the test has seen what it waits for: no guess at a training's length."""
     vt = LEASE_TIMEOUT
     farm.env["MLGO_FARM_CELERY_VISIBILITY_TIMEOUT"] = str(vt)  # workers and the waiting client alike
     app = make_app(load_settings(env=farm.env))
     workers.extend([farm.worker("w1", prefork=True), farm.worker("w2", prefork=True)])  # the stack's pool
-    epochs = max(3000, 500 * vt)  # a training that outlives two timeouts by a margin
-    client = farm.cli_background("-v", "vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "1200",
-                                 "--dim", "8", "--epochs", str(epochs), "--batch-size", "256")
+    farm.hold()
+    client = farm.cli_background("-v", "vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "600",
+                                 *TINY_FLAGS)
+    status = Lines(client.stderr)
     try:
-        first = wait_until(lambda: next((w for w in workers if w.log_has("training ir vocabulary")), None), 60,
-                           "training to start")
+        wait_until(farm.held, 60, "the training to start and be held")
+        first = wait_until(lambda: next((w for w in workers if w.log_has("training ir vocabulary")), None), 10,
+                           "the worker that trains")
         second = next(w for w in workers if w is not first)
         started = time.monotonic()
 
         def two_timeouts_held() -> bool:
-            assert _held(app), "the training ended before two visibility timeouts passed: give it more epochs"
+            assert _held(app), "the held training's message left the broker"
             return time.monotonic() - started > 2 * vt
 
         wait_until(two_timeouts_held, 2 * vt + 30, "two visibility timeouts of training")
         held = _held(app)
         assert len(held) == 1 and held[0].age < vt, held
         assert not second.log_has("training ir vocabulary"), "redelivered while its first run was alive"
-        assert not list((farm.tmp / "var" / "vocab" / "trained" / "ir").glob("*/manifest.json")), "finished too soon"
+        assert not list((farm.tmp / "var" / "vocab" / "trained" / "ir").glob("*/manifest.json")), "finished"
+        assert f"train running on {first.name}@" in status.text(), status.text()
 
         pool = _children(first.proc.pid)
         assert pool, "a prefork worker has a pool process"
+        assert farm.held() == [pool[0]], "the training held is the pool process's"
         os.kill(first.proc.pid, signal.SIGKILL)  # the worker main process only, not its process group
         killed = time.monotonic()
         first.proc.wait(10)
         wait_until(lambda: not any(_alive(p) for p in pool), 10, "the orphaned pool process to die with its parent")
-        wait_until(lambda: second.log_has("training ir vocabulary"), 120, "the task to run again")
+        wait_until(lambda: len(farm.held()) == 2, 120, "the task to run again (and be held)")
         rerun = time.monotonic() - killed
+        assert second.log_has("training ir vocabulary")
         print(f"\nSIGKILL of the worker main process to the task running again: {rerun:.1f}s "
               f"(visibility timeout {vt}s, a live worker sweeping every {max(1, vt // 10)}s)")
         assert rerun < 120
-        out, err = client.communicate(timeout=1200)
+        wait_until(lambda: f"train running on {second.name}@" in status.text(), 30, "the client to see the rerun")
+        farm.release()
+        client.wait(600)
+        status.join(10)
+        out, err = client.stdout.read(), status.text()
     finally:
+        farm.release()
         if client.poll() is None:
             client.kill()
     assert client.returncode == 0, err[-3000:] + second.log()[-3000:]
@@ -310,9 +358,11 @@ def _retries(log: str, task: str) -> list[float]:
 
 def test_store_outage_during_training_retries_the_staging_upload(farm: Farm, workers) -> None:
     workers.append(farm.worker("w1"))
-    client = farm.cli_background("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "240", *SLOW_FLAGS)
-    wait_until(lambda: workers[0].log_has("training ir vocabulary"), 60, "training to start")
+    farm.hold()
+    client = farm.cli_background("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "240", *TINY_FLAGS)
+    wait_until(farm.held, 60, "the training to start and be held")
     farm.proxy.stop()
+    farm.release()  # the training ends while the store is down
     try:
         wait_until(lambda: _retries(workers[0].log(), "train"), 120, "the staging upload to fail and be retried")
     finally:
