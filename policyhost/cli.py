@@ -123,14 +123,21 @@ def _train_bc(args: argparse.Namespace) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from policyhost.policies import OnnxPolicy
+    """Exit 0 only for a model a compile can use: loaded, and bound to the header this LLVM really sends."""
+    from farm.toolchain import Toolchain
+    from policyhost import release
+    from policyhost.launcher import resolve_vocab
 
-    pol = OnnxPolicy(Path(_published(args.model, advisors.DEFAULT, None)[0]), strict=True)
+    model, vocab = _published(args.model, args.advisor, args.vocab)
+    vocab_file = resolve_vocab(vocab, args.advisor) if vocab else None
+    pol, header = release.check_model(Path(model), Toolchain.from_settings(), args.advisor, vocab_file)
     info = {
         "model": str(pol.path),
         "inputs": {name: {"type": t, "shape": s} for name, (t, s) in pol.inputs.items()},
         "output": {"name": pol.output[0], "type": pol.output[1], "shape": pol.output[2]},
         "metadata": pol.metadata,
+        # the probe compile's verdict: every input is a feature this LLVM sends, in a shape it can feed
+        "checked_against_llvm": header is not None,
     }
     print(json.dumps(info, indent=2))
     return 0
@@ -292,8 +299,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="stop a model's inference that runs longer than this many seconds and answer the "
                      "compile with an error (default: [policy] timeout, the compile's own)")
     srv.set_defaults(func=_serve)
-    ins = psub.add_parser("inspect", help="validate an ONNX policy and show its inputs and output")
+    from policyhost import train_cli
+
+    train_cli.register(psub)
+    ins = psub.add_parser("inspect", help="validate an ONNX policy against this LLVM and show its inputs and output")
     ins.add_argument("model", help="an .onnx file, or store:latest / store:VERSION")
+    ins.add_argument("--advisor", choices=advisors.NAMES, default=advisors.DEFAULT,
+                     help=f"the advisor the policy drives (default: {advisors.DEFAULT}); an inliner model is "
+                     "checked against the features this LLVM sends (a probe compile)")
+    ins.add_argument("--vocab", help="IR2Vec vocabulary (file or store:VERSION) for a model reading *_embedding "
+                     "features (default: a published policy's own)")
     ins.set_defaults(func=_inspect)
 
     advisor = argparse.ArgumentParser(add_help=False)

@@ -9,8 +9,9 @@ allowed). A path ending in `.onnx` loads a model through onnxruntime.
 ONNX model contract: each model input is named after an LLVM feature (the model may use any
 subset) and takes that feature with a leading batch dimension of 1, as float32 or int64. Output 0
 is either the advice itself (integer), one logit per observation (float, last dimension 1:
-positive means 1), or one score per choice (float, last dimension >= 2: the highest score wins;
-when the compiler sends a `mask` feature, only positions with mask 1 are eligible).
+positive means 1), or one score per choice (float: two for the inliner, no and yes; one per
+candidate of the `mask` feature for regalloc eviction, where only positions with mask 1 are
+eligible; the highest score wins). Any other output is refused when the model is bound.
 """
 
 from __future__ import annotations
@@ -243,7 +244,11 @@ class OnnxPolicy:
                     f"policy model {self.name} needs feature {name!r}, which the compiler does not send{hint}"
                 )
             shapes[name] = _feed_shape(self.name, name, shape, spec.count)
-        self._mask = header.feature(EVICT_MASK) is not None
+        mask = header.feature(EVICT_MASK)
+        self._mask = mask is not None
+        self._choices = mask.count if mask is not None else None
+        self._sizes = output_sizes(self.output[1], self._choices)
+        check_output(self.name, self.output, self._choices)
         # Inputs live in buffers bound to the session once (IOBinding: a third of `session.run`'s cost per
         # decision). When every feature has one element type and every input one dtype, the buffers are
         # views of one array laid out like the observation, so a decision is one copy of its raw bytes.
@@ -288,6 +293,8 @@ class OnnxPolicy:
                 buf[...] = np.asarray(obs.features[name], dtype=buf.dtype).reshape(buf.shape)
         self._run(obs)
         values = self._binding.copy_outputs_to_cpu()[0].reshape(-1)
+        if values.size not in self._sizes:  # a shape the model left open (checked in bind when declared)
+            check_output(self.name, self.output, self._choices, values.size)
         if not self.output[1].startswith("float"):
             return int(values[0])
         if not np.isfinite(values).all():  # NaN > 0 is False: it would pass silently as "do not inline"
@@ -314,6 +321,41 @@ class OnnxPolicy:
                              f"(observation {obs.index}); its run was stopped") from None
         finally:
             options.terminate = False  # the next decision runs again
+
+
+def output_sizes(dtype: str, choices: int | None = None) -> tuple[int, ...]:
+    """How many values per observation output 0 may give (see the module docstring).
+
+    `choices` is the number of candidates a masked advisor (regalloc eviction) chooses from, None for
+    the inliner, whose decision is one integer, one logit, or two scores (no, yes). A model giving
+    five scores per inlining decision would otherwise have its argmax (0..4) sent as the decision.
+    """
+    if not dtype.startswith("float"):
+        return (1,)
+    if choices is None:
+        return (1, 2)
+    return (choices,) if choices > 1 else (1,)
+
+
+def check_output(model: str, output: tuple[str, str, list], choices: int | None = None,
+                 per_obs: int | None = None) -> None:
+    """Output 0 gives what the advisor can use, or a one-line InputError.
+
+    `per_obs` is the number of values a run gave; without it, the declared shape is checked when its
+    dimensions after the batch are known (a model that leaves them open is checked at its first run).
+    """
+    name, dtype, shape = output
+    if per_obs is None:
+        dims = shape[1:] if len(shape) > 1 else []  # the first dimension is the batch
+        if not all(isinstance(d, int) and d > 0 for d in dims):
+            return
+        per_obs = math.prod(dims)
+    if per_obs not in output_sizes(dtype, choices):
+        what = ("one integer advice" if not dtype.startswith("float") else
+                "one logit or two scores (no, yes) per inlining decision" if choices is None else
+                f"one score for each of the {choices} candidates")
+        raise InputError(f"policy model {model}: output {name!r} has shape {shape}, {per_obs} values per "
+                         f"observation; the advisor takes {what}")
 
 
 def _resolve(shape: tuple[int, ...], count: int) -> tuple[int, ...]:

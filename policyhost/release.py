@@ -14,12 +14,16 @@ import json
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policyhost import advisors
 from policyhost.store import sha256
+
+if TYPE_CHECKING:
+    from policyhost.policies import OnnxPolicy
+    from policyhost.protocol import Header
 
 #: One call site LLVM must decide on at -Oz, so the inliner opens its channel and sends its header.
 _PROBE_SOURCE = "int g(int);\nstatic int f(int x) { return g(x) + g(x + 1); }\nint h(int y) { return f(y) * 2; }\n"
@@ -31,6 +35,11 @@ _PARAMETERS = ("seed", "epochs", "holdout", "hidden")
 
 def llvm_features(toolchain: Toolchain, advisor: str = "inline", vocab: Path | None = None) -> list[str]:
     """The features this LLVM sends the advisor (its channel header), read from a real probe compile."""
+    return [f.name for f in llvm_header(toolchain, advisor, vocab).features]
+
+
+def llvm_header(toolchain: Toolchain, advisor: str = "inline", vocab: Path | None = None) -> Header:
+    """The channel header this LLVM sends the advisor, read from a real probe compile."""
     from policyhost.launcher import run_compile
     from policyhost.warmstart import RecordingPolicy
 
@@ -45,13 +54,37 @@ def llvm_features(toolchain: Toolchain, advisor: str = "inline", vocab: Path | N
                               vocab=vocab, toolchain=toolchain, advisor=advisor)
     if not outcome.ok or rec.header is None:
         raise InputError(f"cannot read LLVM's {advisor} features: {outcome.error or 'the compiler sent no header'}")
-    return [f.name for f in rec.header.features]
+    return rec.header
 
 
 def model_inputs(model: Path) -> list[str]:
     from policyhost.policies import OnnxPolicy
 
     return sorted(OnnxPolicy(model, strict=True).inputs)
+
+
+def check_model(model: Path, toolchain: Toolchain | None, advisor: str = "inline",
+                vocab: Path | None = None) -> tuple[OnnxPolicy, Header | None]:
+    """The model loaded (onnx's checker too) and bound to the header this LLVM sends `advisor`.
+
+    Binding checks what a compile would: every input a feature LLVM sends, in a shape it can be fed,
+    and an output the advisor can use (InputError naming the first problem). Without a toolchain, or
+    for an advisor with no probe compile, only the output is checked against the advisor: header None.
+    """
+    from policyhost.policies import OnnxPolicy, check_output
+
+    policy = OnnxPolicy(model, strict=True)
+    if advisors.get(advisor).mask_feature is None or not policy.output[1].startswith("float"):
+        check_output(policy.name, policy.output)  # scores for a masked advisor: their number is in the header
+    if toolchain is None or advisor != "inline":
+        return policy, None
+    inputs = sorted(policy.inputs)
+    if any(i.endswith("_embedding") for i in inputs) and vocab is None:
+        raise InputError(f"policy {policy.name} reads IR2Vec embeddings: checking it needs its vocabulary")
+    header = llvm_header(toolchain, advisor, vocab)
+    check_features(policy.name, inputs, [f.name for f in header.features])
+    policy.bind(header)
+    return policy, header
 
 
 def check_features(name: str, inputs: list[str], sent: list[str]) -> None:
@@ -67,11 +100,11 @@ def validate(model: Path, metrics: dict[str, Any], toolchain: Toolchain, advisor
              vocab: Path | None = None) -> dict[str, Any]:
     """The validation record of `model` (InputError naming the first failed check)."""
     model = Path(model)
-    inputs = model_inputs(model)
-    if any(i.endswith("_embedding") for i in inputs) and vocab is None:
-        raise InputError(f"policy {model.name} reads IR2Vec embeddings: validating it needs its vocabulary")
-    sent = llvm_features(toolchain, advisor, vocab)
-    check_features(model.name, inputs, sent)
+    _, header = check_model(model, toolchain, advisor, vocab)
+    if header is None:
+        raise InputError(f"feature probe for the {advisor} advisor is not implemented; only inline policies are "
+                         "trained and published")
+    sent = [f.name for f in header.features]
     agreement, baseline = metrics.get("heldout_agreement"), metrics.get("heldout_majority_baseline")
     if not isinstance(agreement, (int, float)) or not isinstance(baseline, (int, float)):
         raise InputError(f"policy {model.name} has no held-out agreement and majority baseline to check")

@@ -167,3 +167,64 @@ def test_policy_server_answers_like_the_model_it_serves(toolchain: Toolchain, tm
     assert not (tmp_path / "p.sock").exists()
     with pytest.raises(InputError, match="is not reachable"):
         RemotePolicy(tmp_path / "p.sock")
+
+
+def write_onnx_scores(path: Path, feature: str, width: int, input_width: int = 1) -> Path:
+    """A real ONNX model giving `width` float scores per observation (the feature's values, broadcast)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Cast", [feature], ["f"], to=TensorProto.FLOAT),
+         helper.make_node("Expand", ["f", "shape"], ["inlining_decision"])],
+        "scores",
+        [helper.make_tensor_value_info(feature, TensorProto.INT64, ["batch", input_width])],
+        [helper.make_tensor_value_info("inlining_decision", TensorProto.FLOAT, ["batch", width])],
+        initializer=[helper.make_tensor("shape", TensorProto.INT64, [2], [1, width])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+    return path
+
+
+def test_an_inliner_model_giving_five_scores_is_refused_at_bind(tmp_path: Path) -> None:
+    header = Header((TensorSpec("callee_basic_block_count", "int64_t", (1,)),),
+                    TensorSpec("inlining_decision", "int64_t", (1,)))
+    five = OnnxPolicy(write_onnx_scores(tmp_path / "five.onnx", "callee_basic_block_count", 5))
+    with pytest.raises(InputError, match=r"output 'inlining_decision' has shape \['batch', 5\], 5 values per "
+                                         r"observation; the advisor takes one logit or two scores"):
+        five.bind(header)
+    two = OnnxPolicy(write_onnx_scores(tmp_path / "two.onnx", "callee_basic_block_count", 2))
+    two.bind(header)  # no, yes: the higher wins (equal scores: the first, no)
+    assert two.decide(Observation(0, None, {"callee_basic_block_count": (3,)})) == 0
+    evict = OnnxPolicy(write_onnx_scores(tmp_path / "evict.onnx", "mask", 4, input_width=4))
+    evict.bind(REGALLOC_HEADER)  # one score per candidate of the mask
+    with pytest.raises(InputError, match="the advisor takes one score for each of the 4 candidates"):
+        OnnxPolicy(write_onnx_scores(tmp_path / "e5.onnx", "progress", 5)).bind(REGALLOC_HEADER)
+
+
+@pytest.mark.parametrize(("make", "code", "says"), [
+    (lambda d: write_onnx_policy(d / "good.onnx", "callee_basic_block_count", "Less", 3), 0, None),
+    (lambda d: write_onnx_scores(d / "five.onnx", "callee_basic_block_count", 5), 2,
+     "5 values per observation; the advisor takes one logit or two scores (no, yes) per inlining decision"),
+    (lambda d: write_onnx_policy(d / "alien.onnx", "no_such_feature", "Less", 3), 2,
+     "needs feature 'no_such_feature', which this LLVM does not send"),
+    (lambda d: write_onnx_policy(d / "wide.onnx", "callee_basic_block_count", "Less", 3, width=5), 2,
+     "input 'callee_basic_block_count' has shape ['batch', 5], the compiler sends 1 values"),
+])
+def test_policy_inspect_exits_0_only_for_a_model_this_llvm_can_use(tmp_path: Path, make, code: int,
+                                                                   says: str | None) -> None:
+    import json
+    import subprocess
+    import sys
+
+    model = make(tmp_path)
+    p = subprocess.run([sys.executable, "-m", "farm.cli", "policy", "inspect", str(model)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == code, p.stderr
+    if code == 0:
+        assert json.loads(p.stdout)["checked_against_llvm"] is True
+    else:
+        assert p.stdout == "" and p.stderr.count("\n") == 1 and says in p.stderr, p.stderr

@@ -153,6 +153,17 @@ def test_bad_inputs_are_one_line_and_publish_nothing(trained: Path, ir2vec_vocab
     assert store.list("policies/") == []
 
 
+def test_an_inliner_model_giving_five_scores_is_not_published(tmp_path: Path) -> None:
+    from tests.policyhost.test_policies import write_onnx_scores
+
+    five = write_onnx_scores(tmp_path / "five.onnx", "callee_basic_block_count", 5)
+    five.with_suffix(".json").write_text(json.dumps(sign(five.read_bytes(), {
+        "heldout_agreement": 0.9, "heldout_majority_baseline": 0.6}, KEY.encode())))
+    assert "5 values per observation; the advisor takes one logit or two scores" in one_error_line(
+        cli("policy", "publish", str(five)))
+    assert store_from_settings().list("policies/") == []
+
+
 def _stand_in(model: Path, features: list[str], **extra) -> dict:
     """A manifest as release.validate/manifest_for would write it (these tests are about the store's logic)."""
     return signed_policy_manifest(model.read_bytes(), features, **extra)
