@@ -299,9 +299,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="stop a model's inference that runs longer than this many seconds and answer the "
                      "compile with an error (default: [policy] timeout, the compile's own)")
     srv.set_defaults(func=_serve)
-    from policyhost import train_cli
-
-    train_cli.register(psub)
     ins = psub.add_parser("inspect", help="validate an ONNX policy against this LLVM and show its inputs and output")
     ins.add_argument("model", help="an .onnx file, or store:latest / store:VERSION")
     ins.add_argument("--advisor", choices=advisors.NAMES, default=advisors.DEFAULT,
