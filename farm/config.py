@@ -59,6 +59,8 @@ class CeleryConfig:
     redis_password: str = ""
     #: Port of Flower, the Celery monitor `stack up` starts on 127.0.0.1 (linked from the web UI); 0: no Flower.
     flower_port: int = 5555
+    #: Seconds `vocab retrain --wait` keeps reconnecting (with backoff) to a Redis it lost (a restart) before it fails.
+    client_reconnect: int = 120
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,8 @@ class BuildbotConfig:
     #: Seconds a build may go without starting its first step (not counting a wait for a lock) before the
     #: master's watchdog retries it, or fails it after two such retries (master/watchdog.py).
     start_deadline: int = 300
+    #: Seconds `master force --wait` keeps reconnecting (with backoff) to a master it lost (a restart) before it fails.
+    client_reconnect: int = 180
 
     def __post_init__(self) -> None:
         if self.web_url and not re.fullmatch(r"https?://[A-Za-z0-9.\[\]:-]+(/[^\s?#]*)?", self.web_url):

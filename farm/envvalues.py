@@ -19,7 +19,8 @@ PREFIX = "MLGO_FARM_"
 #: Settings that must be positive (seconds, ports, counts); checked for file and environment alike.
 POSITIVE = frozenset({("llvm", "min_major"), ("celery", "visibility_timeout"), ("celery", "staging_max_age"),
                       ("smtp", "port"), ("buildbot", "pb_port"), ("buildbot", "www_port"),
-                      ("buildbot", "start_deadline"), ("policy", "timeout"),
+                      ("buildbot", "start_deadline"), ("buildbot", "client_reconnect"),
+                      ("celery", "client_reconnect"), ("policy", "timeout"),
                       ("policy", "shared_idle_exit")})
 NON_NEGATIVE = frozenset({("smtp", "retries"), ("gate", "mrr_tolerance"), ("gate", "hits_at_10_tolerance"),
                           ("gate", "analogy_tolerance")})

@@ -57,6 +57,7 @@ def _force(args: argparse.Namespace) -> int:
         print(f"forced {b}: buildset {bsids[-1]}")
     if not args.wait:
         return 0
+    api.reconnect = s.buildbot.client_reconnect  # ride out a master restart (master/rest.py)
     return report(api, *follow(api, bsids, args.timeout))
 
 

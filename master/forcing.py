@@ -108,6 +108,8 @@ def walk(api: MasterAPI, bsids: Iterable[int]) -> Followed:
             builds = api.get("builds", buildrequestid=br["buildrequestid"], order="buildid")["builds"]
             # a build ended RETRY is replaced by a later build of the same request
             builds = [b for i, b in enumerate(builds) if not (b["results"] == 5 and i < len(builds) - 1)]
+            if not br["complete"]:  # a build ended RETRY (a lost worker, a master restart): another one comes
+                out.done = False
             if not builds:
                 if br["complete"]:
                     out.unbuilt.append(Unbuilt(names.get(br["builderid"], str(br["builderid"])),

@@ -4,13 +4,21 @@ Reading needs no login. Every control call (force, stop, cancel, rebuild, pause)
 logs in once at Buildbot's `/auth/login` with HTTP basic authentication and keeps the session
 cookie the master answers with (the redirect that comes with it is not followed: it points at
 the master's own idea of its URL, which a remote client may not reach).
+
+A client that waits (`master force --wait`) sets `reconnect`: a read that finds the master
+unreachable is tried again with growing pauses for up to that many seconds, because the stack's
+supervisor restarts a master that died within seconds and Buildbot then retries the builds it
+had running; giving up at the first refused connection reported a failure that never happened.
+Only reads are repeated: a control call (a force) that may have reached the master is not sent twice.
 """
 
 from __future__ import annotations
 
 import base64
+import http.client
 import http.cookiejar
 import json
+import logging
 import time
 import urllib.error
 import urllib.parse
@@ -21,6 +29,8 @@ from typing import Any
 
 from farm.config import Settings
 from farm.errors import FarmError
+
+log = logging.getLogger(__name__)
 
 RESULTS = {0: "success", 1: "warnings", 2: "failure", 3: "skipped", 4: "exception", 5: "retry", 6: "cancelled"}
 
@@ -42,6 +52,10 @@ class BuildResult:
         return self.result in ("success", "warnings")
 
 
+class MasterUnreachable(FarmError):
+    """No answer from the master at all (refused, reset, timed out): it may be restarting."""
+
+
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         return None
@@ -56,9 +70,11 @@ class MasterAPI:
     """
 
     def __init__(self, base_url: str, timeout: float = 30, user: str | None = None,
-                 password: str | Callable[[], str] | None = None) -> None:
+                 password: str | Callable[[], str] | None = None, reconnect: float = 0) -> None:
         self.base = base_url.rstrip("/") + "/"
         self.timeout = timeout
+        #: Seconds a read keeps retrying an unreachable master (0: fail at once); see the module.
+        self.reconnect = reconnect
         self.user, self._password = user, password
         self.cookies = http.cookiejar.CookieJar()
         self._opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies), _NoRedirect)
@@ -72,6 +88,32 @@ class MasterAPI:
 
         user = client_user(settings, user)
         return cls(url or master_url(settings), user=user, password=lambda: client_password(settings, user))
+
+    def _fetch(self, req: urllib.request.Request) -> bytes:
+        """The answer's body; an unreachable master is retried for reads (see `reconnect`)."""
+        lost, pause = None, 0.5
+        while True:
+            try:
+                with self._send(req) as r:
+                    body = r.read()
+            except (MasterUnreachable, http.client.HTTPException, ConnectionError, TimeoutError) as e:
+                why = e if isinstance(e, MasterUnreachable) else MasterUnreachable(
+                    f"buildbot master at {self.base} is not reachable: {type(e).__name__}: {e}")
+                now = time.monotonic()
+                if req.get_method() != "GET" or not self.reconnect:
+                    raise why from None
+                if lost is None:
+                    lost = now
+                    log.warning("%s; reconnecting for up to %gs", why, self.reconnect)
+                if now + pause - lost > self.reconnect:
+                    raise MasterUnreachable(f"{why} (still after {now - lost:.0f}s of reconnecting; "
+                                            f"[buildbot] client_reconnect = {self.reconnect:g})") from None
+                time.sleep(pause)  # back-off between attempts, not synchronisation
+                pause = min(2 * pause, 5.0)
+                continue
+            if lost is not None:
+                log.warning("buildbot master at %s answers again after %.0fs", self.base, time.monotonic() - lost)
+            return body
 
     def _send(self, req: urllib.request.Request):
         try:
@@ -87,13 +129,12 @@ class MasterAPI:
             if e.code == 403:
                 hint = " (log in: `--user` and MLGO_FARM_BUILDBOT_CLIENT_PASSWORD)" if not self.logged_in else ""
             raise FarmError(f"buildbot {req.full_url}: HTTP {e.code}: {body}{hint}") from None
-        except (urllib.error.URLError, OSError) as e:
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
             reason = getattr(e, "reason", e)
-            raise FarmError(f"buildbot master at {self.base} is not reachable: {reason}") from None
+            raise MasterUnreachable(f"buildbot master at {self.base} is not reachable: {reason}") from None
 
     def _open(self, req: urllib.request.Request) -> Any:
-        with self._send(req) as r:
-            return json.loads(r.read() or b"null")
+        return json.loads(self._fetch(req) or b"null")
 
     def login(self) -> None:
         """Buildbot's /auth/login with HTTP basic authentication; the answer sets the session cookie."""
@@ -122,8 +163,7 @@ class MasterAPI:
 
     def raw(self, path: str) -> str:
         try:
-            with self._send(urllib.request.Request(f"{self.base}api/v2/{path}")) as r:
-                return r.read().decode(errors="replace")
+            return self._fetch(urllib.request.Request(f"{self.base}api/v2/{path}")).decode(errors="replace")
         except FarmError:
             return ""
 
