@@ -24,6 +24,8 @@ POSITIVE = frozenset({("llvm", "min_major"), ("celery", "visibility_timeout"), (
                       ("policy", "shared_idle_exit")})
 NON_NEGATIVE = frozenset({("smtp", "retries"), ("gate", "mrr_tolerance"), ("gate", "hits_at_10_tolerance"),
                           ("gate", "analogy_tolerance")})
+#: Directories with no "empty" default: an empty value would silently mean the current directory.
+NON_EMPTY = frozenset({("paths", "var_dir"), ("llvm", "bin_dir")})
 #: Settings that are fractions in [0, 1]: the promotion gate's coverage floors.
 FRACTION = frozenset({("gate", "min_ir_opcodes"), ("gate", "min_ir_types"), ("gate", "min_ir_arguments"),
                       ("gate", "min_mir_opcodes"), ("gate", "min_mir_common_operands"),
@@ -53,6 +55,8 @@ def coerce(value: str, like: object, key: str) -> object:
 
 def check_range(section: str, key: str, value: object, where: str) -> object:
     """`value` if it is allowed for [section] key, else a one-line FarmError naming `where`."""
+    if (section, key) in NON_EMPTY and isinstance(value, str) and not value.strip():
+        raise FarmError(f"{where}: must name a directory, got {value!r} (empty would mean the current directory)")
     if isinstance(value, bool) or not isinstance(value, int | float):
         return value
     if isinstance(value, float) and not math.isfinite(value):

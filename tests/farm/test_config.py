@@ -45,6 +45,32 @@ def test_bad_environment_is_one_line(tmp_path: Path, env: dict[str, str], messag
         load_settings(tmp_path / "none.toml", env=env)
 
 
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_directory_setting_is_not_the_current_directory(tmp_path: Path, value: str) -> None:
+    with pytest.raises(FarmError, match=r"^MLGO_FARM_PATHS_VAR_DIR: must name a directory, got .* \(empty would mean "
+                                        r"the current directory\)$"):
+        load_settings(tmp_path / "none.toml", env={"MLGO_FARM_PATHS_VAR_DIR": value})
+    with pytest.raises(FarmError, match=r"^MLGO_FARM_LLVM_BIN_DIR: must name a directory"):
+        load_settings(tmp_path / "none.toml", env={"MLGO_FARM_LLVM_BIN_DIR": value})
+    (tmp_path / "f.toml").write_text(f'[paths]\nvar_dir = "{value}"\n')
+    with pytest.raises(FarmError, match=r"^config .*f\.toml: \[paths\] var_dir: must name a directory"):
+        load_settings(tmp_path / "f.toml", env={})
+
+
+def test_an_empty_var_dir_is_one_line_from_the_cli(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MLGO_FARM_PATHS_VAR_DIR": ""}
+    before = sorted(tmp_path.iterdir())
+    p = subprocess.run([sys.executable, "-m", "farm.cli", "vocab", "list"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and p.stderr.startswith("mlgo-farm: error: MLGO_FARM_PATHS_VAR_DIR: must name"), p.stderr
+    assert p.stderr.count("\n") == 1
+    assert sorted(tmp_path.iterdir()) == before, "nothing is written into the current directory"
+
+
 def test_every_setting_and_the_documented_extras_are_accepted(tmp_path: Path) -> None:
     env = {name: "x" for name in NON_SETTING_VARIABLES} | {
         "MLGO_FARM_SMTP_RECIPIENTS": "ops@example.org", "MLGO_FARM_SMTP_STARTTLS": "off",
