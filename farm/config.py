@@ -191,6 +191,20 @@ class GateConfig:
     policy_size_tolerance: float = 0.0
     policy_benchmarks: str = "zlib"
 
+    def __post_init__(self) -> None:
+        # names or absolute directories only: "../../etc" would otherwise load and fail (or build
+        # whatever it points at) only when a retrained policy reaches the gate
+        for item in (x.strip() for x in self.policy_benchmarks.split(",")):
+            if not item:
+                continue
+            if item.startswith("/"):
+                if any(part in (".", "..") for part in item.split("/")):
+                    raise FarmError(f"[gate] policy_benchmarks: {item!r} must be an absolute directory without "
+                                    "'.' or '..' components")
+            elif not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", item):
+                raise FarmError(f"[gate] policy_benchmarks: {item!r} is neither a benchmark name "
+                                "(regression/benchmarks.py) nor an absolute directory")
+
 
 @dataclass(frozen=True)
 class CacheConfig:

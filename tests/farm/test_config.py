@@ -71,6 +71,25 @@ def test_an_empty_var_dir_is_one_line_from_the_cli(tmp_path: Path) -> None:
     assert sorted(tmp_path.iterdir()) == before, "nothing is written into the current directory"
 
 
+@pytest.mark.parametrize(("value", "says"), [
+    ("../../etc", r"'\.\./\.\./etc' is neither a benchmark name"),
+    ("zlib, ../zlib", r"'\.\./zlib' is neither a benchmark name"),
+    ("zlib,/srv/bench/../../etc", r"'/srv/bench/\.\./\.\./etc' must be an absolute directory without"),
+    ("sub/dir", r"'sub/dir' is neither a benchmark name"),
+])
+def test_gate_benchmarks_are_names_or_absolute_directories(tmp_path: Path, value: str, says: str) -> None:
+    (tmp_path / "f.toml").write_text(f'[gate]\npolicy_benchmarks = "{value}"\n')
+    with pytest.raises(FarmError, match=r"^\[gate\] policy_benchmarks: " + says):
+        load_settings(tmp_path / "f.toml", env={})
+    with pytest.raises(FarmError, match=r"^\[gate\] policy_benchmarks: " + says):
+        load_settings(tmp_path / "none.toml", env={"MLGO_FARM_GATE_POLICY_BENCHMARKS": value})
+
+
+def test_gate_benchmarks_may_name_benchmarks_and_absolute_directories(tmp_path: Path) -> None:
+    s = load_settings(tmp_path / "none.toml", env={"MLGO_FARM_GATE_POLICY_BENCHMARKS": "zlib, bzip2,/srv/my-bench"})
+    assert s.gate.policy_benchmarks == "zlib, bzip2,/srv/my-bench"
+
+
 def test_every_setting_and_the_documented_extras_are_accepted(tmp_path: Path) -> None:
     env = {name: "x" for name in NON_SETTING_VARIABLES} | {
         "MLGO_FARM_SMTP_RECIPIENTS": "ops@example.org", "MLGO_FARM_SMTP_STARTTLS": "off",
