@@ -18,7 +18,7 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -154,12 +154,16 @@ def _is_source(arg: str, directory: Path, source: Path) -> bool:
 
 
 def jobs_from_compile_commands(path: Path) -> list[CompileJob]:
-    """Jobs from a compilation database, keeping each command's flags."""
+    """Jobs from a compilation database, keeping each command's flags.
+
+    Entries that repeat one command (same file, directory and flags, as a database merged from
+    several builds does) are one module; the same file with other flags is another (`NAME.2`).
+    """
     entries = load_file(path, "compilation database")
     if not isinstance(entries, list):
         raise InputError(f"{path}: a compilation database is a JSON list of entries")
     root = path.parent
-    jobs, seen = [], {}
+    jobs, seen, commands = [], {}, set()
     for i, e in enumerate(entries):
         if not (isinstance(e, dict) and isinstance(e.get("file"), str)
                 and isinstance(e.get("arguments") or e.get("command"), list | str)):
@@ -172,7 +176,13 @@ def jobs_from_compile_commands(path: Path) -> list[CompileJob]:
         source = (directory / e["file"]).resolve()
         if source.suffix not in SOURCE_SUFFIXES:
             continue
+        if not directory.is_dir():  # clang runs there: a stale or moved database fails here, not per TU
+            raise InputError(f"{path}: entry {i}: its directory {directory} does not exist")
         args = _compile_flags([str(a) for a in argv], directory, source)
+        command = (source, directory, tuple(args))
+        if command in commands:
+            continue
+        commands.add(command)
         try:
             name = source.relative_to(root.resolve()).as_posix()
         except ValueError:
@@ -303,11 +313,7 @@ def from_debian(package: str, out: Path, toolchain: Toolchain, workdir: Path, jo
         return cmake_corpus.from_cmake(tree / r.cmake, out, toolchain, defines=r.cmake_defines, jobs=jobs,
                                        lineage=lineage, origin=f"debian:{package}:{tree.name}/{r.cmake}",
                                        shard=shard, sample=sample, include=tuple(include))
-    jobs_ = [
-        replace(j, name=j.name if sub == "." else f"{sub}/{j.name}")
-        for sub in r.subdirs
-        for j in jobs_from_directory(tree / sub, (*DEFAULT_FLAGS, *r.flags))
-    ]
+    jobs_ = debsrc.jobs(package, tree)
     if sample is not None:
         keep = sample_names((j.name for j in jobs_), sample)
         jobs_ = [j for j in jobs_ if j.name in keep]

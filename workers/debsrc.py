@@ -11,55 +11,17 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 
 from farm.errors import FarmError, InputError
+from workers.corpus import DEFAULT_FLAGS, CompileJob, jobs_from_directory
+from workers.debrecipes import LLVM, RECIPES, Recipe
+from workers.debrecipes import LLVM_CMAKE_DEFINES as LLVM_CMAKE_DEFINES  # re-exported: callers configure LLVM
 
 _PKG = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 _LLVM_PKG = re.compile(r"^llvm-toolchain-\d+$")
 _CHANGELOG = re.compile(r"^([a-z0-9][a-z0-9+.-]+) \(([^()\s]+)\)")
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """What a package's own build would provide: which sources, which defines, generated headers."""
-
-    subdirs: tuple[str, ...] = (".",)
-    flags: tuple[str, ...] = ()
-    generated: dict[str, str] = field(default_factory=dict)
-    #: The directory of a CMake project to configure (instead of compiling `subdirs` with `flags`).
-    cmake: str | None = None
-    #: `VAR=VALUE` cache settings for that project.
-    cmake_defines: tuple[str, ...] = ()
-
-
-#: LLVM configured for a corpus: a release build's flags, and the one backend the MIR datasets use
-#: (x86-64), which also keeps the other targets' tablegen out of the prerequisites.
-LLVM_CMAKE_DEFINES = ("CMAKE_BUILD_TYPE=Release", "LLVM_TARGETS_TO_BUILD=X86")
-LLVM = Recipe(cmake="llvm", cmake_defines=LLVM_CMAKE_DEFINES)
-
-
-#: Packages the farm knows how to compile without running their build system.
-RECIPES: dict[str, Recipe] = {
-    "zlib": Recipe(flags=("-DHAVE_UNISTD_H", "-D_LARGEFILE64_SOURCE=1"), subdirs=(".",)),
-    "lua5.4": Recipe(
-        subdirs=("src",),
-        flags=("-DLUA_USE_LINUX", "-DLUA_COMPAT_5_3"),
-        # debian/rules generates this header; its one definition is all luaconf.h needs.
-        generated={"src/lua5.4-deb-multiarch.h": '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"\n'},
-    ),
-    "bzip2": Recipe(flags=("-D_FILE_OFFSET_BITS=64",)),
-    # The library (all of lib/, legacy formats included) and the zstd command; the x86-64 assembly
-    # Huffman decoder is a .S file, so the C fallback is selected as the Makefile does without ASM.
-    "libzstd": Recipe(
-        subdirs=("lib", "programs"),
-        flags=("-DZSTD_DISABLE_ASM", "-DZSTD_MULTITHREAD", "-DZSTD_LEGACY_SUPPORT=5", "-DXXH_NAMESPACE=ZSTD_",
-               "-D_FILE_OFFSET_BITS=64", "-pthread"),
-    ),
-    # LLVM's own code: the newest LLVM whose source package downloads here (llvm-toolchain-22's does not).
-    "llvm-toolchain-19": LLVM,
-}
 
 
 def recipe(package: str) -> Recipe:
@@ -92,7 +54,8 @@ def lineage(tree: Path) -> dict[str, str] | None:
 def fetch_source(package: str, dest: Path, timeout: float = 600) -> Path:
     """Download and unpack `package`'s source under `dest`; return the source tree.
 
-    A tree already unpacked there is reused, so repeated runs cost nothing.
+    A tree already unpacked there is reused, so repeated runs cost nothing. When the newest source
+    does not download and the recipe names a `fallback_version`, that version is fetched instead.
     """
     if not _PKG.match(package):
         raise InputError(f"invalid Debian package name {package!r}")
@@ -103,28 +66,56 @@ def fetch_source(package: str, dest: Path, timeout: float = 600) -> Path:
     if not shutil.which("apt-get"):
         raise FarmError("apt-get not found: Debian source packages need a Debian machine")
     dest.mkdir(parents=True, exist_ok=True)
-    try:
-        p = subprocess.run(
-            ["apt-get", "source", "-q", package],
-            cwd=dest, capture_output=True, text=True, timeout=timeout,
-        )
-    except subprocess.TimeoutExpired:
-        raise FarmError(f"apt-get source {package} timed out after {timeout:g}s") from None
-    if p.returncode != 0:
-        last = (p.stderr.strip().splitlines() or ["no output"])[-1]
-        hint = " (is there a deb-src entry? run deploy/setup.sh)" if "deb-src" in p.stderr else ""
-        raise FarmError(f"apt-get source {package} failed: {last}{hint}")
+    error = _apt_source(package, dest, timeout)
+    fallback = recipe(package).fallback_version
+    if error and fallback:
+        error = _apt_source(f"{package}={fallback}", dest, timeout)
+    if error:
+        raise FarmError(error)
     tree = _unpacked(dest, package)
     if not tree:
         raise FarmError(f"apt-get source {package} unpacked nothing under {dest}")
     return _prepare(tree, package)
 
 
+def _apt_source(spec: str, dest: Path, timeout: float) -> str | None:
+    """Run `apt-get source spec` in `dest`; None, or the one-line reason it failed (its first `E:` line)."""
+    try:
+        p = subprocess.run(["apt-get", "source", "-q", spec], cwd=dest, capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"apt-get source {spec} timed out after {timeout:g}s"
+    if p.returncode == 0:
+        return None
+    lines = p.stderr.strip().splitlines() or ["no output"]
+    first = next((ln for ln in lines if ln.startswith("E: ")), lines[-1])
+    hint = " (is there a deb-src entry? run deploy/setup.sh)" if "deb-src" in p.stderr else ""
+    return f"apt-get source {spec} failed: {first}{hint}"
+
+
+def jobs(package: str, tree: Path, base_flags: tuple[str, ...] = DEFAULT_FLAGS) -> list[CompileJob]:
+    """The compile jobs of the package unpacked at `tree`, as its recipe says: the C files under its
+    subdirectories (named by their path under the tree) that it does not exclude, each with `base_flags`,
+    the recipe's flags and its per-file flags."""
+    r = recipe(package)
+    found = [
+        replace(j, name=j.name if sub == "." else f"{sub}/{j.name}")
+        for sub in r.subdirs
+        for j in jobs_from_directory(tree / sub, (*base_flags, *r.flags_for(tree)))
+    ]
+    return [replace(j, args=(*j.args, *r.flags_of(j.name))) for j in found if r.wanted(j.name)]
+
+
 def _prepare(tree: Path, package: str) -> Path:
-    for rel, text in recipe(package).generated.items():
+    r = recipe(package)
+    for rel, text in r.generated.items():
+        path = tree / rel  # rewritten when the recipe changed since the tree was unpacked
+        if not path.is_file() or path.read_text() != text:
+            path.write_text(text)
+    for rel, template in r.copies.items():
         path = tree / rel
         if not path.exists():
-            path.write_text(text)
+            shutil.copyfile(tree / template, path)
     return tree
 
 
@@ -132,5 +123,8 @@ def _unpacked(dest: Path, package: str) -> Path | None:
     """The unpacked `package-version` directory under `dest`, if there is one."""
     if not dest.is_dir():
         return None
-    dirs = sorted(d for d in dest.iterdir() if d.is_dir() and d.name.startswith(f"{package}-"))
+    # Debian's upstream versions start with a digit: `opus-1.3.1` is opus, `opus-tools-0.2` is not.
+    prefix = f"{package}-"
+    dirs = sorted(d for d in dest.iterdir()
+                  if d.is_dir() and d.name.startswith(prefix) and d.name[len(prefix):][:1].isdigit())
     return dirs[-1] if dirs else None

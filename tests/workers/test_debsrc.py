@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain
-from workers import corpus, debsrc
+from workers import corpus, debsrc, packages
 
 
 def test_zlib_source_becomes_a_corpus(tmp_path: Path, toolchain: Toolchain) -> None:
@@ -38,3 +40,85 @@ def test_unknown_package_fails_in_one_line(tmp_path: Path) -> None:
 def test_package_names_are_checked(tmp_path: Path) -> None:
     with pytest.raises(InputError):
         debsrc.fetch_source("../../etc", tmp_path)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "farm.cli", *args], capture_output=True, text=True)
+
+
+def test_jansson_compiles_with_the_headers_its_recipe_writes(tmp_path: Path) -> None:
+    """The real `corpus debian` verb: jansson's sources need jansson_config.h and its private config header."""
+    out = tmp_path / "corpus"
+    p = _cli("corpus", "debian", "jansson", "-o", str(out), "--debsrc", str(tmp_path / "src"))
+    assert p.returncode == 0, p.stderr
+    c = corpus.load(out)
+    names = {m.name for m in c.modules}
+    assert {"src/value.c", "src/load.c", "src/dump.c", "test/suites/api/test_object.c"} <= names
+    assert c.skipped == [], c.skipped
+    assert len(names) >= 30 and all(n.endswith(".c") for n in names)
+    assert c.lineage["package"] == "jansson"
+
+
+def test_pcre2_compiles_from_its_generic_config(tmp_path: Path, toolchain: Toolchain) -> None:
+    """pcre2's config.h, pcre2.h and character tables are copies of templates it ships; the sources that
+    pcre2_jit_compile.c and pcre2_tables.c #include are not modules of their own."""
+    c = corpus.from_debian("pcre2", tmp_path / "corpus", toolchain, tmp_path / "src")
+    names = {m.name for m in c.modules}
+    assert {"src/pcre2_compile.c", "src/pcre2_jit_compile.c", "src/pcre2_chartables.c", "src/pcre2grep.c"} <= names
+    assert not names & {"src/pcre2_jit_match.c", "src/pcre2_ucptables.c"}
+    assert not any(n.startswith("src/sljit/") for n in names)
+    assert c.skipped == [], c.skipped
+    assert len(names) >= 30
+    assert c.lineage["package"] == "pcre2" and c.lineage["version"].startswith("10.42-")
+
+
+def test_simd_variants_compile_with_their_own_flags(tmp_path: Path, toolchain: Toolchain) -> None:
+    """libsodium's SSSE3/AVX2/AVX-512 variants need the -m flags its Makefile gives each file (clang ignores
+    `#pragma GCC target`); only those modules are compiled here."""
+    tree = debsrc.fetch_source("libsodium", tmp_path / "src")
+    jobs = [j for j in debsrc.jobs("libsodium", tree) if debsrc.recipe("libsodium").flags_of(j.name)]
+    names = {j.name for j in jobs}
+    assert "src/libsodium/crypto_pwhash/argon2/argon2-fill-block-avx512f.c" in names and len(names) >= 10
+    avx2 = next(j for j in jobs if j.name.endswith("blake2b-compress-avx2.c"))
+    assert "-mavx2" in avx2.args
+    c = corpus.compile_jobs(jobs, tmp_path / "corpus", toolchain, source="libsodium SIMD variants")
+    assert c.skipped == [], c.skipped
+    assert {m.name for m in c.modules} == names
+
+
+def test_a_changed_recipe_rewrites_the_header_it_generates(tmp_path: Path) -> None:
+    tree = tmp_path / "lua5.4-5.4.4"
+    (tree / "src").mkdir(parents=True)
+    header = tree / "src" / "lua5.4-deb-multiarch.h"
+    header.write_text("#define DEB_HOST_MULTIARCH \"stale\"\n")
+    assert debsrc.fetch_source("lua5.4", tmp_path) == tree
+    assert header.read_text() == debsrc.recipe("lua5.4").generated["src/lua5.4-deb-multiarch.h"]
+
+
+def test_a_package_is_not_mistaken_for_one_whose_name_it_starts(tmp_path: Path) -> None:
+    for d in ("opus-1.3.1", "opus-tools-0.2"):
+        (tmp_path / d).mkdir()
+    assert debsrc.fetch_source("opus", tmp_path) == tmp_path / "opus-1.3.1"
+
+
+def test_the_policy_splits_are_disjoint_and_have_recipes() -> None:
+    every = [p for split in packages.SPLITS.values() for p in split]
+    assert len(every) == len(set(every)), "a package in two splits"
+    assert all(p in debsrc.RECIPES for p in every)
+    assert {"zlib", "bzip2"} <= set(packages.EVALUATION) and len(packages.EVALUATION) >= 6
+    assert len(packages.VALIDATION) >= 2 and packages.TRAIN
+    assert packages.split_of("zlib") == "evaluation" and packages.split_of("llvm-toolchain-19") is None
+    packages.check()
+
+
+@pytest.mark.parametrize(("splits", "message"), [
+    ({"train": ("zlib",), "evaluation": ("zlib", "bzip2")}, "zlib is in train and in evaluation"),
+    ({"train": ("lua5.4", "lua5.4")}, "lua5.4 is twice in train"),
+    ({"validation": ("no-such-recipe",)}, "no-such-recipe (validation) has no recipe"),
+    ({"evaluation": ("zlib", "bzip2")}, "2 evaluation package(s), at least 5"),
+    ({"test": ("zlib",)}, "unknown split 'test'"),
+])
+def test_a_bad_split_table_fails_in_one_line(splits: dict, message: str) -> None:
+    with pytest.raises(InputError) as e:
+        packages.check(splits)
+    assert message in str(e.value) and "\n" not in str(e.value)

@@ -1,0 +1,56 @@
+"""Which Debian source packages the inliner policy trains on, is validated on, and is judged on.
+
+A policy that shrinks the code it trained on may still grow other code (ml-compiler-opt's issues
+#10 and #331), so it is judged on whole packages it never saw: no package is in two splits, and a
+package's modules never straddle a split. Every package here has a recipe (`workers/debrecipes.py`),
+so `mlgo-farm corpus debian PKG` makes its corpus. The table is checked when this module is imported.
+
+Chosen for variety of C code: an interpreter, compressors, regular-expression engines, cryptography,
+audio and image codecs, parsers. LLVM's own code (`llvm-toolchain-19`) is C++ and feeds the
+vocabularies, not the policy, so it is in no split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from farm.errors import InputError
+from workers.debrecipes import RECIPES
+
+#: The policy learns from these.
+TRAIN = ("lua5.4", "libzstd", "pcre2", "libsodium", "libtomcrypt", "opus", "libjpeg-turbo", "lzo2", "libonig")
+#: Checkpoints and hyper-parameters are chosen on these.
+VALIDATION = ("xz-utils", "jansson")
+#: The policy is judged on these, which it never saw.
+EVALUATION = ("zlib", "bzip2", "lz4", "libdeflate", "flac", "libwebp", "giflib", "cjson", "libyaml")
+
+SPLITS: dict[str, tuple[str, ...]] = {"train": TRAIN, "validation": VALIDATION, "evaluation": EVALUATION}
+#: Fewer evaluation packages than this and one odd package decides the verdict.
+MIN_EVALUATION = 5
+
+
+def check(splits: Mapping[str, tuple[str, ...]] = SPLITS, recipes: Mapping[str, object] = RECIPES) -> None:
+    """Raise InputError (one line) unless the splits are known, disjoint, have recipes, and evaluation is big enough."""
+    unknown = sorted(set(splits) - {"train", "validation", "evaluation"})
+    if unknown:
+        raise InputError(f"package splits: unknown split {unknown[0]!r} (train, validation, evaluation)")
+    seen: dict[str, str] = {}
+    for name, packages in splits.items():
+        for pkg in packages:
+            if pkg in seen:
+                where = "twice in" if seen[pkg] == name else f"in {seen[pkg]} and in"
+                raise InputError(f"package splits: {pkg} is {where} {name}")
+            seen[pkg] = name
+            if pkg not in recipes:
+                raise InputError(f"package splits: {pkg} ({name}) has no recipe in workers/debrecipes.py")
+    n = len(splits.get("evaluation", ()))
+    if n < MIN_EVALUATION:
+        raise InputError(f"package splits: {n} evaluation package(s), at least {MIN_EVALUATION} needed")
+
+
+def split_of(package: str) -> str | None:
+    """The split `package` belongs to, or None if it is in none."""
+    return next((name for name, packages in SPLITS.items() if package in packages), None)
+
+
+check()
