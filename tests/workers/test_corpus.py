@@ -105,6 +105,21 @@ def test_compile_commands_keep_their_flags(tmp_path: Path, toolchain: Toolchain)
     assert b"-DSCALE=3" in cmd and b"cfg.o" not in cmd
 
 
+def test_identical_compile_commands_are_one_module(tmp_path: Path, toolchain: Toolchain) -> None:
+    """A database that repeats one command (merged from several builds) compiles it once; other flags are another."""
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "cfg.c").write_text("int scaled(int x) { return x * SCALE; }\n")
+    same = {"directory": str(src), "file": "cfg.c", "arguments": ["cc", "-DSCALE=3", "-c", "cfg.c", "-o", "cfg.o"]}
+    other = {**same, "arguments": ["cc", "-DSCALE=5", "-c", "cfg.c", "-o", "cfg5.o"]}
+    (src / "compile_commands.json").write_text(json.dumps([same] * 100_000 + [other]))
+    jobs = corpus.jobs_from_compile_commands(src / "compile_commands.json")
+    assert [(j.name, "-DSCALE=3" in j.args) for j in jobs] == [("cfg.c", True), ("cfg.c.2", False)]
+    (src / "compile_commands.json").write_text(json.dumps([same, other, same, {**same, "directory": f"{src}/"}]))
+    c = corpus.from_sources(src, tmp_path / "out", toolchain)
+    assert sorted(m.name for m in c.modules) == ["cfg.c", "cfg.c.2"] and c.skipped == []
+
+
 def test_compile_commands_as_autotools_and_bear_write_them(tmp_path: Path, toolchain: Toolchain) -> None:
     """`command` strings, dependency options with values, an absolute `file` with the source relative."""
     src = tmp_path / "proj"
