@@ -47,19 +47,31 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
-@contextlib.contextmanager
-def redis_server(workdir: Path) -> Iterator[str]:
-    """A real redis-server on loopback; yields its URL."""
+def start_redis(workdir: Path, port: int, persistent: bool = False) -> subprocess.Popen:
+    """redis-server on 127.0.0.1:`port`, listening when this returns. `persistent`: with the stack's
+    persistence (an append-only file, fsync on every write), so a SIGKILLed server started again on
+    the same `workdir` has everything it acknowledged."""
     exe = shutil.which("redis-server") or "/usr/bin/redis-server"
-    port = free_port()
     workdir.mkdir(parents=True, exist_ok=True)
+    aof = ["--appendonly", "yes", "--appendfsync", "always"] if persistent else ["--appendonly", "no"]
     proc = subprocess.Popen(
-        [exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no",
-         "--dir", str(workdir)],
+        [exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "", *aof, "--dir", str(workdir)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
         wait_for_port(port, proc)
+    except BaseException:
+        stop(proc)
+        raise
+    return proc
+
+
+@contextlib.contextmanager
+def redis_server(workdir: Path) -> Iterator[str]:
+    """A real redis-server on loopback; yields its URL."""
+    port = free_port()
+    proc = start_redis(workdir, port)
+    try:
         yield f"redis://127.0.0.1:{port}"
     finally:
         stop(proc)

@@ -2,11 +2,18 @@
 and what a waiting client can say about the step it waits for.
 
 Only the process that enqueues and waits is changed; workers keep Celery's patient reconnecting.
+Enqueueing fails at once when Redis is away (nothing was sent). Waiting rides out an outage: the
+stack's supervisor restarts a Redis that died within seconds, with its append-only file, so the
+chain, its results and its workers carry on; a waiting client that gave up at the first refused
+connection reported a failure while the chain published. So a wait that loses Redis tries again
+with growing pauses for up to `[celery] client_reconnect` seconds of continuous outage, then fails
+in one line.
 """
 
 from __future__ import annotations
 
 import logging
+import socket
 import time
 from collections.abc import Callable
 from typing import Any
@@ -130,16 +137,55 @@ class StepWatch:
         return f"{name} {state.lower()}: {where}"
 
 
+def _outage(e: BaseException) -> bool:
+    """Whether `e` says Redis is unreachable (refused, reset, loading its data after a restart)."""
+    import redis
+    from kombu.exceptions import OperationalError
+
+    return isinstance(e, redis.ConnectionError | redis.TimeoutError | OperationalError | OSError | socket.timeout)
+
+
+class Outage:
+    """Continuous unreachability of Redis while waiting: back-off between attempts, and a limit."""
+
+    def __init__(self, limit: float, task_id: str) -> None:
+        self.limit, self.task_id = limit, task_id
+        self.since: float | None = None
+        self.pause = 0.5
+
+    def lost(self, e: BaseException) -> float:
+        """Seconds to pause before trying again; a BrokerError once the outage outlasts the limit."""
+        now = time.monotonic()
+        if self.since is None:
+            self.since = now
+            log.warning("lost Redis while waiting for task %s (%s); reconnecting for up to %gs",
+                        self.task_id, one_line(e), self.limit)
+        if now + self.pause - self.since > self.limit:
+            raise BrokerError(f"lost the Celery broker while waiting for task {self.task_id}: {one_line(e)} "
+                              f"(still after {now - self.since:.0f}s of reconnecting; "
+                              f"[celery] client_reconnect = {self.limit:g})")
+        pause, self.pause = self.pause, min(2 * self.pause, 5.0)
+        return pause
+
+    def back(self) -> None:
+        if self.since is not None:
+            log.warning("Redis answers again after %.0fs; still waiting for task %s",
+                        time.monotonic() - self.since, self.task_id)
+        self.since, self.pause = None, 0.5
+
+
 def wait_chain(result: AsyncResult, timeout: float, watch: StepWatch | None = None,
-               names: tuple[str, ...] = ()) -> dict[str, Any]:
+               names: tuple[str, ...] = (), reconnect: float = 0) -> dict[str, Any]:
     """Wait for the last task of the chain; a failed earlier task fails the wait with its message.
 
     With a `watch` (client.StepWatch), every change of the current step's status is logged (shown
     with `mlgo-farm -v`, as builder steps run: queued with no worker, running on W, retrying,
     lost with its worker), and a timeout says where the chain stands instead of guessing.
-    `names` are the chain's steps, first to last.
+    `names` are the chain's steps, first to last. A Redis lost while waiting is tried again for up
+    to `reconnect` seconds (see the module; 0: the first failure ends the wait).
     """
     deadline = time.monotonic() + timeout
+    outage = Outage(reconnect, result.id)
     chain_results = []
     r = result
     while r is not None:
@@ -148,22 +194,35 @@ def wait_chain(result: AsyncResult, timeout: float, watch: StepWatch | None = No
     chain_results.reverse()
     status, look_at = "", 0.0
     while True:
-        for r in chain_results:
-            if r.failed():
-                err = r.result
-                if isinstance(err, FarmError):
-                    raise err
-                raise FarmError(f"retrain task {r.name or r.id} failed: {type(err).__name__}: {err}")
-        if result.successful():
-            return result.result
-        now = time.monotonic()
-        if watch is not None and (now >= look_at or now >= deadline):
-            step = next((i for i, r in enumerate(chain_results) if not r.successful()), len(chain_results) - 1)
-            text = watch.describe(chain_results[step], names[step] if step < len(names) else "")
-            if text != status:
-                log.info("retrain %s: %s", result.id, text)
-                status = text
-            look_at = now + 1
+        try:
+            for r in chain_results:
+                if r.failed():
+                    err = r.result
+                    if isinstance(err, FarmError):
+                        raise err
+                    raise FarmError(f"retrain task {r.name or r.id} failed: {type(err).__name__}: {err}")
+            if result.successful():
+                return result.result
+            now = time.monotonic()
+            if watch is not None and (now >= look_at or now >= deadline):
+                step = next((i for i, r in enumerate(chain_results) if not r.successful()), len(chain_results) - 1)
+                text = watch.describe(chain_results[step], names[step] if step < len(names) else "")
+                if text != status:
+                    log.info("retrain %s: %s", result.id, text)
+                    status = text
+                look_at = now + 1
+            outage.back()
+        except FarmError:
+            raise
+        except Exception as e:
+            if not (reconnect and _outage(e)):
+                raise
+            pause = outage.lost(e)
+            if time.monotonic() + pause >= deadline:
+                status = f"Redis unreachable for {time.monotonic() - (outage.since or 0):.0f}s ({one_line(e)})"
+                break
+            time.sleep(pause)  # back-off between reconnection attempts, not synchronisation
+            continue
         if now >= deadline:
             break
         time.sleep(0.5)
@@ -181,10 +240,16 @@ def submit(app: Celery, send: Callable[[], AsyncResult], what: str) -> AsyncResu
         raise BrokerError(f"cannot enqueue {what}: {one_line(e)}") from None
 
 
-def wait_for(app: Celery, result: AsyncResult, timeout: float, names: tuple[str, ...]) -> dict[str, Any]:
-    """wait_chain with a StepWatch; a result backend lost while waiting is one line naming the task."""
+def wait_for(app: Celery, result: AsyncResult, timeout: float, names: tuple[str, ...],
+             reconnect: float | None = None) -> dict[str, Any]:
+    """wait_chain with a StepWatch, riding out a Redis restart for up to `reconnect` seconds (default
+    `[celery] client_reconnect`); a result backend lost for longer is one line naming the task."""
+    if reconnect is None:
+        from farm.config import load_settings
+
+        reconnect = load_settings().celery.client_reconnect
     try:
-        return wait_chain(result, timeout, StepWatch(app), names)
+        return wait_chain(result, timeout, StepWatch(app), names, reconnect)
     except FarmError:
         raise
     except Exception as e:
