@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from farm import jsonio
 from farm.envvalues import check_range, coerce, env_key
 from farm.errors import FarmError
 
@@ -274,6 +275,8 @@ def _read_file(p: Path) -> dict[str, Any]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise FarmError(f"config {p}: {e}") from None
+    except ValueError as e:  # an integer of more than 4,300 digits (int(str)'s limit), not a TOMLDecodeError
+        raise FarmError(f"config {p}: {jsonio.too_long(e)}") from None
     for name, value in data.items():
         if not isinstance(value, dict):
             raise FarmError(f"config {p}: {name!r} must be a table ([{name}] with keys), got {value!r}")

@@ -1,8 +1,12 @@
 """JSON from files and objects the farm did not write itself, as one-line errors.
 
-`json.loads` fails in three ways on hostile or damaged input: a syntax error, bytes that are not
-UTF-8, and nesting deep enough to exhaust the interpreter's recursion limit (a 100,000-deep array
-is a few hundred kilobytes). All three become an InputError naming the file.
+`json.loads` fails in four ways on hostile or damaged input: a syntax error, bytes that are not
+UTF-8, nesting deep enough to exhaust the interpreter's recursion limit (a 100,000-deep array
+is a few hundred kilobytes), and an integer of more digits than the interpreter converts (4,300:
+a plain ValueError, not a JSONDecodeError). All four become one line naming the file, as an
+InputError or the caller's own FarmError class (a corrupt object in the store is a StoreError).
+Every reader of JSON the farm did not write itself goes through `loads`, so a new way to fail
+is handled here once.
 """
 
 from __future__ import annotations
@@ -11,19 +15,26 @@ import json
 from pathlib import Path
 from typing import Any
 
-from farm.errors import InputError
+from farm.errors import FarmError, InputError
 
 
-def loads(data: bytes | str, where: str) -> Any:
-    """Parse `data`; `where` names its origin in the error."""
+def loads(data: bytes | str, where: str, error: type[FarmError] = InputError) -> Any:
+    """Parse `data`; `where` names its origin in the `error` raised."""
     try:
         return json.loads(data)
     except json.JSONDecodeError as e:
-        raise InputError(f"{where}: invalid JSON: {e}") from None
+        raise error(f"{where}: invalid JSON: {e}") from None
     except UnicodeDecodeError as e:
-        raise InputError(f"{where}: not UTF-8 text: {e.reason} at byte {e.start}") from None
+        raise error(f"{where}: not UTF-8 text: {e.reason} at byte {e.start}") from None
     except RecursionError:
-        raise InputError(f"{where}: JSON nested too deeply to read") from None
+        raise error(f"{where}: JSON nested too deeply to read") from None
+    except ValueError as e:  # "Exceeds the limit (4300 digits) for integer string conversion: ..."
+        raise error(f"{where}: invalid JSON: {too_long(e)}") from None
+
+
+def too_long(e: ValueError) -> str:
+    """Python's message about an over-long integer, without its advice to the programmer (set_int_max_str_digits)."""
+    return " ".join(str(e).split(";")[0].split())
 
 
 def load_file(path: Path, what: str = "") -> Any:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from farm import jsonio
 from farm.atomic import atomic_dir
 from farm.errors import InputError
 from vocabgen import layout
@@ -99,11 +100,9 @@ def read_local(vocab_dir: Path) -> tuple[bytes, dict[str, Any]]:
         raise InputError(f"{vocab_dir} is not a trained vocabulary directory")
     try:
         data = (vocab_dir / VOCAB).read_bytes()
-        manifest = json.loads((vocab_dir / MANIFEST).read_text())
+        manifest = jsonio.loads((vocab_dir / MANIFEST).read_bytes(), str(vocab_dir / MANIFEST))
     except FileNotFoundError as e:
         raise InputError(f"{vocab_dir} is not a trained vocabulary: {Path(e.filename).name} missing") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise InputError(f"{vocab_dir / MANIFEST}: invalid JSON: {e}") from None
     except OSError as e:
         raise InputError(f"cannot read {e.filename}: {e.strerror}") from None
     if not isinstance(manifest, dict):

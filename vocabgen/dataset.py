@@ -9,7 +9,6 @@ reported with its file and line number.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from farm import jsonio
 from farm.atomic import atomic_dir
 from farm.errors import InputError
 from farm.kinds import KINDS
@@ -172,11 +172,9 @@ def load_dataset(path: Path, kind: str | None = None) -> Dataset:
     if not path.is_dir():
         raise InputError(f"dataset {path} is not a directory")
     try:
-        manifest = json.loads((path / MANIFEST).read_text())
+        manifest = jsonio.loads((path / MANIFEST).read_bytes(), str(path / MANIFEST))
     except FileNotFoundError:
         raise InputError(f"{path} is not a dataset: no {MANIFEST}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise InputError(f"{path / MANIFEST}: invalid JSON: {e}") from None
     except OSError as e:
         raise InputError(f"cannot read {path / MANIFEST}: {e.strerror}") from None
     mkind, dataset_id = _check_manifest(path, manifest)
@@ -203,11 +201,10 @@ def fetch_dataset(store: ObjectStore, kind: str, ref: str, cache_dir: Path) -> P
     check_kind(kind)
     if ref == "latest":
         try:
-            pointer = json.loads(store.get(f"datasets/{kind}/latest.json"))
+            pointer = jsonio.loads(store.get(f"datasets/{kind}/latest.json"),
+                                   f"datasets/{kind}/latest.json in {store.url}")
         except MissingObject:
             raise InputError(f"no {kind} dataset has been published to {store.url}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise InputError(f"datasets/{kind}/latest.json in {store.url} is not valid JSON: {e}") from None
         ref = str(pointer.get("id", "")) if isinstance(pointer, dict) else ""
     if ref == "latest" or not _DATASET_ID.match(ref) or ".." in ref:
         raise InputError(f"invalid dataset id {ref!r}")

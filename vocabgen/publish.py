@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from farm import jsonio
 from farm.atomic import write_atomic
 from farm.errors import InputError, StoreError
 from farm.store import MissingObject, ObjectStore
@@ -67,10 +68,7 @@ class CorruptObject(StoreError):
 
 
 def _get_json(store: ObjectStore, key: str) -> dict[str, Any]:
-    try:
-        obj = json.loads(store.get(key))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CorruptObject(f"{key} in {store.url} is not valid JSON: {e}") from None
+    obj = jsonio.loads(store.get(key), f"{key} in {store.url}", CorruptObject)
     if not isinstance(obj, dict):
         raise CorruptObject(f"{key} in {store.url} is not a JSON object")
     return obj

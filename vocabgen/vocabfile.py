@@ -7,6 +7,7 @@ import json
 import math
 from typing import Any
 
+from farm import jsonio
 from farm.errors import InputError
 from vocabgen.layout import SECTIONS
 
@@ -36,13 +37,18 @@ def sha256(data: bytes) -> str:
 
 
 def parse(data: bytes, where: str = "vocabulary") -> dict[str, Any]:
-    try:
-        obj = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValidationError(f"{where}: not valid JSON: {e}") from None
+    obj = jsonio.loads(data, where, ValidationError)
     if not isinstance(obj, dict):
         raise ValidationError(f"{where}: the top level must be a JSON object of sections")
     return obj
+
+
+def _fits_a_float(x: int) -> bool:
+    try:
+        float(x)
+    except OverflowError:
+        return False
+    return True
 
 
 def check_schema(kind: str, vocab: dict[str, Any], where: str = "vocabulary") -> int:
@@ -71,6 +77,8 @@ def check_schema(kind: str, vocab: dict[str, Any], where: str = "vocabulary") ->
             for x in vec:
                 if isinstance(x, bool) or not isinstance(x, int | float):
                     raise ValidationError(f"{where}: {section}.{key} holds a non-number {x!r}")
+                if isinstance(x, int) and not _fits_a_float(x):  # JSON integers are unbounded; `isfinite` raises
+                    raise ValidationError(f"{where}: {section}.{key} holds an integer too large for a float")
                 if not math.isfinite(x):
                     raise ValidationError(f"{where}: {section}.{key} holds {x} (NaN/Inf)")
     assert dim is not None

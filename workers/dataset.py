@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from farm import jsonio
 from farm.atomic import atomic_dir
 from farm.errors import FarmError, InputError
 from farm.store import ObjectStore
@@ -137,11 +138,9 @@ def write_dataset(out_dir: Path, unique: set[bytes], entities: bytes, s: Dataset
 def read_manifest(dataset_dir: Path) -> dict[str, Any]:
     path = Path(dataset_dir) / MANIFEST
     try:
-        return json.loads(path.read_text())
+        return jsonio.loads(path.read_bytes(), str(path))
     except FileNotFoundError:
         raise InputError(f"{dataset_dir} is not a dataset: no {MANIFEST}") from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: invalid JSON: {e}") from None
 
 
 def store_prefix(kind: str, dataset_id: str) -> str:

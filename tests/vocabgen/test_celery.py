@@ -443,7 +443,7 @@ def test_a_corrupt_index_fails_at_once_without_retries(farm: Farm, workers) -> N
     log = workers[0].log()
     assert res.returncode == 4, res.stderr + log[-3000:]
     assert res.stderr.strip().splitlines() == [
-        "mlgo-farm: error: vocab/index.json in s3://mlgo-vocab/farm is not valid JSON: "
+        "mlgo-farm: error: vocab/index.json in s3://mlgo-vocab/farm: invalid JSON: "
         "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
     ]
     assert not _retries(log, "publish")

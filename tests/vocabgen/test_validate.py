@@ -65,7 +65,7 @@ def _mutations(vocab: dict):
     wrong_section = json.loads(json.dumps(vocab))
     wrong_section["Types"]["Ret"] = wrong_section["Opcodes"].pop("Ret")
     yield wrong_section, "have no vector: Ret"
-    yield "{not json", "not valid JSON"
+    yield "{not json", "invalid JSON"
 
 
 def test_each_defect_fails_validation(ir_vocab: dict, toolchain: Toolchain, tmp_path: Path) -> None:

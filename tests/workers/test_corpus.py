@@ -191,3 +191,23 @@ def test_build_without_embedded_bitcode_is_refused(tmp_path: Path, toolchain: To
     (tmp_path / "build").mkdir()
     with pytest.raises(InputError, match=r"no compile_commands\.json"):
         corpus.from_embedded_build(tmp_path / "build", tmp_path / "corpus", toolchain)
+
+
+@pytest.mark.parametrize("cache", ["true", "false"])
+def test_a_database_whose_directory_does_not_exist_is_one_line(tmp_path: Path, cache: str) -> None:
+    """A database from another machine (or a removed build directory): one line before any compile, and no
+    word about the compile cache, which has nothing to do with it."""
+    import os
+    import sys
+
+    gone = tmp_path / "build-removed"
+    db = tmp_path / "compile_commands.json"
+    source = DATA / "csrc" / "sort.c"
+    db.write_text(json.dumps([{"directory": str(gone), "file": str(source),
+                               "arguments": ["clang", "-O2", "-c", str(source), "-o", "sort.o"]}]))
+    res = subprocess.run([sys.executable, "-m", "farm.cli", "corpus", "sources", str(db), "-o", str(tmp_path / "c")],
+                         capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "MLGO_FARM_CACHE_ENABLED": cache})
+    assert res.returncode == 2, res.stderr[-3000:]
+    assert res.stderr == f"mlgo-farm: error: {db}: entry 0: its directory {gone} does not exist\n"
+    assert not (tmp_path / "c").exists()
