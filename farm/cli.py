@@ -12,7 +12,9 @@ import importlib
 import logging
 import math
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
@@ -50,6 +52,23 @@ positive_float = _number(float, lambda v: v > 0, "a positive number")
 fraction = _number(float, lambda v: 0 < v < 1, "a number between 0 and 1 (exclusive)")
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a builder's stop, a supervisor, `kill`), raised like Ctrl-C's KeyboardInterrupt so that
+    every `with` unwinds: atomic writes remove their `.NAME.*.tmp`, locks are released."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+def _on_sigterm_unwind() -> Callable[[], None]:
+    """Turn SIGTERM into Terminated while a verb runs (only where no one else handles it); returns the undo."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        return lambda: None
+    signal.signal(signal.SIGTERM, _terminate)
+    return lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = FarmParser(
         prog="mlgo-farm",
@@ -72,12 +91,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(name)s: %(message)s",
     )
+    restore = _on_sigterm_unwind()
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe must surface here, inside the handlers, not at exit
         return code
     except FarmError as e:
         return _fail(str(e), e.exit_code)
+    except Terminated:
+        return _fail("terminated", 128 + signal.SIGTERM)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     except BrokenPipeError:
@@ -91,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     except RecursionError:
         return _fail("input nested too deeply to read", 2)
+    finally:
+        restore()
 
 
 def _fail(message: str, code: int) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -56,3 +58,55 @@ def test_deeply_nested_json_input_is_one_line(tmp_path: Path) -> None:
     assert p.returncode == 2, p.stderr
     assert p.stderr == f"mlgo-farm: error: {db}: JSON nested too deeply to read\n"
     assert not (tmp_path / "c").exists()
+
+
+def _holding_clang(bin_dir: Path, gate: Path) -> Path:
+    """The real LLVM, except that clang, for a source named HOLDME.c, says so in `gate`.held and waits while
+    `gate` exists (at most 120 s): the test decides when that compile ends, not the machine's speed."""
+    from farm.toolchain import Toolchain
+
+    real = Toolchain.from_settings().bin_dir
+    bin_dir.mkdir()
+    for tool in real.iterdir():
+        (bin_dir / tool.name).symlink_to(tool)
+    (bin_dir / "clang").unlink()
+    (bin_dir / "clang").write_text(
+        "#!/bin/sh\n"
+        f'case "$*" in *HOLDME.c*) touch "{gate}.held"; n=0\n'
+        f'  while [ -e "{gate}" ] && [ $n -lt 2400 ]; do sleep 0.05; n=$((n + 1)); done ;; esac\n'
+        f'exec {real / "clang"} "$@"\n')
+    (bin_dir / "clang").chmod(0o755)
+    return bin_dir
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_a_corpus_leaves_no_temporary_directory(tmp_path: Path, sig: signal.Signals) -> None:
+    """What a builder's stop or a supervisor sends (SIGTERM) cleans up as Ctrl-C does: one line, no `.OUT.*.tmp`."""
+    from tests.conftest import CSRC
+    from tests.servers import wait_until
+
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(CSRC / "sort.c", src / "sort.c")
+    shutil.copy(CSRC / "hash.c", src / "HOLDME.c")
+    gate = tmp_path / "gate"
+    gate.touch()
+    bin_dir = _holding_clang(tmp_path / "bin", gate)
+    out = tmp_path / "out" / "corpus"
+    p = subprocess.Popen([sys.executable, "-m", "farm.cli", "corpus", "sources", str(src), "-o", str(out),
+                          "--llvm-bin", str(bin_dir), "--no-cache", "-j", "2"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: Path(f"{gate}.held").exists() or p.poll() is not None, 60, "the held compile")
+        assert p.poll() is None, p.communicate()
+        assert [d.name for d in out.parent.iterdir() if d.name.endswith(".tmp")], "the corpus is being written"
+        p.send_signal(sig)
+        gate.unlink()  # the compile in flight ends; the farm must then clean up and exit
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    name = {signal.SIGTERM: "terminated", signal.SIGINT: "interrupted"}[sig]
+    assert (p.returncode, err) == (128 + sig, f"mlgo-farm: error: {name}\n")
+    assert list(out.parent.iterdir()) == [], "no temporary directory and no half corpus"
