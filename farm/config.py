@@ -148,6 +148,15 @@ class PolicyConfig:
     server: str = ""
     #: Seconds a shared policy server (started by the launcher for an .onnx policy) lingers unused.
     shared_idle_exit: int = 60
+    #: The inliner training recipe of `policy retrain` (policyhost/trainer.py RECIPES: nightly, demo, smoke).
+    recipe: str = "nightly"
+    #: Packages the retrained policy trains and validates on (comma separated Debian source packages, or
+    #: NAME=CORPUS_DIR); empty: the splits declared in workers/packages.py.
+    train: str = ""
+    validation: str = ""
+    #: Parallel compiles of a retraining in its worker (threads); a farm with more workers trains with
+    #: `mlgo-farm policy train --celery` instead, one Celery task per module.
+    train_jobs: int = 2
 
 
 @dataclass(frozen=True)
@@ -172,10 +181,12 @@ class GateConfig:
     all-questions analogy score may be (absolute; 0.05 is about one analogy question of 20).
 
     `policy_size`: an IR vocabulary becomes `latest` only once the inliner policy retrained with
-    it is no larger than the policy in force on each of `policy_benchmarks` (names from
-    regression/benchmarks.py, or absolute paths of local C benchmark directories, comma
-    separated) by more than `policy_size_tolerance` percent of `.text` (negative: it must shrink
-    by that much). The same check decides whether that policy becomes the policies' `latest`.
+    it beats LLVM's heuristic on `policy_benchmarks` (names from regression/benchmarks.py, or
+    absolute paths of local C benchmark directories, comma separated; those the policy trained
+    or validated on are left out): the geomean of binary `.text` ratios below `1 - policy_margin`
+    percent, no benchmark above `1 + policy_size_tolerance` percent, and not worse than the policy
+    in force (regression/policygate.py). The same check decides whether that policy becomes the
+    policies' `latest`.
     """
 
     min_ir_opcodes: float = 0.4
@@ -189,8 +200,9 @@ class GateConfig:
     hits_at_10_tolerance: float = 0.05
     analogy_tolerance: float = 0.05
     policy_size: bool = True
-    policy_size_tolerance: float = 0.0
-    policy_benchmarks: str = "zlib"
+    policy_margin: float = 0.5
+    policy_size_tolerance: float = 0.5
+    policy_benchmarks: str = "zlib,bzip2"
 
     def __post_init__(self) -> None:
         # names or absolute directories only: "../../etc" would otherwise load and fail (or build

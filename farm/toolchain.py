@@ -219,3 +219,18 @@ class Toolchain:
     def popen(self, tool: str, args: Sequence[str | os.PathLike], **kwargs) -> subprocess.Popen:
         """Start a tool without waiting (for the interactive policy host)."""
         return subprocess.Popen(self.command(tool, [str(a) for a in args]), **kwargs)
+
+
+def text_sizes(toolchain: Toolchain, files: Sequence[Path], chunk: int = 200) -> dict[Path, int]:
+    """Berkeley `text` of each object or binary, as `llvm-size` prints it (ml-compiler-opt's measure)."""
+    sizes: dict[Path, int] = {}
+    files = [Path(f) for f in files]
+    for start in range(0, len(files), chunk):
+        part = files[start:start + chunk]
+        out = toolchain.run("llvm-size", ["--format=berkeley", *part], subject=f"{len(part)} file(s)").stdout
+        rows = [ln.split(None, 5) for ln in out.decode().splitlines()[1:] if ln.strip()]
+        if len(rows) != len(part):
+            raise ToolError(f"llvm-size printed {len(rows)} rows for {len(part)} files")
+        for path, row in zip(part, rows, strict=True):
+            sizes[path] = int(row[0])
+    return sizes

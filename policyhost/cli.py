@@ -234,7 +234,7 @@ def _retrain(args: argparse.Namespace) -> int:
     from vocabgen.celery_app import app
     from vocabgen.client import submit, wait_for
 
-    params = {"seed": args.seed, "epochs": args.epochs, "max_modules": args.max_modules}
+    params = {"recipe": args.recipe, "max_modules": args.max_modules}
     corpus = str(Path(args.corpus).absolute()) if args.corpus else None
     res = submit(app, lambda: enqueue_retrain(args.vocab, corpus, params), "the policy retrain")
     if not args.wait:
@@ -299,6 +299,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="stop a model's inference that runs longer than this many seconds and answer the "
                      "compile with an error (default: [policy] timeout, the compile's own)")
     srv.set_defaults(func=_serve)
+    from policyhost import train_cli
+
+    train_cli.register(psub)
     ins = psub.add_parser("inspect", help="validate an ONNX policy against this LLVM and show its inputs and output")
     ins.add_argument("model", help="an .onnx file, or store:latest / store:VERSION")
     ins.add_argument("--advisor", choices=advisors.NAMES, default=advisors.DEFAULT,
@@ -328,14 +331,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     dl.add_argument("--version", default="latest")
     dl.add_argument("-o", "--output", required=True, help="the .onnx file to write")
     dl.set_defaults(func=_download)
-    rt = psub.add_parser("retrain", help="enqueue the Celery chain train-bc -> validate -> publish -> size check "
-                         "of the inliner warm-start policy")
+    rt = psub.add_parser("retrain", help="enqueue the Celery chain train -> validate -> publish -> size check "
+                         "of the inliner-for-size policy")
     rt.add_argument("--vocab", default="newest", help="IR vocabulary version in the store (default: newest, the "
                     "latest or a newer one waiting for its policy's size check)")
-    rt.add_argument("--corpus", help="training corpus directory (default: the vocabulary's dataset's corpus)")
-    rt.add_argument("--seed", type=int)
-    rt.add_argument("--epochs", type=positive_int)
-    rt.add_argument("--max-modules", type=positive_int, help="train on at most this many modules (default 400)")
+    rt.add_argument("--corpus", help="nightly training corpus directory (default: the vocabulary's dataset's "
+                    "corpus), trained on beside [policy] train")
+    rt.add_argument("--recipe", help="training recipe: nightly, demo or smoke (default: [policy] recipe)")
+    rt.add_argument("--max-modules", type=positive_int, help="train on at most this many modules of the nightly "
+                    "corpus (default 400)")
     rt.add_argument("--wait", action="store_true", help="wait for the published version")
     rt.add_argument("--timeout", type=positive_float, default=7200, help="seconds to wait with --wait")
     rt.set_defaults(func=_retrain)

@@ -31,6 +31,12 @@ _PROBE_SOURCE = "int g(int);\nstatic int f(int x) { return g(x) + g(x + 1); }\ni
 _METRICS = ("decisions", "modules", "train_decisions", "heldout_decisions", "train_agreement",
             "heldout_agreement", "heldout_majority_baseline", "inline_rate", "onnx_agreement_all")
 _PARAMETERS = ("seed", "epochs", "holdout", "hidden")
+#: The kind policyhost/trainer.py writes (exploration, weighted cloning, evolution strategies) and what
+#: its manifest records: `.text` ratios against the heuristic on packages it never trained on.
+TRAINED = "inline-es"
+_TRAINED_METRICS = ("validation", "chosen")
+_KINDS = {TRAINED: "exploration + weighted behavioural cloning + evolution strategies (policyhost/trainer.py)",
+          None: "warm-start (behavioural cloning of LLVM's heuristic)"}
 
 
 def llvm_features(toolchain: Toolchain, advisor: str = "inline", vocab: Path | None = None) -> list[str]:
@@ -105,6 +111,13 @@ def validate(model: Path, metrics: dict[str, Any], toolchain: Toolchain, advisor
         raise InputError(f"feature probe for the {advisor} advisor is not implemented; only inline policies are "
                          "trained and published")
     sent = [f.name for f in header.features]
+    if metrics.get("kind") == TRAINED:
+        ratio = metrics.get("validation")
+        if not isinstance(ratio, (int, float)) or not 0 < ratio < float("inf"):
+            raise InputError(f"policy {model.name} has no validation ratio to publish with ({ratio!r})")
+        return {"ok": True, "sha256": sha256(model.read_bytes()), "inputs_match_llvm": True,
+                "llvm_features": len(sent), "validation_ratio": ratio,
+                "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     agreement, baseline = metrics.get("heldout_agreement"), metrics.get("heldout_majority_baseline")
     if not isinstance(agreement, (int, float)) or not isinstance(baseline, (int, float)):
         raise InputError(f"policy {model.name} has no held-out agreement and majority baseline to check")
@@ -127,17 +140,30 @@ def manifest_for(model: Path, result: dict[str, Any], *, advisor: str = "inline"
     return sign(data, {
         "format": 1,
         "advisor": advisor,
-        "kind": "warm-start (behavioural cloning of LLVM's heuristic)",
+        "kind": _KINDS[TRAINED if result.get("kind") == TRAINED else None],
         "sha256": sha256(data),
         "features": model_inputs(Path(model)),
         "vocab_version": vocab_version,
         "training": {"corpus": result.get("source"), "log_digest": result.get("log_digest"),
-                     "skipped_modules": len(result.get("skipped") or []), **(training or {})},
-        "parameters": {k: result.get(k) for k in _PARAMETERS if k in result},
-        "metrics": {k: result.get(k) for k in _METRICS if k in result},
+                     "skipped_modules": len(result.get("skipped") or []),
+                     **({"splits": result.get("splits"), "modules": result.get("modules"),
+                         "recipe": result.get("recipe")} if result.get("kind") == TRAINED else {}),
+                     **(training or {})},
+        "parameters": (result.get("params") or {}) if result.get("kind") == TRAINED else
+                      {k: result.get(k) for k in _PARAMETERS if k in result},
+        "metrics": _trained_metrics(result) if result.get("kind") == TRAINED else
+                   {k: result.get(k) for k in _METRICS if k in result},
         "llvm": {k: (result.get("llvm") or {}).get(k) for k in ("llvm_version", "llvm_commit", "clang")},
         "validation": validation,
     }, farm_key() if key is None else key)
+
+
+def _trained_metrics(result: dict[str, Any]) -> dict[str, Any]:
+    """A trained policy's numbers: validation ratio, the held-out table, the training curve."""
+    held = result.get("heldout") or {}
+    return {"validation_ratio": result.get("validation"), "chosen": result.get("chosen"),
+            "heldout_geomean": held.get("geomean"), "heldout_worst": held.get("worst"),
+            "heldout": held.get("packages"), "history": result.get("history")}
 
 
 def read_result(model: Path, key: bytes | None = None) -> dict[str, Any]:

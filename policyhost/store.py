@@ -51,7 +51,8 @@ MODEL, MANIFEST = "model.onnx", "manifest.json"
 SCHEME = "store:"
 #: what the index lists of every version (from its manifest)
 _INDEX_FIELDS = ("advisor", "version", "sha256", "vocab_version", "dataset_id", "llvm_version", "llvm_commit",
-                 "published_at", "heldout_agreement", "heldout_majority_baseline")
+                 "published_at", "heldout_agreement", "heldout_majority_baseline", "validation_ratio",
+                 "heldout_geomean")
 _POINTER_FIELDS = ("advisor", "version", "sha256", "vocab_version", "published_at")
 
 

@@ -40,8 +40,9 @@ from vocabgen.celery_app import app
 from vocabgen.tasks import RELIABLE
 
 log = logging.getLogger(__name__)
-#: The warm-start recipe the nightly chain trains with; `policy retrain` may override any of it.
-DEFAULTS = {"seed": 0, "epochs": 60, "holdout": 0.2, "max_modules": 400}
+#: What `policy retrain` may override: the training recipe (policyhost/trainer.py RECIPES; default
+#: `[policy] recipe`) and how many modules of the nightly corpus train (sampled by name hash).
+DEFAULTS = {"recipe": None, "max_modules": 400}
 ADVISOR = "inline"
 #: The vocabulary `policy retrain` trains with unless one is named: `latest`, or a newer one awaiting this policy.
 NEWEST = "newest"
@@ -132,36 +133,87 @@ def resolve_vocab(store, vocab: str) -> str:
     return found
 
 
+def nightly_package(vocab_manifest: dict[str, Any], corpus: str | None, settings, toolchain,
+                    sample: int) -> tuple[Any, dict]:
+    """The nightly corpus (the vocabulary's dataset's, or `corpus`) as a training package, and its record.
+
+    Named after its Debian package when it is one, so a package that validates or evaluates policies
+    is never trained on (the splits check it by name). None when this host cannot rebuild it: the
+    declared training packages train alone, and the record says why.
+    """
+    from policyhost.trainer import package
+
+    try:
+        source, training = training_corpus(vocab_manifest, corpus, settings.var_dir, toolchain, sample)
+    except InputError as e:
+        if corpus:
+            raise
+        return None, {"nightly_corpus": None, "nightly_corpus_skipped": str(e)}
+    origin = str(training.get("corpus_source") or "")
+    name = origin.split(":")[1] if origin.startswith("debian:") else (Path(origin).name or "nightly")
+    return package(name, source, sample), training
+
+
 def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | None = None,
                     params: dict[str, Any] | None = None) -> tuple[Path, dict[str, Any]]:
-    """Train (or reuse) the warm-start model for these inputs and validate it; (model path, manifest)."""
+    """Train (or reuse) the inliner policy for these inputs and validate it; (model path, manifest).
+
+    Training packages: the nightly corpus (unless it is a validation or evaluation package) plus
+    `[policy] train` (or the declared split); validation: `[policy] validation` (or declared).
+    """
     from farm.store import store_from_settings
-    from policyhost import release, warmstart
+    from policyhost import release, trainer
     from policyhost.launcher import published_vocab
+    from policyhost.train_tasks import thread_fanout
     from vocabgen.locks import dir_lock
     from vocabgen.publish import show
 
     p = params_from(params)
+    rec_name = p["recipe"] or settings.policy.recipe
+    rec = trainer.recipe(rec_name)
     store = store_from_settings(settings)
     vocab_manifest = show(store, "ir", resolve_vocab(store, vocab))
     vocab_file = published_vocab(vocab_manifest["version"])
-    source, training = training_corpus(vocab_manifest, corpus, settings.var_dir, toolchain, p["max_modules"])
-    work = settings.var_dir / "policy" / "trained" / ADVISOR / _work_key(vocab_manifest["version"], source, p,
-                                                                       toolchain.describe())
+    held = {s: trainer.specs(s, getattr(settings.policy, s) or None) for s in ("validation",)}
+    held["evaluation"] = trainer.specs("evaluation", None)
+    train = trainer.specs("train", settings.policy.train or None)
+    nightly, training = nightly_package(vocab_manifest, corpus, settings, toolchain, p["max_modules"])
+    reserved = {n.partition("=")[0] for names in held.values() for n in names}
+    if nightly is not None and nightly.name in reserved:
+        training = {**training, "nightly_corpus_skipped": f"{nightly.name} validates or evaluates policies"}
+        nightly = None
+    var = Path(settings.var_dir)
+    trainer.check_names({"train": [*([nightly.name] if nightly else []), *(n.partition("=")[0] for n in train)],
+                         **{k: [n.partition("=")[0] for n in v] for k, v in held.items()}})
+    key = _work_key(vocab_manifest["version"], Path(str(training.get("corpus_source"))), {**p, "recipe": rec_name,
+                    "train": train, **held}, toolchain.describe())
+    work = settings.var_dir / "policy" / "trained" / ADVISOR / key
     model = work / "model.onnx"
     with dir_lock(work):
         if not model.with_suffix(".json").is_file():
+            splits = trainer.Splits(
+                (*([nightly] if nightly else []), *(trainer.package_corpus(n, var, toolchain, rec.max_modules)
+                                                    for n in train)),
+                tuple(trainer.package_corpus(n, var, toolchain) for n in held["validation"]),
+                tuple(trainer.package_corpus(n, var, toolchain) for n in held["evaluation"]))
+            fanout = thread_fanout(toolchain, _explore_cache(settings), settings.policy.train_jobs)
             with atomic_dir(work, "model.json") as tmp:
-                log.info("training the %s warm-start policy on %s with vocabulary %s", ADVISOR, source,
+                log.info("training the %s policy (recipe %s) with vocabulary %s", ADVISOR, rec_name,
                          vocab_manifest["version"])
-                warmstart.train_from(source, tmp / "model.onnx", toolchain, seed=p["seed"], epochs=p["epochs"],
-                                     holdout=p["holdout"], vocab=str(vocab_file), max_modules=p["max_modules"])
+                trainer.train_to(tmp / "model.onnx", toolchain, splits, rec_name, fanout, vocab=vocab_file,
+                                 vocab_version=vocab_manifest["version"], progress=lambda line: log.info("%s", line))
         result = release.read_result(model)
         validation = release.validate(model, result, toolchain, ADVISOR, vocab_file)
         manifest = release.manifest_for(model, result, advisor=ADVISOR, vocab_version=vocab_manifest["version"],
                                         training={**training, "max_modules": p["max_modules"]},
                                         validation=validation)
     return model, manifest
+
+
+def _explore_cache(settings):
+    from policyhost.explore import ExploreCache
+
+    return ExploreCache(Path(settings.var_dir) / "cache" / "explore")
 
 
 @app.task(name="policyhost.tasks.retrain", bind=True, **RELIABLE)
@@ -179,7 +231,11 @@ def retrain(self, vocab: str = NEWEST, corpus: str | None = None,
     s = load_settings()
     store = store_from_settings(s)
     t0 = time.monotonic()
-    model, manifest = train_validated(s, Toolchain.from_settings(s), vocab=vocab, corpus=corpus, params=params)
+    try:
+        model, manifest = train_validated(s, Toolchain.from_settings(s), vocab=vocab, corpus=corpus, params=params)
+    except InputError as e:  # a lasting failure: the vocabulary waiting for this policy must not wait forever
+        _settle_vocab_failed(s, store, vocab, str(e))
+        raise
     trained = time.monotonic() - t0
     with publish_lock(store, s.celery.broker_url, settings=s):
         result = pstore.publish(store, model.read_bytes(), manifest,
@@ -188,6 +244,24 @@ def retrain(self, vocab: str = NEWEST, corpus: str | None = None,
     return {**result, "vocab_version": manifest["vocab_version"], "metrics": manifest["metrics"],
             "seconds": {"train_and_validate": round(trained, 1), "total": round(time.monotonic() - t0, 1)},
             "summary": pstore.summary(result)}
+
+
+def _settle_vocab_failed(settings, store, vocab: str, why: str) -> None:
+    """Record on an IR vocabulary waiting for its policy's size check that no policy could be trained."""
+    from vocabgen import publish as vpublish
+    from vocabgen.gate import POLICY_SIZE, Check
+    from vocabgen.locks import publish_lock
+
+    try:
+        version = resolve_vocab(store, vocab)
+        entry = next((v for v in vpublish.read_index(store) if (v.get("kind"), v.get("version")) == ("ir", version)),
+                     None)
+    except InputError:
+        return
+    if POLICY_SIZE not in (((entry or {}).get("gate") or {}).get("pending") or ()):
+        return
+    with publish_lock(store, settings.celery.broker_url, settings=settings):
+        vpublish.settle(store, "ir", version, Check(POLICY_SIZE, False, f"no policy could be trained with it: {why}"))
 
 
 #: The steps of `retrain_chain`, first to last.
@@ -203,7 +277,11 @@ def retrain_chain(vocab: str = NEWEST, corpus: str | None = None, params: dict[s
 def enqueue_retrain(vocab: str = NEWEST, corpus: str | None = None, params: dict[str, Any] | None = None):
     from vocabgen.versions import check_version_name
 
-    params_from(params)  # the worker's own checks, before anything is enqueued
+    checked = params_from(params)  # the worker's own checks, before anything is enqueued
+    if checked["recipe"] is not None:
+        from policyhost.trainer import recipe
+
+        recipe(checked["recipe"])
     check_version_name(vocab)
     if corpus is not None and not Path(corpus).is_dir():
         raise InputError(f"training corpus {corpus} is not a directory")

@@ -34,23 +34,26 @@ def _recorded(entry: dict[str, Any] | None) -> Check | None:
 
 
 def _judged(settings, store, advisor: str, version: str, in_force: str | None) -> Check:
-    """Build the gate's benchmarks with `version` and `in_force` and judge them."""
+    """Build the gate's benchmarks with the heuristic, `version` and `in_force` (if any) and judge them."""
     from farm.toolchain import Toolchain
     from policyhost.policies import resolve_published
     from regression import policygate
 
-    if in_force is None:
-        return policygate.judge([], settings.gate.policy_size_tolerance, None)
     toolchain = Toolchain.from_settings(settings)
-    policies = {}
+    policies, manifests = {}, {}
     for name in (version, in_force):
-        model, _, vocab = resolve_published(f"store:{name}", advisor, toolchain=toolchain)
+        if name is None:
+            continue
+        model, manifests[name], vocab = resolve_published(f"store:{name}", advisor, toolchain=toolchain)
         policies[name] = policygate.Policy(name, Path(model), Path(vocab) if vocab else None, advisor)
+    splits = (manifests[version].get("training") or {}).get("splits") or {}
+    trained_on = [p for part in ("train", "validation") for p in splits.get(part) or ()]
     work = settings.var_dir / "policy" / "gate" / advisor / version
+    g = settings.gate
     rows, broken, skipped = policygate.measure_sizes(
-        toolchain, policygate.gate_benchmarks(settings.gate.policy_benchmarks), policies[version],
-        policies[in_force], work / "build", settings.var_dir / "regression" / "sources")
-    return policygate.judge(rows, settings.gate.policy_size_tolerance, in_force, broken, skipped)
+        toolchain, policygate.gate_benchmarks(g.policy_benchmarks), policies[version],
+        policies.get(in_force), work / "build", settings.var_dir / "regression" / "sources", trained_on=trained_on)
+    return policygate.judge(rows, g.policy_margin, g.policy_size_tolerance, in_force, broken, skipped)
 
 
 def summary(advisor: str, version: str, created: bool, check: Check, latest: str | None, vocab: str | None,

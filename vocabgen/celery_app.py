@@ -54,7 +54,7 @@ def make_app(settings: Settings | None = None) -> Celery:
     s = settings or load_settings()
     app = Celery("mlgo_farm_vocab", broker=effective_redis_url(s.celery.broker_url, s),
                  backend=effective_redis_url(s.celery.result_backend, s),
-                 include=["vocabgen.tasks", "policyhost.tasks", "regression.tasks"])
+                 include=["vocabgen.tasks", "policyhost.tasks", "policyhost.train_tasks", "regression.tasks"])
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,

@@ -1,0 +1,319 @@
+"""Exploration: find, per module, an inlining trajectory whose object is smaller than the base policy's.
+
+This is how ml-compiler-opt trained inlining-Oz-v1.2 (`generate_bc_trajectories_lib.py`):
+replay a base policy's trajectory, flip one decision at a step where the policy is least sure,
+let the base policy finish, recompile, and keep the trajectory whose `.text` is strictly
+smallest. Here the search is greedy over rounds: round 1 tries single flips on the base
+trajectory; each later round tries one more flip after the last kept one on the best trajectory
+so far (a flip changes every observation after it, so earlier step numbers stay meaningful only
+before it). A module's search ends when a round finds nothing smaller or the budget is spent.
+
+The base is LLVM's heuristic (`inlining_default`) or a network (policyhost/mlp.py). With a
+network, the steps tried first are those with the smallest margin, as ml-compiler-opt does; the
+heuristic says nothing of its confidence, so its steps are tried in an order seeded by the
+module's content, which spreads a small budget over the whole trajectory reproducibly.
+
+A module's result depends only on its bitcode and command, LLVM, the base policy and the search
+budget, so it is cached under the digest of exactly those (`ExploreCache`): a nightly run explores
+only the modules, or the policy, that changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from farm.atomic import write_atomic
+from farm.errors import FarmError, InputError
+from farm.toolchain import Toolchain, text_sizes
+from policyhost.launcher import run_compile
+from policyhost.mlp import Mlp
+from policyhost.policies import INLINE_DEFAULT
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from policyhost.protocol import Header, Observation
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One module to compile: its name, its pre-optimization bitcode and the flags to compile it with."""
+
+    name: str
+    bitcode: Path
+    flags: tuple[str, ...] = ("-Oz",)
+
+    def digest(self) -> str:
+        """What the module's compile depends on: the bitcode's bytes and the flags (not where it lies)."""
+        h = hashlib.sha256(self.bitcode.read_bytes())
+        h.update(json.dumps(self.flags).encode())
+        return h.hexdigest()
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "bitcode": str(self.bitcode), "flags": list(self.flags)}
+
+    @classmethod
+    def from_json(cls, d: dict) -> Unit:
+        return cls(str(d["name"]), Path(d["bitcode"]), tuple(d["flags"]))
+
+    def argv(self, obj: Path) -> list[str]:
+        return ["clang", *self.flags, "-c", str(self.bitcode), "-o", str(obj)]
+
+
+def corpus_units(corpus_dir: Path) -> list[Unit]:
+    """The modules of a corpus (corpus_description.json layout), each compiled at -Oz."""
+    from workers import corpus
+
+    return [Unit(m.name, Path(m.bitcode)) for m in corpus.load(Path(corpus_dir)).modules]
+
+
+def default_offset(features: Sequence[tuple[str, int, str]]) -> int:
+    """Where LLVM's own decision sits in a row laid out as `features`."""
+    pos = 0
+    for name, width, _ in features:
+        if name == INLINE_DEFAULT:
+            return pos
+        pos += width
+    raise InputError(f"no '{INLINE_DEFAULT}' feature")
+
+
+class ReplayPolicy:
+    """Plays `base` (the heuristic when None) and answers the opposite at the steps in `flips`; records every step."""
+
+    name = "replay"
+
+    def __init__(self, base: Mlp | None = None, flips: Sequence[int] = ()) -> None:
+        self.base, self.flips = base, frozenset(flips)
+        #: (name, width, dtype) of every feature the compiler sends, in its order: a row's layout
+        self.features: list[tuple[str, int, str]] = []
+        self.names: list[str] = []
+        self.rows: list[list[float]] = []
+        self.actions: list[int] = []
+        self.margins: list[float] = []
+
+    def bind(self, header: Header) -> None:
+        feats = [(f.name, f.count, "float32" if f.is_float else "int64") for f in header.features]
+        names = [f[0] for f in feats]
+        if INLINE_DEFAULT not in names:
+            raise InputError(f"exploration needs the '{INLINE_DEFAULT}' feature (-inliner-interactive-include-default)")
+        if self.base is not None and [f[0] for f in self.base.features] != names:
+            missing = sorted(set(f[0] for f in self.base.features) - set(names))
+            raise InputError("the base policy's features are not the ones this compiler sends"
+                             + (f" (missing {missing[0]}: was it trained with a vocabulary?)" if missing else ""))
+        if self.features and feats != self.features:
+            raise InputError("the compiler changed its feature set within one compile")
+        self.features, self.names = feats, names
+        self._default_at = default_offset(feats)
+
+    def decide(self, obs: Observation) -> int:
+        feats = obs.features
+        row = [float(v) for n in self.names for v in feats[n]]
+        if self.base is None:
+            action, margin = int(row[self._default_at]), float("nan")
+        else:
+            m = float(self.base.margin(np.asarray([row]))[0])
+            action, margin = int(m > 0), abs(m)
+        if len(self.actions) in self.flips:
+            action = 1 - action
+        self.rows.append(row)
+        self.actions.append(action)
+        self.margins.append(margin)
+        return action
+
+
+@dataclass
+class Play:
+    """One compile of a module with a replay policy: its `.text`, or why it failed, and the trajectory."""
+
+    flips: tuple[int, ...]
+    size: int | None
+    error: str | None
+    policy: ReplayPolicy
+
+
+def compile_size(unit: Unit, policy: object, toolchain: Toolchain, *, timeout: float = 120,
+                 vocab: Path | None = None) -> tuple[int | None, str | None]:
+    """(`.text` of the module's object, None) compiled with any host policy, or (None, why it failed).
+
+    `vocab`: the IR2Vec vocabulary that adds the embedding features (for a policy that reads them)."""
+    with tempfile.TemporaryDirectory(prefix="mlgo-explore-") as tmp:
+        obj = Path(tmp) / "m.o"
+        out = run_compile(unit.argv(obj), policy, vocab=vocab, toolchain=toolchain, timeout=timeout)
+        if not out.ok:
+            return None, out.error
+        return text_sizes(toolchain, [obj])[obj], None
+
+
+def play(unit: Unit, base: Mlp | None, flips: Sequence[int], toolchain: Toolchain, *, timeout: float = 120,
+         vocab: Path | None = None) -> Play:
+    """Compile `unit` once with `base` flipped at `flips`; measure the object's Berkeley `.text`."""
+    pol = ReplayPolicy(base, flips)
+    size, error = compile_size(unit, pol, toolchain, timeout=timeout, vocab=vocab)
+    return Play(tuple(flips), size, error, pol)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How hard to search one module: flips tried per round, and rounds."""
+
+    per_round: int = 12
+    rounds: int = 3
+
+    def as_json(self) -> dict:
+        return {"per_round": self.per_round, "rounds": self.rounds}
+
+
+@dataclass
+class ModuleResult:
+    """The outcome of exploring one module, and the best trajectory found (the base one when nothing beat it)."""
+
+    name: str
+    base_size: int | None
+    best_size: int | None
+    flips: list[int]
+    compiles: int
+    error: str | None = None
+    features: list[tuple[str, int, str]] = field(default_factory=list)
+    rows: np.ndarray | None = None
+    actions: np.ndarray | None = None
+    base_rows: np.ndarray | None = None
+    base_actions: np.ndarray | None = None
+
+    @property
+    def saved(self) -> float:
+        """The fraction of the base `.text` the best trajectory saves (0 when nothing did better)."""
+        if not self.base_size or self.best_size is None:
+            return 0.0
+        return (self.base_size - self.best_size) / self.base_size
+
+    def as_json(self) -> dict:
+        """Everything, arrays as lists: what a Celery task sends back."""
+        arrays = {k: (None if getattr(self, k) is None else getattr(self, k).tolist())
+                  for k in ("rows", "actions", "base_rows", "base_actions")}
+        return {"name": self.name, "base_size": self.base_size, "best_size": self.best_size, "flips": self.flips,
+                "compiles": self.compiles, "error": self.error, "features": [list(f) for f in self.features],
+                **arrays}
+
+    @classmethod
+    def from_json(cls, d: dict) -> ModuleResult:
+        feats = [(str(n), int(w), str(t)) for n, w, t in d["features"]]
+        width = sum(f[1] for f in feats)
+        mats = {k: None if d[k] is None else np.asarray(d[k], dtype=np.float64).reshape(len(d[k]), width)
+                for k in ("rows", "base_rows")}
+        vecs = {k: None if d[k] is None else np.asarray(d[k], dtype=np.int64) for k in ("actions", "base_actions")}
+        return cls(d["name"], d["base_size"], d["best_size"], list(d["flips"]), d["compiles"], d["error"],
+                   feats, **mats, **vecs)
+
+    def summary(self) -> dict:
+        return {"module": self.name, "base_size": self.base_size, "best_size": self.best_size, "flips": self.flips,
+                "compiles": self.compiles, "steps": 0 if self.actions is None else len(self.actions),
+                "error": self.error}
+
+
+def candidate_steps(p: Play, after: int, count: int, seed: str) -> list[int]:
+    """Up to `count` steps after `after` to try flipping: least sure first, or a content-seeded order."""
+    steps = list(range(after, len(p.policy.actions)))
+    margins = np.asarray(p.policy.margins)
+    if steps and not np.isnan(margins[steps]).any():
+        steps.sort(key=lambda s: (margins[s], s))
+    else:
+        rng = np.random.default_rng(int(seed[:16], 16))
+        steps = [steps[i] for i in rng.permutation(len(steps))]
+    return steps[:count]
+
+
+def explore(unit: Unit, base: Mlp | None, toolchain: Toolchain, budget: Budget = Budget(), *,
+            timeout: float = 120, vocab: Path | None = None) -> ModuleResult:
+    """Greedy flip search on one module (see the module docstring); never raises for a failing compile."""
+    first = play(unit, base, (), toolchain, timeout=timeout, vocab=vocab)
+    if first.size is None:
+        return ModuleResult(unit.name, None, None, [], 1, error=first.error)
+    best, compiles, seed = first, 1, unit.digest()
+    for _ in range(budget.rounds):
+        after = best.flips[-1] + 1 if best.flips else 0
+        tried = [play(unit, base, (*best.flips, s), toolchain, timeout=timeout, vocab=vocab)
+                 for s in candidate_steps(best, after, budget.per_round, seed)]
+        compiles += len(tried)
+        good = [t for t in tried if t.size is not None and t.size < best.size]
+        if not good:
+            break
+        best = min(good, key=lambda t: (t.size, t.flips))
+    width = sum(f[1] for f in first.policy.features)
+
+    def matrix(rows: list[list[float]]) -> np.ndarray:
+        return np.asarray(rows, dtype=np.float64).reshape(len(rows), width)
+
+    return ModuleResult(unit.name, first.size, best.size, list(best.flips), compiles, features=first.policy.features,
+                        rows=matrix(best.policy.rows), actions=np.asarray(best.policy.actions, dtype=np.int64),
+                        base_rows=matrix(first.policy.rows),
+                        base_actions=np.asarray(first.policy.actions, dtype=np.int64))
+
+
+def base_digest(base: Mlp | None) -> str:
+    """What names the base policy in cache keys: `heuristic`, or the digest of the network's parameters."""
+    if base is None:
+        return "heuristic"
+    h = hashlib.sha256(base.flat().astype("<f8").tobytes() + base.mean.tobytes() + base.std.tobytes())
+    return h.hexdigest()[:16]
+
+
+class ExploreCache:
+    """Module results on disk, keyed by module content, LLVM, base policy and budget (one .npz per key)."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = Path(root) if root is not None else None
+
+    def key(self, unit: Unit, toolchain: Toolchain, base: Mlp | None, budget: Budget, vocab: Path | None) -> str:
+        vocab_digest = hashlib.sha256(Path(vocab).read_bytes()).hexdigest() if vocab else None
+        what = json.dumps([unit.digest(), toolchain.describe(), base_digest(base), budget.as_json(), vocab_digest, 2],
+                          sort_keys=True, default=str)
+        return hashlib.sha256(what.encode()).hexdigest()[:24]
+
+    def get(self, key: str, name: str) -> ModuleResult | None:
+        if self.root is None or not (self.root / f"{key}.npz").is_file():
+            return None
+        try:
+            with np.load(self.root / f"{key}.npz") as z:
+                meta = json.loads(str(z["meta"]))
+                arrays = {k: z[k] for k in ("rows", "actions", "base_rows", "base_actions") if k in z.files}
+        except (OSError, ValueError, KeyError):
+            return None  # a damaged entry is explored again
+        return ModuleResult(name, meta["base_size"], meta["best_size"], meta["flips"], 0, meta["error"],
+                            [tuple(f) for f in meta["features"]], **arrays)
+
+    def put(self, key: str, r: ModuleResult) -> None:
+        if self.root is None:
+            return
+        meta = {"base_size": r.base_size, "best_size": r.best_size, "flips": r.flips, "error": r.error,
+                "features": r.features}
+        arrays = {k: getattr(r, k) for k in ("rows", "actions", "base_rows", "base_actions")
+                  if getattr(r, k) is not None}
+        self.root.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=self.root, suffix=".tmp", delete=False) as f:
+            np.savez_compressed(f, meta=np.array(json.dumps(meta)), **arrays)
+        os.replace(f.name, self.root / f"{key}.npz")
+
+
+def explore_cached(unit: Unit, base: Mlp | None, toolchain: Toolchain, budget: Budget, cache: ExploreCache,
+                   *, timeout: float = 120, vocab: Path | None = None) -> ModuleResult:
+    key = cache.key(unit, toolchain, base, budget, vocab)
+    hit = cache.get(key, unit.name)
+    if hit is not None:
+        return hit
+    try:
+        result = explore(unit, base, toolchain, budget, timeout=timeout, vocab=vocab)
+    except FarmError as e:  # the policy could not answer this module's compiler: skip and list it
+        result = ModuleResult(unit.name, None, None, [], 0, error=str(e))
+    cache.put(key, result)
+    return result
+
+
+def write_summary(results: Sequence[ModuleResult], path: Path) -> None:
+    write_atomic(path, json.dumps([r.summary() for r in results], indent=2, sort_keys=True) + "\n")

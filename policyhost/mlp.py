@@ -1,0 +1,168 @@
+"""The inliner policy network as plain numpy data: forward pass, flat parameters, ONNX export.
+
+One small MLP serves every stage of training (policyhost/improve.py): behavioural cloning fits
+it, evolution strategies perturb its flat parameter vector, exploration asks it for a decision
+and for how sure it is, and publishing exports it to ONNX for `policy-cc` and LLVM users. Keeping
+the weights as numpy arrays (not a torch module) lets an exploration or ES worker evaluate a
+policy per decision in microseconds without importing torch, and the ONNX graph is written by
+`onnx.helper` from the same arrays, so what is published is exactly what was measured.
+
+Input: the LLVM inliner's features in the compiler's order, `inlining_default` included: the
+policy learns where to depart from LLVM's heuristic, which it sees, rather than re-deriving it.
+Features are log-scaled (`sign(x) * log1p(|x|)`) and standardised with the training set's mean
+and spread, stored in the network. Output: two logits, [no inline, inline].
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+OUTPUT_NAME = "inlining_decision"
+
+
+def scale(x: np.ndarray) -> np.ndarray:
+    return np.sign(x) * np.log1p(np.abs(x))
+
+
+@dataclass(frozen=True)
+class Mlp:
+    """Weights `ws[i]` (in, out) and biases `bs[i]`; ReLU between layers; inputs `features` (name, width, dtype).
+
+    `dtype` is the ONNX input's element type, as LLVM sends the feature: `int64` or `float32`.
+    """
+
+    features: tuple[tuple[str, int, str], ...]
+    mean: np.ndarray
+    std: np.ndarray
+    ws: tuple[np.ndarray, ...]
+    bs: tuple[np.ndarray, ...]
+
+    @classmethod
+    def init(cls, features: Sequence[tuple[str, int, str]], x: np.ndarray, hidden: Sequence[int] = (32, 32),
+             seed: int = 0) -> Mlp:
+        """A network whose normalisation is fitted to rows `x` and whose weights are small and seeded."""
+        rng = np.random.default_rng(seed)
+        s = scale(np.asarray(x, dtype=np.float64))
+        mean, std = s.mean(axis=0), s.std(axis=0)
+        std = np.where(std > 1e-6, std, 1.0)
+        dims = [s.shape[1], *hidden, 2]
+        ws = tuple(rng.normal(0, np.sqrt(2.0 / a), (a, b)) for a, b in itertools.pairwise(dims))
+        bs = tuple(np.zeros(b) for b in dims[1:])
+        return cls(_features(features), mean, std, ws, bs)
+
+    @property
+    def width(self) -> int:
+        return sum(f[1] for f in self.features)
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        """(n, 2) logits for rows of raw features."""
+        h = (scale(np.asarray(x, dtype=np.float64)) - self.mean) / self.std
+        for i, (w, b) in enumerate(zip(self.ws, self.bs, strict=True)):
+            h = h @ w + b
+            if i < len(self.ws) - 1:
+                h = np.maximum(h, 0.0)
+        return h
+
+    def margin(self, x: np.ndarray) -> np.ndarray:
+        """logit(inline) - logit(no inline): positive means inline, its size how sure the policy is."""
+        z = self.logits(x)
+        return z[:, 1] - z[:, 0]
+
+    # -- flat parameters, for evolution strategies ------------------------------------------------
+    def flat(self) -> np.ndarray:
+        return np.concatenate([a.ravel() for pair in zip(self.ws, self.bs, strict=True) for a in pair])
+
+    def with_flat(self, theta: np.ndarray) -> Mlp:
+        ws, bs, pos = [], [], 0
+        for w, b in zip(self.ws, self.bs, strict=True):
+            ws.append(theta[pos:pos + w.size].reshape(w.shape))
+            pos += w.size
+            bs.append(theta[pos:pos + b.size].copy())
+            pos += b.size
+        return replace(self, ws=tuple(ws), bs=tuple(bs))
+
+    # -- storage ------------------------------------------------------------------------------------
+    def save(self, path: Path) -> None:
+        arrays = {"mean": self.mean, "std": self.std, "names": np.array([f[0] for f in self.features]),
+                  "widths": np.array([f[1] for f in self.features]), "dtypes": np.array([f[2] for f in self.features])}
+        arrays.update({f"w{i}": w for i, w in enumerate(self.ws)})
+        arrays.update({f"b{i}": b for i, b in enumerate(self.bs)})
+        import os
+        import tempfile
+
+        with tempfile.NamedTemporaryFile(dir=Path(path).parent, suffix=".tmp", delete=False) as f:
+            np.savez(f, **arrays)
+        os.replace(f.name, path)
+
+    @classmethod
+    def load(cls, path: Path) -> Mlp:
+        with np.load(path) as z:
+            n = sum(1 for k in z.files if k.startswith("w") and k[1:].isdigit())
+            feats = _features(zip(z["names"], z["widths"], z["dtypes"], strict=True))
+            return cls(feats, z["mean"], z["std"], tuple(z[f"w{i}"] for i in range(n)),
+                       tuple(z[f"b{i}"] for i in range(n)))
+
+    def to_onnx(self, metadata: dict[str, str] | None = None) -> bytes:
+        """The network as an ONNX model: one input per feature (batch first), output `inlining_decision`
+        of two float logits per row (the contract of policyhost/policies.py's OnnxPolicy)."""
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+
+        def const(name: str, value: np.ndarray) -> onnx.TensorProto:
+            return numpy_helper.from_array(np.asarray(value, dtype=np.float32), name)
+
+        elem = {"int64": TensorProto.INT64, "float32": TensorProto.FLOAT}
+        inputs = [helper.make_tensor_value_info(n, elem[d], ["batch", w]) for n, w, d in self.features]
+        def t(name: str) -> str:  # internal tensor names: never a feature's name
+            return f"_mlp_{name}"
+
+        names = [f[0] for f in self.features]
+        nodes = [helper.make_node("Cast", [n], [t(f"in_{n}")], to=TensorProto.FLOAT) for n in names]
+        nodes.append(helper.make_node("Concat", [t(f"in_{n}") for n in names], [t("x")], axis=1))
+        # sign(x) * log(1 + |x|), then standardised: the same scaling as `logits`
+        nodes += [helper.make_node("Abs", [t("x")], [t("ax")]),
+                  helper.make_node("Add", [t("ax"), t("one")], [t("ax1")]),
+                  helper.make_node("Log", [t("ax1")], [t("lx")]), helper.make_node("Sign", [t("x")], [t("sx")]),
+                  helper.make_node("Mul", [t("sx"), t("lx")], [t("s")]),
+                  helper.make_node("Sub", [t("s"), t("mean")], [t("c")]),
+                  helper.make_node("Div", [t("c"), t("std")], [t("h0")])]
+        inits = [const(t("one"), np.array(1.0)), const(t("mean"), self.mean), const(t("std"), self.std)]
+        last = len(self.ws) - 1
+        for i, (w, b) in enumerate(zip(self.ws, self.bs, strict=True)):
+            gemm_out = OUTPUT_NAME if i == last else t(f"g{i + 1}")
+            nodes.append(helper.make_node("Gemm", [t(f"h{i}"), t(f"w{i}"), t(f"b{i}")], [gemm_out]))
+            inits += [const(t(f"w{i}"), w), const(t(f"b{i}"), b)]
+            if i < last:
+                nodes.append(helper.make_node("Relu", [gemm_out], [t(f"h{i + 1}")]))
+        output = helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, ["batch", 2])
+        graph = helper.make_graph(nodes, "mlgo_inline_policy", inputs, [output], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="mlgo-farm")
+        model.ir_version = 8
+        for k, v in (metadata or {}).items():
+            model.metadata_props.add(key=k, value=str(v))
+        onnx.checker.check_model(model)
+        return model.SerializeToString()
+
+    # -- JSON, for Celery messages -------------------------------------------------------------------
+    def as_json(self) -> dict:
+        return {"features": [list(f) for f in self.features], "mean": self.mean.tolist(), "std": self.std.tolist(),
+                "ws": [w.tolist() for w in self.ws], "bs": [b.tolist() for b in self.bs]}
+
+    @classmethod
+    def from_json(cls, d: dict) -> Mlp:
+        return cls(_features(d["features"]), np.asarray(d["mean"], dtype=np.float64),
+                   np.asarray(d["std"], dtype=np.float64), tuple(np.asarray(w, dtype=np.float64) for w in d["ws"]),
+                   tuple(np.asarray(b, dtype=np.float64) for b in d["bs"]))
+
+
+def _features(items) -> tuple[tuple[str, int, str], ...]:
+    out = tuple((str(n), int(w), str(d)) for n, w, d in items)
+    bad = [d for _, _, d in out if d not in ("int64", "float32")]
+    if bad:
+        raise ValueError(f"feature element type {bad[0]!r} is neither int64 nor float32")
+    return out

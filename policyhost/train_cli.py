@@ -1,0 +1,98 @@
+"""`mlgo-farm policy train` and `policy heldout`: the inliner-for-size trainer and its held-out table.
+
+    mlgo-farm policy train -o var/policy/inline.onnx     # the nightly recipe on the declared splits
+    mlgo-farm policy heldout store:latest                # any policy against the heuristic, held out
+
+Packages are Debian source packages compiled to corpora once (cached under `<var>/policy/corpus/`),
+or `NAME=DIR` for a corpus directory (policyhost/trainer.py `resolve_splits`). Compiles run in
+threads (`--jobs`) or as Celery tasks (`--celery`), which is how a farm adds workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def _fanout(args: argparse.Namespace, settings, toolchain):
+    from policyhost.explore import ExploreCache
+    from policyhost.train_tasks import celery_fanout, thread_fanout
+
+    if args.celery:
+        return celery_fanout(args.timeout)
+    return thread_fanout(toolchain, ExploreCache(Path(settings.var_dir) / "cache" / "explore"), args.jobs)
+
+
+def _train(args: argparse.Namespace) -> int:
+    from farm.config import load_settings
+    from farm.toolchain import Toolchain
+    from policyhost import trainer
+
+    settings = load_settings()
+    tc = Toolchain.from_settings(settings)
+    rec = trainer.recipe(args.recipe)
+    vocab = None
+    if args.vocab:
+        from policyhost.launcher import resolve_vocab
+
+        vocab = resolve_vocab(args.vocab, "inline")
+    splits = trainer.resolve_splits(args.train, args.validation, args.evaluation, Path(settings.var_dir), tc,
+                                    rec.max_modules)
+    trainer.train_to(Path(args.output), tc, splits, args.recipe, _fanout(args, settings, tc), vocab=vocab,
+                     progress=lambda line: print(line, flush=True))
+    return 0
+
+
+def _heldout(args: argparse.Namespace) -> int:
+    """The evaluation split's table for an ONNX model (a file, or store:VERSION) against the heuristic."""
+    from farm.config import load_settings
+    from farm.toolchain import Toolchain
+    from policyhost import trainer
+
+    settings = load_settings()
+    tc = Toolchain.from_settings(settings)
+    model, vocab = args.model, args.vocab
+    if model.startswith("store:"):
+        from policyhost.policies import resolve_published
+
+        model, _, vocab = resolve_published(model, "inline", args.vocab, tc)
+    elif vocab:
+        from policyhost.launcher import resolve_vocab
+
+        vocab = str(resolve_vocab(vocab, "inline"))
+    evaluation = tuple(trainer.package_corpus(n, Path(settings.var_dir), tc)
+                       for n in trainer.specs("evaluation", args.evaluation))
+    splits = trainer.Splits((), (), evaluation)
+    fan = _fanout(args, settings, tc)
+    t = trainer.Trainer(tc, splits, trainer.recipe("smoke"), fan, vocab=Path(vocab) if vocab else None)
+    table = trainer.heldout_table(t, None, model=str(model))
+    print(json.dumps(table, indent=2) if args.json else trainer.format_table(table))
+    return 0
+
+
+def register(psub: argparse._SubParsersAction) -> None:
+    from farm.cli import positive_float, positive_int
+    from policyhost.trainer import RECIPES
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--train", help="comma-separated packages to train on (Debian names or NAME=CORPUS_DIR; "
+                        "default: the train split of workers/packages.py)")
+    common.add_argument("--validation", help="packages that choose the best policy (default: the validation split)")
+    common.add_argument("--evaluation", help="held-out packages of the final table (default: the evaluation split)")
+    common.add_argument("--jobs", type=positive_int, default=2, help="parallel compiles in this process")
+    common.add_argument("--celery", action="store_true", help="run the compiles as Celery tasks on the farm's workers")
+    common.add_argument("--timeout", type=positive_float, default=7200, help="seconds a fan-out may take (--celery)")
+    tr = psub.add_parser("train", parents=[common], help="train an inliner-for-size policy: explore, weighted "
+                         "behavioural cloning, evolution strategies; print the held-out table")
+    tr.add_argument("-o", "--output", required=True, help="the .onnx model to write (MODEL.json, MODEL.npz beside)")
+    tr.add_argument("--recipe", default="nightly", choices=sorted(RECIPES), help="how hard each stage works")
+    tr.add_argument("--vocab", help="IR2Vec vocabulary JSON (or store:VERSION): the policy also reads the callee "
+                    "and caller embeddings (default: LLVM's features alone)")
+    tr.set_defaults(func=_train)
+    ho = psub.add_parser("heldout", parents=[common], help="`.text` of an inliner policy against LLVM's heuristic "
+                         "on the evaluation packages, each module at -Oz")
+    ho.add_argument("model", help="an .onnx model, or store:latest / store:VERSION")
+    ho.add_argument("--vocab", help="the vocabulary the model reads (default: a published policy's own)")
+    ho.add_argument("--json", action="store_true", help="print the table as JSON")
+    ho.set_defaults(func=_heldout)

@@ -1,0 +1,92 @@
+"""Policy training's unit of work, run in threads or as Celery tasks: one module explored or compiled.
+
+The trainer (policyhost/trainer.py) never compiles itself: it hands `(kind, item)` jobs to a
+fan-out and waits for their results in order. `kind` is `explore` (a module's greedy flip
+search from a base policy, cached by content, LLVM, base and budget) or `size` (one compile with
+a policy, its `.text`). Items are plain JSON (a module's name, bitcode path and flags; the
+policy's weights), so the same job runs in a thread of the trainer or in any Celery worker
+that sees the corpus: adding workers adds compiles per second, through Celery and nothing else.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from farm.errors import InputError
+from farm.toolchain import Toolchain
+from policyhost.explore import Budget, ExploreCache, Unit, compile_size, explore_cached, play
+from policyhost.mlp import Mlp
+from vocabgen.celery_app import app
+
+#: The work queue's name: a farm may give training compiles their own workers (`celery -Q policy-train`).
+QUEUE = "celery"
+
+
+def _policy(d: dict | None) -> Mlp | None:
+    return None if d is None else Mlp.from_json(d)
+
+
+def _vocab(item: dict) -> Path | None:
+    return Path(item["vocab"]) if item.get("vocab") else None
+
+
+def explore_job(item: dict, toolchain: Toolchain, cache: ExploreCache) -> dict:
+    result = explore_cached(Unit.from_json(item["unit"]), _policy(item.get("base")), toolchain,
+                            Budget(**item["budget"]), cache, vocab=_vocab(item))
+    return result.as_json()
+
+
+def size_job(item: dict, toolchain: Toolchain, cache: ExploreCache) -> int | None:
+    """One compile's `.text`: with a network (`policy`), the heuristic (neither), or an ONNX model file (`model`)."""
+    unit = Unit.from_json(item["unit"])
+    if item.get("model"):
+        from policyhost.policies import OnnxPolicy
+
+        return compile_size(unit, OnnxPolicy(item["model"]), toolchain, vocab=_vocab(item))[0]
+    return play(unit, _policy(item.get("policy")), (), toolchain, vocab=_vocab(item)).size
+
+
+JOBS: dict[str, Callable[[dict, Toolchain, ExploreCache], Any]] = {"explore": explore_job, "size": size_job}
+
+#: run(kind, items) -> results in order
+Fanout = Callable[[str, Sequence[dict]], list]
+
+
+def thread_fanout(toolchain: Toolchain, cache: ExploreCache, jobs: int) -> Fanout:
+    """Jobs in this process, `jobs` at a time (each compile is its own clang process)."""
+    def run(kind: str, items: Sequence[dict]) -> list:
+        fn = JOBS[kind]
+        with ThreadPoolExecutor(max(1, jobs)) as pool:
+            return list(pool.map(lambda it: fn(it, toolchain, cache), items))
+    return run
+
+
+def celery_fanout(timeout: float, progress: Callable[[str], None] | None = None) -> Fanout:
+    """Jobs as one Celery group per call; a job's failure or the group outliving `timeout` is one line."""
+    from celery import group
+
+    def run(kind: str, items: Sequence[dict]) -> list:
+        if not items:
+            return []
+        res = group(work.s(kind, it) for it in items).apply_async(queue=QUEUE)
+        deadline = time.monotonic() + timeout
+        try:
+            return res.get(timeout=max(1.0, deadline - time.monotonic()), propagate=True, interval=0.2)
+        except TimeoutError:
+            res.revoke()
+            raise InputError(f"{kind} jobs: {res.completed_count()}/{len(items)} finished within {timeout:g} s; "
+                             "are Celery workers running?") from None
+    return run
+
+
+@app.task(name="policyhost.train_tasks.work", acks_late=True, reject_on_worker_lost=True)
+def work(kind: str, item: dict) -> Any:
+    from farm.config import load_settings
+
+    settings = load_settings()
+    cache = ExploreCache(Path(settings.var_dir) / "cache" / "explore")
+    return JOBS[kind](item, Toolchain.from_settings(settings), cache)

@@ -1,0 +1,321 @@
+"""The inliner-for-size trainer: explore, clone, evolve, keep the best on validation, report held out.
+
+One loop, many configurations (ml-compiler-opt's one runner per problem): a `Recipe` says how
+hard each stage works, `Splits` which packages train, validate and evaluate, and a `Fanout`
+where the compiles run (threads here, Celery workers on a farm: policyhost/train_tasks.py).
+
+    round r:  explore every training module from the current base (heuristic, then the policy)
+              -> weighted behavioural cloning on the best trajectories -> measure on validation
+    then:     evolution strategies from the best clone, measured on validation after each step
+    returns:  the policy best on validation (even when it does not beat the heuristic: the
+              promotion gate holds such a policy back with its numbers), and its held-out table
+
+Validation and evaluation packages are whole packages never trained on: a policy that only
+memorised its training modules shows it there. A split that leaves any of the three empty is one
+clear line before anything compiles.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from farm.errors import InputError
+from farm.toolchain import Toolchain
+from policyhost.explore import Budget, ModuleResult, Unit, corpus_units
+from policyhost.improve import Adam, BcParams, EsParams, bc_dataset, es_step, fit_bc, geomean, reward
+from policyhost.mlp import Mlp
+from policyhost.train_tasks import Fanout
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How hard each stage works (see the module docstring)."""
+
+    rounds: int = 2
+    budget: Budget = field(default_factory=lambda: Budget(12, 3))
+    bc: BcParams = field(default_factory=BcParams)
+    es: EsParams = field(default_factory=EsParams)
+    #: at most this many modules per training package (sampled by name hash), None: all
+    max_modules: int | None = None
+
+    def as_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+RECIPES = {
+    # what the nightly builder trains with: fits one 2-core worker in well under 2 hours
+    "nightly": Recipe(),
+    # `make demo`: one round, a small search and two ES steps
+    "demo": Recipe(rounds=1, budget=Budget(6, 2), es=EsParams(steps=2, pairs=4), max_modules=40),
+    # the test suite: the smallest run that still goes through every stage
+    "smoke": Recipe(rounds=1, budget=Budget(2, 1), bc=BcParams(epochs=3), es=EsParams(steps=1, pairs=2)),
+}
+
+
+def recipe(name: str) -> Recipe:
+    try:
+        return RECIPES[name]
+    except KeyError:
+        raise InputError(f"unknown training recipe {name!r}: use one of {', '.join(RECIPES)}") from None
+
+
+@dataclass(frozen=True)
+class Package:
+    """A whole package of modules (a corpus directory) under one name."""
+
+    name: str
+    units: tuple[Unit, ...]
+
+
+def package(name: str, corpus_dir: Path, most: int | None = None) -> Package:
+    from workers.corpus import sample_names
+
+    units = corpus_units(corpus_dir)
+    if most is not None and len(units) > most:
+        keep = sample_names((u.name for u in units), most)
+        units = [u for u in units if u.name in keep]
+    return Package(name, tuple(units))
+
+
+@dataclass(frozen=True)
+class Splits:
+    train: tuple[Package, ...]
+    validation: tuple[Package, ...]
+    evaluation: tuple[Package, ...] = ()
+
+    def check(self) -> None:
+        """One line naming what is missing or shared, before anything compiles."""
+        check_names({s: [p.name for p in getattr(self, s)] for s in SPLITS})
+        for what in ("train", "validation"):
+            if not any(p.units for p in getattr(self, what)):
+                raise InputError(f"the corpus is too small to split honestly: no {what} package has a module "
+                                 f"(train: {_names(self.train)}; validation: {_names(self.validation)})")
+
+
+SPLITS = ("train", "validation", "evaluation")
+
+
+def check_names(splits: dict[str, Sequence[str]]) -> None:
+    """Train and validation named, and no package in two splits: checked on names, before any corpus is built."""
+    for what in ("train", "validation"):
+        if not splits.get(what):
+            raise InputError(f"the corpus is too small to split honestly: no {what} package "
+                             f"(train: {', '.join(splits.get('train') or ()) or 'none'}; validation: "
+                             f"{', '.join(splits.get('validation') or ()) or 'none'})")
+    seen: dict[str, str] = {}
+    for what in SPLITS:
+        for name in splits.get(what) or ():
+            if name in seen:
+                raise InputError(f"package {name} is in both the {seen[name]} and the {what} split")
+            seen[name] = what
+
+
+def package_corpus(spec: str, var_dir: Path, toolchain: Toolchain, most: int | None = None) -> Package:
+    """`NAME=CORPUS_DIR`, or a Debian source package compiled once into `<var>/policy/corpus/debian-NAME`."""
+    from workers.corpus import from_debian
+
+    name, eq, path = spec.partition("=")
+    if eq:
+        if not (Path(path) / "corpus_description.json").is_file():
+            raise InputError(f"package {name}: {path} is not a corpus directory (no corpus_description.json)")
+        return package(name, Path(path), most)
+    out = var_dir / "policy" / "corpus" / f"debian-{name}"
+    if not (out / "corpus_description.json").is_file():
+        from_debian(name, out, toolchain, var_dir / "debsrc")
+    return package(name, out, most)
+
+
+def specs(split: str, given: str | None) -> list[str]:
+    """Comma-separated package specs of one split; None: the split workers/packages.py declares."""
+    if given is None:
+        from workers.packages import SPLITS as DECLARED
+
+        given = ",".join(DECLARED[split])
+    return [x.strip() for x in given.split(",") if x.strip()]
+
+
+def resolve_splits(train: str | None, validation: str | None, evaluation: str | None, var_dir: Path,
+                   toolchain: Toolchain, most: int | None = None) -> Splits:
+    """The three splits from comma-separated package specs (None: the declared ones), checked on names before
+    any corpus is compiled; `most` caps the modules of each training package."""
+    wanted = {s: specs(s, g) for s, g in zip(SPLITS, (train, validation, evaluation), strict=True)}
+    check_names({s: [n.partition("=")[0] for n in wanted[s]] for s in SPLITS})
+    return Splits(*(tuple(package_corpus(n, var_dir, toolchain, most if s == "train" else None) for n in wanted[s])
+                    for s in SPLITS))
+
+
+def _names(ps: Sequence[Package]) -> str:
+    return ", ".join(p.name for p in ps) or "none"
+
+
+@dataclass
+class Trainer:
+    """State of one training run; `progress` receives one line per stage (the Buildbot step shows them)."""
+
+    toolchain: Toolchain
+    splits: Splits
+    recipe: Recipe
+    fanout: Fanout
+    progress: Callable[[str], None] = print
+    #: the IR2Vec vocabulary whose embeddings the policy reads (None: LLVM's features alone)
+    vocab: Path | None = None
+    history: list[dict] = field(default_factory=list)
+    _heuristic: dict[str, int | None] = field(default_factory=dict)
+
+    @property
+    def _vocab(self) -> str | None:
+        return None if self.vocab is None else str(self.vocab)
+
+    # -- measuring ------------------------------------------------------------------------------
+    def heuristic_sizes(self, units: Sequence[Unit]) -> list[int | None]:
+        """LLVM's heuristic `.text` per module (measured once per run)."""
+        todo = [u for u in units if u.digest() not in self._heuristic]
+        sizes = self.fanout("size", [{"unit": u.as_json(), "policy": None} for u in todo])  # needs no vocabulary
+        self._heuristic.update({u.digest(): s for u, s in zip(todo, sizes, strict=True)})
+        return [self._heuristic[u.digest()] for u in units]
+
+    def policy_sizes(self, units: Sequence[Unit], policy: Mlp | None, model: str | None = None) -> list[int | None]:
+        """`.text` per module compiled with the network `policy`, or with the ONNX file `model`."""
+        p = None if policy is None else policy.as_json()
+        return self.fanout("size", [{"unit": u.as_json(), "policy": p, "model": model, "vocab": self._vocab}
+                                    for u in units])
+
+    def package_ratios(self, packages: Sequence[Package], policy: Mlp | None, model: str | None = None) -> list[dict]:
+        """Per package: `.text` summed over the modules both builds compiled, policy / heuristic."""
+        rows = []
+        for p in packages:
+            h = self.heuristic_sizes(p.units)
+            s = self.policy_sizes(p.units, policy, model) if policy is not None or model else h
+            both = [(a, b) for a, b in zip(h, s, strict=True) if a is not None and b is not None]
+            failed = [u.name for u, b in zip(p.units, s, strict=True) if b is None]
+            ht, pt = sum(a for a, _ in both), sum(b for _, b in both)
+            rows.append({"package": p.name, "modules": len(both), "failed": failed, "heuristic": ht, "policy": pt,
+                         "ratio": pt / ht if ht else 1.0})
+        return rows
+
+    def validate(self, policy: Mlp) -> float:
+        return geomean([r["ratio"] for r in self.package_ratios(self.splits.validation, policy)])
+
+    # -- stages -----------------------------------------------------------------------------------
+    def explore(self, base: Mlp | None, units: Sequence[Unit]) -> list[ModuleResult]:
+        b, budget = (None if base is None else base.as_json()), dataclasses.asdict(self.recipe.budget)
+        found = self.fanout("explore", [{"unit": u.as_json(), "base": b, "budget": budget, "vocab": self._vocab}
+                                        for u in units])
+        return [ModuleResult.from_json(d) for d in found]
+
+    def run(self) -> tuple[Mlp, dict]:
+        self.splits.check()
+        units = [u for p in self.splits.train for u in p.units]
+        self.progress(f"train on {len(units)} modules of {_names(self.splits.train)}; validate on "
+                      f"{_names(self.splits.validation)}")
+        best: tuple[float, Mlp | None, str] = (float("inf"), None, "none")
+        base: Mlp | None = None
+        results: list[ModuleResult] = []
+        for r in range(1, self.recipe.rounds + 1):
+            found = self.explore(base, units)
+            results += found  # every round's trajectories stay in the cloning set
+            saved = sum((m.base_size or 0) - (m.best_size or 0) for m in found)
+            total = sum(m.base_size or 0 for m in found) or 1
+            better = sum(1 for m in found if m.flips)
+            policy = fit_bc(*bc_dataset(results, self.recipe.bc), self.recipe.bc)
+            val = self.validate(policy)
+            self._record(stage="bc", round=r, explored=len(found), improved=better, explore_saved=saved / total,
+                         validation=val)
+            self.progress(f"round {r}/{self.recipe.rounds}: explored {len(found)} modules, {better} smaller "
+                          f"(-{100 * saved / total:.2f}% .text), cloned policy on validation {val:.4f}x")
+            if val < best[0]:
+                best = (val, policy, f"bc round {r}")
+            base = policy
+        start = best[1] or base
+        best = self._evolve(start, units, best)
+        verdict = "smaller than" if best[0] < 1 else "NOT smaller than"
+        self.progress(f"best on validation: {best[2]} at {best[0]:.4f}x the heuristic ({verdict} it)")
+        return best[1], {"validation": best[0], "chosen": best[2], "history": self.history}
+
+    def _evolve(self, policy: Mlp, units: Sequence[Unit], best: tuple) -> tuple:
+        es = self.recipe.es
+        if es.steps <= 0:
+            return best
+        heur = self.heuristic_sizes(units)
+        usable = [i for i, h in enumerate(heur) if h]
+        adam = Adam(es.step_size)
+
+        def evaluate(jobs: list[tuple[Mlp, int]]) -> list[float | None]:
+            sizes = self.fanout("size", [{"unit": units[usable[i]].as_json(), "policy": pol.as_json(),
+                                          "vocab": self._vocab} for pol, i in jobs])
+            return [None if s is None else reward(s, heur[usable[i]]) for s, (_, i) in zip(sizes, jobs, strict=True)]
+
+        for step in range(1, es.steps + 1):
+            policy, info = es_step(policy, adam, es, step, len(usable), evaluate)
+            val = self.validate(policy)
+            self._record(stage="es", validation=val, **info)
+            self.progress(f"es step {step}/{es.steps}: {info['compiled']}/{2 * es.pairs} compiled, mean reward "
+                          f"{info['mean_reward'] if info['mean_reward'] is not None else float('nan'):+.4f}, "
+                          f"validation {val:.4f}x (best {min(val, best[0]):.4f}x)")
+            if val < best[0]:
+                best = (val, policy, f"es step {step}")
+        return best
+
+    def _record(self, **row) -> None:
+        self.history.append(row)
+
+
+def heldout_table(trainer: Trainer, policy: Mlp | None, model: str | None = None) -> dict:
+    """The evaluation packages' ratios and their geomean: what a policy does on code it never saw."""
+    rows = trainer.package_ratios(trainer.splits.evaluation, policy, model)
+    return {"packages": rows, "geomean": geomean([r["ratio"] for r in rows]),
+            "worst": max((r["ratio"] for r in rows), default=float("nan"))}
+
+
+def format_table(table: dict) -> str:
+    lines = [f"{'package':<16} {'modules':>7} {'heuristic':>10} {'policy':>10} {'ratio':>8}"]
+    for r in table["packages"]:
+        lines.append(f"{r['package']:<16} {r['modules']:>7} {r['heuristic']:>10,} {r['policy']:>10,} "
+                     f"{r['ratio']:>8.4f}" + (f"  ({len(r['failed'])} failed)" if r["failed"] else ""))
+    lines.append(f"{'geomean':<16} {'':>7} {'':>10} {'':>10} {table['geomean']:>8.4f}")
+    return "\n".join(lines)
+
+
+KIND = "inline-es"
+
+
+def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: str, fanout: Fanout, *,
+             vocab: Path | None = None, vocab_version: str | None = None,
+             progress: Callable[[str], None] = print, key: bytes | None = None) -> dict:
+    """Train, measure held out, write OUTPUT.onnx, OUTPUT.npz and the signed OUTPUT.json; return the record.
+
+    The record is signed with the farm's key over its claims and the model's bytes
+    (vocabgen/signing.py), as the warm start's is: publishing takes metrics only from a record this
+    farm's training wrote for exactly this model (policyhost/release.py).
+    """
+    from farm.atomic import write_atomic
+    from vocabgen.signing import farm_key, sign
+
+    output = Path(output)
+    if output.suffix != ".onnx":
+        raise InputError(f"output {output} must end in .onnx")
+    rec = recipe(recipe_name)
+    t = Trainer(toolchain, splits, rec, fanout, progress=progress, vocab=vocab)
+    policy, info = t.run()
+    table = heldout_table(t, policy)
+    progress("held out (never trained or validated on):\n" + format_table(table))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"mlgo.kind": KIND, "mlgo.advice": "inlining_decision", "mlgo.recipe": recipe_name,
+            "mlgo.validation": f"{info['validation']:.4f}", "mlgo.heldout_geomean": f"{table['geomean']:.4f}"}
+    write_atomic(output, policy.to_onnx(meta))
+    policy.save(output.with_suffix(".npz"))
+    record = {"kind": KIND, "model": str(output), "recipe": recipe_name, "params": rec.as_json(),
+              "vocab": str(vocab) if vocab else None, "vocab_version": vocab_version, "llvm": toolchain.describe(),
+              "splits": {s: [p.name for p in getattr(splits, s)] for s in SPLITS},
+              "modules": {s: sum(len(p.units) for p in getattr(splits, s)) for s in SPLITS},
+              "features": [f[0] for f in policy.features], "heldout": table, **info}
+    record = sign(output.read_bytes(), record, farm_key() if key is None else key)
+    write_atomic(output.with_suffix(".json"), json.dumps(record, indent=2, sort_keys=True) + "\n")
+    return record

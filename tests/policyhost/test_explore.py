@@ -1,0 +1,88 @@
+"""Exploration with the real clang: replaying the heuristic, flipping decisions, caching what was found."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from farm.toolchain import Toolchain, text_sizes
+from policyhost.explore import (
+    Budget,
+    ExploreCache,
+    Unit,
+    corpus_units,
+    default_offset,
+    explore,
+    explore_cached,
+    play,
+)
+from tests.policyhost.callgraph import write_sources
+
+
+@pytest.fixture(scope="module")
+def units(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> list[Unit]:
+    from workers.corpus import from_sources
+
+    tmp = tmp_path_factory.mktemp("explore")
+    corpus = from_sources(write_sources(tmp / "src", files=4, per_file=12, seed=5), tmp / "corpus", toolchain, jobs=2)
+    return corpus_units(corpus.path)
+
+
+def test_replaying_the_heuristic_builds_what_plain_clang_builds(units: list[Unit], toolchain: Toolchain,
+                                                                tmp_path: Path) -> None:
+    unit = units[0]
+    p = play(unit, None, (), toolchain)
+    assert p.error is None and p.policy.actions
+    plain = tmp_path / "plain.o"
+    toolchain.run("clang", ["-Oz", "-c", str(unit.bitcode), "-o", str(plain)])
+    assert p.size == text_sizes(toolchain, [plain])[plain]
+    at = default_offset(p.policy.features)
+    assert [int(r[at]) for r in p.policy.rows] == p.policy.actions  # the heuristic answered its own default
+
+
+def test_a_flip_answers_the_opposite_at_that_step_and_the_base_before_it(units: list[Unit],
+                                                                         toolchain: Toolchain) -> None:
+    unit = max(units, key=lambda u: len(play(u, None, (), toolchain).policy.actions))
+    base = play(unit, None, (), toolchain)
+    k = len(base.policy.actions) // 2
+    flipped = play(unit, None, (k,), toolchain)
+    at = default_offset(flipped.policy.features)
+    assert flipped.policy.actions[:k] == base.policy.actions[:k]
+    assert flipped.policy.actions[k] == 1 - int(flipped.policy.rows[k][at])
+    again = play(unit, None, (k,), toolchain)
+    assert (again.size, again.policy.actions) == (flipped.size, flipped.policy.actions), "replays are deterministic"
+
+
+def test_exploration_keeps_only_strictly_smaller_trajectories_and_they_replay(units: list[Unit],
+                                                                               toolchain: Toolchain) -> None:
+    results = [explore(u, None, toolchain, Budget(per_round=4, rounds=2)) for u in units]
+    assert all(r.error is None and r.best_size <= r.base_size for r in results)
+    assert all(r.compiles <= 1 + 4 * 2 for r in results)
+    improved = [r for r in results if r.flips]
+    assert improved, [r.summary() for r in results]  # generated call graphs always leave something to find
+    for r in improved:
+        assert r.best_size < r.base_size
+        unit = next(u for u in units if u.name == r.name)
+        assert play(unit, None, r.flips, toolchain).size == r.best_size
+        at = default_offset(r.features)
+        assert all(r.actions[f] != int(r.rows[f, at]) for f in r.flips)
+
+
+def test_results_are_cached_by_content_base_and_budget(units: list[Unit], toolchain: Toolchain,
+                                                       tmp_path: Path) -> None:
+    cache = ExploreCache(tmp_path / "cache")
+    first = explore_cached(units[1], None, toolchain, Budget(2, 1), cache)
+    assert first.compiles >= 1
+    hit = explore_cached(units[1], None, toolchain, Budget(2, 1), cache)
+    assert hit.compiles == 0 and (hit.best_size, hit.flips) == (first.best_size, first.flips)
+    np.testing.assert_array_equal(hit.rows, first.rows)
+    assert explore_cached(units[1], None, toolchain, Budget(3, 1), cache).compiles >= 1, "another budget, new key"
+
+
+def test_a_module_that_does_not_compile_is_reported_not_raised(tmp_path: Path, toolchain: Toolchain) -> None:
+    bad = tmp_path / "bad.bc"
+    bad.write_bytes(b"BC\xc0\xde not bitcode")
+    r = explore(Unit("bad.c", bad), None, toolchain)
+    assert r.base_size is None and r.error and len(r.error.splitlines()) == 1

@@ -1,0 +1,82 @@
+"""Learning from exploration, without a compiler: weighted cloning, the ES gradient, the reward."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from policyhost.explore import ModuleResult
+from policyhost.improve import Adam, BcParams, EsParams, bc_dataset, es_gradient, es_step, fit_bc, geomean, reward
+from policyhost.mlp import Mlp
+
+FEATURES = [("callee_users", 1, "int64"), ("cost", 1, "int64"), ("inlining_default", 1, "int64")]
+
+
+def _module(name: str, rows: np.ndarray, actions: np.ndarray, base: int, best: int) -> ModuleResult:
+    return ModuleResult(name, base, best, [], 1, features=FEATURES, rows=rows, actions=actions)
+
+
+def _synthetic(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The heuristic's default, departed from where a callee has exactly two users (what exploration finds)."""
+    rng = np.random.default_rng(seed)
+    users, cost = rng.integers(1, 6, n), rng.integers(0, 300, n)
+    default = (cost < 60).astype(np.int64)
+    action = np.where(users == 2, 1, default)
+    return np.stack([users, cost, default], axis=1).astype(np.float64), action
+
+
+def test_reward_is_ml_compiler_opts() -> None:
+    assert reward(90, 100) == pytest.approx(1 - 90.01 / 100.01)
+    assert reward(100, 100) == 0 and reward(110, 100) < 0
+
+
+def test_departures_and_savings_weigh_more() -> None:
+    x, y = _synthetic(200, 1)
+    saved, same = _module("a", x, y, 1000, 900), _module("b", x, x[:, 2].astype(np.int64), 1000, 1000)
+    feats, xs, ys, ws = bc_dataset([saved, same], BcParams(gain=10, flip_weight=5))
+    assert feats == FEATURES and len(ys) == 400
+    departs = ys[:200] != xs[:200, 2]
+    assert ws[:200][~departs] == pytest.approx(1 + 10 * 0.1)
+    assert ws[:200][departs] == pytest.approx(5 * (1 + 10 * 0.1))
+    assert set(ws[200:]) == {1.0}
+    with pytest.raises(ValueError, match="no explored module"):
+        bc_dataset([ModuleResult("c", None, None, [], 1, error="broken")], BcParams())
+
+
+def test_cloning_learns_where_to_depart_from_the_heuristic() -> None:
+    x, y = _synthetic(3000, 2)
+    feats, xs, ys, ws = bc_dataset([_module("m", x, y, 100, 90)], BcParams())
+    net = fit_bc(feats, xs, ys, ws, BcParams(epochs=30, hidden=(16, 16)))
+    tx, ty = _synthetic(1000, 3)  # rows it never saw
+    assert ((net.margin(tx) > 0).astype(int) == ty).mean() > 0.97
+
+
+def test_antithetic_gradient_needs_enough_pairs_and_points_uphill() -> None:
+    eps = np.eye(3)
+    grad = es_gradient(eps, [1.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 0.1, 0.4)
+    assert grad[0] > 0 and grad[1] == grad[2] == 0
+    assert es_gradient(eps, [1.0, None, None], [-1.0, 0.0, None], 0.1, 0.4) is None
+
+
+def test_evolution_strategies_climb_a_known_reward() -> None:
+    """ES with Adam on a network whose reward is its closeness to a target: it gets closer."""
+    x, _ = _synthetic(20, 4)
+    net = Mlp.init(FEATURES, x, (4,), seed=0)
+    target = net.flat() + 0.5
+    params = EsParams(steps=40, pairs=8, sigma=0.05, step_size=0.05)
+    adam = Adam(params.step_size)
+
+    def evaluate(jobs):
+        return [None if i == 0 and step == 3 else -float(np.sum((p.flat() - target) ** 2)) for p, i in jobs]
+
+    start = np.linalg.norm(net.flat() - target)
+    skipped = 0
+    for step in range(1, params.steps + 1):
+        net, info = es_step(net, adam, params, step, 4, evaluate)
+        skipped += info["skipped"]
+    assert np.linalg.norm(net.flat() - target) < 0.5 * start
+    assert skipped == 0  # a few failed compiles in one step do not skip it
+
+
+def test_geomean() -> None:
+    assert geomean([0.5, 2.0]) == pytest.approx(1.0)

@@ -1,0 +1,105 @@
+"""The trainer for real: `mlgo-farm policy train` on small corpora, in threads and through Celery workers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from farm.errors import InputError
+from farm.toolchain import Toolchain
+from policyhost.trainer import check_names
+from tests.policyhost.callgraph import write_sources
+from tests.servers import stop, wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
+
+
+@pytest.fixture(scope="module")
+def packages(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> dict[str, Path]:
+    """Three 'packages' of generated C, each its own corpus: train, validation, evaluation."""
+    from workers.corpus import from_sources
+
+    tmp = tmp_path_factory.mktemp("packages")
+    return {name: from_sources(write_sources(tmp / f"{name}-src", files=3, per_file=12, seed=seed),
+                               tmp / name, toolchain, jobs=2).path
+            for name, seed in (("alpha", 11), ("beta", 12), ("gamma", 13))}
+
+
+def _train_args(packages: dict[str, Path], out: Path) -> list[str]:
+    return ["policy", "train", "--recipe", "smoke", "--train", f"alpha={packages['alpha']}",
+            "--validation", f"beta={packages['beta']}", "--evaluation", f"gamma={packages['gamma']}", "-o", str(out)]
+
+
+def _run(args: list[str], env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([MLGO_FARM, *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_splits_are_checked_on_names_before_anything_compiles() -> None:
+    with pytest.raises(InputError, match="too small to split honestly: no validation package"):
+        check_names({"train": ["a"], "validation": [], "evaluation": ["c"]})
+    with pytest.raises(InputError, match="package a is in both the train and the evaluation split"):
+        check_names({"train": ["a"], "validation": ["b"], "evaluation": ["a"]})
+
+
+def test_train_writes_a_signed_policy_and_its_held_out_table(packages: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "p.onnx"
+    res = _run(_train_args(packages, out))
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith("train on ") and any(ln.startswith("round 1/1: explored ") for ln in lines)
+    assert any(ln.startswith("es step 1/1: ") for ln in lines) and any("best on validation" in ln for ln in lines)
+    record = json.loads(out.with_suffix(".json").read_text())
+    assert record["kind"] == "inline-es" and record["splits"] == {
+        "train": ["alpha"], "validation": ["beta"], "evaluation": ["gamma"]}
+    from policyhost.release import read_result
+
+    assert read_result(out)["heldout"] == record["heldout"]  # signed by this farm over the model's bytes
+    row = record["heldout"]["packages"][0]
+    assert row["package"] == "gamma" and row["policy"] == pytest.approx(row["ratio"] * row["heuristic"])
+    # the model as published runs in a real compile and its table is the one training printed
+    held = _run(["policy", "heldout", str(out), "--evaluation", f"gamma={packages['gamma']}", "--json"])
+    assert held.returncode == 0, held.stderr
+    assert json.loads(held.stdout)["packages"][0] == row
+
+
+def test_a_missing_validation_split_is_one_line(packages: dict[str, Path], tmp_path: Path) -> None:
+    res = _run(["policy", "train", "--recipe", "smoke", "--train", f"alpha={packages['alpha']}", "--validation", "",
+                "--evaluation", "", "-o", str(tmp_path / "p.onnx")])
+    assert res.returncode != 0 and res.stderr.strip().splitlines() == [
+        "mlgo-farm: error: the corpus is too small to split honestly: no validation package (train: alpha; "
+        "validation: none)"]
+    assert not (tmp_path / "p.onnx").exists()
+
+
+def test_celery_workers_train_the_same_policy_as_threads(packages: dict[str, Path], tmp_path: Path,
+                                                        redis_url: str) -> None:
+    """Every compile a Celery task on a real worker: the same bytes as the threaded run (all is deterministic)."""
+    import os
+
+    import redis
+
+    redis.Redis.from_url(redis_url).flushall()
+    env = {**os.environ, "MLGO_FARM_CELERY_BROKER_URL": f"{redis_url}/0",
+           "MLGO_FARM_CELERY_RESULT_BACKEND": f"{redis_url}/1", "MLGO_FARM_PATHS_VAR_DIR": str(tmp_path / "var")}
+    log = tmp_path / "worker.log"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "vocabgen.celery_app", "worker", "--pool=prefork", "--concurrency=2",
+         "--loglevel=INFO", "-n", "trainer@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
+         f"--logfile={log}"], cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: log.exists() and "ready." in log.read_text(), 60, "the Celery worker")
+        threads, celery = tmp_path / "threads.onnx", tmp_path / "celery.onnx"
+        res = _run(_train_args(packages, threads), env={**env, "MLGO_FARM_PATHS_VAR_DIR": str(tmp_path / "v2")})
+        assert res.returncode == 0, res.stderr
+        res = _run([*_train_args(packages, celery), "--celery", "--timeout", "600"], env=env)
+        assert res.returncode == 0, res.stderr + log.read_text()[-3000:]
+        assert "policyhost.train_tasks.work" in log.read_text()
+        assert celery.read_bytes() == threads.read_bytes()
+    finally:
+        stop(worker)
