@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from farm.config import Settings
@@ -64,8 +65,45 @@ def reconfig(settings: Settings) -> None:
     """`buildbot reconfig`: the running master rereads master.cfg (and so the web users file)."""
     if running(settings) is None:
         raise FarmError("the buildbot master is not running")
-    run([venv_tool("buildbot"), "reconfig", str(master_dir(settings))], farm_env(settings), "buildbot reconfig",
-        timeout=180)
+    log = master_dir(settings) / "twistd.log"
+    start = log.stat().st_size if log.is_file() else 0
+    try:
+        run([venv_tool("buildbot"), "reconfig", str(master_dir(settings))], farm_env(settings), "buildbot reconfig",
+            timeout=180)
+    except FarmError as e:
+        reason = reconfig_failure(log, start)
+        if reason is None:
+            raise
+        raise FarmError(f"buildbot reconfig failed: {reason} (the master runs on with its previous "
+                        "configuration)") from e
+
+
+def reconfig_failure(log: Path, start: int) -> str | None:
+    """Why the master refused its configuration, from what it logged after byte `start` of twistd.log.
+
+    `buildbot reconfig` itself only says "Reconfiguration failed. Please inspect the master.cfg file for
+    errors, correct them, then try 'buildbot reconfig' again."; the reason (the farm's one-line error, or
+    the last line of a traceback) is what the master logged between loading the file and aborting.
+    """
+    try:
+        with open(log, "rb") as f:
+            if f.seek(0, 2) < start:  # rotated meanwhile: the new file holds it
+                start = 0
+            f.seek(start)
+            text = f.read(1 << 20).decode(errors="replace")
+    except OSError:
+        return None
+    lines = [re.sub(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\S* \[[^]]*\] ", "", ln).strip() for ln in text.splitlines()]
+    begin = max((i for i, ln in enumerate(lines) if ln.startswith("Loading configuration from")), default=None)
+    if begin is None:
+        return None
+    said: list[str] = []
+    for ln in lines[begin + 1:]:
+        if ln.startswith("configuration update aborted"):
+            return said[-1][:500] if said else None
+        if ln:
+            said.append(ln)
+    return None
 
 
 def stop(settings: Settings) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from buildbot.plugins import schedulers, util
-from buildbot.schedulers.forcesched import StringParameter
+from buildbot.schedulers.forcesched import CollectedValidationError, StringParameter
 
 from master.factories import trigger_scheduler
 from master.fanout import shard_builder, shard_scheduler
@@ -28,6 +28,22 @@ class PatternParameter(StringParameter):
         spec = super().getSpec()
         spec["regex"] = self.regex.pattern if self.regex is not None else None
         return spec
+
+
+class TextForceScheduler(schedulers.ForceScheduler):
+    """Buildbot's ForceScheduler, refusing a value that is not text as invalid parameters.
+
+    The web form sends text, but a JSON-RPC client can send `"rev": 123`, a list or an object, and
+    Buildbot's checks assume text (a pattern matched against 123 raises TypeError: an HTTP 500 and a
+    traceback in the master's log). Raised before any check, this is the 400 every other bad value gets.
+    """
+
+    def force(self, owner, builderNames=None, builderid=None, **kwargs):
+        bad = {k: f"expected text, got {type(v).__name__} {str(v)[:60]}" for k, v in kwargs.items()
+               if not (isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v)))}
+        if bad:
+            raise CollectedValidationError(bad)
+        return super().force(owner, builderNames, builderid, **kwargs)
 
 
 def force_parameter(p: Param):
@@ -66,7 +82,7 @@ def make_schedulers(active: Sequence[Builder]) -> list:
             out.append(schedulers.Triggerable(name=trigger_scheduler(b.name), builderNames=after))
         if b.fan_out:
             out.append(schedulers.Triggerable(name=shard_scheduler(b.name), builderNames=[shard_builder(b.name)]))
-        out.append(schedulers.ForceScheduler(
+        out.append(TextForceScheduler(
             name=force_scheduler(b.name),
             builderNames=[b.name],
             buttonName=f"run {b.name}",

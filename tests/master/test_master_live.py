@@ -201,10 +201,19 @@ def test_anonymous_users_look_but_cannot_control_and_forms_offer_only_choices(li
         api.rpc("forceschedulers/force-triplets-ir", "force", corpus_source="--help")
     with pytest.raises(FarmError, match=r"HTTP 400: .*rev.*does not match pattern"):
         api.rpc("forceschedulers/force-llvm-tot", "force", rev="--upload-pack=/tmp/mine")
+    # a JSON client's number, list or object where the form sends text: the same 400, never a 500
+    for value in (123, [1], {"a": 1}):
+        with pytest.raises(FarmError, match=r"HTTP 400: .*rev.*expected text, got "):
+            api.rpc("forceschedulers/force-llvm-tot", "force", rev=value)
     assert len(api.get("buildsets")["buildsets"]) == 1
 
     # an operator adds a login: a line in the users file, then reconfig; it logs in from the environment
     users = users_file(load_settings())
+    users.write_text("alice\n")  # a bad users file: reconfig fails saying why, the master runs on unchanged
+    users.chmod(0o600)
+    assert main(["master", "reconfig"]) != 0
+    line = _one_error_line(capsys)
+    assert f"{users}:1: expected name:password" in line, line
     users.write_text("alice:alice-secret\n")
     users.chmod(0o600)
     assert main(["master", "reconfig"]) == 0
