@@ -44,7 +44,13 @@ class MissingObject(StoreError):
 
 
 class FileStore:
-    """A directory on local disk laid out exactly like the bucket."""
+    """A directory on local disk laid out exactly like the bucket.
+
+    A bucket has no directories, so this store leaves none that hold nothing: a failed put removes
+    the directories it made, and a delete removes the directories it empties (up to the root). A
+    failed or rolled-back publish thus leaves the tree exactly as it was, not an empty version
+    directory the dashboard would list.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root).absolute()
@@ -55,12 +61,17 @@ class FileStore:
 
     def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
         path = self._path(key)
-        try:
-            write_atomic(path, data)  # 0644, new directories 0755
-        except StoreError:
-            raise
-        except FarmError as e:  # a full disk, a read-only or unwritable directory: the store failed
-            raise StoreError(str(e)) from None  # "cannot write <path>: no space left on device"
+        for attempt in (1, 2):
+            try:
+                write_atomic(path, data)  # 0644, new directories 0755
+                return
+            except FarmError as e:  # a full disk, a read-only or unwritable directory: the store failed
+                if attempt == 1 and not path.parent.is_dir():
+                    continue  # a concurrent delete pruned the directory just made for this object
+                self._prune(path.parent)
+                if isinstance(e, StoreError):
+                    raise
+                raise StoreError(str(e)) from None  # "cannot write <path>: no space left on device"
 
     def get(self, key: str) -> bytes:
         try:
@@ -87,10 +98,21 @@ class FileStore:
         return sorted(keys)
 
     def delete(self, key: str) -> None:
+        path = self._path(key)
         try:
-            self._path(key).unlink(missing_ok=True)
+            path.unlink(missing_ok=True)
         except OSError as e:
             raise StoreError(f"delete {key} in {self.url} failed: {describe(e)}") from None
+        self._prune(path.parent)
+
+    def _prune(self, directory: Path) -> None:
+        """Remove `directory` and its ancestors below the root while they are empty (rmdir refuses others)."""
+        while directory != self.root and self.root in directory.parents:
+            try:
+                directory.rmdir()
+            except OSError:  # not empty (or gone, or not ours to remove): the objects above stay reachable
+                return
+            directory = directory.parent
 
     def link(self, key: str) -> str:
         return self._path(key).as_uri()

@@ -46,3 +46,9 @@ def fill(where: Path, leave_pages: int = 0) -> Path:
 def unfill(where: Path) -> None:
     for f in where.glob("filler-*"):
         f.unlink()
+
+
+def snapshot(root: Path) -> dict[str, bytes | None]:
+    """Every file (its bytes) and directory (None) under `root`, hidden temporaries included: what a
+    failed write must leave exactly as it was (an empty directory left behind counts too)."""
+    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else None for p in sorted(root.rglob("*"))}

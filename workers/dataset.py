@@ -13,6 +13,7 @@ the dataset can learn rather than fill.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
@@ -21,7 +22,7 @@ from typing import Any
 
 from farm import jsonio
 from farm.atomic import atomic_dir
-from farm.errors import FarmError, InputError
+from farm.errors import FarmError, InputError, StoreError
 from farm.store import ObjectStore
 from workers.predicates import RELATION, entity_ids, triplet_lines
 
@@ -149,19 +150,32 @@ def store_prefix(kind: str, dataset_id: str) -> str:
 
 
 def publish(dataset_dir: Path, store: ObjectStore) -> str:
-    """Upload files, verify them, then move `datasets/{kind}/latest.json`; returns the id."""
+    """Check every file, upload them (the manifest last), verify them, then move `datasets/{kind}/latest.json`;
+    returns the id. A failure anywhere (a full disk, an outage) removes the objects this call created, so
+    the store never holds dataset files without their manifest, nor a dataset `latest` does not name."""
     m = read_manifest(dataset_dir)
     kind, dataset_id = m["kind"], m["id"]
     prefix = store_prefix(kind, dataset_id)
-    for name in (*FILES, MANIFEST):
-        data = (Path(dataset_dir) / name).read_bytes()
+    files = {name: (Path(dataset_dir) / name).read_bytes() for name in (*FILES, MANIFEST)}
+    for name, data in files.items():
         if name in m["files"] and hashlib.sha256(data).hexdigest() != m["files"][name]:
             raise InputError(f"{dataset_dir}/{name} does not match its manifest checksum")
-        store.put(f"{prefix}/{name}", data, "text/plain" if name.endswith(".txt") else "application/json")
-    for name in FILES:
-        if hashlib.sha256(store.get(f"{prefix}/{name}")).hexdigest() != m["files"][name]:
-            raise FarmError(f"uploaded {prefix}/{name} does not match its checksum; latest not moved")
-    pointer = {"kind": kind, "id": dataset_id, "manifest": m}
-    store.put(f"datasets/{kind}/latest.json", json.dumps(pointer, indent=2, sort_keys=True).encode(),
-              "application/json")
+    created: list[str] = []
+    try:
+        for name, data in files.items():
+            key = f"{prefix}/{name}"
+            if not store.exists(key):  # a dataset published before keeps its objects whatever happens now
+                created.append(key)
+            store.put(key, data, "text/plain" if name.endswith(".txt") else "application/json")
+        for name in FILES:
+            if hashlib.sha256(store.get(f"{prefix}/{name}")).hexdigest() != m["files"][name]:
+                raise FarmError(f"uploaded {prefix}/{name} does not match its checksum; latest not moved")
+        pointer = {"kind": kind, "id": dataset_id, "manifest": m}
+        store.put(f"datasets/{kind}/latest.json", json.dumps(pointer, indent=2, sort_keys=True).encode(),
+                  "application/json")
+    except BaseException:
+        for key in reversed(created):  # the manifest first: never a manifest whose files are gone
+            with contextlib.suppress(StoreError):
+                store.delete(key)
+        raise
     return dataset_id

@@ -269,23 +269,19 @@ def test_a_failed_latest_put_is_taken_back_when_the_store_answers_again(s3_proxy
     assert {k: store.get(k) for k in store.list("vocab/")} == before
 
 
-def _snapshot(root: Path) -> dict[str, bytes]:
-    """Every file under `root`, hidden temporaries included."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 def test_disk_full_at_each_write_of_a_publish(validated, validated_other, tmp_path: Path) -> None:
     """A real 1 MiB tmpfs, filled to leave 0, 1, 2, ... pages free, until the publish fits.
 
     Every failure is one line naming the object's path with "no space left on device", and leaves
-    the store exactly as it was (no half-published version, no temporary, latest and index unchanged).
+    the store exactly as it was (no half-published version, not even its empty directory, no
+    temporary, latest and index unchanged).
     """
     with tmpfs.mounted(tmp_path / "fs", "1m") as fs:
         store = FileStore(fs / "store")
         old, old_manifest = validated
         new, new_manifest = validated_other
         first = pub.publish(store, old, old_manifest, when=T0)
-        before = _snapshot(store.root)
+        before = tmpfs.snapshot(store.root)
         failed_at = []
         for leave in range(tmpfs.free_pages(fs)):
             tmpfs.fill(fs, leave)
@@ -295,7 +291,7 @@ def test_disk_full_at_each_write_of_a_publish(validated, validated_other, tmp_pa
                 message = str(e)
                 assert "\n" not in message and message.endswith(": no space left on device"), message
                 failed_at.append(re.fullmatch(rf"cannot write {re.escape(str(store.root))}/(\S+): .*", message)[1])
-                assert _snapshot(store.root) == before, f"with {leave} pages free"
+                assert tmpfs.snapshot(store.root) == before, f"with {leave} pages free"
                 continue
             finally:
                 tmpfs.unfill(fs)
