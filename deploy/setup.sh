@@ -5,8 +5,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 venv=${MLGO_FARM_VENV:-$here/.venv}
 # chromium + chromium-driver: the browser tests drive Debian's browser (no browser download at install time)
+# libgmp-dev: gmp.h, which libtomcrypt's corpus recipe compiles against (workers/debrecipes.py)
 apt_pkgs=(clang-22 llvm-22 lld-22 redis-server valgrind ninja-build cmake git dpkg-dev ca-certificates ccache
-  chromium chromium-driver)
+  chromium chromium-driver libgmp-dev)
 
 sudo_() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 

@@ -124,7 +124,8 @@ _FLAC_CONFIG = _defines(
 
 #: Packages the farm knows how to compile (without their build systems, but for LLVM's).
 RECIPES: dict[str, Recipe] = {
-    "zlib": Recipe(flags=("-DHAVE_UNISTD_H", "-D_LARGEFILE64_SOURCE=1"), subdirs=(".",)),
+    "zlib": Recipe(flags=("-DHAVE_UNISTD_H", "-D_LARGEFILE64_SOURCE=1"), subdirs=(".",),
+                   exclude=("contrib/minizip/iowin32.c",)),  # minizip's Windows file API
     "lua5.4": Recipe(
         subdirs=("src",),
         flags=("-DLUA_USE_LINUX", "-DLUA_COMPAT_5_3"),
@@ -255,10 +256,11 @@ RECIPES: dict[str, Recipe] = {
         subdirs=("src", "examples", "microbench"),
         flags=("-DHAVE_CONFIG_H", "-D_GNU_SOURCE", "-I{src}", "-I{src}/include", "-I{src}/src/libFLAC/include"),
         generated={"config.h": _FLAC_CONFIG},
-        # The Windows UTF-8 shim, fragments lpc_intrin*.c #include, the Ogg glue, and a test and a generator
-        # the build does not compile.
-        exclude=("src/share/win_utf8_io/*", "src/libFLAC/deduplication/*", "src/libFLAC/ogg_*.c",
-                 "src/share/utf8/charset_test.c", "src/share/utf8/makemap.c"),
+        # The Windows UTF-8 shim, other architectures' intrinsics, fragments lpc_intrin*.c #include, the Ogg
+        # glue, and a test and a generator the build does not compile.
+        exclude=("src/share/win_utf8_io/*", "src/libFLAC/*_neon.c", "src/libFLAC/*_vsx.c",
+                 "src/libFLAC/deduplication/*", "src/libFLAC/ogg_*.c", "src/share/utf8/charset_test.c",
+                 "src/share/utf8/makemap.c"),
     ),
     # Oniguruma: the library with every encoding, the samples and tests.
     "libonig": Recipe(

@@ -21,6 +21,7 @@ def test_zlib_source_becomes_a_corpus(tmp_path: Path, toolchain: Toolchain) -> N
     names = {m.name for m in c.modules}
     assert {"deflate.c", "inflate.c", "trees.c"} <= names
     assert len(c.modules) >= 15
+    assert "contrib/minizip/iowin32.c" not in {j.name for j in debsrc.jobs("zlib", tree)}, "Windows-only"
 
 
 def test_lua_recipe_compiles_the_interpreter(tmp_path: Path, toolchain: Toolchain) -> None:
