@@ -25,6 +25,8 @@ class FarmStatusGenerator(reporters.BuildStatusGenerator):
     """Buildbot's BuildStatusGenerator, silent for builds whose failure the farm mailed about itself."""
 
     def is_message_needed_by_props(self, build) -> bool:
+        if _watchdog_line(build):  # the watchdog's own mail says it (WatchdogGenerator)
+            return False
         if (build.get("properties") or {}).get(MAILED_BY_FARM):
             return False
         return super().is_message_needed_by_props(build)

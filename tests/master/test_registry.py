@@ -371,3 +371,5 @@ def test_buildbot_mail_skips_builds_the_farm_mailed_about_and_links_use_the_web_
     retried = {**build, "results": 5, "properties": {**build["properties"], WATCHDOG: ["no step", "watchdog"]}}
     assert alarm.is_message_needed_by_props(retried) and alarm.is_message_needed_by_results(retried)
     assert not alarm.is_message_needed_by_props(build)
+    failed = {**retried, "results": 2}  # failed by the watchdog after its retries: its mail only, not a second
+    assert alarm.is_message_needed_by_props(failed) and not gen.is_message_needed_by_props(failed)
