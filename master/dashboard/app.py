@@ -6,6 +6,10 @@ shows this app's `index.html` there; the other pages are full pages under the sa
 Downloads live under `store/`, in the store's own key layout (`store/vocab/ir/latest/vocab.json`),
 so the URL a user without the farm fetches has the same shape as the S3 key of the same file.
 
+Links that leave the page (the download URLs of `index.json`, the `curl` lines of the version pages)
+are built from the configured `[buildbot] web_url` (farm.config's BuildbotConfig.dashboard), never
+from the request's Host header, which anyone can set; links inside the pages are paths.
+
 Everything here only reads. Anonymous visitors may look, never act: every method other than GET
 and HEAD is answered 405 before any page code runs (middleware below, for every path, existing or
 not), and no page writes to the store or the history. What is served of the store is decided in
@@ -21,14 +25,18 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, Response, abort, jsonify, request, url_for
+from flask import Flask, Response, abort, jsonify, request
 from werkzeug.exceptions import NotFound
 
 from farm.config import Settings
+from farm.errors import StoreError
 from farm.store import ObjectStore, store_from_settings
-from master.dashboard import files
+from master.dashboard import files, stream
+from master.dashboard.memo import Memo
 
 READ_METHODS = ("GET", "HEAD")
+#: The most characters of what was not found a 404 repeats.
+MAX_404 = 200
 #: Pages of the store (regression reports) may show images and inline style, never run a script.
 STORE_HTML_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'"
 
@@ -46,7 +54,12 @@ class ReadOnly:
                                                       ("Content-Type", "text/plain; charset=utf-8"),
                                                       ("Content-Length", str(len(body)))])
             return [body]
-        return self.app(environ, start_response)
+
+        def keep_write(*args: Any) -> Callable:
+            environ[stream.WRITE] = write = start_response(*args)  # the server's own (see stream.py)
+            return write
+
+        return self.app(environ, keep_write)
 
 
 class Farm:
@@ -61,6 +74,18 @@ class Farm:
         self._lock = threading.Lock()
         self.history_path = Path(history) if history else history_path(settings)
         self.flower_url = flower_url
+        #: sha256 of served objects by their identity (files.Blob), and diffs of published versions
+        self.digests = Memo(4096)
+        self.diffs = Memo(64)
+
+    def public_url(self, key: str) -> str:
+        """The download URL of store `key` as readers reach the master: from the configuration, not the request."""
+        return self.settings.buildbot.dashboard(f"store/{key}")
+
+    def digest(self, got: files.Served) -> str:
+        if got.blob is None:
+            return hashlib.sha256(got.data or b"").hexdigest()
+        return self.digests.get(got.blob.identity, got.blob.sha256)
 
     @property
     def store(self) -> ObjectStore:
@@ -71,12 +96,23 @@ class Farm:
 
 
 def _download(farm: Farm, key: str) -> Response:
+    """The object streamed (stream.py), its sha256 as ETag (computed once per object, Farm.digests)."""
     try:
         got = files.serve(farm.store, key)
     except files.NotServed:
         abort(404)
-    resp = Response(got.data, content_type=got.content_type)
-    resp.set_etag(hashlib.sha256(got.data).hexdigest())
+    try:
+        etag = farm.digest(got)
+        if got.blob is None:
+            resp = Response(got.data, content_type=got.content_type)
+        else:
+            resp = Response(stream.Stream(got.blob.reader, request.environ), content_type=got.content_type,
+                            direct_passthrough=True)
+            resp.content_length = got.blob.size
+    except BaseException:
+        got.close()
+        raise
+    resp.set_etag(etag)
     resp.headers["Cache-Control"] = "public, max-age=31536000, immutable" if got.immutable else "no-cache"
     resp.headers["X-Content-Type-Options"] = "nosniff"
     if got.version:
@@ -87,10 +123,8 @@ def _download(farm: Farm, key: str) -> Response:
 
 
 def download_index(farm: Farm) -> dict[str, Any]:
-    """Every published version with its absolute download URLs: what a script fetches first."""
-
-    def url(key: str) -> str:
-        return url_for("download", key=key, _external=True)
+    """Every published version with its absolute download URLs (from `web_url`): what a script fetches first."""
+    url = farm.public_url
 
     out: dict[str, Any] = {"format": 1}
     for root, artifact in files.ARTIFACTS.items():
@@ -146,7 +180,15 @@ def create_app(settings: Settings, store: ObjectStore | None = None, history: Pa
     def _not_found(e: NotFound) -> Response:
         """One line of plain text: what was not found, never a page that could be mistaken for one."""
         text = e.description if e.description != NotFound.description else f"nothing at {request.path}"
-        return Response(f"404 Not Found: {' '.join(str(text).split())}\n", 404,
+        text = " ".join(str(text).split())
+        if len(text) > MAX_404:  # a hostile path of 4 KB is not echoed back whole
+            text = text[:MAX_404] + "…"
+        return Response(f"404 Not Found: {text}\n", 404, content_type="text/plain; charset=utf-8")
+
+    @app.errorhandler(StoreError)
+    def _store_down(e: StoreError) -> Response:
+        """The store did not answer (S3 down): one line, and a status that says "try again", not "no such file"."""
+        return Response(f"503 Service Unavailable: {' '.join(str(e).split())}\n", 503,
                         content_type="text/plain; charset=utf-8")
 
     @app.after_request

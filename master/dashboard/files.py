@@ -8,8 +8,15 @@ writes the manifest after the three text files, so an id without one is not serv
 else in the bucket (`vocab-staging/`, `datasets/shards/` of a sharded run, a half-written
 temporary, any other name under `datasets/`) is refused exactly like a key that does not exist,
 so a URL cannot tell an outsider what else the store holds. Keys go through farm.store.check_key
-(no `..`, no leading `/`, no odd characters) and, for the directory store, the resolved file must
-still lie under the store's root (a symbolic link cannot lead out of it).
+(no `..`, no leading `/`, no odd characters, no name over 255 bytes, no key over 1,024 bytes: S3's
+limit, and the directory store's file system would answer ENAMETOOLONG) and, for the directory store,
+the file a link resolves to must itself be a served key under the same prefix as the URL's (a link
+under `regression/` never serves `vocab-staging/` or `vocab/`; one under a dataset never another
+dataset), and a link loop or any other unreadable path is a key that does not exist.
+
+Objects are served open, to be streamed (master/dashboard/stream.py), never read whole: a Blob is the
+open reader, its size and what identifies its bytes (inode and modification time, or S3's ETag) so
+that their sha256 (the ETag) is computed once per object (master/dashboard/memo.py).
 
 Stable names that are not objects: `{root}/{kind}/latest/{file}` follows the kind's `latest.json`
 pointer, and `{file}.sha256` beside a version's artifact is the checksum its manifest records,
@@ -19,15 +26,21 @@ in `sha256sum -c` format, so a user checks the bytes against what the farm valid
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import hashlib
+import io
 import json
 import mimetypes
+import os
+import stat
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from farm.errors import InputError
 from farm.kinds import KINDS
-from farm.store import FileStore, MissingObject, ObjectStore, check_key
+from farm.store import FileStore, MissingObject, ObjectStore, S3Store, check_key
 from vocabgen.dataset import FILES as DATASET_FILES
 from vocabgen.dataset import MANIFEST as DATASET_MANIFEST
 from vocabgen.versions import check_version_name
@@ -38,6 +51,10 @@ ARTIFACTS = {"vocab": "vocab.json", "policies": "model.onnx"}
 DATASETS = "datasets"
 #: Prefixes served at all (regression reports and published datasets read-only beside the artifacts).
 SERVED = (*ARTIFACTS, "regression", DATASETS)
+#: The longest name of one path segment and of a whole key that can name anything (file systems; S3's key limit).
+MAX_NAME, MAX_KEY = 255, 1024
+#: Bytes hashed per read when computing a digest.
+_HASH_CHUNK = 1024 * 1024
 _TYPES = {".json": "application/json", ".html": "text/html; charset=utf-8", ".txt": "text/plain; charset=utf-8",
           ".png": "image/png", ".svg": "image/svg+xml", ".onnx": "application/octet-stream",
           ".sha256": "text/plain; charset=utf-8"}
@@ -48,13 +65,56 @@ class NotServed(Exception):
 
 
 @dataclass(frozen=True)
+class Blob:
+    """A store object opened for serving: read `reader` to the end, then close it."""
+
+    reader: BinaryIO
+    size: int
+    #: What identifies these bytes (the same identity, the same bytes): the key of their digest in a cache.
+    identity: Hashable
+    #: Another reader of the same bytes (for the digest when `reader` cannot seek back).
+    reopen: Callable[[], BinaryIO]
+
+    def sha256(self) -> str:
+        """The bytes' sha256, read in chunks (constant memory); `reader` is left at the start."""
+        h = hashlib.sha256()
+        seekable = self.reader.seekable()
+        src = self.reader if seekable else self.reopen()
+        try:
+            while chunk := src.read(_HASH_CHUNK):
+                h.update(chunk)
+        finally:
+            if seekable:
+                self.reader.seek(0)
+            else:
+                src.close()
+        return h.hexdigest()
+
+
+@dataclass(frozen=True)
 class Served:
     key: str
-    data: bytes
     content_type: str
     #: True for a versioned object (never changes); False for `latest` and the indexes.
     immutable: bool
     version: str | None = None
+    #: A short answer made here (a checksum line), or
+    data: bytes | None = None
+    #: a store object, open, to be streamed.
+    blob: Blob | None = None
+
+    def close(self) -> None:
+        if self.blob is not None:
+            self.blob.reader.close()
+
+    def read(self) -> bytes:
+        """The whole bytes (for the pages that compare two versions), closing the blob."""
+        if self.blob is None:
+            return self.data or b""
+        try:
+            return self.blob.reader.read()
+        finally:
+            self.close()
 
 
 def content_type(name: str) -> str:
@@ -63,6 +123,8 @@ def content_type(name: str) -> str:
 
 def allowed(key: str) -> str:
     """`key` if the dashboard may serve it, else NotServed."""
+    if len(key.encode()) > MAX_KEY or any(len(p.encode()) > MAX_NAME for p in key.split("/")):
+        raise NotServed(key[:100])
     try:
         check_key(key)
     except InputError:
@@ -85,16 +147,61 @@ def _dataset_key(parts: list[str]) -> bool:
     return len(parts) == 4 and parts[3] in (*DATASET_FILES, DATASET_MANIFEST)
 
 
-def _read(store: ObjectStore, key: str) -> bytes:
-    allowed(key)
-    if isinstance(store, FileStore):
-        path = (store.root / key).resolve()
-        if not path.is_relative_to(store.root.resolve()) or not path.is_file():
-            raise NotServed(key)
+def _scope(parts: list[str]) -> list[str]:
+    """The prefix a key's URL names, which a link may not lead out of: a dataset's directory, else the root."""
+    return parts[:3] if parts[0] == DATASETS else parts[:1]
+
+
+def _open_file(store: FileStore, key: str) -> Blob:
     try:
-        return store.get(key)
+        root = store.root.resolve()
+        path = (store.root / key).resolve()
+        if not path.is_relative_to(root):
+            raise NotServed(key)
+        real = path.relative_to(root).as_posix()
+        if real != key and (_scope(real.split("/")) != _scope(key.split("/")) or allowed(real) != real):
+            raise NotServed(key)  # a link that leaves the URL's prefix, or leads to something not served
+        reader = path.open("rb")
+    except (OSError, RuntimeError, ValueError):  # too long a name, a link loop, not a file, unreadable
+        raise NotServed(key) from None
+    st = os.fstat(reader.fileno())
+    if not stat.S_ISREG(st.st_mode):
+        reader.close()
+        raise NotServed(key)
+    identity = ("file", str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    return Blob(reader, st.st_size, identity, reopen=lambda: path.open("rb"))
+
+
+def _open_s3(store: S3Store, key: str) -> Blob:
+    """A streaming GET (botocore's StreamingBody); its reopen asks for the same ETag only."""
+    got = store._call(f"get {key}", store.client.get_object, Bucket=store.bucket, Key=store._key(key))
+    etag = got.get("ETag", "")
+
+    def reopen() -> BinaryIO:
+        return store._call(f"get {key}", store.client.get_object, Bucket=store.bucket, Key=store._key(key),
+                           IfMatch=etag)["Body"]
+
+    return Blob(got["Body"], int(got["ContentLength"]), ("s3", store.url, key, etag, got["ContentLength"]), reopen)
+
+
+def open_blob(store: ObjectStore, key: str) -> Blob:
+    """The served object `key`, open for streaming (NotServed when it is refused, missing or unreadable)."""
+    allowed(key)
+    try:
+        if isinstance(store, FileStore):
+            return _open_file(store, key)
+        if isinstance(store, S3Store):
+            return _open_s3(store, key)
+        data = store.get(key)
     except MissingObject:
         raise NotServed(key) from None
+    return Blob(io.BytesIO(data), len(data), ("bytes", hashlib.sha256(data).hexdigest()), lambda: io.BytesIO(data))
+
+
+def _read(store: ObjectStore, key: str) -> bytes:
+    """A small object (an index, a manifest) whole."""
+    with open_blob(store, key).reader as reader:
+        return reader.read()
 
 
 def read_json(store: ObjectStore, key: str) -> dict[str, Any]:
@@ -135,28 +242,30 @@ def checksum_line(digest: str, name: str) -> bytes:
 
 
 def serve(store: ObjectStore, key: str) -> Served:
-    """The bytes behind a download path: a store object, `latest/` resolved, or a `.sha256` made from the manifest."""
+    """What a download path serves: a store object (open: stream it, then close it), `latest/` resolved, or a
+    `.sha256` made from the manifest."""
+    allowed(key)
     parts = key.split("/")
     if len(parts) == 4 and parts[0] in ARTIFACTS:
         root, kind, version, name = parts
         if version == "latest":
             version = latest_version(store, root, kind)
             got = serve(store, f"{root}/{kind}/{version}/{name}")
-            return Served(key, got.data, got.content_type, immutable=False, version=version)
+            return dataclasses.replace(got, key=key, immutable=False, version=version)
         artifact = ARTIFACTS[root]
         if name == f"{artifact}.sha256":
             digest = manifest(store, root, kind, version).get("sha256")
             if not isinstance(digest, str) or len(digest) != 64:
                 raise NotServed(key)
-            return Served(key, checksum_line(digest, artifact), content_type(name), immutable=True, version=version)
-        return Served(key, _read(store, key), content_type(name), immutable=True, version=version)
+            return Served(key, content_type(name), immutable=True, version=version,
+                          data=checksum_line(digest, artifact))
+        return Served(key, content_type(name), immutable=True, version=version, blob=open_blob(store, key))
     if len(parts) == 4 and parts[0] == DATASETS:
         # a dataset id is the digest of its files: they never change once its manifest says they are published
-        allowed(key)
-        if not store.exists(f"{'/'.join(parts[:3])}/{DATASET_MANIFEST}"):
-            raise NotServed(key)
-        return Served(key, _read(store, key), content_type(key), immutable=True, version=parts[2])
-    return Served(key, _read(store, key), content_type(key), immutable=False)
+        with open_blob(store, f"{'/'.join(parts[:3])}/{DATASET_MANIFEST}").reader:
+            pass
+        return Served(key, content_type(key), immutable=True, version=parts[2], blob=open_blob(store, key))
+    return Served(key, content_type(key), immutable=False, blob=open_blob(store, key))
 
 
 def dataset_ids(store: ObjectStore, kind: str) -> list[str]:

@@ -74,7 +74,8 @@ def register(app: Flask, farm) -> None:
     app.jinja_env.filters["utc"] = lambda t: time.strftime("%Y-%m-%d %H:%M", time.gmtime(t)) if t else "-"
 
     def store_url(key: str, external: bool = False) -> str:
-        return url_for("download", key=key, _external=external)
+        """A link to a download: a path in the page, or the configured address for a `curl` line (never the Host)."""
+        return farm.public_url(key) if external else url_for("download", key=key)
 
     app.jinja_env.globals["store_url"] = store_url
     views_datasets.register(app, farm)
@@ -129,13 +130,23 @@ def register(app: Flask, farm) -> None:
                                    error="fewer than two versions are published")
         a, b = _version(a), _version(b)
         try:
-            loaded = [(files.serve(farm.store, f"vocab/{kind}/{v}/vocab.json").data,
-                       files.manifest(farm.store, "vocab", kind, v)) for v in (a, b)]
+            manifests = [files.manifest(farm.store, "vocab", kind, v) for v in (a, b)]
         except files.NotServed:
             abort(404)
-        d = vocabdiff.diff(loaded[0][0], loaded[0][1], loaded[1][0], loaded[1][1])
+
+        def compute() -> tuple[vocabdiff.Diff, str | None]:
+            try:
+                data = [files.serve(farm.store, f"vocab/{kind}/{v}/vocab.json").read() for v in (a, b)]
+            except files.NotServed:
+                abort(404)
+            d = vocabdiff.diff(data[0], manifests[0], data[1], manifests[1])
+            return d, vocabdiff.plot_top(d) if d.comparable else None
+
+        # published versions never change: the diff (and its plot) of two of them is computed once
+        d, plot = farm.diffs.get(("vocab", kind, a, manifests[0].get("sha256"), b, manifests[1].get("sha256")),
+                                 compute)
         return render_template("vocab_diff.html", kind=kind, listed=listed, a=a, b=b, d=d, error=None,
-                               plot=vocabdiff.plot_top(d) if d.comparable else None, top=d.top())
+                               plot=plot, top=d.top())
 
     @app.route("/regression/")
     def regression_index():

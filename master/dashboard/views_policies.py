@@ -75,12 +75,23 @@ def runs_with(farm, advisor: str, version: str) -> list:
     return list(reversed(used))
 
 
-def _models(farm, advisor: str, versions: tuple[str, str]) -> list[tuple[bytes, dict[str, Any]]]:
+def _diff(farm, advisor: str, versions: tuple[str, str]) -> tuple[list[dict[str, Any]], policydiff.Diff, str | None]:
+    """The manifests, the diff and its plot; the last two computed once per pair (published versions never change)."""
     try:
-        return [(files.serve(farm.store, f"{ROOT}/{advisor}/{v}/{MODEL}").data,
-                 files.manifest(farm.store, ROOT, advisor, v)) for v in versions]
+        manifests = [files.manifest(farm.store, ROOT, advisor, v) for v in versions]
     except files.NotServed:
         abort(404, description="no such policy version")
+
+    def compute() -> tuple[policydiff.Diff, str | None]:
+        try:
+            data = [files.serve(farm.store, f"{ROOT}/{advisor}/{v}/{MODEL}").read() for v in versions]
+        except files.NotServed:
+            abort(404, description="no such policy version")
+        d = policydiff.diff(data[0], manifests[0], data[1], manifests[1])
+        return d, policydiff.plot_top(d) if d.top() else None
+
+    key = ("policy", advisor, *(x for v, m in zip(versions, manifests, strict=True) for x in (v, m.get("sha256"))))
+    return manifests, *farm.diffs.get(key, compute)
 
 
 def register(app: Flask, farm) -> None:
@@ -122,7 +133,6 @@ def register(app: Flask, farm) -> None:
             return render_template("policy_diff.html", advisor=advisor, listed=listed, a=a, b=b, d=None,
                                    error="fewer than two versions are published")
         a, b = _version(farm, advisor, a), _version(farm, advisor, b)
-        (data_a, ma), (data_b, mb) = _models(farm, advisor, (a, b))
-        d = policydiff.diff(data_a, ma, data_b, mb)
+        (ma, mb), d, plot = _diff(farm, advisor, (a, b))
         return render_template("policy_diff.html", advisor=advisor, listed=listed, a=a, b=b, d=d, error=None,
-                               ma=ma, mb=mb, top=d.top(), plot=policydiff.plot_top(d) if d.top() else None)
+                               ma=ma, mb=mb, top=d.top(), plot=plot)

@@ -1,0 +1,188 @@
+"""A download sent in chunks, read from the store only as fast as the client takes it, without holding a
+thread of the master's reactor pool while the client is slow.
+
+Reading a whole object per request made 50 concurrent downloads of a 52 MB model grow the master to
+2.85 GB. Streaming alone is not enough under Buildbot: its `wsgi_dashboards` plugin runs the app in
+Twisted's WSGIResource, whose `write` hands each chunk to the transport without waiting for the client
+(twisted/web/wsgi.py says so), so a slow client would still have the whole object queued in memory.
+And the WSGI threads are the reactor's thread pool, which Buildbot's REST API also uses (every JSON
+answer is written through `deferToThread`, buildbot/www/rest.py): a pool thread that waits on a slow
+client delays every REST answer behind it.
+
+So under Twisted, once the response has started (status, headers and the first chunk through WSGI), a
+download from a local file is handed to the reactor: Twisted's FileSender, registered as the request's
+producer, reads a chunk only when the transport has sent the previous one (what twisted.web.static
+does for files), the WSGI thread returns at once, and the reactor finishes the request. A reader that
+may block (an S3 body) stays in its WSGI thread, which then waits while the transport is paused. Either
+way memory per download is a chunk plus the transport's buffer, and a client that takes nothing for
+STALLED seconds is disconnected (nothing waits forever). Elsewhere (Flask's test client, any other WSGI
+server) it is a plain iterator of chunks.
+
+The server's request is reached through the write callable `start_response` returns (a bound method of
+Twisted's WSGI response, PEP 3333's `write`): the ReadOnly middleware keeps it in the environ under WRITE.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from typing import Any, BinaryIO
+
+#: Bytes read from the store and written per step.
+CHUNK = 64 * 1024
+#: Seconds a client may take nothing before the download is cut.
+STALLED = 120.0
+#: The environ key under which the middleware keeps the server's WSGI write callable.
+WRITE = "mlgo_farm.wsgi_write"
+
+
+class _Flow:
+    """A Twisted streaming producer: paused while the transport's buffer is full (called in the reactor thread)."""
+
+    def __init__(self) -> None:
+        self.go = threading.Event()
+        self.go.set()
+        self.stopped = False
+
+    def pauseProducing(self) -> None:  # Twisted's IPushProducer
+        self.go.clear()
+
+    def resumeProducing(self) -> None:
+        self.go.set()
+
+    def stopProducing(self) -> None:
+        self.stopped = True
+        self.go.set()
+
+
+def _twisted(environ: dict[str, Any]) -> tuple[Any, Any, Any] | None:
+    """(reactor, request, WSGI response) when the server is Twisted's WSGIResource, else None."""
+    response = getattr(environ.get(WRITE), "__self__", None)
+    request, reactor = getattr(response, "request", None), getattr(response, "reactor", None)
+    if request is None or reactor is None or not hasattr(request, "registerProducer"):
+        return None
+    return reactor, request, response
+
+
+def _abort(request: Any) -> None:
+    """Drop a client's connection (reactor thread): loseConnection would wait for it to read our buffer."""
+    transport = getattr(request.channel, "transport", None)
+    if transport is not None:
+        transport.abortConnection()
+
+
+def _send_in_reactor(reactor: Any, request: Any, reader: BinaryIO) -> None:
+    """The rest of `reader` to `request` by the reactor, as fast as the client reads; the reactor finishes it."""
+    from twisted.protocols.basic import FileSender
+
+    sent = [0]
+
+    class Sender(FileSender):
+        CHUNK_SIZE = CHUNK
+
+        def resumeProducing(self) -> None:
+            sent[0] += 1
+            super().resumeProducing()
+
+    lost: list[Any] = []
+    request.notifyFinish().addErrback(lost.append)
+
+    def watch(seen: int) -> None:
+        if reader.closed:
+            return
+        if sent[0] == seen:
+            _abort(request)
+        else:
+            reactor.callLater(STALLED, watch, sent[0])
+
+    def done(_: Any) -> None:
+        reader.close()
+        if not lost and request.channel is not None:
+            request.finish()
+
+    Sender().beginFileTransfer(reader, request).addBoth(done)
+    reactor.callLater(STALLED, watch, 0)
+
+
+class Stream:
+    """The WSGI body of one download: `reader`'s bytes in CHUNK pieces; closes `reader` when done."""
+
+    def __init__(self, reader: BinaryIO, environ: dict[str, Any]) -> None:
+        self.reader = reader
+        self.environ = environ
+        self.server: tuple[Any, Any, Any] | None = None  # known once the response has started
+        self._flow: _Flow | None = None
+        self._sent = 0
+        self._handed_over = False
+
+    def __iter__(self) -> Stream:
+        return self
+
+    def _hand_over(self) -> bool:
+        """Give the rest to the reactor (a local file only: its reads do not block the reactor); False: keep it."""
+        reactor, request, response = self.server  # type: ignore[misc]
+        from twisted.internet.threads import blockingCallFromThread
+
+        def hand_over() -> str:
+            finished = getattr(response, "_requestFinished", None)
+            if finished is None:
+                return "keep"  # a Twisted without the flag: stream from this thread
+            if finished:
+                return "gone"  # the client has gone
+            response._requestFinished = True  # the WSGI thread stops here; the reactor finishes the request
+            _send_in_reactor(reactor, request, self.reader)
+            return "handed"
+
+        outcome = blockingCallFromThread(reactor, hand_over)
+        self._handed_over = outcome == "handed"
+        return outcome != "keep"
+
+    def _wait_for_client(self) -> bool:
+        """False when the client is gone or took nothing for STALLED seconds (then its connection is cut)."""
+        reactor, request, _ = self.server  # type: ignore[misc]
+        if self._flow is None:
+            from twisted.internet.threads import blockingCallFromThread
+
+            flow = self._flow = _Flow()
+
+            def register() -> None:
+                if request.channel is None:  # the client has gone
+                    flow.stopProducing()
+                    return
+                request.registerProducer(flow, True)
+                request.notifyFinish().addBoth(lambda _: flow.stopProducing())
+
+            blockingCallFromThread(reactor, register)
+        if not self._flow.go.wait(STALLED):
+            reactor.callFromThread(_abort, request)
+            return False
+        return not self._flow.stopped
+
+    def __next__(self) -> bytes:
+        if not self._sent:
+            self.server = _twisted(self.environ)  # start_response has been called: its write is known
+        elif self.server is not None:
+            if isinstance(self.reader, io.BufferedReader | io.BytesIO) and self._hand_over():
+                raise StopIteration
+            if not self._wait_for_client():
+                raise StopIteration
+        chunk = self.reader.read(CHUNK)
+        if not chunk:
+            raise StopIteration
+        self._sent += 1
+        return chunk
+
+    def close(self) -> None:
+        if self._handed_over:
+            return  # the reactor closes the reader when it is done
+        self.reader.close()
+        if self._flow is not None:
+            from twisted.internet.threads import blockingCallFromThread
+
+            reactor, request, _ = self.server  # type: ignore[misc]
+
+            def unregister() -> None:
+                if request.channel is not None:  # None once the connection is gone
+                    request.unregisterProducer()
+
+            blockingCallFromThread(reactor, unregister)
