@@ -3,7 +3,8 @@
 Flower (`celery -A vocabgen.celery_app flower`) shows the vocabulary workers and their tasks. It
 listens on 127.0.0.1 only and runs read-only (`read_only`: no shutdown, revoke, pool or rate
 changes from its pages), and with no login configured its HTTP API stays refused (Flower 2 wants
-`FLOWER_UNAUTHENTICATED_API` for that, which the stack never sets): anyone who reaches it may
+`FLOWER_UNAUTHENTICATED_API` for that, which the stack never sets, and removes from the environment it
+inherits, with every other `FLOWER_*` variable): anyone who reaches it may
 look, never act. Its settings are in a config file Flower reads (`--conf`); the Redis password
 reaches it only through the Celery app (farm.secrets.effective_redis_url), never on its command
 line. (Flower's `broker_api` is RabbitMQ's management API; for Redis it reads the broker itself.)
@@ -56,6 +57,13 @@ def config_text(s: Settings) -> str:
     return "# written by `mlgo-farm stack up`\n" + "\n".join(lines) + "\n"
 
 
+def flower_env(s: Settings) -> dict[str, str]:
+    """The farm's environment without FLOWER_* variables: Flower reads every option from them (and they
+    beat nothing the --conf file leaves unset), so an inherited FLOWER_UNAUTHENTICATED_API would open
+    its HTTP API and FLOWER_BASIC_AUTH or FLOWER_URL_PREFIX would change what the farm promises."""
+    return {k: v for k, v in farm_env(s).items() if not k.startswith("FLOWER_")}
+
+
 def _healthy(s: Settings) -> bool:
     with contextlib.suppress(OSError), urllib.request.urlopen(f"{url(s)}healthcheck", timeout=2) as r:
         return r.status == 200
@@ -77,7 +85,7 @@ def up(s: Settings, timeout: float = 60) -> str:
     log = log_dir / "flower.log"
     argv = [venv_tool("celery"), "--workdir", str(s.var_dir), "-A", CELERY_APP, "flower", f"--conf={conf}"]
     with open(log, "ab") as logf:
-        proc = subprocess.Popen(argv, env=farm_env(s), stdin=subprocess.DEVNULL, stdout=logf,
+        proc = subprocess.Popen(argv, env=flower_env(s), stdin=subprocess.DEVNULL, stdout=logf,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     write_atomic(pidfile(s), f"{proc.pid}\n")
     deadline = time.monotonic() + timeout
