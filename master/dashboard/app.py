@@ -201,6 +201,9 @@ def create_app(settings: Settings, store: ObjectStore | None = None, history: Pa
 
 
 def dashboards(settings: Settings, flower_url: str | None = None) -> list[dict[str, Any]]:
-    """`www['plugins']['wsgi_dashboards']`: the farm's pages as one entry of the web UI's menu."""
-    return [{"name": "farm", "caption": "Farm", "app": create_app(settings, flower_url=flower_url),
+    """`www['plugins']['wsgi_dashboards']`: the farm's pages as one entry of the web UI's menu, served by a thread
+    pool of their own (master/dashboard/mount.py)."""
+    from master.dashboard.mount import Mounted
+
+    return [{"name": "farm", "caption": "Farm", "app": Mounted(create_app(settings, flower_url=flower_url), "farm"),
              "order": 20, "icon": "flask"}]

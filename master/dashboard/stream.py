@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import io
 import threading
+import weakref
 from typing import Any, BinaryIO
 
 #: Bytes read from the store and written per step.
@@ -43,6 +44,7 @@ class _Flow:
         self.go = threading.Event()
         self.go.set()
         self.stopped = False
+        _FLOWS.add(self)
 
     def pauseProducing(self) -> None:  # Twisted's IPushProducer
         self.go.clear()
@@ -53,6 +55,16 @@ class _Flow:
     def stopProducing(self) -> None:
         self.stopped = True
         self.go.set()
+
+
+#: The downloads whose WSGI thread may be waiting for its client (stop_all ends them).
+_FLOWS: weakref.WeakSet[_Flow] = weakref.WeakSet()
+
+
+def stop_all() -> None:
+    """End every download waiting for its client (the master is shutting down: its threads must not wait on)."""
+    for flow in list(_FLOWS):
+        flow.stopProducing()
 
 
 def _twisted(environ: dict[str, Any]) -> tuple[Any, Any, Any] | None:
@@ -95,12 +107,16 @@ def _send_in_reactor(reactor: Any, request: Any, reader: BinaryIO) -> None:
         else:
             reactor.callLater(STALLED, watch, sent[0])
 
-    def done(_: Any) -> None:
+    def sent_all(_: Any) -> None:
         reader.close()
         if not lost and request.channel is not None:
             request.finish()
 
-    Sender().beginFileTransfer(reader, request).addBoth(done)
+    def stopped(_: Any) -> None:
+        """The connection is going (the client left, or was cut): nothing to finish, only the file to close."""
+        reader.close()
+
+    Sender().beginFileTransfer(reader, request).addCallbacks(sent_all, stopped)
     reactor.callLater(STALLED, watch, 0)
 
 

@@ -10,6 +10,7 @@ import hashlib
 import http.client
 import json
 import os
+import select
 import signal
 import socket
 import urllib.request
@@ -18,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from farm.config import DASHBOARD_PATH, load_settings
-from farm.store import FileStore
+from farm.store import FileStore, store_from_settings
 from master import control
+from master.dashboard.mount import POOL_THREADS
 from tests.master.test_dashboard import V1, fill_history, populate
 from tests.servers import free_port, wait_until
 
@@ -33,17 +35,15 @@ BIG_SIZE = 32 * 1024 * 1024
 READ_AHEAD = 8 * 1024 * 1024
 
 
-@pytest.fixture
-def master(monkeypatch: pytest.MonkeyPatch):
-    """A real master (no worker: the dashboard needs none) over a populated store; stopped afterwards."""
+def _run_master(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], fill):
+    """A real master (no worker: the dashboard needs none) over a store `fill(settings)` populates; stopped after."""
     port = free_port()
-    monkeypatch.setenv("MLGO_FARM_BUILDBOT_PB_PORT", str(free_port()))
-    monkeypatch.setenv("MLGO_FARM_BUILDBOT_WWW_PORT", str(port))
-    monkeypatch.setenv("MLGO_FARM_BUILDBOT_WEB_URL", WEB_URL)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    for name, value in {"MLGO_FARM_BUILDBOT_PB_PORT": str(free_port()), "MLGO_FARM_BUILDBOT_WWW_PORT": str(port),
+                        "MLGO_FARM_BUILDBOT_WEB_URL": WEB_URL, **env,
+                        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}.items():
+        monkeypatch.setenv(name, value)
     s = load_settings()
-    root = s.var_dir / "store"
-    populate(root)
+    root = fill(s)
     fill_history(s.var_dir / "regression" / "history.sqlite")
     basedir = control.start(s)
     pid = control.running(s)
@@ -56,6 +56,34 @@ def master(monkeypatch: pytest.MonkeyPatch):
         finally:
             if pid is not None and control.running(s) == pid:
                 os.kill(pid, signal.SIGKILL)
+
+
+def _populated(s) -> Path:
+    populate(s.var_dir / "store")
+    return s.var_dir / "store"
+
+
+@pytest.fixture
+def master(monkeypatch: pytest.MonkeyPatch):
+    yield from _run_master(monkeypatch, {}, _populated)
+
+
+@pytest.fixture
+def s3_master(monkeypatch: pytest.MonkeyPatch, s3_endpoint, tmp_path: Path):
+    """The master with moto's S3 server as its store, holding what `populate` writes and one large object."""
+    env = {"MLGO_FARM_STORE_URL": "s3://farm/pre", "MLGO_FARM_STORE_ENDPOINT_URL": s3_endpoint.url,
+           "MLGO_FARM_STORE_ACCESS_KEY_ID": "test", "MLGO_FARM_STORE_SECRET_ACCESS_KEY": "test"}
+
+    def fill(s) -> Path:
+        populate(tmp_path / "made")
+        store, made = store_from_settings(s), FileStore(tmp_path / "made")
+        store.ensure_bucket()
+        for key in made.list():
+            store.put(key, made.get(key))
+        store.put(BIG, os.urandom(BIG_SIZE))
+        return tmp_path / "made"
+
+    yield from _run_master(monkeypatch, env, fill)
 
 
 def _get(port: int, path: str, headers: dict | None = None) -> tuple[int, bytes, http.client.HTTPResponse]:
@@ -105,19 +133,25 @@ def _positions(pid: int, path: Path) -> list[int]:
     return out
 
 
-def _stalled_download(port: int, path: str) -> socket.socket:
-    """A client that asks for `path`, takes the headers and then reads nothing (a small receive buffer)."""
+def _request(port: int, path: str) -> socket.socket:
+    """A client that asks for `path` and reads nothing (a small receive buffer)."""
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 * 1024)
     sock.settimeout(30)
     sock.connect(("127.0.0.1", port))
     sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+    return sock
+
+
+def _stalled_download(port: int, path: str) -> socket.socket:
+    """A client that asks for `path`, takes the headers and then reads nothing."""
+    sock = _request(port, path)
     assert sock.recv(12).startswith(b"HTTP/1.1 200")
     return sock
 
 
 def test_stalled_downloads_hold_neither_memory_nor_the_rest_api(master):
-    port, pid, root, _ = master
+    port, pid, root, basedir = master
     data = os.urandom(BIG_SIZE)
     FileStore(root).put(BIG, data)
     path = (root / BIG).resolve()
@@ -127,8 +161,10 @@ def test_stalled_downloads_hold_neither_memory_nor_the_rest_api(master):
     assert status == 200 and body == data and resp.getheader("ETag") == f'"{hashlib.sha256(data).hexdigest()}"'
 
     # more stalled clients than Twisted's pool has threads (10)
-    clients = [_stalled_download(port, f"{DASH}store/{BIG}") for _ in range(12)]
+    clients: list[socket.socket] = []
     try:
+        for _ in range(12):
+            clients.append(_stalled_download(port, f"{DASH}store/{BIG}"))
         wait_until(lambda: len(_positions(pid, path)) == len(clients), 60, "the master streaming to every client")
         # the REST API and the dashboard still answer, while every download waits for its client
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/masters", timeout=30) as r:
@@ -140,3 +176,29 @@ def test_stalled_downloads_hold_neither_memory_nor_the_rest_api(master):
         for c in clients:
             c.close()
     wait_until(lambda: not _positions(pid, path), 60, "the master closing the files of the clients that left")
+    log = (basedir / "twistd.log").read_text(errors="replace")
+    assert "Traceback" not in log and "Unhandled Error" not in log, log[-3000:]
+
+
+def test_downloads_waiting_on_their_clients_never_hold_up_the_rest_api(s3_master):
+    """An S3 body is read in the WSGI thread (its reads may block: never in the reactor), which waits while the
+    client reads nothing. Those threads are the dashboard's own (master/dashboard/mount.py): on the reactor's pool,
+    ten such clients would hold every thread Buildbot's REST answers need."""
+    port, _, _, basedir = s3_master
+    clients: list[socket.socket] = []
+    try:
+        for _ in range(12):  # more than the reactor's pool has threads (10)
+            clients.append(_request(port, f"{DASH}store/{BIG}"))
+
+        def answered() -> int:
+            return len(select.select(clients, [], [], 0)[0])
+
+        wait_until(lambda: answered() >= POOL_THREADS, 60, "the dashboard's threads each sending a download")
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/masters", timeout=30) as r:
+            assert r.status == 200 and json.load(r)["masters"]
+    finally:
+        for c in clients:
+            c.close()
+    wait_until(lambda: _get(port, DASH + "index.json")[0] == 200, 60, "the dashboard once the clients left")
+    log = (basedir / "twistd.log").read_text(errors="replace")
+    assert "Traceback" not in log and "Unhandled Error" not in log, log[-3000:]

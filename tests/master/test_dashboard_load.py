@@ -194,3 +194,31 @@ def test_a_version_artifact_streams_with_its_sha256_as_etag(app):
     assert r.headers["ETag"] == f'"{hashlib.sha256(MODELS[VB]).hexdigest()}"'
     assert b"".join(r.response) == MODELS[VB]
     r.close()
+
+
+def test_an_s3_store_is_streamed_too_and_long_keys_never_reach_it(tmp_path: Path, s3_endpoint):
+    """The same pages over moto's S3 server: botocore's body streamed in chunks, its digest read once (the body
+    cannot seek back: a second GET of the same ETag), and keys S3 would refuse answered 404 before asking it."""
+    from farm.store import S3Store
+
+    data = populate(tmp_path / "store")
+    s3 = S3Store("farm", "pre", s3_endpoint.url, access_key_id="test", secret_access_key="test")
+    s3.ensure_bucket()
+    local = FileStore(tmp_path / "store")
+    for key in local.list():
+        s3.put(key, local.get(key))
+    big = os.urandom(2 * stream.CHUNK + 5)
+    s3.put("regression/b/r1/big.bin", big)
+    app = create_app(load_settings(), store=s3, history=tmp_path / "none.sqlite")
+    c, farm = app.test_client(), app.config["FARM"]
+    assert c.get("/store/vocab/ir/latest/vocab.json").data == data[V2]
+    r = c.get("/store/regression/b/r1/big.bin", buffered=False)
+    chunks = list(r.response)
+    r.close()
+    assert b"".join(chunks) == big and len(chunks) == 3
+    assert r.headers["ETag"] == f'"{hashlib.sha256(big).hexdigest()}"'
+    computed = farm.digests.computed
+    assert c.get("/store/regression/b/r1/big.bin").data == big and farm.digests.computed == computed
+    for path in ("/store/regression/b/r1/nothing.bin", f"/store/vocab-staging/ir/{'0' * 64}/chain/run/vocab.json",
+                 f"/store/regression/{LONG}", f"/store/regression/{DEEP}"):
+        _one_line_404(c.get(path))

@@ -1,0 +1,73 @@
+"""The dashboard on a thread pool of its own inside the master, so that no load on it delays the REST API.
+
+Buildbot's `wsgi_dashboards` plugin (4.3.0) mounts each app with `WSGIResource(reactor,
+reactor.getThreadPool(), app)`: the reactor's own pool, which Buildbot's REST API also needs for every
+answer (buildbot/www/rest.py writes each JSON response through `deferToThread`). 400 anonymous requests
+of a dashboard page then queue ahead of every REST answer in that pool, however cheap each page is
+(measured: REST answers waited as long as the whole burst, 45 s before the diffs were cached, still a
+second after). So the plugin's mount is replaced right after it is made: the plugin sets the app's
+`buildbot_api` attribute just before it mounts the app (buildbot_wsgi_dashboards/__init__.py); Mounted
+takes that as the signal and, on the reactor's next turn, puts the same app under the same name on a
+WSGIResource with a pool of POOL_THREADS threads. Should a later plugin change how it mounts, the
+plugin's own mount stays and only the isolation is lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from master.dashboard import stream
+
+#: Threads serving the dashboard (the pages hold the GIL while they render: more would not serve faster).
+POOL_THREADS = 4
+
+_pool: Any = None
+
+
+def _own_pool(reactor: Any) -> Any:
+    """One pool for the master's life (a reconfig mounts the app again, on the same pool)."""
+    global _pool
+    if _pool is None:
+        from twisted.python.threadpool import ThreadPool
+
+        _pool = ThreadPool(minthreads=0, maxthreads=POOL_THREADS, name="mlgo-farm-dashboard")
+        _pool.start()
+        reactor.addSystemEventTrigger("before", "shutdown", stream.stop_all)  # no thread waits on a client then
+        reactor.addSystemEventTrigger("during", "shutdown", _pool.stop)
+    return _pool
+
+
+class Mounted:
+    """The WSGI app as the plugin is given it: itself, remounted on its own pool once the plugin has mounted it."""
+
+    def __init__(self, app: Callable, name: str) -> None:
+        self.app = app
+        self.name = name
+        self._api: Any = None
+        #: The pool serving it once remounted (None under any other server, and before).
+        self.pool: Any = None
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
+        return self.app(environ, start_response)
+
+    @property
+    def buildbot_api(self) -> Any:
+        return self._api
+
+    @buildbot_api.setter
+    def buildbot_api(self, api: Any) -> None:
+        """Set by the plugin right before it mounts this app on the reactor's pool."""
+        from twisted.internet import reactor
+
+        self._api = api
+        reactor.callLater(0, self._remount, reactor, api)
+
+    def _remount(self, reactor: Any, api: Any) -> None:
+        from twisted.web.wsgi import WSGIResource
+
+        parent = getattr(api, "resource", None)
+        if parent is None or not hasattr(parent, "putChild"):
+            return
+        self.pool = _own_pool(reactor)
+        parent.putChild(self.name.encode(), WSGIResource(reactor, self.pool, self))
