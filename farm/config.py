@@ -154,6 +154,8 @@ class PolicyConfig:
     #: NAME=CORPUS_DIR); empty: the splits declared in workers/packages.py.
     train: str = ""
     validation: str = ""
+    #: The packages of the held-out table every trained policy reports (empty: the declared split).
+    evaluation: str = ""
     #: Parallel compiles of a retraining in its worker (threads); a farm with more workers trains with
     #: `mlgo-farm policy train --celery` instead, one Celery task per module.
     train_jobs: int = 2

@@ -151,6 +151,15 @@ def nightly_package(vocab_manifest: dict[str, Any], corpus: str | None, settings
         return None, {"nightly_corpus": None, "nightly_corpus_skipped": str(e)}
     origin = str(training.get("corpus_source") or "")
     name = origin.split(":")[1] if origin.startswith("debian:") else (Path(origin).name or "nightly")
+    if not (Path(source) / "corpus_description.json").is_file():  # a directory of C sources: compile it once
+        from workers.corpus import from_sources
+
+        what = json.dumps([str(Path(source).absolute()), training.get("corpus_digest")])  # where, and what it held
+        key = hashlib.sha256(what.encode()).hexdigest()[:16]
+        out = Path(settings.var_dir) / "policy" / "corpus" / f"sources-{key}"
+        if not (out / "corpus_description.json").is_file():
+            from_sources(Path(source), out, toolchain)
+        source = out
     return package(name, source, sample), training
 
 
@@ -174,8 +183,7 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
     store = store_from_settings(settings)
     vocab_manifest = show(store, "ir", resolve_vocab(store, vocab))
     vocab_file = published_vocab(vocab_manifest["version"])
-    held = {s: trainer.specs(s, getattr(settings.policy, s) or None) for s in ("validation",)}
-    held["evaluation"] = trainer.specs("evaluation", None)
+    held = {s: trainer.specs(s, getattr(settings.policy, s) or None) for s in ("validation", "evaluation")}
     train = trainer.specs("train", settings.policy.train or None)
     nightly, training = nightly_package(vocab_manifest, corpus, settings, toolchain, p["max_modules"])
     reserved = {n.partition("=")[0] for names in held.values() for n in names}

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from farm import hold
 from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policyhost.explore import Budget, ModuleResult, Unit, corpus_units
@@ -220,6 +221,7 @@ class Trainer:
         results: list[ModuleResult] = []
         for r in range(1, self.recipe.rounds + 1):
             found = self.explore(base, units)
+            hold.checkpoint("policy training")  # tests only (farm/hold.py); returns at once otherwise
             results += found  # every round's trajectories stay in the cloning set
             saved = sum((m.base_size or 0) - (m.best_size or 0) for m in found)
             total = sum(m.base_size or 0 for m in found) or 1
