@@ -51,8 +51,8 @@ class Recipe:
 
 
 RECIPES = {
-    # what the nightly builder trains with: fits one 2-core worker in well under 2 hours
-    "nightly": Recipe(),
+    # what the nightly builder trains with: fits one 2-core worker in under 2 hours (bench/README.md)
+    "nightly": Recipe(rounds=2, budget=Budget(12, 3), es=EsParams(steps=8, pairs=8), max_modules=50),
     # `make demo`: one round, a small search and two ES steps
     "demo": Recipe(rounds=1, budget=Budget(6, 2), es=EsParams(steps=2, pairs=4), max_modules=40),
     # the test suite: the smallest run that still goes through every stage

@@ -107,6 +107,13 @@ def _publish(args: argparse.Namespace) -> int:
     with publish_lock(store, s.celery.broker_url, settings=s):
         result = publish(store, data, manifest, key=key)
     print(summary(result))
+    from vocabgen.gate import POLICY_SIZE
+
+    if POLICY_SIZE in ((result.get("gate") or {}).get("pending") or ()):
+        # a publish by hand starts no chain (the nightly one does): say what settles it
+        print(f"  its {POLICY_SIZE} check runs when the inliner policy is retrained with it: "
+              f"mlgo-farm policy retrain --vocab {result['version']} (or any later `policy retrain`, which takes "
+              f"the newest vocabulary)")
     return 0
 
 

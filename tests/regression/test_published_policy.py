@@ -78,6 +78,39 @@ def test_a_worse_new_version_regresses_against_heuristic_and_previous_and_alerts
     assert len(got) == 1 and (got[0][0] or got[0][1]) and got[0][2] == worse
 
 
+def _winning_policy(corpus: Path, toolchain: Toolchain, out: Path) -> Path:
+    """A policy trained as the farm trains (exploration, weighted cloning) on `corpus`: it wins there."""
+    from policyhost.explore import Budget, corpus_units, explore
+    from policyhost.improve import BcParams, bc_dataset, fit_bc
+
+    found = [explore(u, None, toolchain, Budget(4, 2)) for u in corpus_units(corpus)]
+    assert any(r.flips for r in found), "exploration found nothing smaller: nothing to learn"
+    params = BcParams(epochs=60)
+    out.write_bytes(fit_bc(*bc_dataset(found, params), params).to_onnx())
+    return out
+
+
+def test_the_nightly_is_green_while_the_policy_wins_and_red_with_one_alert_when_it_loses(
+        callgraph_corpus: Path, toolchain: Toolchain, smtp_env: MailBox, tmp_path: Path) -> None:
+    from policyhost.release import model_inputs
+
+    model = _winning_policy(callgraph_corpus, toolchain, tmp_path / "win.onnx")
+    pstore.publish(store_from_settings(), model.read_bytes(),
+                   signed_policy_manifest(model.read_bytes(), model_inputs(model)), when=1.9e9)
+    won = _run(callgraph_corpus, "w1")
+    totals = [c for c in won.comparisons if c.gating and c.metric == "text_size" and c.baseline == "heuristic"]
+    assert won.verdict == "ok" and totals and all(c.value < c.base_value for c in totals), totals
+    assert smtp_env.messages == []
+    # then LLVM, or a vocabulary, erodes the win: the policy that inlines nothing stands for it
+    publish_model(write_onnx_policy(tmp_path / "none.onnx", "callee_basic_block_count", "Less", 0),
+                  "callee_basic_block_count", when=2e9)
+    lost = _run(callgraph_corpus, "w2")
+    assert lost.verdict == "regression" and lost.alert == alerts.REGRESSION
+    assert len(smtp_env.messages) == 1 and "REGRESSION" in str(smtp_env.messages[0]["Subject"])
+    again = _run(callgraph_corpus, "w3")  # still losing: no second mail
+    assert again.verdict == "regression" and len(smtp_env.messages) == 1
+
+
 def test_control_run_is_exactly_the_heuristic(callgraph_corpus: Path, tmp_path: Path) -> None:
     control = subprocess.run([MLGO_FARM, "regress", "run", "--builder", "regression-inliner-control", "--corpus",
                               str(callgraph_corpus), "--policy", "heuristic", "--repeats", "0", "--no-callgrind",

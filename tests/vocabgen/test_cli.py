@@ -130,6 +130,21 @@ def test_publish_records_its_own_validation(ir_dataset: Path, tmp_path: Path, ca
     assert validation["sha256"] == manifest["sha256"] and validation["llvm_read_back"] > 0
 
 
+def test_a_publish_by_hand_that_awaits_the_policy_says_what_settles_it(ir_dataset: Path, tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MLGO_FARM_GATE_POLICY_SIZE", "true")
+    out = tmp_path / "trained"
+    assert main(["vocab", "train", str(ir_dataset), "-o", str(out), *TINY]) == 0
+    capsys.readouterr()
+    assert main(["vocab", "publish", str(out)]) == 0
+    first, second = capsys.readouterr().out.splitlines()
+    version = first.split()[1]
+    assert "awaiting policy_size" in first
+    assert second.strip().startswith(f"its policy_size check runs when the inliner policy is retrained with it: "
+                                     f"mlgo-farm policy retrain --vocab {version}")
+
+
 def test_train_from_the_store_by_id_and_latest(ir_dataset: Path, tmp_path: Path) -> None:
     from farm.store import store_from_settings
     from workers.dataset import publish as publish_dataset
