@@ -27,7 +27,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +166,8 @@ def nightly_package(vocab_manifest: dict[str, Any], corpus: str | None, settings
 
 
 def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | None = None,
-                    params: dict[str, Any] | None = None) -> tuple[Path, dict[str, Any]]:
+                    params: dict[str, Any] | None = None,
+                    progress: Callable[[str], None] | None = None) -> tuple[Path, dict[str, Any]]:
     """Train (or reuse) the inliner policy for these inputs and validate it; (model path, manifest).
 
     Training packages: the nightly corpus (unless it is a validation or evaluation package) plus
@@ -209,7 +212,7 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
                 log.info("training the %s policy (recipe %s) with vocabulary %s", ADVISOR, rec_name,
                          vocab_manifest["version"])
                 trainer.train_to(tmp / "model.onnx", toolchain, splits, rec_name, fanout, vocab=vocab_file,
-                                 vocab_version=vocab_manifest["version"], progress=lambda line: log.info("%s", line))
+                                 vocab_version=vocab_manifest["version"], progress=progress or log.info)
         result = release.read_result(model)
         validation = release.validate(model, result, toolchain, ADVISOR, vocab_file)
         manifest = release.manifest_for(model, result, advisor=ADVISOR, vocab_version=vocab_manifest["version"],
@@ -239,8 +242,17 @@ def retrain(self, vocab: str = NEWEST, corpus: str | None = None,
     s = load_settings()
     store = store_from_settings(s)
     t0 = time.monotonic()
+    def progress(line: str) -> None:
+        """Each stage's line in the worker's log and in the task's state, where `--wait` (the builder's step) shows
+        it."""
+        log.info("%s", line)
+        last = line.splitlines()[0] if line else line
+        self.update_state(state="STARTED", meta={"hostname": self.request.hostname, "pid": os.getpid(),
+                                                 "progress": last})
+
     try:
-        model, manifest = train_validated(s, Toolchain.from_settings(s), vocab=vocab, corpus=corpus, params=params)
+        model, manifest = train_validated(s, Toolchain.from_settings(s), vocab=vocab, corpus=corpus, params=params,
+                                          progress=progress)
     except InputError as e:  # a lasting failure: the vocabulary waiting for this policy must not wait forever
         _settle_vocab_failed(s, store, vocab, str(e))
         raise

@@ -123,7 +123,8 @@ class StepWatch:
             info = result.info if isinstance(result.info, dict) else {}
             host = info.get("hostname") or "an unknown worker"
             if live or (held is None and not queued and host in self.workers()):
-                return f"{name} running on {host}"
+                progress = info.get("progress")  # a long task's own last line (policy training: round, best so far)
+                return f"{name} running on {host}" + (f": {progress}" if progress else "")
             return f"{name} lost: its worker {host} is gone; {where} ({self._online()})"
         if state == "RETRY":
             why = one_line(result.info) if isinstance(result.info, BaseException) else "an error"

@@ -94,6 +94,29 @@ def _diff(farm, advisor: str, versions: tuple[str, str]) -> tuple[list[dict[str,
     return manifests, *farm.diffs.get(key, compute)
 
 
+def training_curve(history: Any, title: str) -> str | None:
+    """The trainer's record (policyhost/trainer.py) as an inline SVG: validation `.text` / heuristic per stage."""
+    if not isinstance(history, list):
+        return None
+    points = [(i, float(h["validation"]), str(h.get("stage", "?"))) for i, h in enumerate(history)
+              if isinstance(h, dict) and isinstance(h.get("validation"), (int, float))]
+    if not points:
+        return None
+    from master.dashboard import svg
+
+    fig, ax = svg.subplots(6.4, 2.6)
+    for stage, marker in (("bc", "o"), ("es", ".")):
+        xs = [i for i, _, s in points if s == stage]
+        ax.plot(xs, [v for i, v, s in points if s == stage], marker, label={"bc": "weighted cloning round",
+                                                                         "es": "evolution strategies step"}[stage])
+    ax.plot([p[0] for p in points], [p[1] for p in points], "-", color="grey", linewidth=0.8)
+    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--", label="LLVM's heuristic")
+    ax.set_xlabel("training stage")
+    ax.set_ylabel("validation .text / heuristic")
+    ax.legend(loc="best", fontsize="small")
+    return svg.figure_svg(fig, title)
+
+
 def register(app: Flask, farm) -> None:
     """Add the policy pages to `app`."""
     app.jinja_env.filters["number"] = policydiff.number
@@ -117,8 +140,11 @@ def register(app: Flask, farm) -> None:
         entry = next((v for v in rows(farm, advisor) if v["version"] == version), {})
         training = m.get("training") if isinstance(m.get("training"), dict) else {}
         dataset_id = training.get("dataset_id") or entry.get("dataset_id")
+        metrics = m.get("metrics") if isinstance(m.get("metrics"), dict) else {}
+        curve = farm.diffs.get(("curve", advisor, version), lambda: training_curve(
+            metrics.get("history"), f"{advisor} policy {version}: validation .text per training stage"))
         return render_template(
-            "policy_version.html", advisor=advisor, version=version, m=m, entry=entry, training=training,
+            "policy_version.html", advisor=advisor, version=version, m=m, entry=entry, training=training, curve=curve,
             vocab_kind=vocab_kind(farm, m.get("vocab_version")), dataset_id=dataset_id,
             dataset_kind=dataset_kind(farm, dataset_id), runs=runs_with(farm, advisor, version),
             others=[v["version"] for v in rows(farm, advisor) if v["version"] != version])

@@ -190,3 +190,34 @@ def test_runs_of_another_advisor_with_the_same_id_are_not_this_versions(client, 
                       vocab_version=None, config={"advisor": "regalloc"})
     h.complete_run(run, "ok", None)
     assert "x0" not in _table(c.get(f"/policies/inline/{VA}/").get_data(as_text=True), "runs")
+
+
+def test_a_trained_policy_shows_its_held_out_table_and_its_training_curve(tmp_path: Path) -> None:
+    """The manifest of policyhost/trainer.py's kind: the held-out packages and the validation curve per stage."""
+    store = FileStore(tmp_path / "store")
+    populate(tmp_path / "store")
+    m = manifest(VA, 0.0, 0, "2026-02-10T00:00:00Z")
+    m["kind"] = "exploration + weighted behavioural cloning + evolution strategies (policyhost/trainer.py)"
+    m["training"]["splits"] = {"train": ["lua5.4", "libzstd"], "validation": ["xz-utils"], "evaluation": ["zlib"]}
+    m["metrics"] = {"validation_ratio": 0.9572, "chosen": "es step 4", "heldout_geomean": 0.9637,
+                    "heldout": [{"package": "zlib", "modules": 33, "heuristic": 162176, "policy": 161864,
+                                 "ratio": 0.99808, "failed": []},
+                                {"package": "bzip2", "modules": 13, "heuristic": 84001, "policy": 84090,
+                                 "ratio": 1.00106, "failed": []}],
+                    "history": [{"stage": "bc", "round": 1, "validation": 0.9614},
+                                {"stage": "es", "step": 1, "validation": 0.9622},
+                                {"stage": "es", "step": 4, "validation": 0.9572}]}
+    store.put(f"policies/inline/{VA}/model.onnx", MODELS[VA])
+    store.put(f"policies/inline/{VA}/manifest.json", json.dumps(m).encode())
+    store.put("policies/index.json", json.dumps({"format": 1, "versions": [entry({**m, "metrics": {
+        "heldout_agreement": None}}, "latest")]}).encode())
+    c = create_app(load_settings(), store=store, history=tmp_path / "history.sqlite").test_client()
+    page = c.get(f"/policies/inline/{VA}/").get_data(as_text=True)
+    held = _table(page, "heldout")
+    assert "zlib" in held and "162,176" in held and 'class="num ok">0.9981' in held
+    assert 'class="num regression">1.0011' in held and "0.9637" in held
+    training = page.split('id="training"')[1]
+    assert "es step 4" in training and "0.9572" in training and "lua5.4, libzstd" in training
+    curve = page.split('<div id="curve">')[1].split("</div>")[0]
+    assert curve.startswith("<svg") and "validation .text / heuristic" in curve and "evolution strategies step" in curve
+    assert "[{" not in _table(page, "metrics"), "the table and curve are shown, not dumped as Python lists"

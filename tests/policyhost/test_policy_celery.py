@@ -223,8 +223,11 @@ def test_a_policy_larger_than_the_one_in_force_fails_the_gate_and_holds_back_its
     first = publish_vocab(ir2vec_vocab.read_bytes())
     common = ("--corpus", str(farm.sources), "--wait", "--timeout", "600")
     w = farm.worker("w1")
-    done = farm.cli("policy", "retrain", "--vocab", first, *common)
+    done = farm.cli("-v", "policy", "retrain", "--vocab", first, *common)
     assert done.returncode == 0, done.stderr + w.log()[-3000:]
+    # the waiting client (the builder's step) shows the training's progress as it goes
+    assert re.search(r"retrain running on w1@\S+: round 1/1: explored \d+ modules, \d+ smaller", done.stderr), \
+        done.stderr
     in_force = done.stdout.split()[2]
     stop(w.proc)
     waiting = publish_vocab(ir2vec_vocab.read_bytes().replace(b"0.", b"0.1", 50), awaiting_policy=True)
