@@ -232,8 +232,9 @@ REGISTRY: tuple[Builder, ...] = (
     ),
     Builder(
         name="policy-retrain-inline",
-        description="retrain, validate and publish the inliner warm-start policy on the newest IR vocabulary, "
-                    "then its size check against the policy in force, which promotes both or holds both back "
+        description="train, validate and publish the inliner-for-size policy (exploration, weighted cloning, "
+                    "evolution strategies) with the newest IR vocabulary, then its size check against the heuristic "
+                    "on packages it never saw and the policy in force, which promotes both or holds both back "
                     "(Celery chain; the vocabulary's publish has already enqueued it, so this waits for it; "
                     "a failed size check fails the build, exit 12, and mails once per transition)",
         steps=(Step("retrain", ("policy", "retrain", "--wait"), timeout=4 * 3600, capture=said.POLICY,

@@ -11,7 +11,7 @@ before it). A module's search ends when a round finds nothing smaller or the bud
 The base is LLVM's heuristic (`inlining_default`) or a network (policyhost/mlp.py). With a
 network, the steps tried first are those with the smallest margin, as ml-compiler-opt does; the
 heuristic says nothing of its confidence, so its steps are tried in an order seeded by the
-module's content, which spreads a small budget over the whole trajectory reproducibly.
+module's name, which spreads a small budget over the whole trajectory reproducibly.
 
 A module's result depends only on its bitcode and command, LLVM, the base policy and the search
 budget, so it is cached under the digest of exactly those (`ExploreCache`): a nightly run explores
@@ -170,6 +170,10 @@ class Budget:
         return {"per_round": self.per_round, "rounds": self.rounds}
 
 
+_MATRICES = ("rows", "base_rows", "trial_rows")
+_VECTORS = ("actions", "base_actions", "trial_actions", "trial_deltas")
+
+
 @dataclass
 class ModuleResult:
     """The outcome of exploring one module, and the best trajectory found (the base one when nothing beat it)."""
@@ -185,6 +189,11 @@ class ModuleResult:
     actions: np.ndarray | None = None
     base_rows: np.ndarray | None = None
     base_actions: np.ndarray | None = None
+    #: every flip tried, as counterfactual data: the state, the action tried there (the opposite of the
+    #: trajectory's), and the `.text` it changed by against the trajectory it was tried on (negative: smaller)
+    trial_rows: np.ndarray | None = None
+    trial_actions: np.ndarray | None = None
+    trial_deltas: np.ndarray | None = None
 
     @property
     def saved(self) -> float:
@@ -195,8 +204,7 @@ class ModuleResult:
 
     def as_json(self) -> dict:
         """Everything, arrays as lists: what a Celery task sends back."""
-        arrays = {k: (None if getattr(self, k) is None else getattr(self, k).tolist())
-                  for k in ("rows", "actions", "base_rows", "base_actions")}
+        arrays = {k: (None if getattr(self, k) is None else getattr(self, k).tolist()) for k in _MATRICES + _VECTORS}
         return {"name": self.name, "base_size": self.base_size, "best_size": self.best_size, "flips": self.flips,
                 "compiles": self.compiles, "error": self.error, "features": [list(f) for f in self.features],
                 **arrays}
@@ -205,9 +213,9 @@ class ModuleResult:
     def from_json(cls, d: dict) -> ModuleResult:
         feats = [(str(n), int(w), str(t)) for n, w, t in d["features"]]
         width = sum(f[1] for f in feats)
-        mats = {k: None if d[k] is None else np.asarray(d[k], dtype=np.float64).reshape(len(d[k]), width)
-                for k in ("rows", "base_rows")}
-        vecs = {k: None if d[k] is None else np.asarray(d[k], dtype=np.int64) for k in ("actions", "base_actions")}
+        mats = {k: None if d.get(k) is None else np.asarray(d[k], dtype=np.float64).reshape(len(d[k]), width)
+                for k in _MATRICES}
+        vecs = {k: None if d.get(k) is None else np.asarray(d[k], dtype=np.int64) for k in _VECTORS}
         return cls(d["name"], d["base_size"], d["best_size"], list(d["flips"]), d["compiles"], d["error"],
                    feats, **mats, **vecs)
 
@@ -235,12 +243,16 @@ def explore(unit: Unit, base: Mlp | None, toolchain: Toolchain, budget: Budget =
     first = play(unit, base, (), toolchain, timeout=timeout, vocab=vocab)
     if first.size is None:
         return ModuleResult(unit.name, None, None, [], 1, error=first.error)
-    best, compiles, seed = first, 1, unit.digest()
+    # the order of a heuristic's steps follows the module's name, not where its bitcode lies (the bytes name it)
+    best, compiles, seed = first, 1, hashlib.sha256(unit.name.encode()).hexdigest()
+    trials: list[tuple[list[float], int, int]] = []  # (state, action tried there, `.text` it cost or saved)
     for _ in range(budget.rounds):
         after = best.flips[-1] + 1 if best.flips else 0
-        tried = [play(unit, base, (*best.flips, s), toolchain, timeout=timeout, vocab=vocab)
-                 for s in candidate_steps(best, after, budget.per_round, seed)]
+        steps = candidate_steps(best, after, budget.per_round, seed)
+        tried = [play(unit, base, (*best.flips, s), toolchain, timeout=timeout, vocab=vocab) for s in steps]
         compiles += len(tried)
+        trials += [(best.policy.rows[s], 1 - best.policy.actions[s], t.size - best.size)
+                   for s, t in zip(steps, tried, strict=True) if t.size is not None]
         good = [t for t in tried if t.size is not None and t.size < best.size]
         if not good:
             break
@@ -253,14 +265,18 @@ def explore(unit: Unit, base: Mlp | None, toolchain: Toolchain, budget: Budget =
     return ModuleResult(unit.name, first.size, best.size, list(best.flips), compiles, features=first.policy.features,
                         rows=matrix(best.policy.rows), actions=np.asarray(best.policy.actions, dtype=np.int64),
                         base_rows=matrix(first.policy.rows),
-                        base_actions=np.asarray(first.policy.actions, dtype=np.int64))
+                        base_actions=np.asarray(first.policy.actions, dtype=np.int64),
+                        trial_rows=matrix([t[0] for t in trials]),
+                        trial_actions=np.asarray([t[1] for t in trials], dtype=np.int64),
+                        trial_deltas=np.asarray([t[2] for t in trials], dtype=np.int64))
 
 
 def base_digest(base: Mlp | None) -> str:
     """What names the base policy in cache keys: `heuristic`, or the digest of the network's parameters."""
     if base is None:
         return "heuristic"
-    h = hashlib.sha256(base.flat().astype("<f8").tobytes() + base.mean.tobytes() + base.std.tobytes())
+    h = hashlib.sha256(base.flat().astype("<f8").tobytes() + base.mean.tobytes() + base.std.tobytes()
+                       + np.float64(base.stick).tobytes())
     return h.hexdigest()[:16]
 
 
@@ -272,7 +288,7 @@ class ExploreCache:
 
     def key(self, unit: Unit, toolchain: Toolchain, base: Mlp | None, budget: Budget, vocab: Path | None) -> str:
         vocab_digest = hashlib.sha256(Path(vocab).read_bytes()).hexdigest() if vocab else None
-        what = json.dumps([unit.digest(), toolchain.describe(), base_digest(base), budget.as_json(), vocab_digest, 2],
+        what = json.dumps([unit.digest(), toolchain.describe(), base_digest(base), budget.as_json(), vocab_digest, 3],
                           sort_keys=True, default=str)
         return hashlib.sha256(what.encode()).hexdigest()[:24]
 
@@ -282,7 +298,7 @@ class ExploreCache:
         try:
             with np.load(self.root / f"{key}.npz") as z:
                 meta = json.loads(str(z["meta"]))
-                arrays = {k: z[k] for k in ("rows", "actions", "base_rows", "base_actions") if k in z.files}
+                arrays = {k: z[k] for k in _MATRICES + _VECTORS if k in z.files}
         except (OSError, ValueError, KeyError):
             return None  # a damaged entry is explored again
         return ModuleResult(name, meta["base_size"], meta["best_size"], meta["flips"], 0, meta["error"],
@@ -293,8 +309,7 @@ class ExploreCache:
             return
         meta = {"base_size": r.base_size, "best_size": r.best_size, "flips": r.flips, "error": r.error,
                 "features": r.features}
-        arrays = {k: getattr(r, k) for k in ("rows", "actions", "base_rows", "base_actions")
-                  if getattr(r, k) is not None}
+        arrays = {k: getattr(r, k) for k in _MATRICES + _VECTORS if getattr(r, k) is not None}
         self.root.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=self.root, suffix=".tmp", delete=False) as f:
             np.savez_compressed(f, meta=np.array(json.dumps(meta)), **arrays)

@@ -7,6 +7,11 @@ The recipe is ml-compiler-opt's, scaled to a farm worker:
   fraction of `.text` its best trajectory saved over the base), so trajectories that shrank code
   pull harder than those that merely repeat the base. Decisions that depart from the heuristic
   are rare; they also weigh `flip_weight` times more, or the network would learn to ignore them.
+  Every flip exploration *tried* is kept too, as counterfactual data: where it saved `.text`
+  the flipped action is the label, where it cost the trajectory's action is, each weighted by
+  how much it changed the module. A handful of winning flips teaches the network where to
+  depart; the thousands of losing ones teach it where not to, which is what keeps a policy from
+  growing code it never saw.
 * **Evolution strategies** (`es/blackbox_learner.py`): antithetic pairs `theta +/- sigma * eps`,
   each pair evaluated on one training module; the per-module reward is ml-compiler-opt's
   `1 - (policy + 0.01) / (heuristic + 0.01)`; rewards are z-scored per step and the gradient
@@ -41,6 +46,10 @@ class BcParams:
     lr: float = 3e-3
     gain: float = 50.0
     flip_weight: float = 20.0
+    #: counterfactual steps (every flip exploration tried): weight per unit of `.text` changed, relative to
+    #: the module (1000: a flip that moved the module by 1 % weighs 10); one that changed nothing weighs `trial_floor`
+    trial_weight: float = 1000.0
+    trial_floor: float = 0.1
     seed: int = 0
 
 
@@ -61,6 +70,12 @@ def bc_dataset(results: Sequence[ModuleResult], params: BcParams) -> tuple[list[
         xs.append(r.rows)
         ys.append(r.actions)
         ws.append(w)
+        if r.trial_rows is not None and len(r.trial_rows) and params.trial_weight > 0:
+            # a flip that saved is a step to take; one that cost is a step to avoid, as strongly as it cost
+            better = r.trial_deltas < 0
+            xs.append(r.trial_rows)
+            ys.append(np.where(better, r.trial_actions, 1 - r.trial_actions))
+            ws.append(params.trial_weight * np.abs(r.trial_deltas) / r.base_size + params.trial_floor)
     return features, np.concatenate(xs), np.concatenate(ys), np.concatenate(ws)
 
 

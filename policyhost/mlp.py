@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 
 OUTPUT_NAME = "inlining_decision"
+#: LLVM's own decision, an input of every network (see the module docstring)
+DEFAULT = "inlining_default"
 
 
 def scale(x: np.ndarray) -> np.ndarray:
@@ -41,6 +43,10 @@ class Mlp:
     std: np.ndarray
     ws: tuple[np.ndarray, ...]
     bs: tuple[np.ndarray, ...]
+    #: how strongly the network sticks to LLVM's own decision: `stick * (2 * inlining_default - 1)` is added to
+    #: the margin, so it departs from the heuristic only where it is that sure (chosen on validation; ES does not
+    #: perturb it)
+    stick: float = 0.0
 
     @classmethod
     def init(cls, features: Sequence[tuple[str, int, str]], x: np.ndarray, hidden: Sequence[int] = (32, 32),
@@ -61,12 +67,26 @@ class Mlp:
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         """(n, 2) logits for rows of raw features."""
-        h = (scale(np.asarray(x, dtype=np.float64)) - self.mean) / self.std
+        x = np.asarray(x, dtype=np.float64)
+        h = (scale(x) - self.mean) / self.std
         for i, (w, b) in enumerate(zip(self.ws, self.bs, strict=True)):
             h = h @ w + b
             if i < len(self.ws) - 1:
                 h = np.maximum(h, 0.0)
+        if self.stick:
+            bias = self.stick * (x[:, self.default_at] - 0.5)
+            h = h + np.stack([-bias, bias], axis=1)
         return h
+
+    @property
+    def default_at(self) -> int:
+        """Where `inlining_default` sits in a row."""
+        pos = 0
+        for name, width, _ in self.features:
+            if name == DEFAULT:
+                return pos
+            pos += width
+        raise ValueError(f"the network has no {DEFAULT} input to stick to")
 
     def margin(self, x: np.ndarray) -> np.ndarray:
         """logit(inline) - logit(no inline): positive means inline, its size how sure the policy is."""
@@ -90,6 +110,7 @@ class Mlp:
     def save(self, path: Path) -> None:
         arrays = {"mean": self.mean, "std": self.std, "names": np.array([f[0] for f in self.features]),
                   "widths": np.array([f[1] for f in self.features]), "dtypes": np.array([f[2] for f in self.features])}
+        arrays["stick"] = np.array(self.stick)
         arrays.update({f"w{i}": w for i, w in enumerate(self.ws)})
         arrays.update({f"b{i}": b for i, b in enumerate(self.bs)})
         import os
@@ -105,7 +126,7 @@ class Mlp:
             n = sum(1 for k in z.files if k.startswith("w") and k[1:].isdigit())
             feats = _features(zip(z["names"], z["widths"], z["dtypes"], strict=True))
             return cls(feats, z["mean"], z["std"], tuple(z[f"w{i}"] for i in range(n)),
-                       tuple(z[f"b{i}"] for i in range(n)))
+                       tuple(z[f"b{i}"] for i in range(n)), float(z["stick"]) if "stick" in z.files else 0.0)
 
     def to_onnx(self, metadata: dict[str, str] | None = None) -> bytes:
         """The network as an ONNX model: one input per feature (batch first), output `inlining_decision`
@@ -134,11 +155,18 @@ class Mlp:
         inits = [const(t("one"), np.array(1.0)), const(t("mean"), self.mean), const(t("std"), self.std)]
         last = len(self.ws) - 1
         for i, (w, b) in enumerate(zip(self.ws, self.bs, strict=True)):
-            gemm_out = OUTPUT_NAME if i == last else t(f"g{i + 1}")
+            gemm_out = (t("z") if self.stick else OUTPUT_NAME) if i == last else t(f"g{i + 1}")
             nodes.append(helper.make_node("Gemm", [t(f"h{i}"), t(f"w{i}"), t(f"b{i}")], [gemm_out]))
             inits += [const(t(f"w{i}"), w), const(t(f"b{i}"), b)]
             if i < last:
                 nodes.append(helper.make_node("Relu", [gemm_out], [t(f"h{i + 1}")]))
+        if self.stick:  # + stick * (inlining_default - 0.5) on the inline logit, minus it on the other
+            nodes += [helper.make_node("Sub", [t(f"in_{DEFAULT}"), t("half")], [t("dc")]),
+                      helper.make_node("Mul", [t("dc"), t("stick")], [t("sb")]),
+                      helper.make_node("Neg", [t("sb")], [t("nsb")]),
+                      helper.make_node("Concat", [t("nsb"), t("sb")], [t("bias")], axis=1),
+                      helper.make_node("Add", [t("z"), t("bias")], [OUTPUT_NAME])]
+            inits += [const(t("half"), np.array(0.5)), const(t("stick"), np.array(self.stick))]
         output = helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, ["batch", 2])
         graph = helper.make_graph(nodes, "mlgo_inline_policy", inputs, [output], inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="mlgo-farm")
@@ -151,13 +179,13 @@ class Mlp:
     # -- JSON, for Celery messages -------------------------------------------------------------------
     def as_json(self) -> dict:
         return {"features": [list(f) for f in self.features], "mean": self.mean.tolist(), "std": self.std.tolist(),
-                "ws": [w.tolist() for w in self.ws], "bs": [b.tolist() for b in self.bs]}
+                "ws": [w.tolist() for w in self.ws], "bs": [b.tolist() for b in self.bs], "stick": self.stick}
 
     @classmethod
     def from_json(cls, d: dict) -> Mlp:
         return cls(_features(d["features"]), np.asarray(d["mean"], dtype=np.float64),
                    np.asarray(d["std"], dtype=np.float64), tuple(np.asarray(w, dtype=np.float64) for w in d["ws"]),
-                   tuple(np.asarray(b, dtype=np.float64) for b in d["bs"]))
+                   tuple(np.asarray(b, dtype=np.float64) for b in d["bs"]), float(d.get("stick", 0.0)))
 
 
 def _features(items) -> tuple[tuple[str, int, str], ...]:

@@ -186,8 +186,8 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
     store = store_from_settings(settings)
     vocab_manifest = show(store, "ir", resolve_vocab(store, vocab))
     vocab_file = published_vocab(vocab_manifest["version"])
-    held = {s: trainer.specs(s, getattr(settings.policy, s) or None) for s in ("validation", "evaluation")}
-    train = trainer.specs("train", settings.policy.train or None)
+    held = {s: trainer.specs(s, getattr(settings.policy, s) or None, rec) for s in ("validation", "evaluation")}
+    train = trainer.specs("train", settings.policy.train or None, rec)
     nightly, training = nightly_package(vocab_manifest, corpus, settings, toolchain, p["max_modules"])
     reserved = {n.partition("=")[0] for names in held.values() for n in names}
     if nightly is not None and nightly.name in reserved:

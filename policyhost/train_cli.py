@@ -37,8 +37,7 @@ def _train(args: argparse.Namespace) -> int:
         from policyhost.launcher import resolve_vocab
 
         vocab = resolve_vocab(args.vocab, "inline")
-    splits = trainer.resolve_splits(args.train, args.validation, args.evaluation, Path(settings.var_dir), tc,
-                                    rec.max_modules)
+    splits = trainer.resolve_splits(args.train, args.validation, args.evaluation, Path(settings.var_dir), tc, rec)
     trainer.train_to(Path(args.output), tc, splits, args.recipe, _fanout(args, settings, tc), vocab=vocab,
                      progress=lambda line: print(line, flush=True))
     return 0

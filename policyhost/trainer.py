@@ -21,7 +21,7 @@ import dataclasses
 import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from farm import hold
@@ -45,6 +45,15 @@ class Recipe:
     es: EsParams = field(default_factory=EsParams)
     #: at most this many modules per training package (sampled by name hash), None: all
     max_modules: int | None = None
+    #: how strongly the cloned network may stick to LLVM's decision (policyhost/mlp.py `stick`): each is measured
+    #: on validation and the best kept
+    sticks: tuple[float, ...] = (0.0, 1.0, 2.0, 4.0, 8.0)
+    #: the packages of each split when the recipe is smaller than the declared splits (each a subset of
+    #: workers/packages.py's, so still disjoint); empty: the declared splits
+    packages: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def split(self, name: str) -> tuple[str, ...] | None:
+        return dict(self.packages).get(name)
 
     def as_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -52,11 +61,14 @@ class Recipe:
 
 RECIPES = {
     # what the nightly builder trains with: fits one 2-core worker in under 2 hours (bench/README.md)
-    "nightly": Recipe(rounds=2, budget=Budget(12, 3), es=EsParams(steps=8, pairs=8), max_modules=50),
-    # `make demo`: one round, a small search and two ES steps
-    "demo": Recipe(rounds=1, budget=Budget(6, 2), es=EsParams(steps=2, pairs=4), max_modules=40),
+    "nightly": Recipe(rounds=2, budget=Budget(16, 2), es=EsParams(steps=8, pairs=8), max_modules=50),
+    # `make demo`: one round, a small search and two ES steps on a few small packages of each split
+    "demo": Recipe(rounds=1, budget=Budget(6, 2), es=EsParams(steps=2, pairs=4), max_modules=30, packages=(
+        ("train", ("lua5.4", "libzstd", "lzo2")), ("validation", ("jansson",)),
+        ("evaluation", ("zlib", "bzip2", "lz4", "cjson", "libyaml", "giflib")))),
     # the test suite: the smallest run that still goes through every stage
-    "smoke": Recipe(rounds=1, budget=Budget(2, 1), bc=BcParams(epochs=3), es=EsParams(steps=1, pairs=2)),
+    "smoke": Recipe(rounds=1, budget=Budget(2, 1), bc=BcParams(epochs=3), es=EsParams(steps=1, pairs=2),
+                    sticks=(0.0,)),
 }
 
 
@@ -119,7 +131,8 @@ def check_names(splits: dict[str, Sequence[str]]) -> None:
 
 
 def package_corpus(spec: str, var_dir: Path, toolchain: Toolchain, most: int | None = None) -> Package:
-    """`NAME=CORPUS_DIR`, or a Debian source package compiled once into `<var>/policy/corpus/debian-NAME`."""
+    """`NAME=CORPUS_DIR`, or a Debian source package compiled once into `<var>/policy/corpus/debian-NAME[-most]`
+    (only the `most` modules training samples, by the same name-hash rule)."""
     from workers.corpus import from_debian
 
     name, eq, path = spec.partition("=")
@@ -127,14 +140,16 @@ def package_corpus(spec: str, var_dir: Path, toolchain: Toolchain, most: int | N
         if not (Path(path) / "corpus_description.json").is_file():
             raise InputError(f"package {name}: {path} is not a corpus directory (no corpus_description.json)")
         return package(name, Path(path), most)
-    out = var_dir / "policy" / "corpus" / f"debian-{name}"
+    out = var_dir / "policy" / "corpus" / (f"debian-{name}" + (f"-{most}" if most else ""))
     if not (out / "corpus_description.json").is_file():
-        from_debian(name, out, toolchain, var_dir / "debsrc")
+        from_debian(name, out, toolchain, var_dir / "debsrc", sample=most)
     return package(name, out, most)
 
 
-def specs(split: str, given: str | None) -> list[str]:
-    """Comma-separated package specs of one split; None: the split workers/packages.py declares."""
+def specs(split: str, given: str | None, rec: Recipe | None = None) -> list[str]:
+    """Comma-separated package specs of one split; None: the recipe's, else the split workers/packages.py declares."""
+    if given is None and rec is not None and rec.split(split) is not None:
+        given = ",".join(rec.split(split))
     if given is None:
         from workers.packages import SPLITS as DECLARED
 
@@ -143,10 +158,11 @@ def specs(split: str, given: str | None) -> list[str]:
 
 
 def resolve_splits(train: str | None, validation: str | None, evaluation: str | None, var_dir: Path,
-                   toolchain: Toolchain, most: int | None = None) -> Splits:
-    """The three splits from comma-separated package specs (None: the declared ones), checked on names before
-    any corpus is compiled; `most` caps the modules of each training package."""
-    wanted = {s: specs(s, g) for s, g in zip(SPLITS, (train, validation, evaluation), strict=True)}
+                   toolchain: Toolchain, rec: Recipe | None = None) -> Splits:
+    """The three splits from comma-separated package specs (None: the recipe's or the declared ones), checked on
+    names before any corpus is compiled; the recipe's `max_modules` caps the modules of each training package."""
+    most = rec.max_modules if rec is not None else None
+    wanted = {s: specs(s, g, rec) for s, g in zip(SPLITS, (train, validation, evaluation), strict=True)}
     check_names({s: [n.partition("=")[0] for n in wanted[s]] for s in SPLITS})
     return Splits(*(tuple(package_corpus(n, var_dir, toolchain, most if s == "train" else None) for n in wanted[s])
                     for s in SPLITS))
@@ -226,12 +242,14 @@ class Trainer:
             saved = sum((m.base_size or 0) - (m.best_size or 0) for m in found)
             total = sum(m.base_size or 0 for m in found) or 1
             better = sum(1 for m in found if m.flips)
-            policy = fit_bc(*bc_dataset(results, self.recipe.bc), self.recipe.bc)
-            val = self.validate(policy)
+            fitted = fit_bc(*bc_dataset(results, self.recipe.bc), self.recipe.bc)
+            val, policy = min(((self.validate(p), p) for p in (replace(fitted, stick=k) for k in self.recipe.sticks)),
+                              key=lambda vp: vp[0])
             self._record(stage="bc", round=r, explored=len(found), improved=better, explore_saved=saved / total,
-                         validation=val)
+                         validation=val, stick=policy.stick)
             self.progress(f"round {r}/{self.recipe.rounds}: explored {len(found)} modules, {better} smaller "
-                          f"(-{100 * saved / total:.2f}% .text), cloned policy on validation {val:.4f}x")
+                          f"(-{100 * saved / total:.2f}% .text), cloned policy on validation {val:.4f}x "
+                          f"(stick {policy.stick:g})")
             if val < best[0]:
                 best = (val, policy, f"bc round {r}")
             base = policy

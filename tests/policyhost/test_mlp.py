@@ -37,6 +37,20 @@ def test_onnx_export_computes_what_numpy_computes(net: Mlp) -> None:
     assert sess.get_modelmeta().custom_metadata_map == {"mlgo.kind": "test"}
 
 
+def test_sticking_to_llvms_decision_is_exported_too(net: Mlp) -> None:
+    from dataclasses import replace
+
+    x = _rows()
+    sticky = replace(net, stick=3.0)
+    np.testing.assert_allclose(sticky.margin(x) - net.margin(x), 3.0 * (2 * x[:, 1] - 1))
+    sess = ort.InferenceSession(sticky.to_onnx())
+    feeds = {"callee_users": x[:, 0:1].astype(np.int64), "inlining_default": x[:, 1:2].astype(np.int64),
+             "callee_embedding": x[:, 2:5].astype(np.float32)}
+    np.testing.assert_allclose(sess.run(None, feeds)[0], sticky.logits(x), rtol=1e-4, atol=1e-4)
+    assert Mlp.from_json(sticky.as_json()).stick == 3.0
+    assert np.array_equal(sticky.flat(), net.flat()), "ES does not perturb it"
+
+
 def test_flat_parameters_round_trip_and_perturb_every_weight(net: Mlp) -> None:
     theta = net.flat()
     assert theta.size == sum(w.size + b.size for w, b in zip(net.ws, net.bs, strict=True))
