@@ -15,6 +15,7 @@ import hashlib
 import html
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -282,23 +283,53 @@ def test_a_model_that_never_answers_is_stopped(host_venv: Path, tmp_path: Path) 
                        "its run was stopped\n"
 
 
-def test_a_compiler_that_stalls_is_killed(host_venv: Path, tmp_path: Path) -> None:
-    """A "compiler" that opens the channel, sends a header and then sleeps: no data, no CPU."""
+def stalling_compiler(tmp_path: Path) -> Path:
+    """A "compiler" that opens the channel, sends a header, writes its pid to `pid` and sleeps: no data, no CPU."""
     header = protocol.Header([protocol.TensorSpec("inlining_default", "int64_t", (1,))],
                              protocol.TensorSpec("inlining_decision", "int64_t", (1,)))
     stall = tmp_path / "stall.py"
     stall.write_text("import os, sys, time\nbase = next(a.split('=', 1)[1] for a in sys.argv if "
                      "a.startswith('-inliner-interactive-channel-base='))\n"
                      f"fd = os.open(base + '.out', os.O_WRONLY)\nos.write(fd, {header.encode()!r})\n"
-                     f"open({str(tmp_path / 'pid')!r}, 'w').write(str(os.getpid()))\ntime.sleep(3600)\n")
-    model = tmp_path / "m.onnx"
-    model.write_bytes(b"never loaded: no observation arrives")
+                     f"open({str(tmp_path / 'pid.tmp')!r}, 'w').write(str(os.getpid()))\n"
+                     f"os.rename({str(tmp_path / 'pid.tmp')!r}, {str(tmp_path / 'pid')!r})\ntime.sleep(3600)\n")
+    (tmp_path / "m.onnx").write_bytes(b"never loaded: no observation arrives")
+    return stall
+
+
+def test_a_compiler_that_stalls_is_killed(host_venv: Path, tmp_path: Path) -> None:
+    stall, model = stalling_compiler(tmp_path), tmp_path / "m.onnx"
     t0 = time.monotonic()
     p = run(host_cmd(host_venv, model, sys.executable, stall, "x.c", timeout=1))
     assert p.returncode == 1 and 1 <= time.monotonic() - t0 < 30
     assert p.stderr.startswith("mlgo-cc: error: the compiler (pid ") and p.stderr.count("\n") == 1
     assert "no data and no CPU progress for 1s after 0 decisions; killed it" in p.stderr
     assert not Path(f"/proc/{(tmp_path / 'pid').read_text()}").exists(), "killed and reaped"
+
+
+def test_sigterm_kills_the_compiler_and_removes_the_channel(host_venv: Path, tmp_path: Path) -> None:
+    """make or CMake stopping a build: the host's compiler is killed and reaped, its FIFO pair removed."""
+    import signal
+
+    from tests.servers import wait_until
+
+    stall, channels = stalling_compiler(tmp_path), tmp_path / "tmp"
+    channels.mkdir()
+    cmd = host_cmd(host_venv, tmp_path / "m.onnx", sys.executable, stall, "x.c")
+    launcher = subprocess.Popen([str(c) for c in cmd], stderr=subprocess.PIPE,
+                                env={**os.environ, "TMPDIR": str(channels)})
+    try:
+        wait_until(lambda: (tmp_path / "pid").exists(), 30, "the compiler to open its channel")
+        assert list(channels.glob("mlgo-cc-*"))
+        launcher.send_signal(signal.SIGTERM)
+        _, err = launcher.communicate(timeout=30)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
+    assert launcher.returncode == 143 and err.decode() == "mlgo-cc: terminated\n"
+    assert not Path(f"/proc/{(tmp_path / 'pid').read_text()}").exists(), "killed and reaped"
+    assert not list(channels.iterdir())
 
 
 def test_the_compilers_own_failure_keeps_its_message_and_code(host_venv: Path, inline_model: Path,
