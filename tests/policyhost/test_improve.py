@@ -44,10 +44,10 @@ def test_departures_and_savings_weigh_more() -> None:
 
 
 def test_tried_flips_teach_both_ways_as_strongly_as_they_changed_the_module() -> None:
-    x, y = _synthetic(10, 5)
+    x, _ = _synthetic(10, 5)
     r = _module("t", x, x[:, 2].astype(np.int64), 1000, 1000)
     r.trial_rows, r.trial_actions, r.trial_deltas = x[:3], np.array([1, 0, 1]), np.array([-20, 10, 0])
-    _, xs, ys, ws = bc_dataset([r], BcParams(trial_weight=1000, trial_floor=0.1))
+    _, _, ys, ws = bc_dataset([r], BcParams(trial_weight=1000, trial_floor=0.1))
     assert len(ys) == 13 and list(ys[10:]) == [1, 1, 0]  # saved: take it; cost or nothing: keep the trajectory's
     assert ws[10:] == pytest.approx([1000 * 20 / 1000 + 0.1, 1000 * 10 / 1000 + 0.1, 0.1])
 
