@@ -20,6 +20,7 @@ from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policyhost.explore import Budget, ExploreCache, Unit, compile_size, explore_cached, play
 from policyhost.mlp import Mlp
+from policyhost.trainer import Fanout
 from vocabgen.celery_app import app
 
 #: The work queue's name: a farm may give training compiles their own workers (`celery -Q policy-train`).
@@ -52,8 +53,6 @@ def size_job(item: dict, toolchain: Toolchain, cache: ExploreCache) -> int | Non
 
 JOBS: dict[str, Callable[[dict, Toolchain, ExploreCache], Any]] = {"explore": explore_job, "size": size_job}
 
-#: run(kind, items) -> results in order
-Fanout = Callable[[str, Sequence[dict]], list]
 
 
 def thread_fanout(toolchain: Toolchain, cache: ExploreCache, jobs: int) -> Fanout:

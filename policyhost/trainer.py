@@ -30,9 +30,12 @@ from farm.toolchain import Toolchain
 from policyhost.explore import Budget, ModuleResult, Unit, corpus_units
 from policyhost.improve import Adam, BcParams, EsParams, bc_dataset, es_step, fit_bc, geomean, reward
 from policyhost.mlp import Mlp
-from policyhost.train_tasks import Fanout
 
 log = logging.getLogger(__name__)
+
+#: run(kind, items) -> results in order: `kind` a job of policyhost/train_tasks.py (`explore`, `size`), each item
+#: plain JSON; threads or Celery tasks (train_tasks.thread_fanout, celery_fanout)
+Fanout = Callable[[str, Sequence[dict]], list]
 
 
 @dataclass(frozen=True)
