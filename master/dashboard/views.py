@@ -19,10 +19,13 @@ from regression import metrics
 from vocabgen.layout import SECTIONS, coverage_line
 from vocabgen.versions import check_version_name
 
-#: What each kind's vocabulary is read by: the tool flags the download page shows.
+#: What each kind's vocabulary is read by: the tool lines the download page shows, from a C file `in.c` to the
+#: embeddings (tests/master/test_dashboard_vocab_use.py runs every line of a rendered page with LLVM 22).
+_BITCODE = ("your code as bitcode", "clang -O2 -c -emit-llvm in.c -o in.bc")
 _FLAGS = {
-    "ir": [("opt (print the embeddings)",
-            "opt -passes='print<ir2vec>' -ir2vec-vocab-path={path} -disable-output in.ll"),
+    "ir": [_BITCODE,
+           ("opt (print the embeddings)",
+            "opt -passes='print<ir2vec>' -ir2vec-vocab-path={path} -disable-output in.bc"),
            ("llvm-ir2vec", "llvm-ir2vec embeddings --ir2vec-vocab-path={path} in.bc"),
            ("clang (for any pass that reads IR2Vec)", "clang -O2 -mllvm -ir2vec-vocab-path={path} -c in.c"),
            # LLVM 22 reads the inliner's vocabulary through both options (policyhost/advisors.py passes both);
@@ -30,8 +33,12 @@ _FLAGS = {
            ("the ML inliner's IR2Vec features (a policy host on BASE.in/BASE.out)",
             "clang -Oz -mllvm -enable-ml-inliner=release -mllvm -inliner-interactive-channel-base=BASE "
             "-mllvm -ml-inliner-ir2vec-vocab-file={path} -mllvm -ir2vec-vocab-path={path} -c in.c")],
-    "mir": [("llc (print the embeddings)", "llc -O2 -mir2vec-vocab-path={path} -print-mir2vec -o /dev/null in.ll"),
-            ("llvm-ir2vec", "llvm-ir2vec embeddings --mode=mir --mir2vec-vocab-path={path} in.mir"),
+    # Not `llc -print-mir2vec`: LLVM 22.1's printer pass crashes (SIGSEGV) (README, "Which flags use
+    # it"); llvm-ir2vec embeds MIR written after register allocation (before it, 22.1 crashes on virtual registers).
+    "mir": [_BITCODE,
+            ("post-allocation MIR", "llc -O2 -stop-after=virtregrewriter in.bc -o in.mir"),
+            ("llvm-ir2vec (print the embeddings)",
+             "llvm-ir2vec embeddings --mode=mir --mir2vec-vocab-path={path} in.mir"),
             ("clang (for any pass that reads MIR2Vec)", "clang -O2 -mllvm -mir2vec-vocab-path={path} -c in.c")],
 }
 
