@@ -23,6 +23,16 @@ from farm.errors import FarmError
 ROLES = ("farm.toolchain_cli", "workers.cli", "vocabgen.cli", "policyhost.cli", "regression.cli", "master.cli")
 
 
+def _no_master() -> set[str]:
+    return set()
+
+
+#: The names of the builders the master registers, for verbs of other roles that take a builder name
+#: (`regress history --builder`). master/cli.py sets it when it adds its verbs: no other role imports master/
+#: (tests/test_layout.py), and the registry is imported only when a verb asks.
+registered_builders: Callable[[], set[str]] = _no_master
+
+
 class FarmParser(argparse.ArgumentParser):
     """argparse whose usage errors are one line, like the farm's other errors (verbs' parsers inherit it)."""
 
@@ -69,12 +79,43 @@ def _on_sigterm_unwind() -> Callable[[], None]:
     return lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+def version_text(prog: str = "mlgo-farm") -> str:
+    """`--version`: the farm's version from its installed package metadata (one source: pyproject.toml), then the
+    LLVM it drives (the configured bin directory), or why that LLVM cannot be used: two lines, always exit 0."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        farm = version("mlgo-farm")
+    except PackageNotFoundError:
+        farm = "unknown (the package is not installed)"
+    try:
+        from farm.toolchain import Toolchain
+
+        tc = Toolchain.from_settings()
+        llvm = f"LLVM {tc.version} ({tc.bin_dir})"
+    except FarmError as e:
+        llvm = f"LLVM unusable: {e}"
+    return f"{prog} {farm}\n{llvm}"
+
+
+class _Version(argparse.Action):
+    """argparse's `version` action, but the text (it runs llvm-config) is made only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> NoReturn:
+        print(version_text(parser.prog))
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = FarmParser(
         prog="mlgo-farm",
         description="Build-farm vocabulary and regression service for LLVM's MLGO.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    parser.add_argument("--version", action=_Version, help="print the farm's version and LLVM's, then exit")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     for role in ROLES:
         importlib.import_module(role).register(sub)

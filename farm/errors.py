@@ -1,4 +1,10 @@
-"""The one error type the CLI turns into a one-line message and a non-zero exit."""
+"""The one error type the CLI turns into a one-line message and a non-zero exit: one exit code per kind.
+
+1 any other failure (FarmError), 2 bad input or usage (InputError; argparse's usage errors too), 3 an LLVM
+tool (ToolError), 4 the object store (StoreError), 5 a well-formed artifact that fails the checks that gate
+publishing it (ValidationFailed). Verbs add their own verdicts above these: 10 and 11 (`regress run`),
+12 (`policy retrain`'s size check). README.md, "Exit codes", lists them for users.
+"""
 
 
 class FarmError(Exception):
@@ -23,3 +29,10 @@ class StoreError(FarmError):
     """The object store is unreachable or holds something inconsistent."""
 
     exit_code = 4
+
+
+class ValidationFailed(InputError):
+    """A well-formed artifact that fails a check gating its publication (a policy model reading a feature LLVM
+    does not send, no better than the baseline): not a usage error, so a builder or script can tell them apart."""
+
+    exit_code = 5

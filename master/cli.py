@@ -93,8 +93,18 @@ def _stack(args: argparse.Namespace) -> int:
     return 0
 
 
+def registered_builders() -> set[str]:
+    """The names of the registry's builders (what `regress history --builder` accepts before any run)."""
+    from master.registry import REGISTRY
+
+    return {b.name for b in REGISTRY}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the master, worker and stack verbs to `mlgo-farm`."""
+    import farm.cli
+
+    farm.cli.registered_builders = registered_builders
     p = sub.add_parser("master", help="Buildbot master: create|start|stop|check, force builds")
     msub = p.add_subparsers(dest="master_verb", metavar="ACTION", required=True)
     for action, text in (("create", "create the master directory and SQLite database under var/"),

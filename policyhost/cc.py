@@ -30,7 +30,44 @@ from policyhost.launcher import CompileOutcome, compile_with_host, compiler_tool
 PROG = "mlgo-farm-cc"
 USAGE = (f"usage: {PROG} [--policy P] [--server SOCKET] [--vocab V] [--timeout S] [--max-silence S] "
          f"[--advisor {'|'.join(advisors.NAMES)}] [--stats FILE] [--bin-dir DIR] -- COMPILER ARGS...")
-_VALUED = ("policy", "server", "vocab", "timeout", "max_silence", "advisor", "stats", "bin_dir")
+#: The launcher's options, (name, metavar, help): `mlgo-farm-cc --help` prints them and `mlgo-farm policy-cc`
+#: registers them with argparse (policyhost/cli.py), so the two never describe them differently.
+OPTIONS = (
+    ("policy", "P", f"{', '.join(p for a in advisors.ADVISORS.values() for p in a.builtin_policies)}, a path to an "
+                    ".onnx model, or store:VERSION (store:latest) for one the farm published "
+                    "(default: [policy] default, heuristic)"),
+    ("vocab", "V", "IR2Vec vocabulary JSON, or store:VERSION (store:latest) for one the farm published: adds the "
+                   "callee/caller embedding features"),
+    ("timeout", "S", "seconds of compiler silence without CPU use before giving up (default: [policy] timeout)"),
+    ("max-silence", "S", "seconds of silence on an opened channel before giving up, even while the compiler uses "
+                         "CPU (default: 10 x the timeout)"),
+    ("advisor", "|".join(advisors.NAMES), f"which MLGO advisor the policy drives (default: {advisors.DEFAULT})"),
+    ("server", "SOCKET", "Unix socket of a running `mlgo-farm policy serve` to ask when no --policy is given "
+                         "(default: [policy] server); an .onnx --policy starts a shared server by itself"),
+    ("stats", "FILE", "append one JSON line per compile (decisions, response times) to this file"),
+    ("bin-dir", "DIR", "LLVM's bin directory the compiler is taken from (default: [llvm] bin_dir)"),
+)
+_VALUED = tuple(name.replace("-", "_") for name, _, _ in OPTIONS)
+
+
+def help_text() -> str:
+    """What `mlgo-farm-cc --help` prints: usage, what it does, each option, an example, the exit status."""
+    import textwrap
+
+    lines = [USAGE, "",
+             "Run one compile in LLVM's interactive MLGO mode, answering the compiler's decisions with a policy",
+             "(a compiler launcher: make CC=\"mlgo-farm-cc --policy P -- clang\", or CMAKE_C_COMPILER_LAUNCHER).",
+             "A command that compiles nothing (linking) runs unchanged. Builds should take the faster prefix",
+             "`mlgo-farm policy-cc --print-launcher` prints.", "", "options:"]
+    for name, metavar, text in OPTIONS:
+        lines.append(f"  --{name} {metavar}")
+        lines += textwrap.wrap(text, 96, initial_indent=" " * 8, subsequent_indent=" " * 8)
+    lines += ["  -h, --help", "        show this help and exit",
+              "  --version", "        print the farm's version and LLVM's, then exit", "",
+              "example:", f"  {PROG} --policy heuristic -- clang -Oz -c a.c -o a.o", "",
+              "exit status: the compiler's own when it fails; otherwise the farm's (2 bad arguments, 3 LLVM,",
+              "5 a policy that fails its checks; README.md, \"Exit codes\")."]
+    return "\n".join(lines)
 
 
 class Options:
@@ -250,7 +287,12 @@ def main(argv: list[str] | None = None) -> int:
     set_handler(SIGTERM, _terminate)
     args = sys.argv[1:] if argv is None else list(argv)
     if args and args[0] in ("-h", "--help"):
-        print(USAGE)
+        print(help_text())
+        return 0
+    if args and args[0] == "--version":
+        from farm.cli import version_text  # only here: the launcher's start-up never pays for argparse
+
+        print(version_text(PROG))
         return 0
     try:
         return run(parse_args(args))

@@ -254,19 +254,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Use as CMAKE_C_COMPILER_LAUNCHER or in make's CC=: "
         "mlgo-farm policy-cc --policy heuristic -- clang -Oz -c a.c -o a.o",
     )
-    builtins = ", ".join(p for a in advisors.ADVISORS.values() for p in a.builtin_policies)
-    cc.add_argument("--policy", help=f"{builtins}, or a path to an .onnx model "
-                    "(default: [policy] default, heuristic)")
-    cc.add_argument("--vocab", help="IR2Vec vocabulary JSON, or store:VERSION (store:latest) for one the farm "
-                    "published: adds the callee/caller embedding features")
-    cc.add_argument("--timeout", help="seconds of compiler silence without CPU use before giving up")
-    cc.add_argument("--max-silence", help="seconds of silence on an opened channel before giving up, even while the "
-                    "compiler uses CPU (default: 10 x the timeout)")
-    cc.add_argument("--advisor", choices=advisors.NAMES, default=advisors.DEFAULT,
-                    help=f"which MLGO advisor the policy drives (default: {advisors.DEFAULT})")
-    cc.add_argument("--server", help="Unix socket of a running `mlgo-farm policy serve` to ask when no --policy "
-                    "is given (default: [policy] server); an .onnx --policy starts a shared server by itself")
-    cc.add_argument("--stats", help="append one JSON line per compile (decisions, response times) to this file")
+    from policyhost.cc import OPTIONS
+
+    for name, _, text in OPTIONS:  # the lean launcher's own descriptions (mlgo-farm-cc --help prints the same)
+        if name == "advisor":
+            cc.add_argument("--advisor", choices=advisors.NAMES, default=advisors.DEFAULT, help=text)
+        elif name != "bin-dir":  # policy-cc runs the configured LLVM
+            cc.add_argument(f"--{name}", help=text)
     cc.add_argument("--print-launcher", nargs="?", const="shell", choices=("shell", "cmake"),
                     help="print the fastest launcher prefix for these options "
                     "(python -I -S .../policyhost/cc_script.py ... --) instead of compiling, shell-quoted "

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from farm.errors import InputError
+from farm.errors import InputError, ValidationFailed
 from farm.toolchain import Toolchain
 from policyhost import advisors
 from policyhost.store import sha256
@@ -74,14 +74,17 @@ def check_model(model: Path, toolchain: Toolchain | None, advisor: str = "inline
     """The model loaded (onnx's checker too) and bound to the header this LLVM sends `advisor`.
 
     Binding checks what a compile would: every input a feature LLVM sends, in a shape it can be fed,
-    and an output the advisor can use (InputError naming the first problem). Without a toolchain, or
+    and an output the advisor can use (ValidationFailed naming the first problem). Without a toolchain, or
     for an advisor with no probe compile, only the output is checked against the advisor: header None.
     """
     from policyhost.policies import OnnxPolicy, check_output
 
     policy = OnnxPolicy(model, strict=True)
     if advisors.get(advisor).mask_feature is None or not policy.output[1].startswith("float"):
-        check_output(policy.name, policy.output)  # scores for a masked advisor: their number is in the header
+        try:  # scores for a masked advisor: their number is in the header
+            check_output(policy.name, policy.output)
+        except InputError as e:  # an output the advisor cannot use: the model fails validation
+            raise ValidationFailed(str(e)) from None
     if toolchain is None or advisor != "inline":
         return policy, None
     inputs = sorted(policy.inputs)
@@ -89,7 +92,10 @@ def check_model(model: Path, toolchain: Toolchain | None, advisor: str = "inline
         raise InputError(f"policy {policy.name} reads IR2Vec embeddings: checking it needs its vocabulary")
     header = llvm_header(toolchain, advisor, vocab)
     check_features(policy.name, inputs, [f.name for f in header.features])
-    policy.bind(header)
+    try:
+        policy.bind(header)
+    except InputError as e:  # a shape LLVM cannot feed: the model fails validation, the command line was fine
+        raise ValidationFailed(str(e)) from None
     return policy, header
 
 
@@ -98,13 +104,13 @@ def check_features(name: str, inputs: list[str], sent: list[str]) -> None:
     missing = [i for i in inputs if i not in sent]
     if missing:
         hint = " (a vocabulary adds the *_embedding features)" if missing[0].endswith("_embedding") else ""
-        raise InputError(f"policy {name} needs feature {missing[0]!r}, which this LLVM does not send{hint}"
+        raise ValidationFailed(f"policy {name} needs feature {missing[0]!r}, which this LLVM does not send{hint}"
                          f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}")
 
 
 def validate(model: Path, metrics: dict[str, Any], toolchain: Toolchain, advisor: str = "inline",
              vocab: Path | None = None) -> dict[str, Any]:
-    """The validation record of `model` (InputError naming the first failed check)."""
+    """The validation record of `model` (ValidationFailed naming the first failed check)."""
     model = Path(model)
     _, header = check_model(model, toolchain, advisor, vocab)
     if header is None:
@@ -114,16 +120,17 @@ def validate(model: Path, metrics: dict[str, Any], toolchain: Toolchain, advisor
     if metrics.get("kind") == TRAINED:
         ratio = metrics.get("validation")
         if not isinstance(ratio, (int, float)) or not 0 < ratio < float("inf"):
-            raise InputError(f"policy {model.name} has no validation ratio to publish with ({ratio!r})")
+            raise ValidationFailed(f"policy {model.name} has no validation ratio to publish with ({ratio!r})")
         return {"ok": True, "sha256": sha256(model.read_bytes()), "inputs_match_llvm": True,
                 "llvm_features": len(sent), "validation_ratio": ratio,
                 "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     agreement, baseline = metrics.get("heldout_agreement"), metrics.get("heldout_majority_baseline")
     if not isinstance(agreement, (int, float)) or not isinstance(baseline, (int, float)):
-        raise InputError(f"policy {model.name} has no held-out agreement and majority baseline to check")
+        raise ValidationFailed(f"policy {model.name} has no held-out agreement and majority baseline to check")
     if agreement <= baseline:
-        raise InputError(f"policy {model.name} agrees with the heuristic on {agreement:.4f} of held-out decisions, "
-                         f"no better than always answering the majority ({baseline:.4f}); not published")
+        raise ValidationFailed(f"policy {model.name} agrees with the heuristic on {agreement:.4f} of held-out "
+                               f"decisions, no better than always answering the majority ({baseline:.4f}); not "
+                               "published")
     return {"ok": True, "sha256": sha256(model.read_bytes()), "inputs_match_llvm": True,
             "llvm_features": len(sent), "heldout_agreement": agreement, "heldout_majority_baseline": baseline,
             "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

@@ -11,6 +11,7 @@ from policyhost import advisors
 
 EXIT_REGRESSION = 10  # `regress run --fail-on-regression` when the run regressed
 EXIT_NOT_IDENTICAL = 11  # `regress run --expect-identical` when the policy build's sizes differ at all
+DEFAULT_BUILDER = "local"  # the builder name `regress run` records when no builder runs it
 
 
 def _open(args: argparse.Namespace):
@@ -75,6 +76,15 @@ def _history(args: argparse.Namespace) -> int:
 
     history = _open(args)
     runs = history.runs(args.builder, limit=args.limit)
+    if not runs and args.builder and args.builder != DEFAULT_BUILDER:  # a typo is not "no runs yet"
+        from farm.cli import registered_builders
+
+        if args.builder not in registered_builders():
+            from farm.errors import InputError
+
+            have = history.builders()
+            raise InputError(f"unknown builder {args.builder!r}: no runs in {history.path} and the master registers "
+                             f"no such builder (builders with runs: {', '.join(have) or 'none'})")
     if args.json:
         print(json.dumps([{**r.__dict__, "ratios": ratio_history(history, r, limit=1)[-1][2]
                            if r.status == "complete" else {}} for r in runs], indent=1))
@@ -82,13 +92,16 @@ def _history(args: argparse.Namespace) -> int:
     if not runs:
         print("no runs" + (f" of builder {args.builder}" if args.builder else ""))
         return 0
-    print(f"{'run':<24} {'builder':<14} {'status':<9} {'verdict':<10} {'policy':<22} {'vocab':<18}"
-          f" {'llvm':<12} ratios (policy/heuristic)")
+    head = ("run", "builder", "status", "verdict", "policy", "vocab", "llvm", "ratios (policy/heuristic)")
+    rows = [head]
     for r in runs:
         ratios = ratio_history(history, r, limit=1)[-1][2] if r.status == "complete" else {}
         text = ", ".join(f"{k} {v:.4f}" for k, v in ratios.items()) or (r.error or "")[:60]
-        print(f"{r.run_id:<24} {r.builder:<14} {r.status:<9} {r.verdict or '-':<10} {r.policy_id or '-':<22}"
-              f" {r.vocab_version or '-':<18} {llvm_label(r):<12} {text}")
+        rows.append((r.run_id, r.builder, r.status, r.verdict or "-", r.policy_id or "-", r.vocab_version or "-",
+                     llvm_label(r), text))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head) - 1)]  # the last column is free text
+    for row in rows:
+        print("  ".join([*(c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)), row[-1]]).rstrip())
     return 0
 
 
@@ -162,7 +175,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                      f"else {advisors.DEFAULT})")
     run.add_argument("--vocab", help="IR2Vec vocabulary fed to the policy: a JSON file (a manifest.json beside it "
                      "names the version) or store:VERSION / store:latest, published by the farm")
-    run.add_argument("--builder", default="local", help="builder name recorded in the history (default: local)")
+    run.add_argument("--builder", default=DEFAULT_BUILDER,
+                     help=f"builder name recorded in the history (default: {DEFAULT_BUILDER})")
     run.add_argument("--run-id", help="run id (default: UTC time and a random suffix)")
     run.add_argument("--opt", action="append", default=None, metavar="FLAG",
                      help="optimization flag for both variants, as --opt=-Oz (repeatable; default: -Oz)")
@@ -190,7 +204,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     rep = rsub.add_parser("report", parents=[common], help="render (and optionally publish) the report of a run")
     rep.add_argument("run_id", nargs="?", help="run id (default: the builder's latest run)")
-    rep.add_argument("--builder", default="local")
+    rep.add_argument("--builder", default=DEFAULT_BUILDER)
     rep.add_argument("-o", "--output", help="report directory (default: the run's own)")
     rep.add_argument("--publish", action="store_true", help="upload to the object store under regression/")
     rep.set_defaults(func=_report)

@@ -192,6 +192,11 @@ class History:
             raise InputError(f"no runs of builder {builder!r} in {self.path}")
         return runs[0]
 
+    def builders(self) -> list[str]:
+        """The builders with at least one run (any status), sorted."""
+        with self._connect() as db:
+            return [r[0] for r in db.execute("SELECT DISTINCT builder FROM runs ORDER BY builder")]
+
     def previous_run(self, run: Run, verdict: str | None = None) -> Run | None:
         """The last complete run of the same builder before `run` (with that verdict, if given)."""
         sql = "SELECT * FROM runs WHERE builder=? AND seq<? AND status='complete'"

@@ -110,3 +110,14 @@ def test_a_signal_during_a_corpus_leaves_no_temporary_directory(tmp_path: Path, 
     name = {signal.SIGTERM: "terminated", signal.SIGINT: "interrupted"}[sig]
     assert (p.returncode, err) == (128 + sig, f"mlgo-farm: error: {name}\n")
     assert list(out.parent.iterdir()) == [], "no temporary directory and no half corpus"
+
+
+@pytest.mark.parametrize("prog", ["mlgo-farm", "mlgo-farm-cc"])
+def test_version_names_the_farm_from_its_metadata_and_the_llvm_it_drives(prog: str, toolchain) -> None:
+    from importlib.metadata import version
+
+    got = subprocess.run([str(Path(sys.executable).with_name(prog)), "--version"], capture_output=True, text=True,
+                         timeout=60)
+    assert got.returncode == 0 and got.stderr == "", got.stderr
+    assert got.stdout.splitlines() == [f"{prog} {version('mlgo-farm')}",
+                                       f"LLVM {toolchain.version} ({toolchain.bin_dir})"]

@@ -430,3 +430,18 @@ def test_policy_cc_limits_are_checked_and_printed(capsys: pytest.CaptureFixture)
     prefix = shlex.split(capsys.readouterr().out)
     assert prefix[prefix.index("--timeout") + 1] == "2.5" and prefix[prefix.index("--max-silence") + 1] == "30"
     assert parse_args([*prefix[4:], "clang", "-c", "x.c"]).max_silence == 30.0
+
+
+def test_help_describes_every_option_the_launcher_takes() -> None:
+    """`mlgo-farm-cc --help` is a help, not only the usage line: every option it parses, with what it does."""
+    from policyhost.cc import _VALUED, OPTIONS, USAGE
+
+    got = subprocess.run([str(BIN / "mlgo-farm-cc"), "--help"], capture_output=True, text=True, timeout=60)
+    assert got.returncode == 0 and got.stderr == ""
+    lines = got.stdout.splitlines()
+    assert lines[0] == USAGE and len(lines) > 20
+    assert {name.replace("-", "_") for name, _, _ in OPTIONS} == set(_VALUED)
+    for name, metavar, _ in OPTIONS:
+        i = lines.index(f"  --{name} {metavar}")
+        assert lines[i + 1].startswith("        ") and len(lines[i + 1].split()) > 3, lines[i:i + 2]
+    assert "  --version" in lines and any(line.startswith("exit status") for line in lines)

@@ -207,11 +207,11 @@ def test_an_inliner_model_giving_five_scores_is_refused_at_bind(tmp_path: Path) 
 
 @pytest.mark.parametrize(("make", "code", "says"), [
     (lambda d: write_onnx_policy(d / "good.onnx", "callee_basic_block_count", "Less", 3), 0, None),
-    (lambda d: write_onnx_scores(d / "five.onnx", "callee_basic_block_count", 5), 2,
+    (lambda d: write_onnx_scores(d / "five.onnx", "callee_basic_block_count", 5), 5,
      "5 values per observation; the advisor takes one logit or two scores (no, yes) per inlining decision"),
-    (lambda d: write_onnx_policy(d / "alien.onnx", "no_such_feature", "Less", 3), 2,
+    (lambda d: write_onnx_policy(d / "alien.onnx", "no_such_feature", "Less", 3), 5,
      "needs feature 'no_such_feature', which this LLVM does not send"),
-    (lambda d: write_onnx_policy(d / "wide.onnx", "callee_basic_block_count", "Less", 3, width=5), 2,
+    (lambda d: write_onnx_policy(d / "wide.onnx", "callee_basic_block_count", "Less", 3, width=5), 5,
      "input 'callee_basic_block_count' has shape ['batch', 5], the compiler sends 1 values"),
 ])
 def test_policy_inspect_exits_0_only_for_a_model_this_llvm_can_use(tmp_path: Path, make, code: int,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from farm.errors import InputError, StoreError
+from farm.errors import InputError, StoreError, ValidationFailed
 from farm.store import FileStore, store_from_settings
 from farm.toolchain import Toolchain
 from policyhost import store as pstore
@@ -151,6 +151,18 @@ def test_bad_inputs_are_one_line_and_publish_nothing(trained: Path, ir2vec_vocab
     assert "needs feature 'no_such_feature', which this LLVM does not send" in one_error_line(
         cli("policy", "publish", str(alien)))
     assert store.list("policies/") == []
+
+
+def test_a_model_failing_validation_exits_with_its_own_code_not_a_usage_error(tmp_path: Path) -> None:
+    """A model whose input LLVM does not send is a rejected artifact (ValidationFailed), not bad usage (2)."""
+    alien = write_onnx_policy(tmp_path / "alien.onnx", "no_such_feature", "Greater", 0)
+    alien.with_suffix(".json").write_text(json.dumps(sign(alien.read_bytes(), {
+        "heldout_agreement": 0.9, "heldout_majority_baseline": 0.6}, KEY.encode())))
+    rejected = cli("policy", "publish", str(alien))
+    assert "which this LLVM does not send" in one_error_line(rejected)
+    assert rejected.returncode == ValidationFailed.exit_code == 5
+    assert cli("policy", "publish").returncode == 2  # a usage error keeps 2
+    assert store_from_settings().list("policies/") == []
 
 
 def test_an_inliner_model_giving_five_scores_is_not_published(tmp_path: Path) -> None:
