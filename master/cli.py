@@ -43,7 +43,7 @@ def _parse_props(items: list[str]) -> dict[str, str]:
 
 
 def _force(args: argparse.Namespace) -> int:
-    from master.forcing import follow, form_fields, plan, report
+    from master.forcing import Progress, follow, form_fields, plan, report
     from master.rest import MasterAPI
 
     s = load_settings()
@@ -58,7 +58,7 @@ def _force(args: argparse.Namespace) -> int:
     if not args.wait:
         return 0
     api.reconnect = s.buildbot.client_reconnect  # ride out a master restart (master/rest.py)
-    return report(api, *follow(api, bsids, args.timeout))
+    return report(api, *follow(api, bsids, args.timeout, progress=Progress()), steps=False)
 
 
 def _worker(args: argparse.Namespace) -> int:
@@ -121,8 +121,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                   "[buildbot] client_password (MLGO_FARM_BUILDBOT_CLIENT_PASSWORD), else the "
                                   "admin's configured or generated one")
     f.add_argument("--wait", action="store_true",
-                   help="follow exactly these buildsets and the builds they trigger; exit 1 if any failed, "
-                        "was merged into another request (SKIPPED) or was cancelled")
+                   help="follow exactly these buildsets and the builds they trigger, printing each step as it "
+                        "ends; exit 1 if any failed, was merged into another request (SKIPPED) or was cancelled")
     f.add_argument("--timeout", type=float, default=3 * 3600, help="seconds to wait (default 3h)")
     f.add_argument("--url", help="master URL (default from [buildbot])")
     f.set_defaults(func=_force)

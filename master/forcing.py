@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 from farm.errors import FarmError, InputError
 from master.rest import RESULTS, BuildResult, MasterAPI
@@ -123,13 +123,50 @@ def walk(api: MasterAPI, bsids: Iterable[int]) -> Followed:
     return out
 
 
-def follow(api: MasterAPI, bsids: Iterable[int], timeout: float,
-           poll: float = 2.0) -> tuple[list[BuildResult], list[Unbuilt]]:
-    """Wait until every followed request has ended; a FarmError after `timeout` seconds."""
+class Progress:
+    """`--wait`'s running account: one line per step of a followed build as soon as it has finished (build, step,
+    result, what the step said), so an hours-long build is not silent until its end."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out
+        self.printed: set[int] = set()  # step ids
+        self.finished: set[int] = set()  # builds whose steps have all been printed
+
+    def update(self, api: MasterAPI, builds: Iterable[dict[str, Any]]) -> None:
+        names: dict[int, str] | None = None
+        for b in sorted(builds, key=lambda b: b["buildid"]):
+            if b["buildid"] in self.finished:
+                continue
+            # fetched after `b`: when `b` was complete, so is every step read here
+            for st in api.get(f"builds/{b['buildid']}/steps")["steps"]:
+                if not st["complete"] or st["stepid"] in self.printed or st.get("hidden"):
+                    continue
+                self.printed.add(st["stepid"])
+                names = names if names is not None else {v: k for k, v in api.builders().items()}
+                print(step_line(names.get(b["builderid"], str(b["builderid"])), b["number"], st),
+                      file=self.out or sys.stdout, flush=True)
+            if b["complete"]:
+                self.finished.add(b["buildid"])
+
+
+def step_line(builder: str, number: int, step: Mapping[str, Any]) -> str:
+    """`make-dataset #3 triplets: success (1,234 unique triplets (0 skipped))`: one line whatever the step said."""
+    result = RESULTS.get(step["results"], "unknown")
+    said = " ".join(str(step.get("state_string") or "").split())
+    said = "" if said in ("", step["name"], f"{step['name']} ({result})") else f" ({said[:160]})"
+    return f"{builder} #{number} {step['name']}: {result}{said}"
+
+
+def follow(api: MasterAPI, bsids: Iterable[int], timeout: float, poll: float = 2.0,
+           progress: Progress | None = None) -> tuple[list[BuildResult], list[Unbuilt]]:
+    """Wait until every followed request has ended (`progress` prints each step as it ends); a FarmError after
+    `timeout` seconds."""
     bsids = list(bsids)
     deadline = time.monotonic() + timeout
     while True:
         got = walk(api, bsids)
+        if progress is not None:
+            progress.update(api, got.builds)
         if got.done:
             names = {v: k for k, v in api.builders().items()}
             builds = sorted(got.builds, key=lambda b: b["buildid"])
@@ -146,12 +183,13 @@ _UNBUILT = {
 }
 
 
-def report(api: MasterAPI, builds: list[BuildResult], unbuilt: list[Unbuilt]) -> int:
-    """Print the followed builds and build-less requests; 1 if any did not succeed or never ran."""
+def report(api: MasterAPI, builds: list[BuildResult], unbuilt: list[Unbuilt], steps: bool = True) -> int:
+    """Print the followed builds (with their steps unless Progress printed them) and build-less requests; 1 if any
+    did not succeed or never ran."""
     failed = [r for r in builds if not r.ok]
     for r in builds:
         print(f"{r.builder} #{r.number}: {r.result} ({r.state}) {r.url}")
-        for name, res in r.steps:
+        for name, res in r.steps if steps else ():
             print(f"    {name}: {res}")
         for key, value in sorted(r.captured.items()):
             print(f"    => {key} = {value}")

@@ -320,3 +320,58 @@ def test_requests_with_different_properties_all_run_and_wait_reports_a_merged_on
     assert waiter.returncode == 1, out
     assert f"(buildset {first['bsid']}) SKIPPED: Buildbot merged it into a newer request" in out, out
     assert "flavoured #" not in out, "--wait must not report another request's build as its own"
+
+
+def test_force_wait_prints_each_step_as_it_ends(live, tmp_path):
+    """A build whose second step waits on the store's publish lock, which this test holds: the first step's line
+    must be out while the build still runs (on any machine's speed), the second's once the lock is released."""
+    import fcntl
+    import queue
+    import threading
+
+    cfg = tmp_path / "held.cfg"
+    cfg.write_text(
+        "from master.buildmaster import build_config\nfrom master.registry import Builder, Step\n"
+        "HELD = Builder(name='held', description='a quick step, then one waiting on the publish lock', notify=(),\n"
+        "               steps=(Step('toolchain', ('toolchain',)),\n"
+        "                      Step('promote', ('vocab', 'promote', 'ir', 'nope', '--reason', 'held'))))\n"
+        "BuildmasterConfig = build_config(registry=(HELD,))\n")
+    start, _ = live
+    api = start(cfg)
+    lock = load_settings().var_dir / "store" / ".vocab-publish.lock"  # vocabgen.locks.publish_lock, FileStore
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lines: queue.Queue = queue.Queue()
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        waiter = subprocess.Popen(
+            [str(Path(sys.executable).with_name("mlgo-farm")), "master", "force", "held", "--wait", "--timeout", "300",
+             "--url", api.base], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        reader = threading.Thread(target=lambda: [lines.put(ln) for ln in waiter.stdout] and None, daemon=True)
+        reader.start()
+        try:
+            seen: list[str] = []
+
+            def step_printed() -> bool:
+                while not lines.empty():
+                    seen.append(lines.get().rstrip("\n"))
+                return any(ln.startswith("held #1 toolchain: success") for ln in seen)
+
+            wait_until(step_printed, 120, "the first step's line while the build runs")
+            (build,) = api.get("builds")["builds"]
+            assert not build["complete"], "the line must come before the build ends"
+            assert not any(" promote: " in ln for ln in seen), seen
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
+    try:
+        waiter.wait(timeout=180)
+    finally:
+        if waiter.poll() is None:
+            waiter.kill()
+            waiter.wait()
+    reader.join(timeout=30)  # every line read up to EOF
+    out = seen + [lines.get().rstrip("\n") for _ in range(lines.qsize())]
+    assert waiter.returncode == 1, out
+    promote = [ln for ln in out if ln.startswith("held #1 promote: failure")]
+    assert len(promote) == 1 and out.index(promote[0]) > out.index(next(ln for ln in out if " toolchain: " in ln))
+    assert sum(" toolchain: " in ln for ln in out) == 1, out  # once, not again in the final summary
+    assert any(ln.startswith("held #1: failure") for ln in out), out
