@@ -148,6 +148,10 @@ class PolicyConfig:
     server: str = ""
     #: Seconds a shared policy server (started by the launcher for an .onnx policy) lingers unused.
     shared_idle_exit: int = 60
+    #: Train the inliner policy after every IR vocabulary publish that becomes (or waits to become) `latest`;
+    #: false on a farm that publishes vocabularies only (then nothing settles a vocabulary's policy check:
+    #: turn `[gate] policy_size` off too).
+    retrain_after_vocab: bool = True
     #: The inliner training recipe of `policy retrain` (policyhost/trainer.py RECIPES: nightly, demo, smoke).
     recipe: str = "nightly"
     #: Packages the retrained policy trains and validates on (comma separated Debian source packages, or

@@ -320,8 +320,11 @@ def on_vocab_published(result: dict[str, Any]) -> str | None:
     (it is done): a trigger that cannot be enqueued is logged, and `policy retrain` or the next
     vocabulary catches up.
     """
+    from farm.config import load_settings
     from vocabgen.gate import POLICY_SIZE, awaits_only
 
+    if not load_settings().policy.retrain_after_vocab:
+        return None
     in_force = result.get("latest", result.get("version")) == result.get("version")
     if result.get("kind") != "ir" or not (in_force or awaits_only(result.get("gate"), POLICY_SIZE)):
         return None

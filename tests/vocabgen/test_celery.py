@@ -123,6 +123,8 @@ def farm(redis_url: str, s3_proxy, tmp_path: Path, ir_dataset: Path) -> Iterator
         "MLGO_FARM_STORE_ENDPOINT_URL": proxy.url,
         "MLGO_FARM_STORE_ACCESS_KEY_ID": "testing",
         "MLGO_FARM_STORE_SECRET_ACCESS_KEY": "testing",
+        # the vocabulary chain alone: a publish does not go on to train the inliner policy (tests/policyhost)
+        "MLGO_FARM_POLICY_RETRAIN_AFTER_VOCAB": "false",
         "PYSTOW_HOME": str(tmp_path / "pystow"),
         hold.ENV: str(tmp_path / "hold-training"),
     }
