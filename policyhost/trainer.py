@@ -312,11 +312,11 @@ def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: st
     """Train, measure held out, write OUTPUT.onnx, OUTPUT.npz and the signed OUTPUT.json; return the record.
 
     The record is signed with the farm's key over its claims and the model's bytes
-    (vocabgen/signing.py), as the warm start's is: publishing takes metrics only from a record this
+    (farm/signing.py), as the warm start's is: publishing takes metrics only from a record this
     farm's training wrote for exactly this model (policyhost/release.py).
     """
     from farm.atomic import write_atomic
-    from vocabgen.signing import farm_key, sign
+    from farm.signing import farm_key, sign
 
     output = Path(output)
     if output.suffix != ".onnx":
