@@ -18,13 +18,12 @@ clear line before anything compiles.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from farm import hold
+from farm import hold, jsonio
 from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policyhost.explore import Budget, ModuleResult, Unit, corpus_units
@@ -337,5 +336,5 @@ def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: st
               "modules": {s: sum(len(p.units) for p in getattr(splits, s)) for s in SPLITS},
               "features": [f[0] for f in policy.features], "heldout": table, **info}
     record = sign(output.read_bytes(), record, farm_key() if key is None else key)
-    write_atomic(output.with_suffix(".json"), json.dumps(record, indent=2, sort_keys=True) + "\n")
+    write_atomic(output.with_suffix(".json"), jsonio.dumps(record))
     return record

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import platform
 import time
 from collections.abc import Callable
@@ -87,7 +86,7 @@ def write_local(out_dir: Path, data: bytes, manifest: dict[str, Any]) -> Path:
     A full disk is one line naming `out_dir`, which is then left as it was.
     """
     with atomic_dir(Path(out_dir), MANIFEST) as tmp:
-        for name, content in ((VOCAB, data), (MANIFEST, (json.dumps(manifest, indent=2, sort_keys=True) + "\n"))):
+        for name, content in ((VOCAB, data), (MANIFEST, jsonio.dumps(manifest))):
             (tmp / name).write_bytes(content.encode() if isinstance(content, str) else content)
             (tmp / name).chmod(0o644)
     return Path(out_dir)
