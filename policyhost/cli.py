@@ -187,12 +187,13 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    head = ("ADVISOR", "VERSION", "STATE", "VOCAB", "PUBLISHED", "HELDOUT", "MAJORITY")
+    # TEXT: held-out .text against the heuristic (trained policies); AGREE/MAJORITY: a warm start's agreement
+    head = ("ADVISOR", "VERSION", "STATE", "VOCAB", "PUBLISHED", "TEXT", "AGREE", "MAJORITY")
     fmt = lambda x: "-" if x is None else f"{x:.4f}"  # noqa: E731
     table = [head] + [(str(v.get("advisor")), str(v.get("version")), str(v.get("state") or "-"),
-                       str(v.get("vocab_version") or "-"),
-                       str(v.get("published_at")), fmt(v.get("heldout_agreement")),
-                       fmt(v.get("heldout_majority_baseline"))) for v in rows]
+                       str(v.get("vocab_version") or "-"), str(v.get("published_at")),
+                       "-" if v.get("heldout_geomean") is None else f"{v['heldout_geomean']:.4f}x",
+                       fmt(v.get("heldout_agreement")), fmt(v.get("heldout_majority_baseline"))) for v in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     for r in table:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())

@@ -40,15 +40,15 @@ from policyhost.mlp import Mlp
 class BcParams:
     """Weighted behavioural cloning: network shape, optimisation, and how much improvements weigh."""
 
-    hidden: tuple[int, ...] = (32, 32)
+    hidden: tuple[int, ...] = (16, 16)
     epochs: int = 40
     batch: int = 256
     lr: float = 3e-3
-    gain: float = 50.0
-    flip_weight: float = 20.0
+    gain: float = 10.0
+    flip_weight: float = 5.0
     #: counterfactual steps (every flip exploration tried): weight per unit of `.text` changed, relative to
-    #: the module (1000: a flip that moved the module by 1 % weighs 10); one that changed nothing weighs `trial_floor`
-    trial_weight: float = 1000.0
+    #: the module (3000: a flip that moved the module by 1 % weighs 30); one that changed nothing weighs `trial_floor`
+    trial_weight: float = 3000.0
     trial_floor: float = 0.1
     seed: int = 0
 

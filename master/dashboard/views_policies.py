@@ -10,16 +10,17 @@ The promotion state and gate of an index entry are shown when the index carries 
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
-from flask import Flask, abort, render_template, request
+from flask import Flask, Response, abort, render_template, request
 
 from farm.artifacts.kind import check_version_name
 from farm.errors import InputError
 from farm.kinds import KINDS
 from master.dashboard import files, policydiff, trends
 from master.dashboard.views_datasets import ID_PATTERN as DATASET_ID
-from policyhost import advisors
+from policyhost import advisors, standalone
 
 ROOT = "policies"
 MODEL = files.ARTIFACTS[ROOT]
@@ -117,9 +118,58 @@ def training_curve(history: Any, title: str) -> str | None:
     return svg.figure_svg(fig, title)
 
 
+#: where the standalone policy host is served (the policy pages' "Use it" commands fetch it)
+HOST_PATH = f"{ROOT}/host/{standalone.SERVED_NAME}"
+
+
+def use_it(farm, advisor: str, version: str, m: dict[str, Any], vocab_kind: str | None) -> dict[str, Any] | None:
+    """The shell lines that download this version, its vocabulary and the standalone host, check them and
+    build with them (None: the standalone host does not drive this advisor). URLs come from `web_url`, the
+    flags the host adds from policyhost/advisors.py (tests/policyhost/test_standalone.py keeps the host's
+    copy equal)."""
+    if advisor != standalone.ADVISOR:
+        return None
+    url = farm.settings.buildbot.dashboard
+    model = f"{ROOT}/{advisor}/{version}/{MODEL}"
+    vocab = m.get("vocab_version") if vocab_kind else None
+    files_ = [(url(f"store/{model}"), MODEL)]
+    if vocab:
+        files_.append((url(f"store/vocab/{vocab_kind}/{vocab}/vocab.json"), "vocab.json"))
+    files_.append((url(HOST_PATH), standalone.SERVED_NAME))
+    fetch = [f"curl -fsSLO {u}{ext}" for u, _ in files_ for ext in ("", ".sha256")]
+    fetch += ["sha256sum -c " + " ".join(f"{name}.sha256" for _, name in files_),
+              "python3 -m venv venv && venv/bin/pip install numpy onnxruntime",
+              "mlgo=$PWD  # where these files are"]
+    major = str((m.get("llvm") or {}).get("llvm_version") or "").split(".")[0]
+    clang = f"clang-{major}" if major.isdigit() else "clang"
+    launcher = ["$mlgo/venv/bin/python", f"$mlgo/{standalone.SERVED_NAME}", "--model", f"$mlgo/{MODEL}",
+                *(["--vocab", "$mlgo/vocab.json"] if vocab else []), "--"]
+    flags = advisors.get(advisor).flags("BASE", "vocab.json" if vocab else None)
+    return {"fetch": fetch, "clang": clang, "vocab": vocab, "vocab_missing": m.get("vocab_version") and not vocab,
+            "make": f'make CC="{" ".join(launcher)} {clang}" CFLAGS=-Oz',
+            "cmake": [f'cmake -S . -B build -DCMAKE_C_COMPILER={clang} -DCMAKE_C_FLAGS=-Oz '
+                      f'-DCMAKE_C_COMPILER_LAUNCHER="{";".join(launcher)}"', "cmake --build build"],
+            "flags": " ".join(flags)}
+
+
 def register(app: Flask, farm) -> None:
     """Add the policy pages to `app`."""
     app.jinja_env.filters["number"] = policydiff.number
+
+    @app.route(f"/{HOST_PATH}")
+    def policy_host():
+        """The standalone host (policyhost/standalone/mlgo_cc.py): what the "Use it" lines run."""
+        data = standalone.source()
+        resp = Response(data, content_type="text/x-python; charset=utf-8")
+        resp.set_etag(hashlib.sha256(data).hexdigest())
+        resp.headers["Cache-Control"] = "no-cache"  # a new farm may serve a newer host at the same URL
+        return resp.make_conditional(request)
+
+    @app.route(f"/{HOST_PATH}.sha256")
+    def policy_host_sha256():
+        resp = Response(standalone.sha256_line(), content_type="text/plain; charset=utf-8")
+        resp.headers["Cache-Control"] = "no-cache"
+        return resp
 
     @app.route("/policies/")
     def policies():
@@ -143,10 +193,12 @@ def register(app: Flask, farm) -> None:
         metrics = m.get("metrics") if isinstance(m.get("metrics"), dict) else {}
         curve = farm.diffs.get(("curve", advisor, version), lambda: training_curve(
             metrics.get("history"), f"{advisor} policy {version}: validation .text per training stage"))
+        vkind = vocab_kind(farm, m.get("vocab_version"))
         return render_template(
             "policy_version.html", advisor=advisor, version=version, m=m, entry=entry, training=training, curve=curve,
-            vocab_kind=vocab_kind(farm, m.get("vocab_version")), dataset_id=dataset_id,
+            vocab_kind=vkind, dataset_id=dataset_id,
             dataset_kind=dataset_kind(farm, dataset_id), runs=runs_with(farm, advisor, version),
+            use=use_it(farm, advisor, version, m, vkind),
             others=[v["version"] for v in rows(farm, advisor) if v["version"] != version])
 
     @app.route("/policies/<advisor>/diff")
