@@ -92,7 +92,7 @@ def cmd_throughput(args: argparse.Namespace) -> None:
             env["MLGO_FARM_PATHS_VAR_DIR"] = str(run_var)
             os.environ.update(env)
             workers = [subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "vocabgen.celery_app", "worker", "--pool=solo",
+                [sys.executable, "-m", "celery", "-A", "farm.celery_app", "worker", "--pool=solo",
                  "--loglevel=WARNING", "-n", f"bench{i}@%h", "--without-gossip", "--without-mingle",
                  "--without-heartbeat"], cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL) for i in range(n)]
@@ -114,7 +114,7 @@ def cmd_throughput(args: argparse.Namespace) -> None:
 
 
 def _ping() -> list:
-    from vocabgen.celery_app import app
+    from farm.celery_app import app
 
     return app.control.ping(timeout=0.5) or []
 

@@ -50,7 +50,7 @@ class CeleryConfig:
     #: crontab fields "minute hour day_of_month month_of_year day_of_week" for retraining.
     retrain_schedule: str = "0 3 * * 0"
     #: Seconds a delivered task may go without its worker renewing its lease before Redis
-    #: redelivers it (vocabgen/lease.py; workers renew every quarter of this).
+    #: redelivers it (farm/lease.py; workers renew every quarter of this).
     visibility_timeout: int = 60
     #: Seconds after which staged files whose chain has no message left in the broker are removed
     #: (beat's hourly vocabgen.tasks.clean_staging).

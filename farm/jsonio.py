@@ -32,6 +32,11 @@ def loads(data: bytes | str, where: str, error: type[FarmError] = InputError) ->
         raise error(f"{where}: invalid JSON: {too_long(e)}") from None
 
 
+def dumps(data: Any) -> str:
+    """The farm's JSON for files and objects it writes: indented, keys sorted (stable diffs), one final newline."""
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
 def too_long(e: ValueError) -> str:
     """Python's message about an over-long integer, without its advice to the programmer (set_int_max_str_digits)."""
     return " ".join(str(e).split(";")[0].split())

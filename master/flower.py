@@ -1,6 +1,6 @@
 """Celery monitoring for the single-machine stack: Flower on loopback, and the queue lines of `stack status`.
 
-Flower (`celery -A vocabgen.celery_app flower`) shows the vocabulary workers and their tasks. It
+Flower (`celery -A farm.celery_app flower`) shows the vocabulary workers and their tasks. It
 listens on 127.0.0.1 only and runs read-only (`read_only`: no shutdown, revoke, pool or rate
 changes from its pages), and with no login configured its HTTP API stays refused (Flower 2 wants
 `FLOWER_UNAUTHENTICATED_API` for that, which the stack never sets, and removes from the environment it
@@ -28,7 +28,7 @@ from farm.errors import FarmError
 from farm.secrets import effective_redis_url, redact
 from master.procs import farm_env, pid_alive, venv_tool
 
-CELERY_APP = "vocabgen.celery_app"
+CELERY_APP = "farm.celery_app"
 HOST = "127.0.0.1"
 #: Kombu's Redis transport: the default queue's list, and the hash of delivered, unacknowledged messages.
 QUEUE, UNACKED = "celery", "unacked"
@@ -112,7 +112,7 @@ def status_lines(s: Settings, timeout: float = 2.0) -> list[str]:
     finally:
         client.close()
     lines = [f"celery queue {QUEUE}: {waiting} waiting, {unacked} delivered and not yet acknowledged"]
-    from vocabgen.celery_app import make_app
+    from farm.celery_app import make_app
 
     app = make_app(s)  # these settings' broker, not whichever the process imported the farm's app with
     try:

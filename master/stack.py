@@ -20,7 +20,6 @@ clients through farm.secrets.effective_redis_url.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import shutil
@@ -29,19 +28,20 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from farm.atomic import write_atomic
 from farm.config import Settings
 from farm.errors import FarmError
+from farm.locks import file_lock
 from farm.secrets import effective_redis_url, loopback_redis, redact, redis_password
 from master import buildbot_worker, control, flower
 from master.layout import worker_dir
 from master.procs import farm_env, pid_alive, run, venv_tool
 from master.rest import MasterAPI
 
-CELERY_APP = "vocabgen.celery_app"
+CELERY_APP = "farm.celery_app"
 SUPERVISOR = "master.supervise"
 
 
@@ -52,15 +52,9 @@ def _dirs(s: Settings) -> tuple[Path, Path]:
     return run_dir, log_dir
 
 
-@contextlib.contextmanager
-def _stack_lock(s: Settings) -> Iterator[None]:
+def _stack_lock(s: Settings):
     run_dir, _ = _dirs(s)
-    with open(run_dir / "stack.lock", "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    return file_lock(run_dir / "stack.lock")
 
 
 def _listening(host: str, port: int) -> bool:

@@ -152,11 +152,11 @@ def _store():
 def _publish(args: argparse.Namespace) -> int:
     """Validate a `train-bc` model against this LLVM again (never trust a copied manifest) and publish it."""
     from farm.config import load_settings
+    from farm.locks import publish_lock
     from farm.toolchain import Toolchain
     from policyhost import release
     from policyhost import store as pstore
     from policyhost.launcher import resolve_vocab
-    from vocabgen.locks import publish_lock
 
     model = Path(args.model)
     if model.suffix != ".onnx" or not model.is_file():
@@ -231,9 +231,9 @@ EXIT_SIZE_GATE = 12
 
 
 def _retrain(args: argparse.Namespace) -> int:
+    from farm.celery_app import app
+    from farm.client import submit, wait_for
     from policyhost.tasks import CHAIN_STEPS, enqueue_retrain
-    from vocabgen.celery_app import app
-    from vocabgen.client import submit, wait_for
 
     params = {"recipe": args.recipe, "max_modules": args.max_modules}
     corpus = str(Path(args.corpus).absolute()) if args.corpus else None

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from farm import jsonio
 from farm.atomic import write_atomic
 from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain, text_sizes
@@ -331,4 +332,4 @@ def explore_cached(unit: Unit, base: Mlp | None, toolchain: Toolchain, budget: B
 
 
 def write_summary(results: Sequence[ModuleResult], path: Path) -> None:
-    write_atomic(path, json.dumps([r.summary() for r in results], indent=2, sort_keys=True) + "\n")
+    write_atomic(path, jsonio.dumps([r.summary() for r in results]))

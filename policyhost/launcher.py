@@ -126,16 +126,17 @@ def published_vocab(version: str = "latest") -> Path:
     The download checks the manifest's sha256; the cache file is written atomically, so parallel
     compiles of one build share it safely.
     """
+    from farm.artifacts import store as artifacts
+    from farm.artifacts.kinds import VOCAB
     from farm.config import load_settings
     from farm.store import store_from_settings
-    from vocabgen.publish import download, show
 
     settings = load_settings()
     store = store_from_settings(settings)
-    manifest = show(store, "ir", version or "latest")
+    manifest = artifacts.show(VOCAB, store, "ir", version or "latest")
     cached = settings.var_dir / "cache" / "vocab" / "ir" / f"{manifest['version']}.json"
     if not cached.is_file():
-        download(store, "ir", manifest["version"], cached)
+        artifacts.download(VOCAB, store, "ir", manifest["version"], cached)
     return cached
 
 

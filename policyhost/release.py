@@ -140,7 +140,7 @@ def manifest_for(model: Path, result: dict[str, Any], *, advisor: str = "inline"
                  vocab_version: str | None = None, training: dict[str, Any] | None = None,
                  validation: dict[str, Any], key: bytes | None = None) -> dict[str, Any]:
     """The signed manifest of a trained model from warmstart.train_from's (checked) result and its validation."""
-    from vocabgen.signing import farm_key, sign
+    from farm.signing import farm_key, sign
 
     advisors.get(advisor)
     data = Path(model).read_bytes()
@@ -175,7 +175,7 @@ def _trained_metrics(result: dict[str, Any]) -> dict[str, Any]:
 
 def read_result(model: Path, key: bytes | None = None) -> dict[str, Any]:
     """The MODEL.json `policy train-bc` wrote beside MODEL.onnx, its signature checked against the model's bytes."""
-    from vocabgen.signing import SignatureError, farm_key, verify
+    from farm.signing import SignatureError, farm_key, verify
 
     path = Path(model).with_suffix(".json")
     try:

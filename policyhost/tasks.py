@@ -14,8 +14,8 @@ the policy side never imports the comparison side). The check settles the policy
 becomes `latest` only with a policy that does not grow code. The default vocabulary is the
 *newest*: `latest`, or a newer IR version waiting only for that rule.
 
-Idempotent like the vocabulary chain, and with its machinery (vocabgen.tasks.RELIABLE: late
-acknowledgement under the lease of vocabgen/lease.py, store failures retried with backoff): the
+Idempotent like the vocabulary chain, and with its machinery (farm.celery_app.RELIABLE: late
+acknowledgement under the lease of farm/lease.py, store failures retried with backoff): the
 trained model goes to a local directory named by everything that decides its bytes (vocabulary
 version, corpus, parameters, LLVM), written once under that directory's lock, so a redelivered or
 repeated request reuses it; publishing finds an existing version by its content hash, so two
@@ -37,9 +37,8 @@ from celery import chain
 from celery.signals import task_success
 
 from farm.atomic import atomic_dir
+from farm.celery_app import RELIABLE, app
 from farm.errors import InputError
-from vocabgen.celery_app import app
-from vocabgen.tasks import RELIABLE
 
 log = logging.getLogger(__name__)
 #: What `policy retrain` may override: the training recipe (policyhost/trainer.py RECIPES; default
@@ -124,12 +123,13 @@ def _work_key(vocab_version: str, corpus: Path, params: dict[str, Any], llvm: di
 
 def resolve_vocab(store, vocab: str) -> str:
     """`newest` as the version it names now (InputError when there is no IR vocabulary); others unchanged."""
-    from vocabgen.gate import POLICY_SIZE
-    from vocabgen.publish import newest
+    from farm.artifacts import store as artifacts
+    from farm.artifacts.kinds import VOCAB
+    from farm.artifacts.verdict import POLICY_SIZE
 
     if vocab != NEWEST:
         return vocab
-    found = newest(store, "ir", POLICY_SIZE)
+    found = artifacts.newest(VOCAB, store, "ir", POLICY_SIZE)
     if found is None:
         raise InputError(f"no IR vocabulary is published to {store.url}, nor one waiting for its policy")
     return found
@@ -173,18 +173,19 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
     Training packages: the nightly corpus (unless it is a validation or evaluation package) plus
     `[policy] train` (or the declared split); validation: `[policy] validation` (or declared).
     """
+    from farm.artifacts import store as artifacts
+    from farm.artifacts.kinds import VOCAB
+    from farm.locks import dir_lock
     from farm.store import store_from_settings
     from policyhost import release, trainer
     from policyhost.launcher import published_vocab
     from policyhost.train_tasks import thread_fanout
-    from vocabgen.locks import dir_lock
-    from vocabgen.publish import show
 
     p = params_from(params)
     rec_name = p["recipe"] or settings.policy.recipe
     rec = trainer.recipe(rec_name)
     store = store_from_settings(settings)
-    vocab_manifest = show(store, "ir", resolve_vocab(store, vocab))
+    vocab_manifest = artifacts.show(VOCAB, store, "ir", resolve_vocab(store, vocab))
     vocab_file = published_vocab(vocab_manifest["version"])
     held = {s: trainer.specs(s, getattr(settings.policy, s) or None, rec) for s in ("validation", "evaluation")}
     train = trainer.specs("train", settings.policy.train or None, rec)
@@ -232,12 +233,12 @@ def retrain(self, vocab: str = NEWEST, corpus: str | None = None,
             params: dict[str, Any] | None = None) -> dict[str, Any]:
     """Train, validate and publish the inliner warm-start policy (pending its size check when the gate
     has one); the publish result with timings and metrics."""
+    from farm.artifacts.verdict import POLICY_SIZE
     from farm.config import load_settings
+    from farm.locks import publish_lock
     from farm.store import store_from_settings
     from farm.toolchain import Toolchain
     from policyhost import store as pstore
-    from vocabgen.gate import POLICY_SIZE
-    from vocabgen.locks import publish_lock
 
     s = load_settings()
     store = store_from_settings(s)
@@ -268,20 +269,21 @@ def retrain(self, vocab: str = NEWEST, corpus: str | None = None,
 
 def _settle_vocab_failed(settings, store, vocab: str, why: str) -> None:
     """Record on an IR vocabulary waiting for its policy's size check that no policy could be trained."""
-    from vocabgen import publish as vpublish
-    from vocabgen.gate import POLICY_SIZE, Check
-    from vocabgen.locks import publish_lock
+    from farm.artifacts import store as artifacts
+    from farm.artifacts.kinds import VOCAB
+    from farm.artifacts.verdict import POLICY_SIZE, Check
+    from farm.locks import publish_lock
 
     try:
         version = resolve_vocab(store, vocab)
-        entry = next((v for v in vpublish.read_index(store) if (v.get("kind"), v.get("version")) == ("ir", version)),
-                     None)
+        entry = next((v for v in artifacts.read_index(VOCAB, store) if VOCAB.listed(v, "ir", version)), None)
     except InputError:
         return
     if POLICY_SIZE not in (((entry or {}).get("gate") or {}).get("pending") or ()):
         return
     with publish_lock(store, settings.celery.broker_url, settings=settings):
-        vpublish.settle(store, "ir", version, Check(POLICY_SIZE, False, f"no policy could be trained with it: {why}"))
+        artifacts.settle(VOCAB, store, "ir", version,
+                         Check(POLICY_SIZE, False, f"no policy could be trained with it: {why}"))
 
 
 #: The steps of `retrain_chain`, first to last.
@@ -295,7 +297,7 @@ def retrain_chain(vocab: str = NEWEST, corpus: str | None = None, params: dict[s
 
 
 def enqueue_retrain(vocab: str = NEWEST, corpus: str | None = None, params: dict[str, Any] | None = None):
-    from vocabgen.versions import check_version_name
+    from farm.artifacts.kind import check_version_name
 
     checked = params_from(params)  # the worker's own checks, before anything is enqueued
     if checked["recipe"] is not None:
@@ -320,8 +322,8 @@ def on_vocab_published(result: dict[str, Any]) -> str | None:
     (it is done): a trigger that cannot be enqueued is logged, and `policy retrain` or the next
     vocabulary catches up.
     """
+    from farm.artifacts.verdict import POLICY_SIZE, awaits_only
     from farm.config import load_settings
-    from vocabgen.gate import POLICY_SIZE, awaits_only
 
     if not load_settings().policy.retrain_after_vocab:
         return None

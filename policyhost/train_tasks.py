@@ -16,12 +16,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from farm.celery_app import app
 from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policyhost.explore import Budget, ExploreCache, Unit, compile_size, explore_cached, play
 from policyhost.mlp import Mlp
 from policyhost.trainer import Fanout
-from vocabgen.celery_app import app
 
 #: The work queue's name: a farm may give training compiles their own workers (`celery -Q policy-train`).
 QUEUE = "celery"

@@ -18,13 +18,12 @@ clear line before anything compiles.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from farm import hold
+from farm import hold, jsonio
 from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policyhost.explore import Budget, ModuleResult, Unit, corpus_units
@@ -315,11 +314,11 @@ def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: st
     """Train, measure held out, write OUTPUT.onnx, OUTPUT.npz and the signed OUTPUT.json; return the record.
 
     The record is signed with the farm's key over its claims and the model's bytes
-    (vocabgen/signing.py), as the warm start's is: publishing takes metrics only from a record this
+    (farm/signing.py), as the warm start's is: publishing takes metrics only from a record this
     farm's training wrote for exactly this model (policyhost/release.py).
     """
     from farm.atomic import write_atomic
-    from vocabgen.signing import farm_key, sign
+    from farm.signing import farm_key, sign
 
     output = Path(output)
     if output.suffix != ".onnx":
@@ -340,5 +339,5 @@ def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: st
               "modules": {s: sum(len(p.units) for p in getattr(splits, s)) for s in SPLITS},
               "features": [f[0] for f in policy.features], "heldout": table, **info}
     record = sign(output.read_bytes(), record, farm_key() if key is None else key)
-    write_atomic(output.with_suffix(".json"), json.dumps(record, indent=2, sort_keys=True) + "\n")
+    write_atomic(output.with_suffix(".json"), jsonio.dumps(record))
     return record

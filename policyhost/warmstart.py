@@ -299,10 +299,10 @@ def train_from(source: Path, output: Path, toolchain: Toolchain, *, seed: int = 
     """Log (or load) decisions, train, export MODEL.onnx and MODEL.json; return the metrics.
 
     MODEL.json is signed with the farm's key over its claims and the model's bytes
-    (vocabgen/signing.py): publishing takes metrics and lineage only from a record this farm's
+    (farm/signing.py): publishing takes metrics and lineage only from a record this farm's
     training wrote for exactly this model (policyhost/release.py).
     """
-    from vocabgen.signing import farm_key, sign
+    from farm.signing import farm_key, sign
 
     output = Path(output)
     if output.suffix != ".onnx":

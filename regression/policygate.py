@@ -30,11 +30,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from farm.artifacts.verdict import POLICY_SIZE, Check
 from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain
 from regression import benchmarks, build, measure
 from regression.benchmarks import Benchmark
-from vocabgen.gate import POLICY_SIZE, Check
 
 CANDIDATE, IN_FORCE, HEURISTIC = "candidate", "in-force", "heuristic"
 

@@ -6,7 +6,7 @@ benchmarks with the new policy and with the policy in force, and, under the farm
 records the `policy_size` outcome on the policy (policyhost/store.py `settle`) and on the IR
 vocabulary it was trained with (vocabgen/publish.py `settle`): each becomes `latest` when it holds.
 
-Idempotent with the chain's machinery (vocabgen.tasks.RELIABLE): a version whose rule is settled
+Idempotent with the chain's machinery (farm.celery_app.RELIABLE): a version whose rule is settled
 is not measured again (the recorded outcome is returned), and measuring runs under a lock per
 policy version, so the chain the vocabulary publish started and the one a builder started for the
 same version measure once.
@@ -18,9 +18,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from vocabgen.celery_app import app
-from vocabgen.gate import POLICY_SIZE, Check
-from vocabgen.tasks import RELIABLE
+from farm.artifacts.verdict import POLICY_SIZE, Check
+from farm.celery_app import RELIABLE, app
 
 log = logging.getLogger(__name__)
 
@@ -69,11 +68,12 @@ def summary(advisor: str, version: str, created: bool, check: Check, latest: str
 @app.task(name="regression.tasks.size_gate", bind=True, **RELIABLE)
 def size_gate(self, published: dict[str, Any]) -> dict[str, Any]:
     """Settle `published` (policyhost.tasks.retrain's result); the outcome, states and a summary line."""
+    from farm.artifacts import store as artifacts
+    from farm.artifacts.kinds import VOCAB
     from farm.config import load_settings
+    from farm.locks import dir_lock, publish_lock
     from farm.store import store_from_settings
     from policyhost import store as pstore
-    from vocabgen import publish as vpublish
-    from vocabgen.locks import dir_lock, publish_lock
 
     s = load_settings()
     store = store_from_settings(s)
@@ -92,12 +92,12 @@ def size_gate(self, published: dict[str, Any]) -> dict[str, Any]:
             with publish_lock(store, s.celery.broker_url, settings=s):
                 pstore.settle(store, advisor, version, check)
                 if vocab:
-                    vpublish.settle(store, "ir", vocab, Check(POLICY_SIZE, check.ok, f"policy {version}: "
-                                                                                      f"{check.detail}"))
+                    artifacts.settle(VOCAB, store, "ir", vocab,
+                                     Check(POLICY_SIZE, check.ok, f"policy {version}: {check.detail}"))
     if check is None:
         check = Check(POLICY_SIZE, True, "not gated (published without a pending size check)")
     latest = (pstore.read_latest(store, advisor) or {}).get("version")
-    vocab_entry = next((v for v in vpublish.read_index(store)
+    vocab_entry = next((v for v in artifacts.read_index(VOCAB, store)
                         if (v.get("kind"), v.get("version")) == ("ir", vocab)), None) if vocab else None
     vocab_state = (vocab_entry or {}).get("state")
     line = summary(advisor, version, bool(published.get("created")), check, latest, vocab, vocab_state)

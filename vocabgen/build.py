@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import platform
 import time
 from collections.abc import Callable
@@ -12,12 +11,12 @@ from typing import Any
 from farm import jsonio
 from farm.atomic import atomic_dir
 from farm.errors import InputError
+from farm.locks import dir_lock
+from farm.signing import farm_key, sign
 from vocabgen import layout
 from vocabgen.analogy import analogy_score
 from vocabgen.dataset import Dataset
-from vocabgen.locks import dir_lock
 from vocabgen.params import TrainParams
-from vocabgen.signing import farm_key, sign
 from vocabgen.training import holdout_metrics, train_all
 from vocabgen.vocabfile import ValidationError, check_coverage, check_schema, dumps, sha256
 
@@ -36,7 +35,7 @@ def train_vocabulary(ds: Dataset, params: TrainParams, key: bytes | None = None)
     """Measure on a held-out split, train on everything, lay out for LLVM; returns (vocab bytes, manifest).
 
     The manifest is signed with the farm's key (`key`, default `signing.farm_key()`): publishing
-    accepts its metrics and lineage only for these bytes (vocabgen/signing.py says why).
+    accepts its metrics and lineage only for these bytes (farm/signing.py says why).
     """
     p = params.resolved(ds.kind)
     metrics: dict[str, Any] = {"holdout": holdout_metrics(ds, p)}
@@ -87,7 +86,7 @@ def write_local(out_dir: Path, data: bytes, manifest: dict[str, Any]) -> Path:
     A full disk is one line naming `out_dir`, which is then left as it was.
     """
     with atomic_dir(Path(out_dir), MANIFEST) as tmp:
-        for name, content in ((VOCAB, data), (MANIFEST, (json.dumps(manifest, indent=2, sort_keys=True) + "\n"))):
+        for name, content in ((VOCAB, data), (MANIFEST, jsonio.dumps(manifest))):
             (tmp / name).write_bytes(content.encode() if isinstance(content, str) else content)
             (tmp / name).chmod(0o644)
     return Path(out_dir)

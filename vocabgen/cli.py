@@ -33,11 +33,11 @@ def _train(args: argparse.Namespace) -> int:
     """`-o` is checked (replaceable, writable, not full) before any download or training, not after."""
     from farm.atomic import check_replaceable, check_writable
     from farm.config import load_settings
+    from farm.signing import farm_key
     from farm.toolchain import Toolchain
     from vocabgen.build import MANIFEST, VOCAB, train_vocabulary, write_local
     from vocabgen.dataset import resolve_dataset
     from vocabgen.params import TrainParams
-    from vocabgen.signing import farm_key
     from vocabgen.training import ensure_pystow_home
 
     s = load_settings()
@@ -90,12 +90,12 @@ def _publish(args: argparse.Namespace) -> int:
     checked first (it is cheap; LLVM is not).
     """
     from farm.config import load_settings
+    from farm.locks import publish_lock
+    from farm.signing import farm_key, verify
     from farm.toolchain import Toolchain
     from vocabgen.build import read_local
     from vocabgen.dataset import check_kind
-    from vocabgen.locks import publish_lock
     from vocabgen.publish import publish, summary
-    from vocabgen.signing import farm_key, verify
 
     s = load_settings()
     data, manifest = read_local(Path(args.vocab_dir))
@@ -107,7 +107,7 @@ def _publish(args: argparse.Namespace) -> int:
     with publish_lock(store, s.celery.broker_url, settings=s):
         result = publish(store, data, manifest, key=key)
     print(summary(result))
-    from vocabgen.gate import POLICY_SIZE
+    from farm.artifacts.verdict import POLICY_SIZE
 
     if POLICY_SIZE in ((result.get("gate") or {}).get("pending") or ()):
         # a publish by hand starts no chain (the nightly one does): say what settles it
@@ -122,7 +122,7 @@ def _promote(args: argparse.Namespace) -> int:
     import getpass
 
     from farm.config import load_settings
-    from vocabgen.locks import publish_lock
+    from farm.locks import publish_lock
     from vocabgen.publish import promote
 
     s = load_settings()
@@ -135,8 +135,8 @@ def _promote(args: argparse.Namespace) -> int:
 
 
 def _retrain(args: argparse.Namespace) -> int:
-    from vocabgen.celery_app import app
-    from vocabgen.client import submit, wait_for
+    from farm.celery_app import app
+    from farm.client import submit, wait_for
     from vocabgen.dataset import check_dataset_ref
     from vocabgen.params import TrainParams
     from vocabgen.tasks import CHAIN_STEPS, enqueue_retrain
@@ -153,7 +153,7 @@ def _retrain(args: argparse.Namespace) -> int:
         print(res.id)
         return 0
     out = wait_for(app, res, args.timeout, CHAIN_STEPS)
-    from vocabgen.gate import awaits_only
+    from farm.artifacts.verdict import awaits_only
 
     what = "published" if out["created"] else "already published"
     pending = (out.get("gate") or {}).get("pending") or []

@@ -17,14 +17,15 @@ from typing import Any
 import numpy as np
 
 from farm import jsonio
+from farm.artifacts.kinds import DATASET
 from farm.atomic import atomic_dir
 from farm.errors import InputError
 from farm.kinds import KINDS
 from farm.kinds import check_kind as _check_kind
+from farm.locks import dir_lock
 from farm.store import MissingObject, ObjectStore
-from vocabgen.locks import dir_lock
 
-FILES = ("train2id.txt", "entity2id.txt", "relation2id.txt")
+FILES = DATASET.files
 MANIFEST = "manifest.json"
 #: Lineage fields of the manifest's "llvm" object that go into the vocabulary's manifest.
 LLVM_FIELDS = ("llvm_version", "llvm_commit", "clang")
@@ -201,8 +202,7 @@ def fetch_dataset(store: ObjectStore, kind: str, ref: str, cache_dir: Path) -> P
     check_kind(kind)
     if ref == "latest":
         try:
-            pointer = jsonio.loads(store.get(f"datasets/{kind}/latest.json"),
-                                   f"datasets/{kind}/latest.json in {store.url}")
+            pointer = jsonio.loads(store.get(DATASET.latest_key(kind)), f"{DATASET.latest_key(kind)} in {store.url}")
         except MissingObject:
             raise InputError(f"no {kind} dataset has been published to {store.url}") from None
         ref = str(pointer.get("id", "")) if isinstance(pointer, dict) else ""
@@ -212,7 +212,7 @@ def fetch_dataset(store: ObjectStore, kind: str, ref: str, cache_dir: Path) -> P
     with dir_lock(target):  # a complete copy is never replaced, so readers need no lock
         if (target / MANIFEST).is_file():
             return target
-        prefix = f"datasets/{kind}/{ref}"
+        prefix = DATASET.prefix(kind, ref)
         try:
             blobs = {name: store.get(f"{prefix}/{name}") for name in (*FILES, MANIFEST)}
         except MissingObject:

@@ -42,6 +42,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from farm.artifacts.verdict import POLICY_SIZE, Check, Verdict
+
 #: `[gate]` setting -> (kind, section) whose trained fraction it bounds from below.
 FLOOR_SETTINGS: dict[str, tuple[str, str]] = {
     "min_ir_opcodes": ("ir", "Opcodes"),
@@ -61,9 +63,8 @@ NOT_WORSE: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
-#: The rule a consumer of the vocabulary settles after publishing, and the kinds it applies to: the
-#: inliner policy reads IR2Vec embeddings (policyhost/advisors.py); no MIR policy consumes MIR2Vec yet.
-POLICY_SIZE = "policy_size"
+#: The kinds the `policy_size` rule applies to: the inliner policy reads IR2Vec embeddings
+#: (policyhost/advisors.py); no MIR policy consumes MIR2Vec yet.
 POLICY_KINDS = frozenset({"ir"})
 
 
@@ -90,46 +91,6 @@ def gate_from_settings(settings=None) -> Gate:
 #: A gate that every validated version with recorded coverage passes: floors 0, any drop tolerated.
 OPEN = Gate(floors={where: 0.0 for where in FLOOR_SETTINGS.values()},
             tolerances={rule: float("inf") for rule in NOT_WORSE})
-
-
-@dataclass(frozen=True)
-class Check:
-    rule: str
-    ok: bool
-    detail: str
-    #: not judged yet: a later step settles it (`settled`); counts as not passed until then
-    pending: bool = False
-
-
-@dataclass(frozen=True)
-class Verdict:
-    checks: tuple[Check, ...]
-    against: str | None  # the `latest` version compared with, None when there was none
-
-    @property
-    def passed(self) -> bool:
-        return all(c.ok for c in self.checks)
-
-    @property
-    def reasons(self) -> list[str]:
-        """Why the version did not pass (empty when it did)."""
-        return [f"{c.rule}: {c.detail}" for c in self.checks if not c.ok]
-
-    @property
-    def pending(self) -> list[str]:
-        return [c.rule for c in self.checks if c.pending]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, "against": self.against, "reasons": self.reasons, "pending": self.pending,
-                "checks": [{"rule": c.rule, "ok": c.ok, "detail": c.detail, **({"pending": True} if c.pending else {})}
-                           for c in self.checks]}
-
-    @classmethod
-    def from_dict(cls, record: Mapping[str, Any]) -> Verdict:
-        checks = tuple(Check(str(c.get("rule")), c.get("ok") is True, str(c.get("detail", "")),
-                             c.get("pending") is True)
-                       for c in record.get("checks") or () if isinstance(c, Mapping))
-        return cls(checks, record.get("against"))
 
 
 def _metric(manifest: Mapping[str, Any] | None, path: tuple[str, ...]) -> float | None:
@@ -201,20 +162,3 @@ def judge(manifest: Mapping[str, Any], latest: Mapping[str, Any] | None, gate: G
         checks.append(Check(POLICY_SIZE, False, "waiting for the size check of the policy retrained with it",
                             pending=True))
     return Verdict(tuple(checks), None if latest is None else str(latest.get("version")))
-
-
-def awaits_only(record: Mapping[str, Any] | None, rule: str) -> bool:
-    """Whether a recorded verdict fails only because `rule` is pending (every other rule holds)."""
-    if not isinstance(record, Mapping):
-        return False
-    v = Verdict.from_dict(record)
-    return bool(v.checks) and v.pending == [rule] and all(c.ok for c in v.checks if c.rule != rule)
-
-
-def settled(record: Mapping[str, Any], outcome: Check) -> dict[str, Any]:
-    """A recorded verdict with its pending `outcome.rule` replaced by `outcome` (pure; KeyError if not pending)."""
-    v = Verdict.from_dict(record)
-    if outcome.rule not in v.pending:
-        raise KeyError(outcome.rule)
-    checks = tuple(outcome if c.rule == outcome.rule else c for c in v.checks)
-    return Verdict(checks, v.against).to_dict()

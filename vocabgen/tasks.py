@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import random
 import socket
 import tempfile
 import time
@@ -30,47 +29,20 @@ from typing import Any
 from celery import Task, chain
 from celery.result import AsyncResult
 
+from farm import lease
+from farm.artifacts.kinds import DATASET, VOCAB
+from farm.celery_app import RELIABLE, app, will_retry
 from farm.config import Settings, load_settings
 from farm.errors import StoreError
 from farm.store import MissingObject, ObjectStore, store_from_settings
 from farm.toolchain import Toolchain
-from vocabgen import lease
-from vocabgen.celery_app import app
 from vocabgen.dataset import check_kind
-from vocabgen.publish import CorruptObject
 
 log = logging.getLogger(__name__)
 STAGING = "vocab-staging"
-RETRY_BASE = 1.0  # seconds before the first retry; each retry waits about twice as long as the one before
-RETRY_MAX = 300.0
 #: Staged files older than this (seconds) whose chain has no message left in the broker are removed;
 #: `[celery] staging_max_age` overrides it.
 MARKER = "staged.json"
-
-
-def retry_delay(retries: int, base: float = RETRY_BASE, cap: float = RETRY_MAX) -> float:
-    """base * 2**retries, times a jitter in [1, 1.5) so that delays still grow on every retry, capped."""
-    return round(min(cap, base * 2**retries * (1 + random.random() / 2)), 1)
-
-
-class ReliableTask(Task):
-    """Retries (of object-store failures) wait `retry_delay`: exponential backoff with jitter."""
-
-    def retry(self, args=None, kwargs=None, exc=None, throw=True, eta=None, countdown=None, max_retries=None,
-              **options):
-        if countdown is None and eta is None:
-            countdown = retry_delay(self.request.retries)
-        return super().retry(args, kwargs, exc, throw, eta, countdown, max_retries, **options)
-
-
-RELIABLE = {
-    "base": ReliableTask,
-    "autoretry_for": (StoreError,),
-    "dont_autoretry_for": (MissingObject, CorruptObject),
-    "max_retries": 10,
-    "acks_late": True,
-    "reject_on_worker_lost": True,
-}
 
 
 def _env() -> tuple[Settings, ObjectStore]:
@@ -89,19 +61,13 @@ def _drop_staging(store: ObjectStore, staged: dict[str, Any]) -> None:
             store.delete(key)
 
 
-def _will_retry(task: Task, exc: BaseException) -> bool:
-    """Whether Celery's autoretry will run `task` again after `exc`."""
-    return (isinstance(exc, task.autoretry_for) and not isinstance(exc, task.dont_autoretry_for)
-            and task.request.retries < task.max_retries)
-
-
 @contextlib.contextmanager
 def _staging_dropped_on_failure(task: Task, store: ObjectStore, staged: dict[str, Any]) -> Iterator[None]:
     """A terminal failure (not one that will be retried) deletes the staged files: nothing is left behind."""
     try:
         yield
     except Exception as e:
-        if not _will_retry(task, e):
+        if not will_retry(task, e):
             log.warning("dropping staged %s vocabulary %s: %s", staged["kind"], staged["sha256"][:12], e)
             _drop_staging(store, staged)
         raise
@@ -180,8 +146,8 @@ def publish(self, staged: dict[str, Any]) -> dict[str, Any]:
     `gate`: passed, reasons, checks), so whoever waits on the chain sees whether `latest` moved
     and why not; a candidate is a successful publish, not a failed task.
     """
+    from farm.locks import publish_lock
     from vocabgen import publish as pub
-    from vocabgen.locks import publish_lock
 
     s, store = _env()
     vocab_key, manifest_key = _stage_keys(staged)
@@ -238,10 +204,10 @@ def scheduled_retrain(kind: str) -> dict[str, Any]:
 
     _, store = _env()
     check_kind(kind)
-    dataset = _latest(store, f"datasets/{kind}/latest.json")
+    dataset = _latest(store, DATASET.latest_key(kind))
     if not dataset:
         return {"kind": kind, "status": "no-dataset"}
-    vocab = _latest(store, f"vocab/{kind}/latest.json") or {}
+    vocab = _latest(store, VOCAB.latest_key(kind)) or {}
     if vocab.get("dataset_id") == dataset.get("id"):
         return {"kind": kind, "status": "unchanged", "dataset_id": dataset.get("id")}
     tried = [v for v in read_index(store) if v.get("kind") == kind and v.get("dataset_id") == dataset.get("id")]

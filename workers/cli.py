@@ -165,11 +165,15 @@ def _dataset_drop_shards(args: argparse.Namespace) -> int:
 
 
 def _dataset_publish(args: argparse.Namespace) -> int:
+    from farm.config import load_settings
+    from farm.locks import publish_lock
     from farm.store import store_from_settings
     from workers import dataset
 
-    store = store_from_settings()
-    dataset_id = dataset.publish(Path(args.dataset), store)
+    s = load_settings()
+    store = store_from_settings(s)
+    with publish_lock(store, s.celery.broker_url, settings=s):  # the index is shared with other publishers
+        dataset_id = dataset.publish(Path(args.dataset), store)
     # where it went, kind included: the Buildbot step links the dataset's page from this line (master/outputs.py)
     kind = dataset.read_manifest(Path(args.dataset))["kind"]
     print(f"published dataset {dataset_id} to {store.url.rstrip('/')}/{dataset.store_prefix(kind, dataset_id)}/")

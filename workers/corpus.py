@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from farm.atomic import atomic_dir
 from farm.errors import FarmError, InputError, ToolError
-from farm.jsonio import load_file, loads
+from farm.jsonio import dumps, load_file, loads
 from farm.toolchain import Toolchain
 from workers.parallel import run_all
 
@@ -276,7 +276,7 @@ def _write_description(root: Path, names: list[str], source: str, skipped: list[
     desc = {"modules": names, "has_thinlto": False, "source": source, "lineage": lineage}
     if shard is not None:
         desc["shard"] = str(shard)
-    (root / DESCRIPTION).write_text(json.dumps(desc, indent=2, sort_keys=True) + "\n")
+    (root / DESCRIPTION).write_text(dumps(desc))
     (root / SKIPPED).write_text(json.dumps(skipped, indent=2) + "\n")
 
 
@@ -359,6 +359,6 @@ def from_embedded_build(build: Path, out: Path, toolchain: Toolchain, jobs: int 
         if not names:
             raise InputError(f"no embedded bitcode found in {build} (was it built with -Xclang -fembed-bitcode=all?)")
         data["source"] = str(build)
-        (tmp / DESCRIPTION).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        (tmp / DESCRIPTION).write_text(dumps(data))
         (tmp / SKIPPED).write_text("[]\n")
     return load(out)

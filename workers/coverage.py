@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from farm.atomic import atomic_dir
 from farm.errors import InputError
-from farm.jsonio import load_file
+from farm.jsonio import dumps, load_file
 from farm.toolchain import Toolchain
 from workers import corpus as corpus_mod
 
@@ -119,7 +119,7 @@ def add_to(corpus_dir: Path, toolchain: Toolchain, jobs_: int | None = None, sha
             desc = {**desc, "modules": names, "source": f"{desc.get('source', '')} + {SOURCE}",
                     "lineage": _lineage(desc.get("lineage"), root)}
             # the layout corpus.compile_jobs writes
-            (out / corpus_mod.DESCRIPTION).write_text(json.dumps(desc, indent=2, sort_keys=True) + "\n")
+            (out / corpus_mod.DESCRIPTION).write_text(dumps(desc))
             (out / corpus_mod.SKIPPED).write_text(json.dumps(sorted(skipped, key=lambda s: s["module"]), indent=2)
                                                   + "\n")
     return corpus_mod.load(corpus_dir)

@@ -1,4 +1,5 @@
-"""The triplet dataset on disk (OpenKE layout plus a manifest) and its publication.
+"""The triplet dataset on disk (OpenKE layout plus a manifest) and its publication (an artifact kind:
+farm/artifacts/kinds.py `DATASET`, with an index and `latest` like vocabularies and policies).
 
 Files: `train2id.txt` (count, then unique sorted `head<TAB>tail<TAB>relation`),
 `entity2id.txt` and `relation2id.txt` (count, then `name<TAB>id`), `manifest.json`. The id is
@@ -13,21 +14,21 @@ the dataset can learn rather than fill.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from farm import jsonio
+from farm.artifacts import store as artifacts
+from farm.artifacts.kinds import DATASET
 from farm.atomic import atomic_dir
-from farm.errors import FarmError, InputError, StoreError
+from farm.errors import FarmError, InputError
 from farm.store import ObjectStore
 from workers.predicates import RELATION, entity_ids, triplet_lines
 
 FORMAT = 1
-FILES = ("train2id.txt", "entity2id.txt", "relation2id.txt")
+FILES = DATASET.files
 MANIFEST = "manifest.json"
 
 
@@ -132,7 +133,7 @@ def write_dataset(out_dir: Path, unique: set[bytes], entities: bytes, s: Dataset
     with atomic_dir(out_dir, MANIFEST) as tmp:
         for name, text in texts.items():
             (tmp / name).write_text(text)
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        (tmp / MANIFEST).write_text(jsonio.dumps(manifest))
     return Path(out_dir)
 
 
@@ -146,36 +147,17 @@ def read_manifest(dataset_dir: Path) -> dict[str, Any]:
 
 def store_prefix(kind: str, dataset_id: str) -> str:
     """Where a published dataset's files are in the store (and on the dashboard, under `store/`)."""
-    return f"datasets/{kind}/{dataset_id}"
+    return DATASET.prefix(kind, dataset_id)
 
 
 def publish(dataset_dir: Path, store: ObjectStore) -> str:
-    """Check every file, upload them (the manifest last), verify them, then move `datasets/{kind}/latest.json`;
+    """Check every file against its manifest, then publish through the artifact store (farm/artifacts/store.py):
+    the three files, the manifest as written, `datasets/index.json`, then `datasets/{kind}/latest.json`;
     returns the id. A failure anywhere (a full disk, an outage) removes the objects this call created, so
     the store never holds dataset files without their manifest, nor a dataset `latest` does not name."""
     m = read_manifest(dataset_dir)
-    kind, dataset_id = m["kind"], m["id"]
-    prefix = store_prefix(kind, dataset_id)
     files = {name: (Path(dataset_dir) / name).read_bytes() for name in (*FILES, MANIFEST)}
     for name, data in files.items():
         if name in m["files"] and hashlib.sha256(data).hexdigest() != m["files"][name]:
             raise InputError(f"{dataset_dir}/{name} does not match its manifest checksum")
-    created: list[str] = []
-    try:
-        for name, data in files.items():
-            key = f"{prefix}/{name}"
-            if not store.exists(key):  # a dataset published before keeps its objects whatever happens now
-                created.append(key)
-            store.put(key, data, "text/plain" if name.endswith(".txt") else "application/json")
-        for name in FILES:
-            if hashlib.sha256(store.get(f"{prefix}/{name}")).hexdigest() != m["files"][name]:
-                raise FarmError(f"uploaded {prefix}/{name} does not match its checksum; latest not moved")
-        pointer = {"kind": kind, "id": dataset_id, "manifest": m}
-        store.put(f"datasets/{kind}/latest.json", json.dumps(pointer, indent=2, sort_keys=True).encode(),
-                  "application/json")
-    except BaseException:
-        for key in reversed(created):  # the manifest first: never a manifest whose files are gone
-            with contextlib.suppress(StoreError):
-                store.delete(key)
-        raise
-    return dataset_id
+    return artifacts.publish(DATASET, store, files, m, raw_manifest=files[MANIFEST])["version"]

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from farm import jsonio
 from farm.atomic import atomic_dir
 from farm.errors import InputError, StoreError
 from farm.jsonio import load_file
@@ -132,7 +133,7 @@ def write_part(out_dir: Path, shard: Shard, facts: dict[str, Any], unique: Itera
     with atomic_dir(out_dir, PART_MANIFEST) as tmp:
         for name, data in files.items():
             (tmp / name).write_bytes(data)
-        (tmp / PART_MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        (tmp / PART_MANIFEST).write_text(jsonio.dumps(manifest))
     return Path(out_dir)
 
 
@@ -160,7 +161,7 @@ def put_part(part_dir: Path, store: ObjectStore, run: str) -> tuple[Shard, str]:
         if _sha(data) != digest:
             raise InputError(f"{part_dir}/{name} does not match its checksum in {PART_MANIFEST}: not uploaded")
         uploads[name] = data
-    uploads[PART_MANIFEST] = (json.dumps({**manifest, "run": run}, indent=2, sort_keys=True) + "\n").encode()
+    uploads[PART_MANIFEST] = jsonio.dumps({**manifest, "run": run}).encode()
     for name, data in uploads.items():  # insertion order: the manifest last
         store.put(f"{prefix}/{name}", data, "application/json" if name.endswith(".json") else "text/plain")
         if _sha(store.get(f"{prefix}/{name}")) != _sha(data):

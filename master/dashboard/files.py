@@ -38,17 +38,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from farm.artifacts.kind import MANIFEST as DATASET_MANIFEST
+from farm.artifacts.kind import check_version_name
+from farm.artifacts.kinds import DATASET, POLICY, VOCAB
 from farm.errors import InputError
 from farm.kinds import KINDS
 from farm.store import FileStore, MissingObject, ObjectStore, S3Store, check_key
-from vocabgen.dataset import FILES as DATASET_FILES
-from vocabgen.dataset import MANIFEST as DATASET_MANIFEST
-from vocabgen.versions import check_version_name
 
-#: Published prefixes: their versioned artifact file, as named in each version's manifest sha256.
-ARTIFACTS = {"vocab": "vocab.json", "policies": "model.onnx"}
+#: Published prefixes: their versioned artifact file, as named in each version's manifest sha256 (the kinds'
+#: declarations, farm/artifacts/kinds.py).
+ARTIFACTS = {kind.root: kind.files[0] for kind in (VOCAB, POLICY)}
 #: Where `dataset publish` puts datasets (its `shards/` staging is never served).
-DATASETS = "datasets"
+DATASETS = DATASET.root
+DATASET_FILES = DATASET.files
 #: Prefixes served at all (regression reports and published datasets read-only beside the artifacts).
 SERVED = (*ARTIFACTS, "regression", DATASETS)
 #: The longest name of one path segment and of a whole key that can name anything (file systems; S3's key limit).

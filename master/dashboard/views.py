@@ -13,11 +13,11 @@ from typing import Any
 
 from flask import Flask, abort, render_template, request, url_for
 
+from farm.artifacts.kind import check_version_name
 from farm.errors import InputError
 from master.dashboard import files, trends, views_datasets, views_policies, vocabdiff
 from regression import metrics
 from vocabgen.layout import SECTIONS, coverage_line
-from vocabgen.versions import check_version_name
 
 #: What each kind's vocabulary is read by: the tool lines the download page shows, from a C file `in.c` to the
 #: embeddings (tests/master/test_dashboard_vocab_use.py runs every line of a rendered page with LLVM 22).

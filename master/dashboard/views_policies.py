@@ -15,12 +15,12 @@ from typing import Any
 
 from flask import Flask, Response, abort, render_template, request
 
+from farm.artifacts.kind import check_version_name
 from farm.errors import InputError
 from farm.kinds import KINDS
 from master.dashboard import files, policydiff, trends
 from master.dashboard.views_datasets import ID_PATTERN as DATASET_ID
 from policyhost import advisors, standalone
-from vocabgen.versions import check_version_name
 
 ROOT = "policies"
 MODEL = files.ARTIFACTS[ROOT]

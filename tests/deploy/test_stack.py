@@ -51,7 +51,7 @@ def _restarted(pidfile: Path, old: int) -> int | None:
 
 def _celery_answers(s) -> bool:
     """The stack's Celery worker runs a task through the password-protected broker and result backend."""
-    from vocabgen.celery_app import make_app
+    from farm.celery_app import make_app
 
     app = make_app(s)
     return app.send_task("vocabgen.tasks.scheduled_retrain", args=["ir"]).get(timeout=60)["status"] == "no-dataset"
@@ -158,8 +158,8 @@ def test_stack_up_is_idempotent_supervised_password_protected_and_down_stops_it(
 
 def test_redis_keeps_a_queued_chain_step_across_sigkill(ports):
     """A retrain enqueued with no worker is still queued after Redis is SIGKILLed and started on its directory."""
-    from vocabgen import lease
-    from vocabgen.celery_app import make_app
+    from farm import lease
+    from farm.celery_app import make_app
 
     s = load_settings()
     try:

@@ -338,7 +338,7 @@ def test_force_wait_prints_each_step_as_it_ends(live, tmp_path):
         "BuildmasterConfig = build_config(registry=(HELD,))\n")
     start, _ = live
     api = start(cfg)
-    lock = load_settings().var_dir / "store" / ".vocab-publish.lock"  # vocabgen.locks.publish_lock, FileStore
+    lock = load_settings().var_dir / "store" / ".vocab-publish.lock"  # farm.locks.publish_lock, FileStore
     lock.parent.mkdir(parents=True, exist_ok=True)
     lines: queue.Queue = queue.Queue()
     with open(lock, "a") as held:

@@ -165,10 +165,10 @@ def publish_vocab(data: bytes, dimension: int = VOCAB_DIM, when: float | None = 
     """
     import dataclasses
 
+    from farm.signing import farm_key, sign
     from farm.store import store_from_settings
     from vocabgen.gate import gate_from_settings
     from vocabgen.publish import publish
-    from vocabgen.signing import farm_key, sign
     from vocabgen.vocabfile import sha256
 
     # every key trained, as a real training records it: the promotion gate lets it become `latest`
@@ -185,7 +185,7 @@ def signed_policy_manifest(data: bytes, features: list[str], **extra) -> dict:
     a model's bytes: a stand-in for the validated warm start in tests about the store and its users."""
     import hashlib
 
-    from vocabgen.signing import farm_key, sign
+    from farm.signing import farm_key, sign
 
     digest = hashlib.sha256(data).hexdigest()
     manifest = {"advisor": "inline", "sha256": digest, "features": features, "vocab_version": None,

@@ -54,7 +54,7 @@ class Farm:
         log = self.tmp / f"{name}.log"
         pool = ["--pool=prefork", f"--concurrency={concurrency}"] if concurrency > 1 else ["--pool=solo"]
         proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "vocabgen.celery_app", "worker", *pool, "--loglevel=INFO",
+            [sys.executable, "-m", "celery", "-A", "farm.celery_app", "worker", *pool, "--loglevel=INFO",
              "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat", f"--logfile={log}"],
             cwd=ROOT, env={**self.env, **(extra_env or {})}, start_new_session=True,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

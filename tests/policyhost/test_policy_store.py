@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from farm.errors import InputError, StoreError, ValidationFailed
+from farm.signing import sign
 from farm.store import FileStore, store_from_settings
 from farm.toolchain import Toolchain
 from policyhost import store as pstore
 from policyhost import warmstart
 from tests.policyhost.callgraph import write_sources
 from tests.policyhost.conftest import publish_vocab, signed_policy_manifest, write_onnx_policy
-from vocabgen.signing import sign
 
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
 #: One farm key for the module: `trained` is trained once, and every test's CLI publishes it.

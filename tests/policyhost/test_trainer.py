@@ -88,7 +88,7 @@ def test_celery_workers_train_the_same_policy_as_threads(packages: dict[str, Pat
            "MLGO_FARM_CELERY_RESULT_BACKEND": f"{redis_url}/1", "MLGO_FARM_PATHS_VAR_DIR": str(tmp_path / "var")}
     log = tmp_path / "worker.log"
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "vocabgen.celery_app", "worker", "--pool=prefork", "--concurrency=2",
+        [sys.executable, "-m", "celery", "-A", "farm.celery_app", "worker", "--pool=prefork", "--concurrency=2",
          "--loglevel=INFO", "-n", "trainer@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
          f"--logfile={log}"], cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL)

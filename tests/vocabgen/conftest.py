@@ -101,7 +101,7 @@ def handmade_manifest(data: bytes, key: bytes, dataset: str = "ir-00000000000000
     """
     import json
 
-    from vocabgen.signing import sign
+    from farm.signing import sign
     from vocabgen.vocabfile import sha256
 
     manifest = {

@@ -16,13 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from farm import hold
+from farm import hold, lease
+from farm.celery_app import make_app, schedule_from
 from farm.config import load_settings
 from tests.servers import stop, wait_until
 from tests.vocabgen.conftest import s3_store
-from vocabgen import lease
 from vocabgen import publish as pub
-from vocabgen.celery_app import make_app, schedule_from
 from vocabgen.validate import compile_samples, llvm_loads
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +64,7 @@ class Farm:
         pool = (["--pool=prefork", f"--concurrency={concurrency}"] if prefork or concurrency > 1
                 else ["--pool=solo"])
         proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "vocabgen.celery_app", "worker", *pool, "--loglevel=INFO",
+            [sys.executable, "-m", "celery", "-A", "farm.celery_app", "worker", *pool, "--loglevel=INFO",
              "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat", f"--logfile={log}"],
             cwd=ROOT, env={**self.env, **(extra_env or {})}, start_new_session=True,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -502,11 +501,11 @@ def test_publish_lock_errors_never_show_the_redis_password(tmp_path: Path) -> No
     import redis
 
     from farm.errors import StoreError
+    from farm.locks import LOCK_NAME, publish_lock
     from farm.secrets import effective_redis_url, redis_password
     from farm.store import S3Store
     from master import stack
     from tests.servers import free_port
-    from vocabgen.locks import LOCK_NAME, publish_lock
 
     port = free_port()
     s = load_settings(env={**os.environ, "MLGO_FARM_CELERY_BROKER_URL": f"redis://127.0.0.1:{port}/0",
@@ -534,7 +533,7 @@ def test_publish_lock_errors_never_show_the_redis_password(tmp_path: Path) -> No
 
 
 def test_retry_delays_grow_despite_the_jitter(monkeypatch: pytest.MonkeyPatch) -> None:
-    from vocabgen import tasks
+    from farm import celery_app as tasks
 
     def delays(jitter: float) -> list[float]:
         monkeypatch.setattr(tasks.random, "random", lambda: jitter)

@@ -95,7 +95,7 @@ def test_publish_validates_again_and_refuses_a_hand_edited_manifest(ir_dataset: 
     A hand-edited vocabulary fails the signature first; even one the farm signed (training has a
     bug, say) is refused by LLVM's verdict, whatever validation record its manifest carries.
     """
-    from vocabgen.signing import farm_key, sign
+    from farm.signing import farm_key, sign
 
     out = tmp_path / "trained"
     assert main(["vocab", "train", str(ir_dataset), "-o", str(out), "--no-validate", *TINY]) == 0
@@ -284,10 +284,10 @@ def test_train_checks_its_output_before_training(ir_dataset: Path, tmp_path: Pat
 
 
 def test_download_to_a_full_disk_is_one_line(full_disk: Path, capsys: pytest.CaptureFixture) -> None:
+    from farm.signing import farm_key
     from farm.store import store_from_settings
     from tests.vocabgen.conftest import handmade_manifest, handmade_vocab
     from vocabgen import publish as pub
-    from vocabgen.signing import farm_key
 
     data = handmade_vocab()
     pub.publish(store_from_settings(), data, handmade_manifest(data, farm_key()))

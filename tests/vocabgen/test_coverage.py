@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from farm.cli import main
+from farm.signing import verify
 from tests.vocabgen.conftest import TINY
 from vocabgen import layout
 from vocabgen.build import train_vocabulary
 from vocabgen.dataset import load_dataset
-from vocabgen.signing import verify
 
 NAMES = ["Ret", "Br", "Add", "FloatTy", "IntegerTy", "Function", "Variable", "ICMP_eq", "ICMP_ne"]
 VERSION = "20261123-llvm22.1.8-ir-d8-0123456789ab"
@@ -90,14 +90,14 @@ def test_show_of_an_old_manifest_says_unknown(capsys: pytest.CaptureFixture) -> 
 
 
 def test_list_shows_coverage_or_a_question_mark(capsys: pytest.CaptureFixture) -> None:
-    from vocabgen.versions import INDEX_KEY
+    from farm.artifacts.kinds import VOCAB
 
     base = {"kind": "ir", "dimension": 8, "dataset_id": "ir-0", "published_at": "2026-11-23T00:00:00Z",
             "sha256": "0" * 64}
     new = {**base, "version": VERSION, "coverage": {"Opcodes": {"trained": 57, "total": 68, "filler": ["X"]},
                                                     "Types": {"trained": 6, "total": 12}}}
     old = {**base, "version": VERSION.replace("0123", "9999")}
-    _store().put(INDEX_KEY, json.dumps({"format": 1, "versions": [new, old]}).encode())
+    _store().put(VOCAB.index_key, json.dumps({"format": 1, "versions": [new, old]}).encode())
     assert main(["vocab", "list"]) == 0
     rows = capsys.readouterr().out.splitlines()
     assert "COVERAGE" in rows[0]

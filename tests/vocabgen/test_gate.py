@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from farm.artifacts.verdict import Check, awaits_only, settled
 from farm.config import load_settings
 from farm.errors import FarmError, InputError
+from farm.signing import farm_key, sign
 from farm.store import FileStore
 from tests.vocabgen.conftest import assert_consistent, handmade_manifest, handmade_vocab
 from vocabgen import publish as pub
-from vocabgen.gate import OPEN, Check, Gate, awaits_only, gate_from_settings, judge, settled
-from vocabgen.signing import farm_key, sign
+from vocabgen.gate import OPEN, Gate, gate_from_settings, judge
 
 DAY = 86400
 T0 = 1_790_000_000.0

@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from farm.artifacts.kinds import vocab_version_name as version_name
 from farm.errors import InputError, StoreError
+from farm.locks import publish_lock
+from farm.signing import farm_key, sign
 from farm.store import FileStore, ObjectStore
 from farm.toolchain import Toolchain
 from tests import servers, tmpfs
@@ -21,10 +24,7 @@ from tests.vocabgen.conftest import TINY, assert_consistent, handmade_manifest, 
 from vocabgen import publish as pub
 from vocabgen.build import train_vocabulary
 from vocabgen.dataset import load_dataset
-from vocabgen.locks import publish_lock
-from vocabgen.signing import farm_key, sign
 from vocabgen.validate import compile_samples, llvm_loads, validate_vocab
-from vocabgen.versions import version_name
 from vocabgen.vocabfile import ValidationError, sha256
 
 DAY = 86400
@@ -121,6 +121,7 @@ def test_refuses_bad_requests_and_publishes_nothing(store, validated) -> None:
 
 @pytest.mark.parametrize("index", [b"{not json", b"[]", b'{"versions": {"a": 1}}'])
 def test_a_corrupt_index_is_not_retried_and_nothing_is_uploaded(validated, tmp_path: Path, index: bytes) -> None:
+    from farm.celery_app import will_retry
     from vocabgen import tasks
 
     data, manifest = validated
@@ -128,7 +129,7 @@ def test_a_corrupt_index_is_not_retried_and_nothing_is_uploaded(validated, tmp_p
     store.put("vocab/index.json", index)
     with pytest.raises(pub.CorruptObject, match=r"vocab/index\.json in file://\S+:? .*(is not|invalid JSON)") as e:
         pub.publish(store, data, manifest)
-    assert isinstance(e.value, tasks.publish.dont_autoretry_for) and not tasks._will_retry(tasks.publish, e.value)
+    assert isinstance(e.value, tasks.publish.dont_autoretry_for) and not will_retry(tasks.publish, e.value)
     assert store.list("vocab/") == ["vocab/index.json"] and store.get("vocab/index.json") == index
     with pytest.raises(pub.CorruptObject):
         pub.read_index(store)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from farm.signing import SignatureError, farm_key, key_id, sign, verify
 from farm.store import FileStore
 from tests.vocabgen.conftest import handmade_manifest, handmade_vocab
 from vocabgen import publish as pub
-from vocabgen.signing import SignatureError, farm_key, key_id, sign, verify
 from vocabgen.vocabfile import sha256
 
 KEY = b"a farm key for the tests"
@@ -86,7 +86,7 @@ def test_processes_making_the_key_at_once_agree_on_one(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    code = "from vocabgen.signing import farm_key; print(farm_key().decode())"
+    code = "from farm.signing import farm_key; print(farm_key().decode())"
     procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=os.environ)
              for _ in range(6)]
     keys = {p.communicate(timeout=120)[0].strip() for p in procs}

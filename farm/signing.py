@@ -24,7 +24,6 @@ import json
 from typing import Any
 
 from farm.errors import FarmError, InputError
-from vocabgen.vocabfile import sha256
 
 KEY_FILE = "vocab-signing-key"
 ALGORITHM = "hmac-sha256"
@@ -43,8 +42,8 @@ def farm_key(settings=None) -> bytes:
     not each write a key of their own (the second rename would orphan the first one's signatures).
     """
     from farm.config import load_settings
+    from farm.locks import file_lock
     from farm.secrets import ensure_secret, read_secret, secrets_dir
-    from vocabgen.locks import file_lock
 
     s = settings or load_settings()
     if s.vocab.signing_key:
@@ -67,7 +66,7 @@ def key_id(key: bytes) -> str:
 def _payload(data: bytes, manifest: dict[str, Any]) -> bytes:
     """Canonical JSON of the signed fields, with the sha256 of the actual bytes."""
     claims = {k: v for k, v in manifest.items() if k not in UNSIGNED}
-    claims["sha256"] = sha256(data)
+    claims["sha256"] = hashlib.sha256(data).hexdigest()
     return json.dumps(claims, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 

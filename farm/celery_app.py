@@ -1,24 +1,29 @@
-"""The Celery app of the vocabulary role: Redis broker and result backend, beat schedule.
+"""The farm's Celery app, shared by every role's tasks: Redis broker and result backend, beat schedule,
+and the options every task is declared with (`RELIABLE`).
 
-Start workers with `celery -A vocabgen.celery_app worker` and the schedule with
-`celery -A vocabgen.celery_app beat`. Settings come from farm.config ([celery] and [store]);
+Start workers with `celery -A farm.celery_app worker` and the schedule with
+`celery -A farm.celery_app beat`. Settings come from farm.config ([celery] and [store]);
 the broker and result URLs get the farm's Redis password (farm.secrets.effective_redis_url).
 Tasks are acknowledged late and rejected when their pool process is lost, so a task whose
 process dies mid-training is delivered again at once; a worker main process that vanished
-without a word stops renewing the lease on its messages (vocabgen/lease.py), and a live
+without a word stops renewing the lease on its messages (farm/lease.py), and a live
 worker's sweep redelivers them within `visibility_timeout` plus one sweep interval.
 """
 
 from __future__ import annotations
 
-from celery import Celery
+import random
+
+from celery import Celery, Task
 from celery.schedules import crontab
 
+from farm import lease
+from farm.artifacts.store import CorruptObject
 from farm.config import Settings, load_settings
-from farm.errors import FarmError
+from farm.errors import FarmError, StoreError
+from farm.kinds import KINDS
 from farm.secrets import effective_redis_url
-from vocabgen import lease
-from vocabgen.dataset import KINDS
+from farm.store import MissingObject
 
 #: When beat looks for staged files whose chain is gone (hourly; the age limit is the setting).
 CLEAN_STAGING_SCHEDULE = crontab(minute=41)
@@ -81,6 +86,43 @@ def make_app(settings: Settings | None = None) -> Celery:
         },
     )
     return app
+
+
+RETRY_BASE = 1.0  # seconds before the first retry; each retry waits about twice as long as the one before
+RETRY_MAX = 300.0
+
+
+def retry_delay(retries: int, base: float = RETRY_BASE, cap: float = RETRY_MAX) -> float:
+    """base * 2**retries, times a jitter in [1, 1.5) so that delays still grow on every retry, capped."""
+    return round(min(cap, base * 2**retries * (1 + random.random() / 2)), 1)
+
+
+class ReliableTask(Task):
+    """Retries (of object-store failures) wait `retry_delay`: exponential backoff with jitter."""
+
+    def retry(self, args=None, kwargs=None, exc=None, throw=True, eta=None, countdown=None, max_retries=None,
+              **options):
+        if countdown is None and eta is None:
+            countdown = retry_delay(self.request.retries)
+        return super().retry(args, kwargs, exc, throw, eta, countdown, max_retries, **options)
+
+
+#: The options every farm task is declared with: late acknowledgement under the lease (farm/lease.py),
+#: object-store failures retried with backoff, bad input and corrupt objects failed at once.
+RELIABLE = {
+    "base": ReliableTask,
+    "autoretry_for": (StoreError,),
+    "dont_autoretry_for": (MissingObject, CorruptObject),
+    "max_retries": 10,
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+}
+
+
+def will_retry(task: Task, exc: BaseException) -> bool:
+    """Whether Celery's autoretry will run `task` again after `exc`."""
+    return (isinstance(exc, task.autoretry_for) and not isinstance(exc, task.dont_autoretry_for)
+            and task.request.retries < task.max_retries)
 
 
 lease.install()

@@ -21,9 +21,9 @@ from typing import Any
 from celery import Celery
 from celery.result import AsyncResult
 
+from farm import lease
 from farm.errors import FarmError
 from farm.secrets import redact
-from vocabgen import lease
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class StepWatch:
 
     The result state says pending, started (and on which worker), retrying or done; a ping
     (`celery inspect ping`, at most every `ping_every` seconds) says which workers are alive;
-    the broker says whether the message is queued or held under a lease (vocabgen/lease.py).
+    the broker says whether the message is queued or held under a lease (farm/lease.py).
     For a held message the lease decides, not the ping: it is renewed by the worker main
     process whatever its pool does (a solo worker is too busy to answer pings), and it stops
     the moment that process dies, while a ping's answer is up to `ping_every` seconds old. A
