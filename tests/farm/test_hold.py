@@ -30,8 +30,10 @@ def test_holds_while_the_file_exists_and_says_who_is_held(tmp_path: Path, monkey
     done = threading.Event()
     worker = threading.Thread(target=lambda: (hold.checkpoint("training"), done.set()), daemon=True)
     worker.start()
-    wait_until(hold.held_marker(gate).exists, 10, "the marker")
-    assert hold.held_marker(gate).read_text() == f"{os.getpid()}\n"
+    marker = hold.held_marker(gate)
+    # the marker is created, then its line written: wait for the line, not for the file
+    wait_until(lambda: marker.exists() and marker.read_text().endswith("\n"), 10, "the marker's line")
+    assert marker.read_text() == f"{os.getpid()}\n"
     assert not done.is_set(), "held while the file exists"
     gate.unlink()
     worker.join(10)
