@@ -83,7 +83,8 @@ $mf policy list --json 2>/dev/null | .venv/bin/python -c 'import json, sys
 rows = json.load(sys.stdin)
 for v in sorted(rows, key=lambda e: e.get("published_at") or "")[-1:]:
     checks = [c for c in (v.get("gate") or {}).get("checks", []) if c.get("rule") == "policy_size"]
-    print(f"{v["version"]}: {v.get("state")}; " + ("; ".join(c["detail"] for c in checks) or "no size check"))' || true
+    print("%s: %s; %s" % (v["version"], v.get("state"), "; ".join(c["detail"] for c in checks) or "no size check"))' \
+  || true
 echo "== verdict of the ML policy (store:latest, IR2Vec features from the vocabulary above)"
 $mf regress history --builder regression-inliner-size --limit 1 || true
 $mf regress report --builder regression-inliner-size || true

@@ -227,6 +227,9 @@ REGISTRY: tuple[Builder, ...] = (
                     links=said.VOCAB_LINKS),),
             params=(_dataset(kind),),
             after=(f"triplets-{kind}",),
+            # the policy trained after it names the vocabulary this build published (not `newest`, which
+            # moves on once the size check has settled it)
+            exports={"vocab": "{vocab_version}"},
         )
         for kind in KINDS
     ),
@@ -237,8 +240,10 @@ REGISTRY: tuple[Builder, ...] = (
                     "on packages it never saw and the policy in force, which promotes both or holds both back "
                     "(Celery chain; the vocabulary's publish has already enqueued it, so this waits for it; "
                     "a failed size check fails the build, exit 12, and mails once per transition)",
-        steps=(Step("retrain", ("policy", "retrain", "--wait"), timeout=4 * 3600, capture=said.POLICY,
-                    summary=said.POLICY_SAID, links=said.POLICY_LINKS),),
+        steps=(Step("retrain", ("policy", "retrain", IfSet("vocab", ("--vocab", "{vocab}")), "--wait"),
+                    timeout=4 * 3600, capture=said.POLICY, summary=said.POLICY_SAID, links=said.POLICY_LINKS),),
+        params=(Param("vocab", "", "IR vocabulary version to train with (empty: the newest, latest or waiting for "
+                      "its policy)", regex=r"(?:newest|latest|[0-9]{8}-[A-Za-z0-9._+=@-]{1,110})?"),),
         after=("vocab-retrain-ir",),
         notify=("problem", "exception"),
     ),

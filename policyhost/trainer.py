@@ -65,7 +65,8 @@ RECIPES = {
     # what the nightly builder trains with: fits one 2-core worker in under 2 hours (bench/README.md)
     "nightly": Recipe(rounds=2, budget=Budget(16, 2), es=EsParams(steps=8, pairs=8), max_modules=50),
     # `make demo`: one round, a small search and two ES steps on a few small packages of each split
-    "demo": Recipe(rounds=1, budget=Budget(6, 2), es=EsParams(steps=2, pairs=4), max_modules=30, packages=(
+    "demo": Recipe(rounds=1, budget=Budget(6, 2), es=EsParams(steps=2, pairs=4), max_modules=20, sticks=(0.0, 4.0),
+                   packages=(
         ("train", ("lua5.4", "libzstd", "lzo2")), ("validation", ("jansson",)),
         ("evaluation", ("zlib", "bzip2", "lz4", "cjson", "libyaml", "giflib")))),
     # the test suite: the smallest run that still goes through every stage
