@@ -197,8 +197,9 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
     var = Path(settings.var_dir)
     trainer.check_names({"train": [*([nightly.name] if nightly else []), *(n.partition("=")[0] for n in train)],
                          **{k: [n.partition("=")[0] for n in v] for k, v in held.items()}})
+    # the recipe's name and everything it sets: a recipe retuned in a new release trains again
     key = _work_key(vocab_manifest["version"], Path(str(training.get("corpus_source"))), {**p, "recipe": rec_name,
-                    "train": train, **held}, toolchain.describe())
+                    "recipe_params": rec.as_json(), "train": train, **held}, toolchain.describe())
     work = settings.var_dir / "policy" / "trained" / ADVISOR / key
     model = work / "model.onnx"
     with dir_lock(work):
