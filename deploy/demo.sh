@@ -86,8 +86,13 @@ for v in sorted(rows, key=lambda e: e.get("published_at") or "")[-1:]:
     print("%s: %s; %s" % (v["version"], v.get("state"), "; ".join(c["detail"] for c in checks) or "no size check"))' \
   || true
 echo "== verdict of the ML policy (store:latest, IR2Vec features from the vocabulary above)"
-$mf regress history --builder regression-inliner-size --limit 1 || true
-$mf regress report --builder regression-inliner-size || true
+if $mf regress history --builder regression-inliner-size --limit 1 --json 2>/dev/null \
+    | .venv/bin/python -c 'import json, sys; sys.exit(not json.load(sys.stdin))'; then
+  $mf regress history --builder regression-inliner-size --limit 1 || true
+  $mf regress report --builder regression-inliner-size || true
+else
+  echo "no published policy to judge: the size check above held the trained one back"
+fi
 echo "Buildbot: all builds above (var/buildbot/master/state.sqlite); logs in var/log and var/buildbot"
 if [ "$status" -ne 0 ]; then echo "demo: some builds FAILED (exit $status)" >&2; fi
 exit "$status"
