@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # `throughput` starts redis-server with the tests' loopback helpers (tests/servers.py)
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
 LLVM_VOCAB = ROOT / "bench" / "data" / "seedEmbeddingVocab75D.json"
 
@@ -80,7 +81,6 @@ def cmd_throughput(args: argparse.Namespace) -> None:
     from tests import servers
 
     tc = Toolchain.from_settings()
-    var = Path(args.out) / "var"
     units = [u for p in args.package for u in package_corpus(p, ROOT / "var", tc).units]
     items = [{"unit": u.as_json(), "base": None, "budget": {"per_round": args.per_round, "rounds": 1}}
              for u in units]
@@ -88,7 +88,7 @@ def cmd_throughput(args: argparse.Namespace) -> None:
         env = {**os.environ, "MLGO_FARM_CELERY_BROKER_URL": f"{url}/0", "MLGO_FARM_CELERY_RESULT_BACKEND": f"{url}/1"}
         rates = {}
         for n in (1, 2):
-            run_var = var / f"workers-{n}"  # a cold exploration cache for each run
+            run_var = Path(tmp) / f"var-{n}"  # a cold exploration cache for each run, every time
             env["MLGO_FARM_PATHS_VAR_DIR"] = str(run_var)
             os.environ.update(env)
             workers = [subprocess.Popen(
