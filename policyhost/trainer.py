@@ -196,10 +196,11 @@ class Trainer:
     # -- measuring ------------------------------------------------------------------------------
     def heuristic_sizes(self, units: Sequence[Unit]) -> list[int | None]:
         """LLVM's heuristic `.text` per module (measured once per run)."""
-        todo = [u for u in units if u.digest() not in self._heuristic]
-        sizes = self.fanout("size", [{"unit": u.as_json(), "policy": None} for u in todo])  # needs no vocabulary
-        self._heuristic.update({u.digest(): s for u, s in zip(todo, sizes, strict=True)})
-        return [self._heuristic[u.digest()] for u in units]
+        keys = [u.digest() for u in units]  # each reads the module's bitcode: once per call, not three times
+        todo = [(k, u) for k, u in zip(keys, units, strict=True) if k not in self._heuristic]
+        sizes = self.fanout("size", [{"unit": u.as_json(), "policy": None} for _, u in todo])  # needs no vocabulary
+        self._heuristic.update({k: s for (k, _), s in zip(todo, sizes, strict=True)})
+        return [self._heuristic[k] for k in keys]
 
     def policy_sizes(self, units: Sequence[Unit], policy: Mlp | None, model: str | None = None) -> list[int | None]:
         """`.text` per module compiled with the network `policy`, or with the ONNX file `model`."""
