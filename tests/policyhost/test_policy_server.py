@@ -17,6 +17,7 @@ from policyhost.cc import launcher_command
 from policyhost.protocol import Header, Observation, TensorSpec
 from tests.policyhost.conftest import CSRC
 from tests.policyhost.test_cc import alive, run, runtime_dir, server_pids, stop_servers  # noqa: F401 - fixture
+from tests.servers import wait_until
 
 FEATURE = "callee_basic_block_count"
 
@@ -74,10 +75,8 @@ def test_a_model_that_never_returns_fails_the_compile_and_the_shared_server_goes
         assert not (tmp_path / "s.o").exists()
         [pid] = server_pids(runtime_dir)
         # the run is stopped at the compile's deadline: the server is idle, so its idle exit comes
-        deadline = time.monotonic() + 30
-        while alive(pid, runtime_dir) and time.monotonic() < deadline:
-            time.sleep(0.1)  # polling interval of a deadline loop
-        assert not alive(pid, runtime_dir), "the shared server still runs the model that never returns"
+        wait_until(lambda: not alive(pid, runtime_dir), 30,
+                   "the shared server to stop running the model that never returns and exit when idle")
     finally:
         stop_servers(runtime_dir)
 
@@ -92,9 +91,7 @@ def test_a_stopped_run_leaves_policy_serve_answering(tmp_path: Path) -> None:
                                "--socket", str(sock)], env={**os.environ, "MLGO_FARM_POLICY_TIMEOUT": "1"},
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while not sock.is_socket() and server.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)  # polling interval of a deadline loop
+        wait_until(lambda: sock.is_socket() or server.poll() is not None, 60, "policy serve to listen")
         assert sock.is_socket() and server.poll() is None
         spec = TensorSpec(FEATURE, "int64_t", (1,))
         header = Header([spec], TensorSpec("inlining_decision", "int64_t", (1,)))
