@@ -15,6 +15,7 @@ and spread, stored in the network. Output: two logits, [no inline, inline].
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -78,7 +79,7 @@ class Mlp:
             h = h + np.stack([-bias, bias], axis=1)
         return h
 
-    @property
+    @functools.cached_property  # read on every decision of a sticky network (a frozen dataclass keeps a __dict__)
     def default_at(self) -> int:
         """Where `inlining_default` sits in a row."""
         pos = 0
