@@ -123,8 +123,7 @@ class StepWatch:
             info = result.info if isinstance(result.info, dict) else {}
             host = info.get("hostname") or "an unknown worker"
             if live or (held is None and not queued and host in self.workers()):
-                progress = info.get("progress")  # a long task's own last line (policy training: round, best so far)
-                return f"{name} running on {host}" + (f": {progress}" if progress else "")
+                return f"{name} running on {host}"
             return f"{name} lost: its worker {host} is gone; {where} ({self._online()})"
         if state == "RETRY":
             why = one_line(result.info) if isinstance(result.info, BaseException) else "an error"
@@ -136,6 +135,30 @@ class StepWatch:
         if held is not None:
             return f"{name} lost: the worker that took it is gone; {where} ({self._online()})"
         return f"{name} {state.lower()}: {where}"
+
+
+#: The key under which a long task keeps every progress line so far, in its state while it runs and in its
+#: result (policy training: round, best so far). The whole list, not the last line: a client polls, and a
+#: line replaced between two polls (or by the result) would be lost.
+PROGRESS = "progress"
+
+
+class ProgressLines:
+    """Logs each task's progress lines once, in order, whether read from its state or its result."""
+
+    def __init__(self, chain_id: str) -> None:
+        self.chain_id = chain_id
+        self.shown: dict[str, int] = {}
+
+    def show(self, result: AsyncResult, name: str) -> None:
+        info = result.info if result.state in ("STARTED", "SUCCESS") else None
+        lines = info.get(PROGRESS) if isinstance(info, dict) else None
+        if not isinstance(lines, list):
+            return
+        done = self.shown.get(result.id, 0)
+        for line in lines[done:]:
+            log.info("retrain %s: %s: %s", self.chain_id, name, line)
+        self.shown[result.id] = max(done, len(lines))
 
 
 def _outage(e: BaseException) -> bool:
@@ -194,9 +217,12 @@ def wait_chain(result: AsyncResult, timeout: float, watch: StepWatch | None = No
         r = r.parent
     chain_results.reverse()
     status, look_at = "", 0.0
+    progress = ProgressLines(result.id)
     while True:
         try:
-            for r in chain_results:
+            for i, r in enumerate(chain_results):
+                if watch is not None:
+                    progress.show(r, (r.name or (names[i] if i < len(names) else "task")).rpartition(".")[2])
                 if r.failed():
                     err = r.result
                     if isinstance(err, FarmError):

@@ -38,6 +38,7 @@ from celery.signals import task_success
 
 from farm.atomic import atomic_dir
 from farm.celery_app import RELIABLE, app
+from farm.client import PROGRESS
 from farm.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -244,13 +245,15 @@ def retrain(self, vocab: str = NEWEST, corpus: str | None = None,
     s = load_settings()
     store = store_from_settings(s)
     t0 = time.monotonic()
+    lines: list[str] = []
+
     def progress(line: str) -> None:
-        """Each stage's line in the worker's log and in the task's state, where `--wait` (the builder's step) shows
-        it."""
+        """Each stage's line in the worker's log and, with every line before it, in the task's state and its
+        result: `--wait` (the builder's step) shows every line however seldom it polls."""
         log.info("%s", line)
-        last = line.splitlines()[0] if line else line
+        lines.append(line.splitlines()[0] if line else line)
         self.update_state(state="STARTED", meta={"hostname": self.request.hostname, "pid": os.getpid(),
-                                                 "progress": last})
+                                                 PROGRESS: lines})
 
     try:
         model, manifest = train_validated(s, Toolchain.from_settings(s), vocab=vocab, corpus=corpus, params=params,
@@ -265,7 +268,7 @@ def retrain(self, vocab: str = NEWEST, corpus: str | None = None,
     log.info("%s (%.1fs)", pstore.summary(result), time.monotonic() - t0)
     return {**result, "vocab_version": manifest["vocab_version"], "metrics": manifest["metrics"],
             "seconds": {"train_and_validate": round(trained, 1), "total": round(time.monotonic() - t0, 1)},
-            "summary": pstore.summary(result)}
+            "summary": pstore.summary(result), PROGRESS: lines}
 
 
 def _settle_vocab_failed(settings, store, vocab: str, why: str) -> None:
