@@ -34,7 +34,8 @@ def _run(args: argparse.Namespace) -> int:
         opt_flags=tuple(args.opt or ["-Oz"]), repeats=args.repeats, callgrind=not args.no_callgrind,
         rules_file=Path(args.rules) if args.rules else None, publish=not args.no_publish,
         jobs=RunRequest().jobs if args.jobs is None else args.jobs, policy_timeout=args.policy_timeout,
-        advisor=args.advisor, build_url=args.build_url,
+        advisor=args.advisor, build_url=args.build_url, policy_sha256=args.policy_sha256,
+        vocab_sha256=args.vocab_sha256,
     )
     result = run_comparison(req, history=_open(args))
     print(result.summary, end="")
@@ -168,13 +169,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="a local directory of C files with one main() as a benchmark (repeatable)")
     run.add_argument("--bench-arg", action="append", default=[], metavar="ARG",
                      help="an argument for the --bench-dir programs (repeatable)")
-    run.add_argument("--policy", default="heuristic", help="built-in policy name, an .onnx model, or store:latest / "
-                     "store:VERSION for a policy the farm published (with the vocabulary it was trained with)")
+    run.add_argument("--policy", default="heuristic", help="built-in policy name, an .onnx model, store:latest / "
+                     "store:VERSION for a policy the farm published (with the vocabulary it was trained with), or "
+                     "the http(s) URL of a model.onnx on a farm's dashboard (checked with --policy-sha256)")
+    run.add_argument("--policy-sha256", metavar="HEX", help="the sha256 a --policy URL's bytes must have (default: "
+                     "the .sha256 file the dashboard serves beside it)")
     run.add_argument("--advisor", choices=advisors.NAMES,
                      help="MLGO advisor the policy drives (default: the one a built-in policy answers, "
                      f"else {advisors.DEFAULT})")
     run.add_argument("--vocab", help="IR2Vec vocabulary fed to the policy: a JSON file (a manifest.json beside it "
-                     "names the version) or store:VERSION / store:latest, published by the farm")
+                     "names the version), store:VERSION / store:latest, published by the farm, or the http(s) URL "
+                     "of a vocab.json on a farm's dashboard (checked with --vocab-sha256)")
+    run.add_argument("--vocab-sha256", metavar="HEX", help="the sha256 a --vocab URL's bytes must have (default: "
+                     "the .sha256 file the dashboard serves beside it)")
     run.add_argument("--builder", default=DEFAULT_BUILDER,
                      help=f"builder name recorded in the history (default: {DEFAULT_BUILDER})")
     run.add_argument("--run-id", help="run id (default: UTC time and a random suffix)")

@@ -23,7 +23,14 @@ from farm.toolchain import Toolchain
 from regression import alerts, benchmarks, build, measure, outcome, rules
 from regression.benchmarks import Benchmark
 from regression.history import History, Measurement, Run, Skipped
-from regression.lineage import llvm_package, policy_id, resolve_policy, resolve_vocab, vocab_version  # noqa: F401
+from regression.lineage import (  # noqa: F401
+    fetch_urls,
+    llvm_package,
+    policy_id,
+    resolve_policy,
+    resolve_vocab,
+    vocab_version,
+)
 from regression.metrics import COMPILE_TIME, INSTRUCTIONS, TEXT_SIZE, WALL_TIME, Metric
 
 log = logging.getLogger(__name__)
@@ -52,6 +59,8 @@ class RunRequest:
     policy_timeout: float | None = None
     advisor: str | None = None  # a name in policyhost.advisors; default: the one a built-in policy answers
     build_url: str | None = None  # the Buildbot build that ran this comparison (in the alert mail)
+    policy_sha256: str | None = None  # what an http(s) URL policy must hash to (else the `.sha256` beside it)
+    vocab_sha256: str | None = None  # the same for an http(s) URL vocabulary
 
     @property
     def advisor_name(self) -> str:
@@ -113,6 +122,10 @@ def _check_request(req: RunRequest) -> None:
     if len(set(names)) != len(names):
         raise InputError(f"benchmark names must differ: {', '.join(names)}")
     _check_measuring(req)
+    from farm.artifacts.remote import check_sha256
+
+    check_sha256(req.policy_sha256)
+    check_sha256(req.vocab_sha256)
     if req.corpus is not None:
         check_name("corpus directory name", Path(req.corpus).absolute().name)
         build.corpus_modules(req.corpus)  # fails early on a malformed corpus
@@ -280,7 +293,9 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
     toolchain = toolchain or Toolchain.from_settings(settings)
     toolchain.check("clang", "llvm-size")
     spec = req.policy
+    req, fetched = fetch_urls(req)
     req, published = resolve_policy(req)
+    published = published or fetched
     _check_request(req)
     rule_set = rules.load_rules(req.rules_file)
     history = history or open_history(settings)
@@ -295,7 +310,8 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
                 "policy": spec, "policy_version": published, "vocab": str(req.vocab) if req.vocab else None,
                 "advisor": req.advisor_name, "opt_flags": list(req.opt_flags), "repeats": req.repeats,
                 "callgrind": req.callgrind, "build_url": req.build_url,
-                "reproduce": outcome.reproduce_command(req, published, vocab_id)},
+                "reproduce": outcome.reproduce_command(req, published, vocab_id, settings.buildbot.dashboard,
+                                                      vocab)},
     )
     work = run_dir(settings, req.builder, run_id)
     variants = [build.heuristic_variant(),

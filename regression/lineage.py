@@ -43,6 +43,28 @@ def resolve_policy(req: RunRequest) -> tuple[RunRequest, str | None]:
     return dataclasses.replace(req, policy=path, vocab=vocab), manifest["version"]
 
 
+def fetch_urls(req: RunRequest) -> tuple[RunRequest, str | None]:
+    """A policy or vocabulary given by http(s) URL (a command from a mail or a page, run anywhere the master's URL
+    reaches) as its checked local copy (farm/artifacts/remote.py); and the policy's version when its manifest
+    names one. The vocabulary a URL policy was trained with is not implied: the command names it by URL too."""
+    import dataclasses
+
+    from farm.artifacts import remote
+    from farm.config import load_settings
+
+    if not (remote.is_url(req.policy) or remote.is_url(req.vocab)):
+        return req, None
+    cache = load_settings().var_dir / "cache" / "url"
+    policy, version = req.policy, None
+    if remote.is_url(req.policy):
+        path, manifest = remote.fetch(req.policy, req.policy_sha256, cache / "policies", "model.onnx")
+        policy, version = str(path), (manifest or {}).get("version")
+    vocab = req.vocab
+    if remote.is_url(req.vocab):
+        vocab = remote.fetch(str(req.vocab), req.vocab_sha256, cache / "vocab", "vocab.json")[0]
+    return dataclasses.replace(req, policy=policy, vocab=vocab), version if isinstance(version, str) else None
+
+
 def policy_id(policy: str) -> str:
     """Built-in policies by name; a model file by name and content digest."""
     p = Path(policy)

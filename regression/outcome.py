@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,9 +29,20 @@ log = logging.getLogger(__name__)
 _DEFAULT_REPEATS = 5
 
 
-def reproduce_command(req: RunRequest, published: str | None, vocab_id: str | None) -> str:
+def _sha256(path: str | Path | None) -> str | None:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path and Path(path).is_file() else None
+
+
+def reproduce_command(req: RunRequest, published: str | None, vocab_id: str | None,
+                      web: Callable[[str], str] | None = None, vocab_file: str | Path | None = None) -> str:
     """`mlgo-farm regress run ...` with this run's inputs, pinned: a published policy or vocabulary by its version
-    (not `latest`, which moves), `--no-publish` so a reproduction stays on the machine that runs it."""
+    (not `latest`, which moves), `--no-publish` so a reproduction stays on the machine that runs it.
+
+    With `web` (the dashboard's URL of a path: `[buildbot] web_url`), published versions are named by their
+    download URLs and sha256, so the command works wherever the master's URL reaches, not only where the farm's
+    store is; the policy's vocabulary is then named too (a URL policy does not bring its own)."""
     argv = ["mlgo-farm", "regress", "run"]
     if req.corpus is not None:
         argv += ["--corpus", str(req.corpus)]
@@ -42,8 +54,19 @@ def reproduce_command(req: RunRequest, published: str | None, vocab_id: str | No
             argv += ["--bench-dir", str(b.local_dir)]
             bench_args = b.workloads[0].args if b.workloads else ()
     argv += [f"--bench-arg={a}" for a in bench_args]
-    argv += ["--policy", f"store:{published}" if published else str(req.policy), "--advisor", req.advisor_name]
-    if req.vocab is not None and not published:
+    # a version the farm published (from the store, or fetched with its manifest), not a local file's digest
+    vocab_published = vocab_id if vocab_id and not vocab_id.startswith("sha256-") and (
+        web is not None or str(req.vocab).startswith("store:")) else None
+    if web is not None and published:
+        argv += ["--policy", web(f"store/policies/{req.advisor_name}/{published}/model.onnx")]
+        argv += ["--policy-sha256", sha] if (sha := _sha256(req.policy)) else []
+    else:
+        argv += ["--policy", f"store:{published}" if published else str(req.policy)]
+    argv += ["--advisor", req.advisor_name]
+    if web is not None and vocab_published:
+        argv += ["--vocab", web(f"store/vocab/ir/{vocab_published}/vocab.json")]
+        argv += ["--vocab-sha256", sha] if (sha := _sha256(vocab_file)) else []
+    elif req.vocab is not None and not published:
         argv += ["--vocab", f"store:{vocab_id}" if str(req.vocab).startswith("store:") and vocab_id else str(req.vocab)]
     argv += [f"--opt={f}" for f in req.opt_flags]
     if req.repeats != _DEFAULT_REPEATS:
