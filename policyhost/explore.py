@@ -20,6 +20,7 @@ only the modules, or the policy, that changed.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -86,12 +87,15 @@ def default_offset(features: Sequence[tuple[str, int, str]]) -> int:
 
 
 class ReplayPolicy:
-    """Plays `base` (the heuristic when None) and answers the opposite at the steps in `flips`; records every step."""
+    """Plays `base` (the heuristic when None) and answers the opposite at the steps in `flips`; records every step.
+
+    `prior` (policyhost/improve.py `fit_prior`): with the heuristic as base, how promising a flip of each step
+    is, recorded as its margin (the most promising has the smallest), so the search tries it first."""
 
     name = "replay"
 
-    def __init__(self, base: Mlp | None = None, flips: Sequence[int] = ()) -> None:
-        self.base, self.flips = base, frozenset(flips)
+    def __init__(self, base: Mlp | None = None, flips: Sequence[int] = (), prior: Mlp | None = None) -> None:
+        self.base, self.flips, self.prior = base, frozenset(flips), prior
         #: (name, width, dtype) of every feature the compiler sends, in its order: a row's layout
         self.features: list[tuple[str, int, str]] = []
         self.names: list[str] = []
@@ -104,6 +108,8 @@ class ReplayPolicy:
         names = [f[0] for f in feats]
         if INLINE_DEFAULT not in names:
             raise InputError(f"exploration needs the '{INLINE_DEFAULT}' feature (-inliner-interactive-include-default)")
+        if self.prior is not None and [f[0] for f in self.prior.features] != names:
+            raise InputError("the exploration prior's features are not the ones this compiler sends")
         if self.base is not None and [f[0] for f in self.base.features] != names:
             missing = sorted(set(f[0] for f in self.base.features) - set(names))
             raise InputError("the base policy's features are not the ones this compiler sends"
@@ -117,7 +123,8 @@ class ReplayPolicy:
         feats = obs.features
         row = [float(v) for n in self.names for v in feats[n]]
         if self.base is None:
-            action, margin = int(row[self._default_at]), float("nan")
+            action = int(row[self._default_at])
+            margin = float("nan") if self.prior is None else -float(self.prior.margin(np.asarray([row]))[0])
         else:
             m = float(self.base.margin(np.asarray([row]))[0])
             action, margin = int(m > 0), abs(m)
@@ -153,9 +160,9 @@ def compile_size(unit: Unit, policy: object, toolchain: Toolchain, *, timeout: f
 
 
 def play(unit: Unit, base: Mlp | None, flips: Sequence[int], toolchain: Toolchain, *, timeout: float = 120,
-         vocab: Path | None = None) -> Play:
+         vocab: Path | None = None, prior: Mlp | None = None) -> Play:
     """Compile `unit` once with `base` flipped at `flips`; measure the object's Berkeley `.text`."""
-    pol = ReplayPolicy(base, flips)
+    pol = ReplayPolicy(base, flips, prior)
     size, error = compile_size(unit, pol, toolchain, timeout=timeout, vocab=vocab)
     return Play(tuple(flips), size, error, pol)
 
@@ -239,9 +246,10 @@ def candidate_steps(p: Play, after: int, count: int, seed: str) -> list[int]:
 
 
 def explore(unit: Unit, base: Mlp | None, toolchain: Toolchain, budget: Budget = Budget(), *,
-            timeout: float = 120, vocab: Path | None = None) -> ModuleResult:
-    """Greedy flip search on one module (see the module docstring); never raises for a failing compile."""
-    first = play(unit, base, (), toolchain, timeout=timeout, vocab=vocab)
+            timeout: float = 120, vocab: Path | None = None, prior: Mlp | None = None) -> ModuleResult:
+    """Greedy flip search on one module (see the module docstring); never raises for a failing compile.
+    `prior`: the order of a heuristic's steps (ReplayPolicy)."""
+    first = play(unit, base, (), toolchain, timeout=timeout, vocab=vocab, prior=prior)
     if first.size is None:
         return ModuleResult(unit.name, None, None, [], 1, error=first.error)
     # the order of a heuristic's steps follows the module's name, not where its bitcode lies (the bytes name it)
@@ -250,7 +258,8 @@ def explore(unit: Unit, base: Mlp | None, toolchain: Toolchain, budget: Budget =
     for _ in range(budget.rounds):
         after = best.flips[-1] + 1 if best.flips else 0
         steps = candidate_steps(best, after, budget.per_round, seed)
-        tried = [play(unit, base, (*best.flips, s), toolchain, timeout=timeout, vocab=vocab) for s in steps]
+        tried = [play(unit, base, (*best.flips, s), toolchain, timeout=timeout, vocab=vocab, prior=prior)
+                 for s in steps]
         compiles += len(tried)
         trials += [(best.policy.rows[s], 1 - best.policy.actions[s], t.size - best.size)
                    for s, t in zip(steps, tried, strict=True) if t.size is not None]
@@ -272,6 +281,16 @@ def explore(unit: Unit, base: Mlp | None, toolchain: Toolchain, budget: Budget =
                         trial_deltas=np.asarray([t[2] for t in trials], dtype=np.int64))
 
 
+def merge(a: ModuleResult, b: ModuleResult) -> ModuleResult:
+    """Two searches of one module as one: the smaller best trajectory, and every flip either tried."""
+    pick = b if b.best_size is not None and (a.best_size is None or b.best_size < a.best_size) else a
+    trials = {}
+    for k in ("trial_rows", "trial_actions", "trial_deltas"):
+        parts = [x for x in (getattr(a, k), getattr(b, k)) if x is not None and len(x)]
+        trials[k] = np.concatenate(parts) if parts else getattr(pick, k)
+    return dataclasses.replace(pick, compiles=a.compiles + b.compiles, **trials)
+
+
 def base_digest(base: Mlp | None) -> str:
     """What names the base policy in cache keys: `heuristic`, or the digest of the network's parameters."""
     if base is None:
@@ -287,10 +306,13 @@ class ExploreCache:
     def __init__(self, root: Path | None) -> None:
         self.root = Path(root) if root is not None else None
 
-    def key(self, unit: Unit, toolchain: Toolchain, base: Mlp | None, budget: Budget, vocab: Path | None) -> str:
+    def key(self, unit: Unit, toolchain: Toolchain, base: Mlp | None, budget: Budget, vocab: Path | None,
+            prior: Mlp | None = None) -> str:
         vocab_digest = hashlib.sha256(Path(vocab).read_bytes()).hexdigest() if vocab else None
-        what = json.dumps([unit.digest(), toolchain.describe(), base_digest(base), budget.as_json(), vocab_digest, 3],
-                          sort_keys=True, default=str)
+        what = [unit.digest(), toolchain.describe(), base_digest(base), budget.as_json(), vocab_digest, 3]
+        if prior is not None:  # (appended only then: an unguided search keeps the keys it always had)
+            what.append(["prior", base_digest(prior)])
+        what = json.dumps(what, sort_keys=True, default=str)
         return hashlib.sha256(what.encode()).hexdigest()[:24]
 
     def get(self, key: str, name: str) -> ModuleResult | None:
@@ -318,13 +340,13 @@ class ExploreCache:
 
 
 def explore_cached(unit: Unit, base: Mlp | None, toolchain: Toolchain, budget: Budget, cache: ExploreCache,
-                   *, timeout: float = 120, vocab: Path | None = None) -> ModuleResult:
-    key = cache.key(unit, toolchain, base, budget, vocab)
+                   *, timeout: float = 120, vocab: Path | None = None, prior: Mlp | None = None) -> ModuleResult:
+    key = cache.key(unit, toolchain, base, budget, vocab, prior)
     hit = cache.get(key, unit.name)
     if hit is not None:
         return hit
     try:
-        result = explore(unit, base, toolchain, budget, timeout=timeout, vocab=vocab)
+        result = explore(unit, base, toolchain, budget, timeout=timeout, vocab=vocab, prior=prior)
     except FarmError as e:  # the policy could not answer this module's compiler: skip and list it
         result = ModuleResult(unit.name, None, None, [], 0, error=str(e))
     cache.put(key, result)

@@ -37,7 +37,7 @@ def _vocab(item: dict) -> Path | None:
 
 def explore_job(item: dict, toolchain: Toolchain, cache: ExploreCache) -> dict:
     result = explore_cached(Unit.from_json(item["unit"]), _policy(item.get("base")), toolchain,
-                            Budget(**item["budget"]), cache, vocab=_vocab(item))
+                            Budget(**item["budget"]), cache, vocab=_vocab(item), prior=_policy(item.get("prior")))
     return result.as_json()
 
 

@@ -26,8 +26,19 @@ from pathlib import Path
 from farm import hold, jsonio
 from farm.errors import InputError
 from farm.toolchain import Toolchain
-from policyhost.explore import Budget, ModuleResult, Unit, corpus_units
-from policyhost.improve import Adam, BcParams, EsParams, bc_dataset, es_step, fit_bc, geomean, reward
+from policyhost.explore import Budget, ModuleResult, Unit, corpus_units, merge
+from policyhost.improve import (
+    Adam,
+    BcParams,
+    EsParams,
+    PriorParams,
+    bc_dataset,
+    es_step,
+    fit_bc,
+    fit_prior,
+    geomean,
+    reward,
+)
 from policyhost.mlp import Mlp
 
 log = logging.getLogger(__name__)
@@ -45,6 +56,9 @@ class Recipe:
     budget: Budget = field(default_factory=lambda: Budget(12, 3))
     bc: BcParams = field(default_factory=BcParams)
     es: EsParams = field(default_factory=EsParams)
+    #: after exploring from the heuristic, search it again in the order a prior learned from that search
+    #: (policyhost/improve.py PriorParams); None: one search
+    prior: PriorParams | None = field(default_factory=PriorParams)
     #: at most this many modules per training package (sampled by name hash), None: all
     max_modules: int | None = None
     #: how strongly the cloned network may stick to LLVM's decision (policyhost/mlp.py `stick`): each is measured
@@ -66,12 +80,13 @@ RECIPES = {
     "nightly": Recipe(rounds=2, budget=Budget(16, 2), es=EsParams(steps=8, pairs=8), max_modules=50),
     # `make demo`: one round, a small search and two ES steps on a few small packages of each split
     "demo": Recipe(rounds=1, budget=Budget(6, 2), es=EsParams(steps=2, pairs=4), max_modules=20, sticks=(0.0, 4.0),
+                   prior=None,
                    packages=(
         ("train", ("lua5.4", "libzstd", "lzo2")), ("validation", ("jansson",)),
         ("evaluation", ("zlib", "bzip2", "lz4", "cjson", "libyaml", "giflib")))),
     # the test suite: the smallest run that still goes through every stage
     "smoke": Recipe(rounds=1, budget=Budget(2, 1), bc=BcParams(epochs=3), es=EsParams(steps=1, pairs=2),
-                    sticks=(0.0,)),
+                    sticks=(0.0,), prior=None),
 }
 
 
@@ -225,11 +240,25 @@ class Trainer:
         return geomean([r["ratio"] for r in self.package_ratios(self.splits.validation, policy)])
 
     # -- stages -----------------------------------------------------------------------------------
-    def explore(self, base: Mlp | None, units: Sequence[Unit]) -> list[ModuleResult]:
+    def explore(self, base: Mlp | None, units: Sequence[Unit], prior: Mlp | None = None) -> list[ModuleResult]:
         b, budget = (None if base is None else base.as_json()), dataclasses.asdict(self.recipe.budget)
-        found = self.fanout("explore", [{"unit": u.as_json(), "base": b, "budget": budget, "vocab": self._vocab}
-                                        for u in units])
+        p = None if prior is None else prior.as_json()
+        found = self.fanout("explore", [{"unit": u.as_json(), "base": b, "budget": budget, "vocab": self._vocab,
+                                         "prior": p} for u in units])
         return [ModuleResult.from_json(d) for d in found]
+
+    def guided(self, found: list[ModuleResult], units: Sequence[Unit], r: int) -> list[ModuleResult]:
+        """The heuristic searched again, most promising flips first (Recipe.prior); each module's two searches
+        merged."""
+        prior = fit_prior(found, self.recipe.prior)
+        if prior is None:
+            self.progress(f"round {r}: too few smaller flips to learn an exploration prior from; one search")
+            return found
+        again = self.explore(None, units, prior)
+        better = sum(1 for m in again if m.flips)
+        self.progress(f"round {r}: guided search of the heuristic: {better} of {len(again)} modules smaller")
+        self._record(stage="guided", round=r, improved=better)
+        return [merge(a, b) for a, b in zip(found, again, strict=True)]
 
     def run(self) -> tuple[Mlp, dict]:
         self.splits.check()
@@ -242,6 +271,8 @@ class Trainer:
         for r in range(1, self.recipe.rounds + 1):
             found = self.explore(base, units)
             hold.checkpoint("policy training")  # tests only (farm/hold.py); returns at once otherwise
+            if base is None and self.recipe.prior is not None:
+                found = self.guided(found, units, r)
             results += found  # every round's trajectories stay in the cloning set
             saved = sum((m.base_size or 0) - (m.best_size or 0) for m in found)
             total = sum(m.base_size or 0 for m in found) or 1

@@ -16,8 +16,10 @@ from policyhost.explore import (
     default_offset,
     explore,
     explore_cached,
+    merge,
     play,
 )
+from policyhost.mlp import Mlp
 from tests.policyhost.callgraph import write_sources
 
 
@@ -86,3 +88,41 @@ def test_a_module_that_does_not_compile_is_reported_not_raised(tmp_path: Path, t
     bad.write_bytes(b"BC\xc0\xde not bitcode")
     r = explore(Unit("bad.c", bad), None, toolchain)
     assert r.base_size is None and r.error and len(r.error.splitlines()) == 1
+
+
+def test_a_prior_orders_the_heuristics_steps_and_keys_its_own_cache(units: list[Unit], toolchain: Toolchain,
+                                                                    tmp_path: Path) -> None:
+    """With a prior, the steps tried first are those it scores most promising; the search is the heuristic's
+    still (same base trajectory), and it is cached apart from the unguided search, whose key is unchanged."""
+    unit = max(units, key=lambda u: len(play(u, None, (), toolchain).policy.actions))
+    base = play(unit, None, (), toolchain)
+    rows = np.asarray(base.policy.rows)
+    prior = Mlp.init(base.policy.features, rows, (4,), seed=3)
+    guided = play(unit, None, (), toolchain, prior=prior)
+    assert (guided.size, guided.policy.actions) == (base.size, base.policy.actions)
+    assert guided.policy.margins == pytest.approx(list(-prior.margin(rows)))
+    from policyhost.explore import candidate_steps
+
+    order = candidate_steps(guided, 0, 3, "00" * 8)
+    assert order == sorted(range(len(rows)), key=lambda s: -prior.margin(rows[s:s + 1])[0])[:3]
+    r = explore(unit, None, toolchain, Budget(3, 1), prior=prior)
+    assert r.compiles == 4 and r.best_size <= r.base_size
+    cache = ExploreCache(tmp_path / "c")
+    plain = cache.key(unit, toolchain, None, Budget(3, 1), None)
+    assert cache.key(unit, toolchain, None, Budget(3, 1), None, prior) != plain
+    import hashlib
+    import json
+
+    old = json.dumps([unit.digest(), toolchain.describe(), "heuristic", Budget(3, 1).as_json(), None, 3],
+                     sort_keys=True, default=str)
+    assert plain == hashlib.sha256(old.encode()).hexdigest()[:24], "a nightly's cached unguided search stays valid"
+
+
+def test_two_searches_of_a_module_merge_into_the_smaller_and_every_trial(units: list[Unit],
+                                                                           toolchain: Toolchain) -> None:
+    a = explore(units[0], None, toolchain, Budget(2, 1))
+    b = explore(units[0], None, toolchain, Budget(4, 1))
+    m = merge(a, b)
+    assert m.best_size == min(a.best_size, b.best_size) and m.compiles == a.compiles + b.compiles
+    assert len(m.trial_deltas) == len(a.trial_deltas) + len(b.trial_deltas)
+    assert len(m.trial_rows) == len(m.trial_actions) == len(m.trial_deltas)

@@ -6,7 +6,19 @@ import numpy as np
 import pytest
 
 from policyhost.explore import ModuleResult
-from policyhost.improve import Adam, BcParams, EsParams, bc_dataset, es_gradient, es_step, fit_bc, geomean, reward
+from policyhost.improve import (
+    Adam,
+    BcParams,
+    EsParams,
+    PriorParams,
+    bc_dataset,
+    es_gradient,
+    es_step,
+    fit_bc,
+    fit_prior,
+    geomean,
+    reward,
+)
 from policyhost.mlp import Mlp
 
 FEATURES = [("callee_users", 1, "int64"), ("cost", 1, "int64"), ("inlining_default", 1, "int64")]
@@ -89,3 +101,29 @@ def test_evolution_strategies_climb_a_known_reward() -> None:
 
 def test_geomean() -> None:
     assert geomean([0.5, 2.0]) == pytest.approx(1.0)
+
+
+def _tried(name: str, n: int, seed: int) -> ModuleResult:
+    """A heuristic trajectory whose tried flips helped exactly where the callee has two users and LLVM inlined."""
+    x, _ = _synthetic(n, seed)
+    r = _module(name, x, x[:, 2].astype(np.int64), 1000, 1000)
+    helps = (x[:, 0] == 2) & (x[:, 2] == 1)
+    r.trial_rows, r.trial_actions = x, 1 - x[:, 2].astype(np.int64)
+    r.trial_deltas = np.where(helps, -8, 12)
+    return r
+
+
+def test_the_prior_ranks_the_flips_that_helped_first() -> None:
+    prior = fit_prior([_tried("a", 1500, 6), _tried("b", 1500, 7)], PriorParams(hidden=(16, 16), epochs=30))
+    assert prior is not None
+    x, _ = _synthetic(400, 8)  # states it never saw
+    helps = (x[:, 0] == 2) & (x[:, 2] == 1)
+    first = np.argsort(-prior.margin(x))[: int(helps.sum())]
+    assert helps[first].mean() > 0.9, "the most promising flips are the ones that help"
+
+
+def test_no_prior_without_enough_flips_that_helped() -> None:
+    r = _tried("a", 300, 9)
+    r.trial_deltas = np.where(np.arange(300) < 5, -1, 3)
+    assert fit_prior([r], PriorParams(min_helpful=20)) is None
+    assert fit_prior([ModuleResult("c", None, None, [], 1, error="broken")], PriorParams()) is None

@@ -103,3 +103,34 @@ def test_celery_workers_train_the_same_policy_as_threads(packages: dict[str, Pat
         assert celery.read_bytes() == threads.read_bytes()
     finally:
         stop(worker)
+
+
+def test_a_guided_search_follows_the_first_and_both_feed_cloning(packages: dict[str, Path], tmp_path: Path,
+                                                                  toolchain: Toolchain) -> None:
+    """With `Recipe.prior`, the heuristic is searched a second time in the order a prior learned from the first
+    search; each module's two searches are merged (the smaller trajectory, every flip tried)."""
+    from dataclasses import replace
+
+    from policyhost.explore import Budget, ExploreCache
+    from policyhost.improve import PriorParams
+    from policyhost.train_tasks import thread_fanout
+    from policyhost.trainer import RECIPES, Trainer, resolve_splits
+
+    rec = replace(RECIPES["smoke"], budget=Budget(8, 1), prior=PriorParams(hidden=(8,), epochs=5, min_helpful=1))
+    splits = resolve_splits(f"beta={packages['beta']}", f"alpha={packages['alpha']}", "", tmp_path, toolchain, rec)
+    lines: list[str] = []
+    t = Trainer(toolchain, splits, rec, thread_fanout(toolchain, ExploreCache(tmp_path / "cache"), 2),
+                progress=lines.append)
+    units = [u for p in splits.train for u in p.units]
+    first = t.explore(None, units)
+    assert sum(int((m.trial_deltas < 0).sum()) for m in first) >= 1, "the first search found something smaller"
+    merged = t.guided(first, units, 1)
+    assert any(ln.startswith("round 1: guided search of the heuristic: ") for ln in lines), lines
+    assert [m.name for m in merged] == [u.name for u in units]
+    for a, m in zip(first, merged, strict=True):
+        assert m.compiles > a.compiles and (m.best_size or 0) <= (a.best_size or 0)
+        assert len(m.trial_deltas) > len(a.trial_deltas)
+    assert [h["stage"] for h in t.history] == ["guided"]
+    never = replace(rec, prior=PriorParams(min_helpful=10**6))
+    t2 = Trainer(toolchain, splits, never, t.fanout, progress=lines.append)
+    assert t2.guided(first, units, 1) is first and "too few smaller flips" in lines[-1]
