@@ -216,9 +216,35 @@ class Toolchain:
             raise ToolError(describe_failure(tool, rc, bytes(err)) + where)
         return bytes(err)
 
-    def popen(self, tool: str, args: Sequence[str | os.PathLike], **kwargs) -> subprocess.Popen:
-        """Start a tool without waiting (for the interactive policy host)."""
+    def popen(self, tool: str, args: Sequence[str | os.PathLike], *, die_with_parent: bool = False,
+              **kwargs) -> subprocess.Popen:
+        """Start a tool without waiting (for the interactive policy host).
+
+        `die_with_parent`: the tool is SIGKILLed when the thread that started it dies. A compiler on the
+        interactive channel whose host was SIGKILLed (a training worker killed mid-compile) would otherwise
+        spin on the dead channel forever."""
+        if die_with_parent:
+            kwargs["preexec_fn"] = _pdeathsig(os.getpid())
         return subprocess.Popen(self.command(tool, [str(a) for a in args]), **kwargs)
+
+
+@functools.cache
+def _prctl() -> Callable[..., int]:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True).prctl
+
+
+def _pdeathsig(parent: int) -> Callable[[], None]:
+    """The child-side hook of `popen(die_with_parent=True)`: libc is loaded here, in the parent, so that the
+    child between fork and exec only calls into it (no import)."""
+    prctl, pr_set_pdeathsig, sigkill = _prctl(), 1, int(signal.SIGKILL)
+
+    def hook() -> None:
+        prctl(pr_set_pdeathsig, sigkill)
+        if os.getppid() != parent:  # the parent died before the request: nothing would ever signal us
+            os._exit(137)
+    return hook
 
 
 def text_sizes(toolchain: Toolchain, files: Sequence[Path], chunk: int = 200) -> dict[Path, int]:

@@ -263,7 +263,7 @@ def run_compile(
         return outcome
 
     def spawn(full_args: list[str], errfd: int) -> subprocess.Popen:
-        return toolchain.popen(tool, full_args, cwd=cwd, env=env, stdout=stdout, stderr=errfd)
+        return toolchain.popen(tool, full_args, cwd=cwd, env=env, stdout=stdout, stderr=errfd, die_with_parent=True)
 
     return compile_with_host(argv, tool, args, pol, spawn, vocab=vocab_path, timeout=timeout, advisor=advisor,
                              max_silence=max_silence)

@@ -22,6 +22,7 @@ from tests.policyhost.conftest import (
     CSRC,
     VOCAB_DIM,
     cmake_build,
+    process_running,
     publish_vocab,
     write_onnx_first_masked_out,
     write_onnx_nan_logit,
@@ -282,3 +283,60 @@ def test_vocabulary_published_by_the_farm(toolchain: Toolchain, tmp_path: Path, 
     cached = list((tmp_path / "var" / "cache" / "vocab" / "ir").glob("*.json"))
     assert [c.name for c in cached] == [f"{version}.json"] and cached[0].read_bytes() == ir2vec_vocab.read_bytes()
     assert (tmp_path / "s.o").read_bytes() == plain_oz(toolchain, CSRC / "sort.c", tmp_path / "p.o")
+
+
+STUCK_HOST = """
+import sys, threading
+from farm.config import load_settings
+from farm.toolchain import Toolchain
+from policyhost.launcher import run_compile
+
+class Stuck:
+    name = "stuck"
+    def bind(self, header): pass
+    def decide(self, obs):
+        print("deciding", flush=True)
+        threading.Event().wait()
+
+run_compile(["clang", "-Oz", "-c", sys.argv[1], "-o", sys.argv[2]], Stuck(),
+            toolchain=Toolchain.from_settings(load_settings()))
+"""
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            kids.append(int(stat.parent.name))
+    return kids
+
+
+def test_a_compiler_dies_with_the_host_that_was_killed(tmp_path: Path) -> None:
+    """A training worker SIGKILLed mid-compile leaves no compiler behind (it would wait on a dead channel)."""
+    import os
+    import signal
+
+    from tests.servers import wait_until
+
+    src = tmp_path / "calls.c"
+    src.write_text("static int sq(int x) { return x * x; }\nint f(int a) { return sq(a) + sq(a + 1); }\n")
+    host = subprocess.Popen([sys.executable, "-c", STUCK_HOST, str(src), str(tmp_path / "o.o")],
+                            stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
+    clangs: list[int] = []
+    try:
+        assert host.stdout.readline().strip() == "deciding"
+        clangs = [p for p in _children(host.pid) if process_running(p, "clang")]
+        assert clangs, "the compile runs as the host's child"
+        host.send_signal(signal.SIGKILL)
+        host.wait(timeout=30)
+        wait_until(lambda: not any(process_running(p, "clang") for p in clangs), 30,
+                   "the orphaned compiler to die with its host")
+    finally:
+        host.kill()
+        for p in clangs:
+            if process_running(p, "clang"):
+                os.kill(p, signal.SIGKILL)
