@@ -28,7 +28,7 @@ from farm.config import SMTPConfig
 from regression import metrics
 from regression.history import History, Run
 from regression.report import headline, table_rows
-from regression.rules import REGRESSED, Comparison
+from regression.rules import HEURISTIC_BASELINE, PREVIOUS_BASELINE, REGRESSED, Comparison
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +68,10 @@ class Facts:
 
 def regressed_lines(comparisons: list[Comparison], top: int = TOP) -> list[str]:
     """Every regressed (subject, metric, baseline), gating ones first, worst first, with values and units: the
-    first `top`, then how many more. Modules are listed too: a policy that trades modules shows here which ones lost."""
-    bad = [c for c in comparisons if c.verdict == REGRESSED]
+    first `top`, then how many more. Modules are listed too: a policy that trades modules shows here which ones lost.
+    A metric that gates nothing (compile time: the policy build's is mostly the cost of the channel to its policy
+    host, which the heuristic build does not pay) is in the report, not here."""
+    bad = [c for c in comparisons if c.verdict == REGRESSED and (c.gating or metrics.get(c.metric).gating)]
     if not bad:
         return []
 
@@ -93,6 +95,36 @@ def regressed_lines(comparisons: list[Comparison], top: int = TOP) -> list[str]:
     return lines
 
 
+def against(comparisons: list[Comparison], before: Run | None) -> str:
+    """Which baseline the gating regressions are against: the heuristic of this run, the previous good run, both."""
+    bases = {c.baseline for c in comparisons if c.gating and c.verdict == REGRESSED}
+    previous = f"the previous good run ({before.run_id})" if before else "the previous good run"
+    if bases == {HEURISTIC_BASELINE}:
+        return "against LLVM's heuristic (built in the same run)"
+    if bases == {PREVIOUS_BASELINE}:
+        return f"against {previous}, not against the heuristic"
+    if bases:
+        return f"against both LLVM's heuristic (built in the same run) and {previous}"
+    return "(a wrong output: see below)"
+
+
+def what_to_do(kind: str, run: Run, facts: Facts) -> list[str]:
+    """The reader's next steps, in a few lines."""
+    if kind == RECOVERY:
+        return ["Nothing: the regression is gone. The report shows what changed."]
+    out = ["Open the report (above) for every row; the regressed rows below are the worst."]
+    if facts.before is not None and facts.before.policy_id != run.policy_id:
+        out.append(f"The policy changed since the previous good run ({facts.before.policy_id} -> {run.policy_id}): "
+                   "compare the two reports (links above); the new policy's page on the dashboard has its size "
+                   "check and training. A forced build with another policy answers \"what if\" without mailing "
+                   "this list.")
+    else:
+        out.append("The policy did not change since the previous good run: look at the LLVM or the benchmark's "
+                   "version (lines above) and at the wrong outputs, if any.")
+    out.append("The farm mails again only when the builder recovers; the runs and trends page follows it nightly.")
+    return out
+
+
 def _run_line(r: Run) -> str:
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(r.started))
     return f"{r.run_id} ({when}; policy {r.policy_id}; LLVM {r.llvm_label})"
@@ -112,7 +144,7 @@ def compose(kind: str, run: Run, verdict: str, comparisons: list[Comparison], sk
     msg["To"] = ", ".join(smtp.recipient_list)
     msg["Date"] = formatdate(localtime=False)
     msg["Message-ID"] = make_msgid(domain="mlgo-farm")
-    intro = (f"{run.builder}: the ML policy now regresses against the heuristic or the previous good run."
+    intro = (f"{run.builder}: the ML policy now regresses {against(comparisons, facts.before)}."
              if kind == REGRESSION else f"{run.builder}: the ML policy no longer regresses; this run is good again.")
     llvm = run.llvm_version or "?"
     if run.llvm_commit:
@@ -139,6 +171,7 @@ def compose(kind: str, run: Run, verdict: str, comparisons: list[Comparison], sk
         lines += [*listed, ""] if listed else []
     if facts.reproduce:
         lines += ["Reproduce the comparison locally (with the same LLVM):", f"  {facts.reproduce}", ""]
+    lines += ["What to do:", *(f"  {t}" for t in what_to_do(kind, run, facts)), ""]
     lines += ["-- the run's summary --", summary]
     msg.set_content("\n".join(lines))
     return msg
