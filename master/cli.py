@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from farm.config import load_settings
@@ -82,6 +83,8 @@ def _stack(args: argparse.Namespace) -> int:
 
     s = load_settings()
     if args.action == "up":
+        for warning in stack.warnings(s):
+            print(f"mlgo-farm: warning: {warning}", file=sys.stderr)
         for line in stack.up(s):
             print(line)
     elif args.action == "down":

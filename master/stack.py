@@ -218,6 +218,16 @@ def _parts(s: Settings) -> list[tuple[str, Callable[[], object], Callable[[], st
     ]
 
 
+def warnings(s: Settings) -> list[str]:
+    """What in the configuration works but will mislead, one line each (`stack up` prints them first)."""
+    out = []
+    if s.smtp.recipient_list and not s.buildbot.web_url:
+        out.append(f"[smtp] recipients are set but [buildbot] web_url is not: the links in every mail will say "
+                   f"{s.buildbot.url}, which only this host can open; set web_url (MLGO_FARM_BUILDBOT_WEB_URL) to "
+                   f"the address readers reach the master at")
+    return out
+
+
 def up(s: Settings) -> list[str]:
     """Start every part that is not running, in dependency order, then the supervisor; one line per part."""
     with _stack_lock(s):
