@@ -1,10 +1,13 @@
-"""What changed between two vocabulary versions: per-entity cosine drift, with filler entries marked.
+"""What changed between two vocabulary versions: per-entity drift after alignment, with filler entries marked.
 
-A retrained vocabulary is only comparable entity by entity through the angle between its old
-and new vector (TransE keeps vectors at unit length, and LLVM sums them weighted, so direction is
-what a policy sees). An entity that is filler (its section's mean, vocabgen/layout.py) in either
-version did not move because of training data, so it is marked: a large drift of a filler
-entry says "the section's mean moved", not "the farm learned something about this opcode".
+A retrained vocabulary is comparable entity by entity through the angle between its old and new
+vector (TransE keeps vectors at unit length, and LLVM sums them weighted, so direction is what a
+policy sees), but only once the two spaces are aligned: two trainings land in spaces that differ
+by a rotation TransE cannot see, and the raw angle is then about 1 for every entity. So the
+page ranks by aligned drift and shows the nearest-neighbour overlap, which needs no alignment
+(vocabgen/compare.py: the math and why); the raw drift stays as a column. An entity that is
+filler (its section's mean, vocabgen/layout.py) in either version did not move because of
+training data: it is marked, and is no anchor of the alignment nor anyone's neighbour.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from vocabgen.compare import compare
+
 #: How many of the entities that moved most the page lists and plots.
 TOP = 20
 
@@ -22,10 +27,14 @@ TOP = 20
 class Drift:
     section: str
     key: str
-    #: 1 - cosine similarity: 0 unchanged, 1 orthogonal, 2 reversed.
+    #: 1 - cosine similarity of the raw vectors: 0 unchanged, 1 orthogonal, 2 reversed.
     drift: float
     filler_a: bool
     filler_b: bool
+    #: the same after the orthogonal map that best carries a onto b (None: no entity trained in both).
+    aligned: float | None = None
+    #: share of the entity's nearest trained neighbours that are the same in both versions.
+    overlap: float | None = None
 
     @property
     def filler(self) -> bool:
@@ -40,6 +49,9 @@ class SectionSummary:
     only_b: list[str]
     mean_drift: float | None
     max_drift: float | None
+    mean_aligned: float | None = None
+    max_aligned: float | None = None
+    mean_overlap: float | None = None
 
 
 @dataclass(frozen=True)
@@ -48,13 +60,28 @@ class Diff:
     dim_b: int
     entities: list[Drift]
     sections: list[SectionSummary]
+    #: entities trained in both versions: the alignment's anchors and the neighbour pool
+    anchors: int = 0
+    #: neighbours per entity in the overlap
+    k: int = 0
 
     @property
     def comparable(self) -> bool:
         return self.dim_a == self.dim_b
 
     def top(self, n: int = TOP) -> list[Drift]:
-        return sorted(self.entities, key=lambda d: (-d.drift, d.section, d.key))[:n]
+        """The entities that moved most once aligned (raw drift where nothing could be aligned)."""
+        def moved(d: Drift) -> float:
+            return d.drift if d.aligned is None else d.aligned
+
+        return sorted(self.entities, key=lambda d: (-moved(d), d.section, d.key))[:n]
+
+    def overall(self) -> SectionSummary | None:
+        """The whole vocabulary's means over trained entities (None when nothing compares)."""
+        trained = [d for d in self.entities if not d.filler]
+        if not trained:
+            return None
+        return _summary("trained entities", len(trained), [], [], trained)
 
 
 def _fillers(manifest: dict[str, Any]) -> dict[str, set[str]]:
@@ -71,12 +98,20 @@ def _dim(vocab: dict[str, Any]) -> int:
     return 0
 
 
-def _drift(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
-    if na == 0 or nb == 0:
-        return 0.0 if na == nb else 1.0
-    return max(0.0, min(2.0, 1.0 - dot / (na * nb)))
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _summary(section: str, common: int, only_a: list[str], only_b: list[str], drifts: list[Drift]) -> SectionSummary:
+    raw = [d.drift for d in drifts]
+    aligned = [d.aligned for d in drifts if d.aligned is not None]
+    overlap = [d.overlap for d in drifts if d.overlap is not None and not d.filler]
+    return SectionSummary(section, common, only_a, only_b, _mean(raw), max(raw, default=None), _mean(aligned),
+                          max(aligned, default=None), _mean(overlap))
+
+
+def _finite(x: float) -> float | None:
+    return None if math.isnan(x) else float(x)
 
 
 def diff(data_a: bytes, manifest_a: dict[str, Any], data_b: bytes, manifest_b: dict[str, Any]) -> Diff:
@@ -84,34 +119,36 @@ def diff(data_a: bytes, manifest_a: dict[str, Any], data_b: bytes, manifest_b: d
     va, vb = json.loads(data_a), json.loads(data_b)
     fa, fb = _fillers(manifest_a), _fillers(manifest_b)
     dim_a, dim_b = _dim(va), _dim(vb)
+    order = [*va, *(s for s in vb if s not in va)]
+    common = {s: [k for k in va.get(s, {}) if k in vb.get(s, {})] for s in order}
+    rows = [(s, k, k in fa.get(s, ()), k in fb.get(s, ())) for s in order for k in common[s]]
     entities: list[Drift] = []
-    sections: list[SectionSummary] = []
-    for section in [*va, *(s for s in vb if s not in va)]:
-        ea, eb = va.get(section, {}), vb.get(section, {})
-        common = [k for k in ea if k in eb]
-        drifts = []
-        if dim_a == dim_b:
-            for key in common:
-                d = Drift(section, key, _drift(ea[key], eb[key]), key in fa.get(section, ()),
-                          key in fb.get(section, ()))
-                drifts.append(d)
-        entities += drifts
-        values = [d.drift for d in drifts]
-        sections.append(SectionSummary(section, len(common), sorted(set(ea) - set(eb)), sorted(set(eb) - set(ea)),
-                                       sum(values) / len(values) if values else None, max(values, default=None)))
-    return Diff(dim_a, dim_b, entities, sections)
+    anchors = k = 0
+    if dim_a == dim_b and rows:
+        c = compare([va[s][key] for s, key, _, _ in rows], [vb[s][key] for s, key, _, _ in rows],
+                    [not (x or y) for _, _, x, y in rows])
+        anchors, k = c.anchors, c.k
+        entities = [Drift(s, key, float(c.raw[i]), x, y, _finite(c.aligned[i]), _finite(c.overlap[i]))
+                    for i, (s, key, x, y) in enumerate(rows)]
+    sections = [_summary(s, len(common[s]), sorted(set(va.get(s, {})) - set(vb.get(s, {}))),
+                         sorted(set(vb.get(s, {})) - set(va.get(s, {}))), [d for d in entities if d.section == s])
+                for s in order]
+    return Diff(dim_a, dim_b, entities, sections, anchors, k)
 
 
 def plot_top(d: Diff, n: int = TOP) -> str:
-    """An inline SVG bar chart of the entities that moved most (filler entries grey and labelled)."""
+    """An inline SVG bar chart of the entities that moved most once aligned (filler entries grey and labelled)."""
     from master.dashboard.svg import figure_svg, subplots
 
     top = list(reversed(d.top(n)))
     fig, ax = subplots(8, max(2.5, 0.26 * len(top) + 1.2))
     if top:
-        ax.barh([f"{t.section}/{t.key}" + (" (filler)" if t.filler else "") for t in top], [t.drift for t in top],
+        aligned = all(t.aligned is not None for t in top)
+        ax.barh([f"{t.section}/{t.key}" + (" (filler)" if t.filler else "") for t in top],
+                [t.aligned if aligned else t.drift for t in top],
                 color=["#9e9e9e" if t.filler else "#1565c0" for t in top])
-        ax.set_xlabel("cosine drift (1 - cos) between the two versions")
+        ax.set_xlabel("aligned drift (1 - cos after orthogonal alignment)" if aligned
+                      else "cosine drift (1 - cos) between the two versions")
         ax.tick_params(axis="y", labelsize=8)
         ax.set_title(f"The {len(top)} entities that moved most")
     else:

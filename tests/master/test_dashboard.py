@@ -268,12 +268,35 @@ def test_vocabulary_pages_show_versions_state_coverage_and_a_diff_with_filler_ma
     diff = c.get(f"/vocab/ir/diff?a={V1}&b={V2}").get_data(as_text=True)
     assert "<svg" in diff and "The entities that moved most" in diff
     rows = diff.split('<table id="top">')[1].split("</table>")[0].split("<tr")[2:]
-    assert "Add" in rows[0] and "2.0000" in rows[0]  # reversed: the most drift there is
-    assert "Br" in rows[1] and "0.0000" not in rows[1]
+    # reversed: the most drift there is, raw (2.0000) and aligned (six anchors in four dimensions leave some slack)
+    assert "Add" in rows[0] and "2.0000" in rows[0] and float(rows[0].split('"num">')[1].split("<")[0]) > 1.8
     constant = next(r for r in rows if ">Constant<" in r)
     assert 'class="filler"' in constant and f"in {V2}" in constant
-    assert all("0.0000" in r for r in rows[2:])
+    assert "fitted on the 6 entities trained in both" in diff  # Constant, filler in V2, is no anchor
     assert c.get("/vocab/ir/diff?a=nope&b=" + V2).status_code == 404
+
+
+def test_the_diff_aligns_the_spaces_so_a_rotated_retrain_shows_no_drift(tmp_path: Path):
+    """V3 is V1 turned by one orthogonal map (what an independent training does to unchanged knowledge): every
+    raw angle changed, nothing was learnt; the page says so through the aligned drift and the neighbour overlap."""
+    import numpy as np
+
+    populate(tmp_path / "store")
+    store = FileStore(tmp_path / "store")
+    v3 = "20260301-llvm22.1.8-ir-d4-cccccccccccc"
+    q = np.linalg.qr(np.random.default_rng(7).normal(size=(4, 4)))[0]
+    vocab = {s: {k: (np.array(v) @ q).tolist() for k, v in e.items()} for s, e in json.loads(_vocab()).items()}
+    data = dumps(vocab)
+    store.put(f"vocab/ir/{v3}/vocab.json", data)
+    store.put(f"vocab/ir/{v3}/manifest.json", json.dumps(_manifest(v3, data, {}, "2026-03-01T00:00:00Z", 0.4)).encode())
+    c = create_app(load_settings(), store=store, history=tmp_path / "h.sqlite").test_client()
+    page = c.get(f"/vocab/ir/diff?a={V1}&b={v3}").get_data(as_text=True)
+    overall = page.split('<p id="overall">')[1].split("</p>")[0]
+    assert "mean aligned drift\n<b>0.0000</b>" in overall and "mean NN overlap\n<b>1.00</b>" in overall, overall
+    assert float(overall.split("(raw drift ")[1].split(")")[0]) > 0.3
+    rows = page.split('<table id="top">')[1].split("</table>")[0].split("<tr")[2:]
+    assert len(rows) == 7 and all('<td class="num">0.0000</td>\n<td class="num">1.00</td>' in r for r in rows), rows
+    assert "aligned drift (1 - cos after orthogonal alignment)" in page.split('<div id="drift-plot">')[1]
 
 
 def test_regression_pages_show_runs_verdicts_a_trend_and_serve_the_report(client):
