@@ -124,7 +124,7 @@ def _report(args: argparse.Namespace) -> int:
     # the summary names the report as a reader opens it: the dashboard's page once published, not the store's link
     link = page if args.publish else report_page(settings, run)
     try:
-        report.render(history, run, run.verdict, out, link)
+        report.render(history, run, run.verdict, out, link, settings.buildbot.dashboard)
     except OSError as e:
         raise FarmError(f"report of run {run.run_id} cannot be written to {out}: {e.strerror or e}") from None
     if args.publish:

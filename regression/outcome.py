@@ -156,7 +156,7 @@ def _render(history: History, settings: Settings, run: Run, verdict: str, report
             backoff: float) -> None:
     """Write the report of the completed `run`; a one-line FarmError (after delivering its alert) if it cannot."""
     try:
-        report.render(history, run, verdict, report_dir, link)
+        report.render(history, run, verdict, report_dir, link, settings.buildbot.dashboard)
     except (OSError, FarmError) as e:
         deliver(history, settings, backoff)
         raise FarmError(f"run {run.run_id} of builder {run.builder} is complete ({verdict}), but its report could "

@@ -12,9 +12,11 @@ import json
 import math
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from farm import plots
 from farm.atomic import atomic_dir
 from farm.store import ObjectStore
 from regression import metrics
@@ -142,20 +144,46 @@ def summary_text(run: Run, verdict: str, rows: list[Row], skipped: list, link: s
     return "\n".join(lines) + "\n"
 
 
-def _html(run: Run, verdict: str, rows: list[Row], skipped: list) -> str:
+def _links(history: History, run: Run, web: Callable[[str], str] | None) -> list[tuple[str, str, str]]:
+    """(what, text, URL) of the pages a reader goes on to: the build, the builder's runs, the policy and vocabulary
+    versions, the previous run's and the previous good run's reports (dashboard URLs from `web`)."""
+    out = []
+    if run.config.get("build_url"):
+        out.append(("build", "the Buildbot build", run.config["build_url"]))
+    if web is None:
+        return out
+    out.append(("runs", f"every run of {run.builder}, trends", web(f"regression/{run.builder}/")))
+    if run.config.get("policy_version"):
+        advisor = run.config.get("advisor") or "inline"
+        out.append(("policy", run.config["policy_version"], web(f"policies/{advisor}/{run.config['policy_version']}/")))
+    if run.vocab_version and not run.vocab_version.startswith("sha256-"):
+        out.append(("vocabulary", run.vocab_version, web(f"vocab/ir/{run.vocab_version}/")))
+    for what, before in (("previous run", history.previous_run(run)),
+                         ("previous good run", history.previous_run(run, verdict="ok"))):
+        if before is not None:
+            out.append((what, f"{before.run_id} ({before.verdict or before.status})",
+                        web(f"store/{report_prefix(before.builder, before.run_id)}/index.html")))
+    return out
+
+
+def _html(run: Run, verdict: str, rows: list[Row], skipped: list, links: list[tuple[str, str, str]] = ()) -> str:
     e = html.escape
     color = {"regressed": "#c62828", "improved": "#2e7d32"}
-    body = [f"<h1>{e(_header(run, verdict)[0])}</h1>", f"<p>{e(_header(run, verdict)[1])}</p>",
-            '<p><img src="size_deltas.png" alt="per-module size deltas"> '
-            '<img src="ratio_history.png" alt="policy/heuristic ratio over runs"></p>',
-            "<table><tr><th>subject</th><th>kind</th><th>metric</th><th>heuristic</th><th>policy</th>"
-            "<th>delta</th><th>verdict</th><th>previous good</th><th>vs previous</th></tr>"]
+    body = [f"<h1>{e(_header(run, verdict)[0])}</h1>", f"<p>{e(_header(run, verdict)[1])}</p>"]
+    if links:
+        body.append('<dl id="links">' + "".join(f'<dt>{e(what)}</dt><dd><a href="{e(url, quote=True)}">{e(text)}'
+                                               "</a></dd>" for what, text, url in links) + "</dl>")
+    body += ['<p><img src="size_deltas.png" alt="per-module size deltas"> '
+             '<img src="ratio_history.png" alt="policy/heuristic ratio over runs"></p>',
+             '<table id="results"><tr><th>subject</th><th>kind</th><th>metric</th><th>unit</th><th>heuristic</th>'
+             "<th>policy</th><th>delta</th><th>verdict</th><th>previous good</th><th>vs previous</th></tr>"]
     for r in rows:
         style = f' style="color:{color[r.verdict]}"' if r.verdict in color else ""
         gate = " (gating)" if r.gating and r.verdict == "regressed" else ""
         body.append(
             f"<tr><td>{e(r.subject)}</td><td>{e(r.kind)}</td><td>{e(r.metric)}</td>"
-            f"<td>{_num(r.heuristic, r.metric)}</td><td>{_num(r.policy, r.metric)}</td><td>{_pct(r.delta_pct)}</td>"
+            f"<td>{e(metrics.get(r.metric).unit)}</td><td>{_num(r.heuristic, r.metric)}</td>"
+            f"<td>{_num(r.policy, r.metric)}</td><td>{_pct(r.delta_pct)}</td>"
             f"<td{style}>{e(r.verdict)}{gate}</td><td>{_num(r.previous, r.metric)}</td>"
             f"<td>{e(r.previous_verdict or '-')} {_pct(r.previous_delta_pct)}</td></tr>")
     body.append("</table>")
@@ -163,16 +191,20 @@ def _html(run: Run, verdict: str, rows: list[Row], skipped: list) -> str:
         body.append(f"<h2>Skipped ({len(skipped)})</h2><ul>")
         body += [f"<li>{e(s.subject)} [{e(s.variant)}]: {e(s.reason)}</li>" for s in skipped]
         body.append("</ul>")
+    if run.config.get("reproduce"):
+        body.append(f'<h2>Reproduce</h2><pre id="reproduce">{e(run.config["reproduce"])}</pre>')
     style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}td:first-child{text-align:left}"
-             "img{max-width:48%;vertical-align:top}")
-    return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{e(run.run_id)} {e(run.builder)}</title>"
+             "img{max-width:48%;vertical-align:top}dl{display:grid;grid-template-columns:max-content auto;gap:0 1em}"
+             "dd{margin:0}pre{background:#f5f5f5;padding:6px 10px;overflow-x:auto}")
+    return ('<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">'
+            f"<title>{e(run.run_id)} {e(run.builder)}</title>"
             f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
 
 
 def ratio_history(history: History, run: Run, limit: int = 50, verdict: str | None = None
-                  ) -> list[tuple[str, str, dict[str, float]]]:
-    """Per complete run (and this one, with `verdict`) up to `run`: (run id, verdict, {series: ratio})."""
+                  ) -> list[tuple[str, str, dict[str, float], Run]]:
+    """Per complete run (and this one, with `verdict`) up to `run`: (run id, verdict, {series: ratio}, the run)."""
     out = []
     for r in history.runs(run.builder, limit=limit, upto_seq=run.seq):
         if r.status != "complete" and r.seq != run.seq:
@@ -195,20 +227,15 @@ def ratio_history(history: History, run: Run, limit: int = 50, verdict: str | No
                           and {"heuristic", "policy"} <= set(v) and v["heuristic"] > 0 and v["policy"] > 0]
                 if ratios:
                     series[f"{metric.label} (geomean)"] = math.exp(sum(map(math.log, ratios)) / len(ratios))
-        out.append((r.run_id, (verdict if r.seq == run.seq and verdict else r.verdict) or "", series))
+        out.append((r.run_id, (verdict if r.seq == run.seq and verdict else r.verdict) or "", series, r))
     return out
 
 
 def _plot_size_deltas(rows: list[Row], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     mods = [r for r in rows if r.kind == "module" and r.metric == TEXT_SIZE.name and r.delta_pct is not None
             and not math.isinf(r.delta_pct)]
     mods = sorted(sorted(mods, key=lambda r: -abs(r.delta_pct))[:MAX_MODULE_BARS], key=lambda r: r.delta_pct)
-    fig, ax = plt.subplots(figsize=(9, max(3.0, 0.28 * len(mods) + 1.5)))
+    fig, ax = plots.subplots(9, max(3.0, 0.28 * len(mods) + 1.5))
     if mods:
         ax.barh([r.subject for r in mods], [r.delta_pct for r in mods],
                 color=["#c62828" if r.delta_pct > 0 else "#2e7d32" for r in mods])
@@ -221,53 +248,40 @@ def _plot_size_deltas(rows: list[Row], path: Path) -> None:
     else:
         ax.text(0.5, 0.5, "no per-module sizes in this run", ha="center", va="center")
         ax.set_axis_off()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    plots.save_png(fig, path)
 
 
-def _plot_ratio_history(points: list[tuple[str, str, dict[str, float]]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(9, 4.5))
-    labels = sorted({k for _, _, s in points for k in s})
-    x = list(range(len(points)))
-    for label in labels:
-        xs = [i for i, (_, _, s) in zip(x, points, strict=True) if label in s]
-        ax.plot(xs, [points[i][2][label] for i in xs], marker="o", label=label)
-    bad = [i for i, (_, v, _) in enumerate(points) if v == "regression"]
-    for i in bad:
-        ax.axvspan(i - 0.5, i + 0.5, color="#c62828", alpha=0.12, linewidth=0)
-    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-    step = max(1, len(points) // 12)  # at most about a dozen run labels stay readable
-    ticks = x[::-1][::step][::-1]
-    ax.set_xticks(ticks, [points[i][0] for i in ticks], rotation=30, ha="right", fontsize=8)
+def _plot_ratio_history(points: list[tuple[str, str, dict[str, float], Run]], path: Path) -> None:
+    """The policy/heuristic ratios over time (farm/plots.py's trend: where the policy changed marked)."""
+    fig, ax = plots.subplots(9, 4.5)
+    labels = sorted({k for _, _, s, _ in points for k in s})
+    lines = [plots.Line(label, tuple((r.started, s[label]) for _, _, s, r in points if label in s))
+             for label in labels]
+    bad = [(r.started, v) for _, verdict, s, r in points if verdict == "regression" for v in s.values()]
+    plots.trend(ax, lines, changes=plots.policy_changes([(r.started, r.policy_id) for *_, r in points]),
+                regressed=bad, baseline=1.0)
     ax.set_ylabel("policy / heuristic (lower is better)")
-    ax.set_title("Policy/heuristic ratio over runs" + (" (red: regression)" if bad else ""))
-    if labels:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    ax.set_title("Policy/heuristic ratio over time" + (" (red: regression)" if bad else ""))
+    plots.save_png(fig, path)
 
 
-def render(history: History, run: Run, verdict: str, out_dir: Path, link: str | None = None) -> Path:
-    """Write the report of `run` into `out_dir` (replaced as a whole) and return it."""
+def render(history: History, run: Run, verdict: str, out_dir: Path, link: str | None = None,
+           web: Callable[[str], str] | None = None) -> Path:
+    """Write the report of `run` into `out_dir` (replaced as a whole) and return it; `web` gives the dashboard's
+    URL of a path (`[buildbot] web_url`) for the links to the run's policy, vocabulary and previous runs."""
     rows = table_rows(history.verdicts(run))
     skipped = history.skipped(run)
     points = ratio_history(history, run, verdict=verdict)
     with atomic_dir(Path(out_dir), "results.json") as tmp:
         (tmp / "summary.txt").write_text(summary_text(run, verdict, rows, skipped, link, modules=True))
-        (tmp / "index.html").write_text(_html(run, verdict, rows, skipped))
+        (tmp / "index.html").write_text(_html(run, verdict, rows, skipped, _links(history, run, web)))
         (tmp / "results.json").write_text(json.dumps({
             "run_id": run.run_id, "builder": run.builder, "verdict": verdict, "llvm_version": run.llvm_version,
             "llvm_commit": run.llvm_commit,
             "llvm_package": run.llvm_package, "policy_id": run.policy_id, "vocab_version": run.vocab_version,
             "rows": [asdict(r) for r in rows], "skipped": [asdict(s) for s in skipped],
-            "ratio_history": [{"run_id": i, "verdict": v, "ratios": s} for i, v, s in points],
+            "ratio_history": [{"run_id": i, "verdict": v, "ratios": s, "started": r.started, "policy_id": r.policy_id}
+                              for i, v, s, r in points],
         }, indent=1, default=lambda v: None))
         _plot_size_deltas(rows, tmp / "size_deltas.png")
         _plot_ratio_history(points, tmp / "ratio_history.png")

@@ -181,9 +181,12 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     from vocabgen.layout import coverage_line
 
-    head = ("KIND", "VERSION", "DIM", "DATASET", "PUBLISHED", "MRR", "HITS@10", "ANALOGY", "COVERAGE (trained/total)")
+    # STATE as the dashboard shows it: latest (what `latest` serves), candidate (held back by the gate), superseded
+    head = ("KIND", "VERSION", "STATE", "DIM", "DATASET", "PUBLISHED", "MRR", "HITS@10", "ANALOGY",
+            "COVERAGE (trained/total)")
     table = [head] + [
-        (v["kind"], v["version"], str(v["dimension"]), str(v.get("dataset_id") or "-"), v["published_at"],
+        (v["kind"], v["version"], str(v.get("state") or "-"), str(v["dimension"]), str(v.get("dataset_id") or "-"),
+         v["published_at"],
          _fmt(v.get("mrr")), _fmt(v.get("hits_at_10")), _fmt(v.get("analogy")),
          coverage_line(v.get("coverage")).replace(" trained", ""))
         for v in rows

@@ -28,6 +28,7 @@ from typing import Any
 from flask import Flask, Response, abort, jsonify, request
 from werkzeug.exceptions import NotFound
 
+from farm.artifacts.kinds import POLICY, VOCAB
 from farm.config import Settings
 from farm.errors import StoreError
 from farm.store import ObjectStore, store_from_settings
@@ -127,10 +128,11 @@ def download_index(farm: Farm) -> dict[str, Any]:
     url = farm.public_url
 
     out: dict[str, Any] = {"format": 1}
-    for root, artifact in files.ARTIFACTS.items():
+    for declared in (VOCAB, POLICY):  # the kinds' declarations say which field groups their versions
+        root, artifact = declared.root, files.ARTIFACTS[declared.root]
         kinds: dict[str, Any] = {}
         for v in files.versions(farm.store, root):
-            kind, version = str(v.get("kind") or v.get("advisor") or ""), str(v.get("version") or "")
+            kind, version = str(v.get(declared.group) or ""), str(v.get("version") or "")
             if not kind or not version:
                 continue
             base = f"{root}/{kind}/{version}"

@@ -83,13 +83,6 @@ class Diff:
         return sorted(moved, key=lambda t: (-t.drift, t.name))[:n]
 
 
-def number(value: float, signed: bool = False) -> str:
-    """A count as a count (`412`, `+12`), anything else with four decimals (`0.8750`, `-0.0250`)."""
-    if math.isfinite(value) and float(value).is_integer() and abs(value) < 1e15:
-        return f"{int(value):+,}" if signed else f"{int(value):,}"
-    return f"{value:+.4f}" if signed else f"{value:.4f}"
-
-
 def flatten(manifest: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """Nested objects as dotted names (`metrics.heldout_agreement`); lists stay values."""
     out: dict[str, Any] = {}

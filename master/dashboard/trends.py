@@ -5,7 +5,9 @@ dashboard only reads it, and a farm that has not run a comparison yet has no dat
 shown as "no runs" rather than created. The trend is LNT's picture: the heuristic's and the
 policy's value per run, the runs whose verdict against the heuristic was a regression in red, and
 the previous good run (the last complete run judged ok before the newest) marked, because that is
-the run a regression is judged against and the one to bisect from.
+the run a regression is judged against and the one to bisect from; drawn over time with the runs
+where the policy changed marked (farm/plots.py). The same runs and points are served as JSON
+(`runs.json`, `trend.json`) for scripts, as LNT's users script against LNT's.
 """
 
 from __future__ import annotations
@@ -93,28 +95,41 @@ def previous_good(history: History, runs: list[Run]) -> Run | None:
 
 
 def plot(points: list[Point], subject: str, metric: str, unit: str, good: Run | None) -> str:
-    """The trend as an inline SVG: heuristic and policy lines, regressions red, the previous good run marked."""
-    from master.dashboard.svg import figure_svg, subplots
+    """The trend as an inline SVG (farm/plots.py): heuristic and policy over time, regressions red, where the
+    policy changed dotted, the previous good run dashed."""
+    from farm import plots
 
     m = metrics.get(metric)
-    fig, ax = subplots(9, 4)
-    x = list(range(len(points)))
-    for policy, color, label in ((HEURISTIC, "#616161", "heuristic"), (POLICY, "#1565c0", "policy")):
-        xs = [i for i, p in zip(x, points, strict=True) if getattr(p, policy) is not None]
-        ax.plot(xs, [getattr(points[i], policy) for i in xs], marker="o", markersize=4, color=color, label=label)
-    bad = [i for i, p in enumerate(points) if p.verdict == "regressed" and p.policy is not None]
-    if bad:
-        ax.scatter(bad, [points[i].policy for i in bad], s=70, color="#c62828", zorder=3, label="regressed")
-    at = next((i for i, p in enumerate(points) if good is not None and p.run.seq == good.seq), None)
-    if at is not None:
-        ax.axvline(at, color="#2e7d32", linestyle="--", linewidth=1, label=f"previous good ({good.run_id})")
-    step = max(1, len(points) // 12)
-    ticks = x[::-1][::step][::-1]
-    ax.set_xticks(ticks, [points[i].run.run_id for i in ticks], rotation=30, ha="right", fontsize=8)
+    fig, ax = plots.subplots(9, 4)
+    lines = [plots.Line(label, tuple((p.run.started, getattr(p, variant)) for p in points
+                                     if getattr(p, variant) is not None), color)
+             for variant, color, label in ((HEURISTIC, "#616161", "heuristic"), (POLICY, "#1565c0", "policy"))]
+    regressed = [(p.run.started, p.policy) for p in points if p.verdict == "regressed" and p.policy is not None]
+    shown = good if good is not None and any(p.run.seq == good.seq for p in points) else None
+    plots.trend(ax, lines, changes=plots.policy_changes([(p.run.started, p.run.policy_id) for p in points]),
+                regressed=regressed, good=(shown.started, shown.run_id) if shown else None,
+                empty="no complete run measured this")
     ax.set_ylabel(f"{m.label} ({unit})" if unit else m.label)
     ax.set_title(f"{subject}: {m.label} ({'lower' if m.direction == 'lower' else 'higher'} is better)")
-    if points:
-        ax.legend(fontsize=8)
-    else:
-        ax.text(0.5, 0.5, "no complete run measured this", ha="center", va="center", transform=ax.transAxes)
-    return figure_svg(fig, f"{subject} {metric} trend")
+    return plots.figure_svg(fig, f"{subject} {metric} trend")
+
+
+def run_json(run: Run, report: str | None) -> dict:
+    """One run as the JSON endpoints give it (times as unix seconds and ISO 8601 UTC)."""
+    iso = plots_iso
+    return {"run_id": run.run_id, "builder": run.builder, "started": run.started, "started_utc": iso(run.started),
+            "finished": run.finished, "finished_utc": iso(run.finished), "status": run.status, "verdict": run.verdict,
+            "llvm_version": run.llvm_version, "llvm_commit": run.llvm_commit, "llvm_package": run.llvm_package,
+            "policy_id": run.policy_id, "vocab_version": run.vocab_version, "error": run.error, "report_url": report}
+
+
+def point_json(p: Point, report: str | None) -> dict:
+    return {"run_id": p.run.run_id, "started": p.run.started, "started_utc": plots_iso(p.run.started),
+            "policy_id": p.run.policy_id, "vocab_version": p.run.vocab_version, "heuristic": p.heuristic,
+            "policy": p.policy, "delta_pct": p.delta_pct, "verdict": p.verdict, "report_url": report}
+
+
+def plots_iso(t: float | None) -> str | None:
+    from farm.plots import utc
+
+    return None if t is None else utc(t).strftime("%Y-%m-%dT%H:%M:%SZ")

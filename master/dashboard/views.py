@@ -11,11 +11,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from flask import Flask, abort, render_template, request, url_for
+from flask import Flask, Response, abort, jsonify, render_template, request, url_for
+from markupsafe import Markup, escape
 
 from farm.artifacts.kind import check_version_name
 from farm.errors import InputError
-from master.dashboard import files, trends, views_datasets, views_policies, vocabdiff
+from master.dashboard import files, numbers, trends, views_datasets, views_policies, vocabdiff
+from policyhost import advisors
 from regression import metrics
 from vocabgen.layout import SECTIONS, coverage_line
 
@@ -28,11 +30,10 @@ _FLAGS = {
             "opt -passes='print<ir2vec>' -ir2vec-vocab-path={path} -disable-output in.bc"),
            ("llvm-ir2vec", "llvm-ir2vec embeddings --ir2vec-vocab-path={path} in.bc"),
            ("clang (for any pass that reads IR2Vec)", "clang -O2 -mllvm -ir2vec-vocab-path={path} -c in.c"),
-           # LLVM 22 reads the inliner's vocabulary through both options (policyhost/advisors.py passes both);
-           # Debian's clang has no built-in model, so the inliner asks a policy host (mlgo-farm-cc does this)
+           # the inliner's flags as the farm passes them (policyhost/advisors.py); Debian's clang has no built-in
+           # model, so the inliner asks a policy host (mlgo-farm-cc, or the policy page's standalone host)
            ("the ML inliner's IR2Vec features (a policy host on BASE.in/BASE.out)",
-            "clang -Oz -mllvm -enable-ml-inliner=release -mllvm -inliner-interactive-channel-base=BASE "
-            "-mllvm -ml-inliner-ir2vec-vocab-file={path} -mllvm -ir2vec-vocab-path={path} -c in.c")],
+            "clang -Oz " + " ".join(advisors.get("inline").flags("BASE", "{path}")) + " -c in.c")],
     # Not `llc -print-mir2vec`: LLVM 22.1's printer pass crashes (SIGSEGV) (README, "Which flags use
     # it"); llvm-ir2vec embeds MIR written after register allocation (before it, 22.1 crashes on virtual registers).
     "mir": [_BITCODE,
@@ -74,10 +75,26 @@ def _vocab_rows(farm, kind: str, validated: bool = False) -> list[dict[str, Any]
     return rows
 
 
+def _served_and_candidates(farm, kind: str) -> list[dict[str, Any]]:
+    """What `latest/vocab.json` serves (the version its pointer names), then the candidates published after it:
+    the overview's rows, so the version beside the "latest" link is the one the link gives."""
+    rows = _vocab_rows(farm, kind)
+    try:
+        served = files.latest_version(farm.store, "vocab", kind)
+    except files.NotServed:
+        served = None
+    latest = next((v for v in rows if v.get("version") == served), None)
+    newer = [v for v in rows if v is not latest and v.get("state") == "candidate" and
+             (latest is None or str(v.get("published_at")) > str(latest.get("published_at")))]
+    return ([{**latest, "served": True}] if latest else []) + newer
+
+
 def register(app: Flask, farm) -> None:
     """Add the pages to `app`."""
     app.jinja_env.filters["coverage"] = _coverage
     app.jinja_env.globals["fmt"] = lambda metric, value: metrics.get(metric).format(value)
+    app.jinja_env.filters["number"] = numbers.number
+    app.jinja_env.filters["record"] = numbers.items
     app.jinja_env.filters["utc"] = lambda t: time.strftime("%Y-%m-%d %H:%M", time.gmtime(t)) if t else "-"
 
     def store_url(key: str, external: bool = False) -> str:
@@ -89,7 +106,7 @@ def register(app: Flask, farm) -> None:
     views_policies.register(app, farm)
 
     def overview() -> dict[str, Any]:
-        kinds = {k: _vocab_rows(farm, k)[:1] for k in SECTIONS}
+        kinds = {k: _served_and_candidates(farm, k) for k in SECTIONS}
         history = trends.open_history(farm.history_path)
         builders = {b: runs[-1] for b, runs in trends.by_builder(history, limit=1).items()}
         policies = files.versions(farm.store, "policies")
@@ -179,6 +196,27 @@ def register(app: Flask, farm) -> None:
 
     app.jinja_env.globals["report_link"] = report_link
 
+    def policy_link(run) -> Markup:
+        """The run's policy, linked to its version page when the farm published it (else its name)."""
+        version = run.config.get("policy_version") or run.policy_id
+        advisor = run.config.get("advisor") or advisors.DEFAULT
+        listed = any(v.get("version") == version and v.get("advisor") == advisor
+                     for v in files.versions(farm.store, "policies"))
+        if not version or not listed:
+            return escape(run.policy_id or "-")
+        return Markup('<a href="{}">{}</a>').format(url_for("policy_version", advisor=advisor, version=version),
+                                                     version)
+
+    def vocab_link(run) -> Markup:
+        kind = next((v.get("kind") for v in files.versions(farm.store, "vocab")
+                     if run.vocab_version and v.get("version") == run.vocab_version), None)
+        if kind not in SECTIONS:
+            return escape(run.vocab_version or "-")
+        return Markup('<a href="{}">{}</a>').format(url_for("vocab_version", kind=kind, version=run.vocab_version),
+                                                     run.vocab_version)
+
+    app.jinja_env.globals.update(policy_link=policy_link, vocab_link=vocab_link)
+
     @app.route("/regression/<builder>/")
     def regression_builder(builder: str):
         history, runs = _runs(builder)
@@ -187,6 +225,49 @@ def register(app: Flask, farm) -> None:
         return render_template("regression_builder.html", builder=builder, runs=list(reversed(runs)),
                                series=trends.series_of(history, newest, modules=request.args.get("modules") == "1"),
                                good=trends.previous_good(history, runs))
+
+    def _json(data: Any) -> Response:
+        resp = jsonify(data)
+        resp.headers["Cache-Control"] = "no-cache"
+        return resp
+
+    def public(link: str | None) -> str | None:
+        """A page link as the absolute URL a script fetches (from `web_url`, like index.json's)."""
+        root = url_for("home")  # the app's own prefix ("/plugins/wsgi_dashboards/farm/" where the master mounts it)
+        return None if link is None else farm.settings.buildbot.dashboard(link.removeprefix(root))
+
+    @app.route("/regression/index.json")
+    def regression_index_json():
+        history = trends.open_history(farm.history_path)
+        return _json({"format": 1, "builders": {
+            b: {"runs": public(url_for("regression_runs_json", builder=b)), "newest": trends.run_json(
+                runs[-1], public(report_link(runs[-1])))} for b, runs in trends.by_builder(history, limit=1).items()}})
+
+    @app.route("/regression/<builder>/runs.json")
+    def regression_runs_json(builder: str):
+        history, runs = _runs(builder)
+        good = trends.previous_good(history, runs)
+        return _json({"format": 1, "builder": builder, "previous_good": good.run_id if good else None,
+                      "series": [{"subject": s.subject, "kind": s.kind, "metric": s.metric, "unit": s.unit,
+                                  "trend": public(url_for("regression_trend_json", builder=builder,
+                                                          subject=s.subject, metric=s.metric))}
+                                 for s in trends.series_of(history, runs[-1], modules=True)],
+                      "runs": [trends.run_json(r, public(report_link(r))) for r in reversed(runs)]})
+
+    @app.route("/regression/<builder>/trend.json")
+    def regression_trend_json(builder: str):
+        history, runs = _runs(builder)
+        subject, metric = request.args.get("subject", ""), request.args.get("metric", "")
+        points = trends.trend(history, runs, subject, metric)
+        if not points:
+            abort(404, description=f"no complete run of {builder} measured {subject!r} {metric!r}")
+        m = metrics.get(metric)
+        good = trends.previous_good(history, runs)
+        return _json({"format": 1, "builder": builder, "subject": subject, "metric": metric,
+                      "unit": next((s.unit for s in trends.series_of(history, points[-1].run, modules=True)
+                                    if (s.subject, s.metric) == (subject, metric)), m.unit),
+                      "better": m.direction, "previous_good": good.run_id if good else None,
+                      "points": [trends.point_json(p, public(report_link(p.run))) for p in points]})
 
     @app.route("/regression/<builder>/trend")
     def regression_trend(builder: str):

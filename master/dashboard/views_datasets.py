@@ -17,7 +17,7 @@ from typing import Any
 from flask import Flask, abort, render_template
 
 from farm.kinds import KINDS
-from master.dashboard import files
+from master.dashboard import files, numbers
 
 #: A dataset id as the store can hold it (vocabgen/dataset.py's rule); `..` is refused separately.
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -55,8 +55,7 @@ def facts(dataset_id: str, m: dict[str, Any], latest: str | None) -> dict[str, A
         "mentionable": sum(_number(v.get("total")) or 0 for v in sections.values()) if sections else None,
         "sections": sections,
         "source": corpus.get("source"), "digest": corpus.get("digest"),
-        "lineage": ", ".join(f"{k} {v}" for k, v in lineage.items() if v not in (None, ""))
-        if isinstance(lineage, dict) else (str(lineage) if lineage else None),
+        "lineage": ", ".join(f"{k} {v}" for k, v in numbers.items(lineage)) or None, "lineage_record": lineage,
         "llvm_version": llvm.get("llvm_version"), "llvm_commit": llvm.get("llvm_commit"), "clang": llvm.get("clang"),
         "skipped": [s for s in m.get("skipped") or [] if isinstance(s, dict)],
         "partial": [s for s in m.get("partial") or [] if isinstance(s, dict)],

@@ -154,7 +154,6 @@ def use_it(farm, advisor: str, version: str, m: dict[str, Any], vocab_kind: str 
 
 def register(app: Flask, farm) -> None:
     """Add the policy pages to `app`."""
-    app.jinja_env.filters["number"] = policydiff.number
 
     @app.route(f"/{HOST_PATH}")
     def policy_host():

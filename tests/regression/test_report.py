@@ -91,7 +91,7 @@ def test_ratio_history_follows_runs(history: History) -> None:
     points = report.ratio_history(history, run)
     assert [p[0] for p in points] == ["run0", "run1", "run2"]
     assert [p[1] for p in points] == [history.run(f"run{i}", "size").verdict for i in range(3)]
-    for (_, _, series), (bh, bp, _, _, ih, ip) in zip(points, RUNS, strict=True):
+    for (_, _, series, _), (bh, bp, _, _, ih, ip) in zip(points, RUNS, strict=True):
         assert series["size (binaries + corpus)"] == pytest.approx(bp / bh)
         assert series["instructions (geomean)"] == pytest.approx(ip / ih)
     assert report.ratio_history(history, history.run("run0", "size")) == points[:1]

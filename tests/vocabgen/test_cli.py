@@ -31,7 +31,8 @@ def test_train_publish_list_show_download(ir_dataset: Path, tmp_path: Path, caps
     assert capsys.readouterr().out.strip() == f"ir {version} (already published)"
     assert main(["vocab", "list"]) == 0
     rows = capsys.readouterr().out.splitlines()
-    assert rows[0].split()[:3] == ["KIND", "VERSION", "DIM"] and rows[1].split()[:3] == ["ir", version, "8"]
+    assert rows[0].split()[:4] == ["KIND", "VERSION", "STATE", "DIM"] and rows[1].split()[:4] == ["ir", version,
+                                                                                                 "latest", "8"]
     assert main(["vocab", "show", "--kind", "ir", "--version", version]) == 0
     assert json.loads(capsys.readouterr().out)["version"] == version
     dl = tmp_path / "dl.json"
