@@ -19,6 +19,7 @@ from vocabgen.dataset import Dataset
 from vocabgen.params import TrainParams
 from vocabgen.training import holdout_metrics, train_all
 from vocabgen.vocabfile import ValidationError, check_coverage, check_schema, dumps, sha256
+from vocabgen.warm import WarmStart, cold
 
 VOCAB = "vocab.json"
 MANIFEST = "manifest.json"
@@ -31,15 +32,22 @@ def _versions() -> dict[str, str]:
     return {"pykeen": version("pykeen"), "torch": version("torch"), "python": platform.python_version()}
 
 
-def train_vocabulary(ds: Dataset, params: TrainParams, key: bytes | None = None) -> tuple[bytes, dict[str, Any]]:
+def train_vocabulary(ds: Dataset, params: TrainParams, key: bytes | None = None,
+                     warm: WarmStart | dict[str, Any] | None = None) -> tuple[bytes, dict[str, Any]]:
     """Measure on a held-out split, train on everything, lay out for LLVM; returns (vocab bytes, manifest).
+
+    `warm` is the previous version's start (vocabgen/warm.py), or why there is none; it is used
+    only with the `warm_start` parameter on, and the manifest's `warm_start` records either.
 
     The manifest is signed with the farm's key (`key`, default `signing.farm_key()`): publishing
     accepts its metrics and lineage only for these bytes (farm/signing.py says why).
     """
     p = params.resolved(ds.kind)
-    metrics: dict[str, Any] = {"holdout": holdout_metrics(ds, p)}
-    result = train_all(ds, p)
+    if not p.warm_start:
+        warm = cold("warm_start is off")
+    start = warm if isinstance(warm, WarmStart) else None
+    metrics: dict[str, Any] = {"holdout": holdout_metrics(ds, p, start)}
+    result = train_all(ds, p, start)
     trained = ds.trained_entities
     vectors, coverage = layout.fill_unseen(ds.kind, ds.entities, result.vectors, trained)
     metrics["analogy"] = analogy_score(ds.kind, ds.entities, vectors, trained)
@@ -71,6 +79,7 @@ def train_vocabulary(ds: Dataset, params: TrainParams, key: bytes | None = None)
             "trainer": {**_versions(), "threads": 1, "device": "cpu"},
         },
         "parameters": p.to_dict(),
+        "warm_start": start.record if start else (warm or cold("no previous version given")),
         "metrics": metrics,
         "coverage": coverage,
         "filler_policy": layout.UNSEEN_POLICY,

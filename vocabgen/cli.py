@@ -254,6 +254,8 @@ def _training_options() -> argparse.ArgumentParser:
     g.add_argument("--negatives", type=int, help="negative samples per positive (default 1)")
     g.add_argument("--seed", type=int, help="random seed (default 0)")
     g.add_argument("--holdout", type=float, help="fraction held out for link prediction (default 0.1)")
+    g.add_argument("--no-warm-start", dest="warm_start", action="store_const", const=False,
+                   help="a retrain starts from random vectors, not from the latest version's (vocabgen/warm.py)")
     return p
 
 

@@ -16,13 +16,17 @@ OPTIMIZERS = ("Adam", "SGD", "Adagrad")
 MAX_SEED = 2**32  # torch and numpy take seeds in [0, 2**32)
 _TYPES: dict[str, type] = {
     "dim": int, "epochs": int, "margin": float, "optimizer": str, "lr": float,
-    "batch_size": int, "negatives": int, "seed": int, "holdout": float, "norm": int,
+    "batch_size": int, "negatives": int, "seed": int, "holdout": float, "norm": int, "warm_start": bool,
 }
 
 
 def _convert(name: str, value: Any) -> Any:
     """`value` as the parameter's type; bools, fractional integers and NaN/Inf are refused."""
     kind = _TYPES[name]
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise InputError(f"training parameter {name} must be true or false, got {value!r}")
+        return value
     if isinstance(value, bool) or value is None:
         raise InputError(f"training parameter {name} must be {kind.__name__}, got {value!r}")
     try:
@@ -44,6 +48,8 @@ class TrainParams:
 
     `dim` None means the kind's default (75 for IR, 100 for MIR, as LLVM's shipped vocabularies).
     Adam at 0.01 gave a better held-out MRR than SGD on real Debian corpora (bench/README.md).
+    `warm_start`: a retrain starts from the previous `latest` vectors where the entity sets agree
+    (vocabgen/warm.py), so consecutive versions stay comparable; false trains from a random start.
     """
 
     dim: int | None = None
@@ -56,6 +62,7 @@ class TrainParams:
     seed: int = 0
     holdout: float = 0.1
     norm: int = 1
+    warm_start: bool = True
 
     def resolved(self, kind: str) -> TrainParams:
         """Defaults filled in for `kind`, every value checked."""

@@ -86,17 +86,23 @@ def train(self, kind: str, dataset: str = "latest", params: dict[str, Any] | Non
     from vocabgen.dataset import resolve_dataset
     from vocabgen.params import TrainParams
     from vocabgen.training import ensure_pystow_home
+    from vocabgen.warm import WarmStart, from_latest
 
     s, store = _env()
     check_kind(kind)
     ensure_pystow_home(s.var_dir)
     p = TrainParams.from_dict(params)
     ds = resolve_dataset(dataset, kind, store, s.var_dir / "vocab" / "datasets")
-    work = s.var_dir / "vocab" / "trained" / kind / f"{ds.id}-{p.resolved(kind).digest()}"
+    resolved = p.resolved(kind)
+    # a retrain starts from the previous `latest` (vocabgen/warm.py): which one is part of what was trained
+    warm = from_latest(store, kind, ds.entities, resolved.dim) if resolved.warm_start else None
+    start = f"-warm-{warm.digest()}" if isinstance(warm, WarmStart) else ""
+    work = s.var_dir / "vocab" / "trained" / kind / f"{ds.id}-{resolved.digest()}{start}"
 
     def make() -> tuple[bytes, dict[str, Any]]:
-        log.info("training %s vocabulary from dataset %s (%s)", kind, ds.id, self.request.id)
-        return train_vocabulary(ds, p)
+        log.info("training %s vocabulary from dataset %s (%s), %s", kind, ds.id, self.request.id,
+                 f"starting from {warm.record['from']}" if isinstance(warm, WarmStart) else "cold")
+        return train_vocabulary(ds, p, warm=warm)
 
     data, manifest = train_once(work, make)
     chain_id = self.request.root_id or self.request.id or "local"
