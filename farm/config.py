@@ -23,7 +23,9 @@ from farm.errors import FarmError
 
 @dataclass(frozen=True)
 class LLVMConfig:
+    #: Directory of the LLVM tools every step runs (clang, opt, llc, llvm-ir2vec, ...; farm/toolchain.py).
     bin_dir: str = "/usr/lib/llvm-22/bin"
+    #: The oldest LLVM major version the farm accepts there; an older tool is an error (exit 3).
     min_major: int = 22
 
 
@@ -37,15 +39,21 @@ class PathsConfig:
 class StoreConfig:
     #: `file:///abs/dir` (embedded default, under var_dir when empty) or `s3://bucket/prefix`.
     url: str = ""
+    #: S3 endpoint for MinIO or another S3 service; empty: AWS's.
     endpoint_url: str = ""
+    #: The bucket's region.
     region: str = "us-east-1"
+    #: S3 credentials; empty: boto3's own (`AWS_ACCESS_KEY_ID`, ...).
     access_key_id: str = ""
+    #: Its secret (set it in the environment, not in a file in the repository).
     secret_access_key: str = ""
 
 
 @dataclass(frozen=True)
 class CeleryConfig:
+    #: Celery's broker (Redis); a loopback URL without a password gets the farm's (`redis_password`).
     broker_url: str = "redis://127.0.0.1:6379/0"
+    #: Where Celery keeps task results and states (Redis), with the same password rule.
     result_backend: str = "redis://127.0.0.1:6379/1"
     #: crontab fields "minute hour day_of_month month_of_year day_of_week" for retraining.
     retrain_schedule: str = "0 3 * * 0"
@@ -66,14 +74,23 @@ class CeleryConfig:
 
 @dataclass(frozen=True)
 class SMTPConfig:
+    #: The mail server that sends the regression alerts and Buildbot's notices.
     host: str = "127.0.0.1"
+    #: Its port.
     port: int = 8025
+    #: Upgrade the connection with STARTTLS (ignored with `ssl`).
     starttls: bool = False
+    #: Connect with TLS from the start (SMTPS).
     ssl: bool = False
+    #: Login at the mail server; empty: none.
     user: str = ""
+    #: Its password.
     password: str = ""
+    #: The From address of every mail.
     sender: str = "mlgo-farm@localhost"
-    recipients: str = ""  # comma-separated
+    #: Who gets the alerts and Buildbot's failure mails, comma-separated; empty: nobody is mailed.
+    recipients: str = ""
+    #: Attempts per queued alert before it stays queued for `regress alerts --flush`.
     retries: int = 3
 
     @property
@@ -93,7 +110,9 @@ class BuildbotConfig:
     bind: str = "127.0.0.1"
     #: Host name workers and clients use to reach the master.
     master_host: str = "127.0.0.1"
+    #: Port of Buildbot's PB protocol, which workers connect to.
     pb_port: int = 9989
+    #: Port of the web UI, REST API and the farm's dashboard.
     www_port: int = 8010
     #: Master directory (default: <var_dir>/buildbot/master); the SQLite database lives in it.
     master_dir: str = ""
@@ -103,6 +122,7 @@ class BuildbotConfig:
     worker_password: str = ""
     #: This host's worker: its name and directory (default: <var_dir>/buildbot/worker-<name>).
     worker_name: str = "local"
+    #: Its directory (default: <var_dir>/buildbot/worker-<name>).
     worker_dir: str = ""
     #: Web UI / REST login allowed to force, stop, cancel and rebuild (anonymous users only look).
     admin_user: str = "admin"
@@ -157,6 +177,7 @@ class PolicyConfig:
     #: Packages the retrained policy trains and validates on (comma separated Debian source packages, or
     #: NAME=CORPUS_DIR); empty: the splits declared in workers/packages.py.
     train: str = ""
+    #: The packages it validates on (the same form; empty: the declared split).
     validation: str = ""
     #: The packages of the held-out table every trained policy reports (empty: the declared split).
     evaluation: str = ""
@@ -184,7 +205,8 @@ class GateConfig:
     has almost none; the tests' four C files: IR Opcodes 32/68, Types 4/12, and plain C never
     uses half of the twelve types): raise them as the corpus grows. The
     tolerances are how much lower than the current `latest`'s a held-out MRR, Hits@10 or
-    all-questions analogy score may be (absolute; 0.05 is about one analogy question of 20).
+    all-questions analogy score may be (absolute; IR has 31 analogy questions, so 0.05 lets one more
+    answer be wrong but not two; MIR has 8, so not one).
 
     `policy_size`: an IR vocabulary becomes `latest` only once the inliner policy retrained with
     it beats LLVM's heuristic on `policy_benchmarks` (names from regression/benchmarks.py, or
@@ -195,19 +217,33 @@ class GateConfig:
     policies' `latest`.
     """
 
+    #: Least fraction of IR `Opcodes` the triplets must train.
     min_ir_opcodes: float = 0.4
+    #: Least fraction of IR `Types`.
     min_ir_types: float = 0.25
+    #: Least fraction of IR `Arguments`.
     min_ir_arguments: float = 0.3
+    #: Least fraction of MIR `Opcodes`.
     min_mir_opcodes: float = 0.005
+    #: Least fraction of MIR `CommonOperands`.
     min_mir_common_operands: float = 0.3
+    #: Least fraction of MIR `PhysicalRegisters`.
     min_mir_physical_registers: float = 0.1
+    #: Least fraction of MIR `VirtualRegisters`.
     min_mir_virtual_registers: float = 0.0
+    #: How much lower than `latest`'s the held-out MRR may be.
     mrr_tolerance: float = 0.05
+    #: How much lower than `latest`'s the held-out Hits@10 may be.
     hits_at_10_tolerance: float = 0.05
+    #: How much lower than `latest`'s the all-questions analogy score may be.
     analogy_tolerance: float = 0.05
+    #: The size check of the retrained inliner policy decides the IR vocabulary's and the policy's promotion.
     policy_size: bool = True
+    #: Percent by which the geomean of `.text` against the heuristic must be below 1.
     policy_margin: float = 0.5
+    #: Percent by which no benchmark's `.text` may exceed the heuristic's.
     policy_size_tolerance: float = 0.5
+    #: The size check's benchmarks: names (regression/benchmarks.py) or absolute directories, comma separated.
     policy_benchmarks: str = "zlib,bzip2"
 
     def __post_init__(self) -> None:
