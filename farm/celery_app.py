@@ -2,7 +2,8 @@
 and the options every task is declared with (`RELIABLE`).
 
 Start workers with `celery -A farm.celery_app worker` and the schedule with
-`celery -A farm.celery_app beat`. Settings come from farm.config ([celery] and [store]);
+`celery -A farm.celery_app beat`: the app includes pipeline/, which registers every role's tasks,
+declares how they follow each other and sets the beat schedule. Settings come from farm.config ([celery] and [store]);
 the broker and result URLs get the farm's Redis password (farm.secrets.effective_redis_url).
 Tasks are acknowledged late and rejected when their pool process is lost, so a task whose
 process dies mid-training is delivered again at once; a worker main process that vanished
@@ -21,12 +22,8 @@ from farm import lease
 from farm.artifacts.store import CorruptObject
 from farm.config import Settings, load_settings
 from farm.errors import FarmError, StoreError
-from farm.kinds import KINDS
 from farm.secrets import effective_redis_url
 from farm.store import MissingObject
-
-#: When beat looks for staged files whose chain is gone (hourly; the age limit is the setting).
-CLEAN_STAGING_SCHEDULE = crontab(minute=41)
 
 
 def schedule_from(text: str) -> crontab:
@@ -59,7 +56,7 @@ def make_app(settings: Settings | None = None) -> Celery:
     s = settings or load_settings()
     app = Celery("mlgo_farm_vocab", broker=effective_redis_url(s.celery.broker_url, s),
                  backend=effective_redis_url(s.celery.result_backend, s),
-                 include=["vocabgen.tasks", "policyhost.tasks", "policyhost.train_tasks", "regression.tasks"])
+                 include=["pipeline"])  # the farm's one composition root (tests/test_layout.py)
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,
@@ -73,17 +70,6 @@ def make_app(settings: Settings | None = None) -> Celery:
         broker_transport_options=_transport_options(s.celery.visibility_timeout),
         broker_connection_retry_on_startup=True,
         timezone="UTC",
-        beat_schedule={
-            **{
-                f"retrain-{kind}": {
-                    "task": "vocabgen.tasks.scheduled_retrain",
-                    "schedule": schedule_from(s.celery.retrain_schedule),
-                    "args": (kind,),
-                }
-                for kind in KINDS
-            },
-            "clean-staging": {"task": "vocabgen.tasks.clean_staging", "schedule": CLEAN_STAGING_SCHEDULE},
-        },
     )
     return app
 

@@ -233,7 +233,8 @@ EXIT_SIZE_GATE = 12
 def _retrain(args: argparse.Namespace) -> int:
     from farm.celery_app import app
     from farm.client import submit, wait_for
-    from policyhost.tasks import CHAIN_STEPS, enqueue_retrain
+    from pipeline import POLICY_STEPS as CHAIN_STEPS  # a verb starts the pipeline (tests/test_layout.py)
+    from pipeline import start_policy_retrain as enqueue_retrain
 
     params = {"recipe": args.recipe, "max_modules": args.max_modules}
     corpus = str(Path(args.corpus).absolute()) if args.corpus else None

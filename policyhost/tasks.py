@@ -4,15 +4,14 @@
 dataset was made from, unless one is named), with IR2Vec features from an IR vocabulary the
 farm published (`latest` by default); validates it (policyhost/release.py) and publishes it
 (policyhost/store.py) under the farm's publish lock. It runs after every IR vocabulary
-publish that leaves it `latest` (`on_vocab_published`, on Celery's success signal of
-vocabgen.tasks.publish) and on demand (`mlgo-farm policy retrain`).
+publish that leaves it `latest`, or waiting only for its policy, and on demand (`mlgo-farm policy retrain`):
+pipeline/ declares both chains.
 
 With `[gate] policy_size` on, the policy is published *pending* its size check, and `retrain` is
-the first link of a chain whose second is the check: `regression.tasks.size_gate` (by name, as
-the policy side never imports the comparison side). The check settles the policy's state and the
-`policy_size` rule of the vocabulary it was trained with (vocabgen/gate.py), so a vocabulary
-becomes `latest` only with a policy that does not grow code. The default vocabulary is the
-*newest*: `latest`, or a newer IR version waiting only for that rule.
+the first link of a chain whose second is the check (regression/tasks.py `size_gate`). The check
+settles the policy's state and the `policy_size` rule of the vocabulary it was trained with
+(vocabgen/gate.py), so a vocabulary becomes `latest` only with a policy that does not grow code.
+The default vocabulary is the *newest*: `latest`, or a newer IR version waiting only for that rule.
 
 Idempotent like the vocabulary chain, and with its machinery (farm.celery_app.RELIABLE: late
 acknowledgement under the lease of farm/lease.py, store failures retried with backoff): the
@@ -33,9 +32,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from celery import chain
-from celery.signals import task_success
-
 from farm.atomic import atomic_dir
 from farm.celery_app import RELIABLE, app
 from farm.client import PROGRESS
@@ -48,8 +44,6 @@ DEFAULTS = {"recipe": None, "max_modules": 400}
 ADVISOR = "inline"
 #: The vocabulary `policy retrain` trains with unless one is named: `latest`, or a newer one awaiting this policy.
 NEWEST = "newest"
-#: The size check that follows `retrain` (regression/tasks.py), named rather than imported.
-SIZE_GATE = "regression.tasks.size_gate"
 
 
 def params_from(overrides: dict[str, Any] | None) -> dict[str, Any]:
@@ -290,20 +284,11 @@ def _settle_vocab_failed(settings, store, vocab: str, why: str) -> None:
                          Check(POLICY_SIZE, False, f"no policy could be trained with it: {why}"))
 
 
-#: The steps of `retrain_chain`, first to last.
-CHAIN_STEPS = ("retrain", "size-gate")
-
-
-def retrain_chain(vocab: str = NEWEST, corpus: str | None = None, params: dict[str, Any] | None = None):
-    """retrain -> size_gate. The check runs whatever the setting: with the gate off it finds nothing
-    pending and says so, so a waiting client reads one kind of result."""
-    return chain(retrain.s(vocab=vocab, corpus=corpus, params=params or {}), app.signature(SIZE_GATE))
-
-
-def enqueue_retrain(vocab: str = NEWEST, corpus: str | None = None, params: dict[str, Any] | None = None):
+def check_request(vocab: str = NEWEST, corpus: str | None = None, params: dict[str, Any] | None = None) -> None:
+    """The worker's own checks of a retrain request, run before anything is enqueued."""
     from farm.artifacts.kind import check_version_name
 
-    checked = params_from(params)  # the worker's own checks, before anything is enqueued
+    checked = params_from(params)
     if checked["recipe"] is not None:
         from policyhost.trainer import recipe
 
@@ -311,44 +296,3 @@ def enqueue_retrain(vocab: str = NEWEST, corpus: str | None = None, params: dict
     check_version_name(vocab)
     if corpus is not None and not Path(corpus).is_dir():
         raise InputError(f"training corpus {corpus} is not a directory")
-    return retrain_chain(vocab, corpus, params).apply_async()
-
-
-def on_vocab_published(result: dict[str, Any]) -> str | None:
-    """After an IR vocabulary publish that left it `latest`, or a candidate waiting only for its policy's
-    size check: retrain the policy with it (the chain's task id).
-
-    A candidate the promotion gate held back for its own metrics (or an older version published
-    again) does not train the nightly policy. A repeated publish triggers again, which costs
-    nothing: the chain is idempotent.
-
-    Called when vocabgen.tasks.publish has succeeded (`_after_publish`); never fails that publish
-    (it is done): a trigger that cannot be enqueued is logged, and `policy retrain` or the next
-    vocabulary catches up.
-    """
-    from farm.artifacts.verdict import POLICY_SIZE, awaits_only
-    from farm.config import load_settings
-
-    if not load_settings().policy.retrain_after_vocab:
-        return None
-    in_force = result.get("latest", result.get("version")) == result.get("version")
-    if result.get("kind") != "ir" or not (in_force or awaits_only(result.get("gate"), POLICY_SIZE)):
-        return None
-    try:
-        return enqueue_retrain(vocab=str(result["version"])).id
-    except Exception as e:  # kombu and redis raise their own errors; the vocabulary is published regardless
-        log.warning("could not start the policy retraining after vocabulary %s: %s", result.get("version"),
-                    " ".join(str(e).split())[:300])
-        return None
-
-
-
-@task_success.connect
-def _after_publish(sender=None, result=None, **_: Any) -> None:
-    """Celery's success signal, in the worker that ran the vocabulary publish.
-
-    A signal rather than a call in vocabgen/tasks.py: the vocabulary role never imports the policy
-    role (tests/test_layout.py), and the worker loads this module through the app's `include`.
-    """
-    if getattr(sender, "name", None) == "vocabgen.tasks.publish" and isinstance(result, dict):
-        on_vocab_published(result)

@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import re
 import secrets
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from farm.config import Settings, load_settings
 from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain
-from regression import alerts, benchmarks, build, measure, outcome, rules
+from regression import benchmarks, build, measure, outcome, rules
 from regression.benchmarks import Benchmark
 from regression.history import History, Measurement, Run, Skipped
 from regression.lineage import (  # noqa: F401
@@ -32,59 +30,13 @@ from regression.lineage import (  # noqa: F401
     vocab_version,
 )
 from regression.metrics import COMPILE_TIME, INSTRUCTIONS, TEXT_SIZE, WALL_TIME, Metric
+from regression.request import RunRequest, RunResult
 
 log = logging.getLogger(__name__)
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 _URL = re.compile(r"https?://[^\s/]+/\S{0,1000}")
 HEURISTIC, POLICY = build.HEURISTIC, build.POLICY
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """What to compare: a corpus and/or benchmarks, the policy (and vocabulary), how to measure."""
-
-    builder: str = "local"
-    run_id: str | None = None
-    corpus: Path | None = None
-    benchmarks: tuple[Benchmark, ...] = ()
-    policy: str = "heuristic"
-    vocab: str | Path | None = None  # a vocabulary JSON, or store:VERSION (store:latest) published by the farm
-    opt_flags: tuple[str, ...] = ("-Oz",)
-    repeats: int = 5  # wall-time samples per variant and workload (0: no wall time)
-    callgrind: bool = True
-    rules_file: Path | None = None
-    publish: bool = True
-    jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
-    policy_timeout: float | None = None
-    advisor: str | None = None  # a name in policyhost.advisors; default: the one a built-in policy answers
-    build_url: str | None = None  # the Buildbot build that ran this comparison (in the alert mail)
-    policy_sha256: str | None = None  # what an http(s) URL policy must hash to (else the `.sha256` beside it)
-    vocab_sha256: str | None = None  # the same for an http(s) URL vocabulary
-
-    @property
-    def advisor_name(self) -> str:
-        from policyhost import advisors
-
-        return advisors.for_policy(str(self.policy), self.advisor).name
-
-
-@dataclass
-class RunResult:
-    run: Run
-    verdict: str
-    comparisons: list[rules.Comparison]
-    skipped: list[Skipped]
-    report_dir: Path
-    report_url: str
-    alert: str | None
-    delivery: alerts.Delivery | None
-    summary: str
-    publish_error: str | None = None
-    #: the report on the master's dashboard (the local file when it was not published)
-    web_url: str | None = None
-    #: the run in one line ("zlib text +1.39% REGRESSION"), as the Buildbot step shows it
-    headline: str = ""
 
 
 def history_path(settings: Settings) -> Path:

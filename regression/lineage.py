@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from regression.compare import RunRequest
+    from regression.request import RunRequest
 
 
 def _digest(path: Path) -> str:

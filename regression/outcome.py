@@ -22,7 +22,7 @@ from regression import alerts, report, rules
 from regression.history import History, Run, Skipped
 
 if TYPE_CHECKING:
-    from regression.compare import RunRequest, RunResult
+    from regression.request import RunRequest, RunResult
 
 log = logging.getLogger(__name__)
 #: What `regress run` assumes when an option is not given (left out of the reproducing command).
@@ -109,7 +109,7 @@ def finish(req: RunRequest, settings: Settings, history: History, run: Run, verd
     A report that cannot be written (a full disk) raises a one-line FarmError, but the run is already
     complete with its verdict and alert; `mlgo-farm regress report` renders it again later.
     """
-    from regression.compare import RunResult
+    from regression.request import RunResult
 
     report_dir = work / "report"
     local = report_dir.joinpath("index.html").absolute().as_uri()

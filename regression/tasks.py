@@ -1,7 +1,7 @@
 """Celery: the size check that settles a retrained policy's state and its vocabulary's (regression/policygate.py).
 
-`size_gate` is the second link of policyhost.tasks.retrain_chain, named there by its task name
-(the policy side never imports this one). It takes the retrain's publish result, builds the gate's
+`size_gate` is the second link of the policy chain (pipeline/: policyhost.tasks.retrain, then this;
+the policy side never imports this one). It takes the retrain's publish result, builds the gate's
 benchmarks with the new policy and with the policy in force, and, under the farm's publish lock,
 records the `policy_size` outcome on the policy (policyhost/store.py `settle`) and on the IR
 vocabulary it was trained with (vocabgen/publish.py `settle`): each becomes `latest` when it holds.

@@ -139,7 +139,8 @@ def _retrain(args: argparse.Namespace) -> int:
     from farm.client import submit, wait_for
     from vocabgen.dataset import check_dataset_ref
     from vocabgen.params import TrainParams
-    from vocabgen.tasks import CHAIN_STEPS, enqueue_retrain
+    from pipeline import VOCAB_STEPS as CHAIN_STEPS  # a verb starts the pipeline (tests/test_layout.py)
+    from pipeline import start_vocab_retrain as enqueue_retrain
 
     params = _params(args)
     TrainParams.from_dict(params).resolved(args.kind)  # the workers' own check, before anything is enqueued

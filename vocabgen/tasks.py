@@ -1,4 +1,4 @@
-"""Celery tasks: train -> validate -> publish, the weekly check, and the on-demand trigger.
+"""Celery tasks: train -> validate -> publish, and whether the nightly retrain is due (chained in pipeline/).
 
 The three tasks hand over through a staging area in the object store
 (`vocab-staging/{kind}/{sha256}/{chain id}/{run}/`: vocab.json, manifest.json and staged.json,
@@ -26,8 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from celery import Task, chain
-from celery.result import AsyncResult
+from celery import Task
 
 from farm import lease
 from farm.artifacts.kinds import DATASET, VOCAB
@@ -176,21 +175,6 @@ def publish(self, staged: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-#: The steps of `retrain_chain`, first to last.
-CHAIN_STEPS = ("train", "validate", "publish")
-
-
-def retrain_chain(kind: str, dataset: str = "latest", params: dict[str, Any] | None = None):
-    """The signature of train -> validate -> publish."""
-    check_kind(kind)
-    return chain(train.s(kind, dataset, params or {}), validate.s(), publish.s())
-
-
-def enqueue_retrain(kind: str, dataset: str = "latest", params: dict[str, Any] | None = None) -> AsyncResult:
-    """The on-demand trigger (builders call `mlgo-farm vocab retrain`)."""
-    return retrain_chain(kind, dataset, params).apply_async()
-
-
 def _latest(store: ObjectStore, key: str) -> dict[str, Any] | None:
     try:
         return json.loads(store.get(key))
@@ -198,9 +182,9 @@ def _latest(store: ObjectStore, key: str) -> dict[str, Any] | None:
         return None
 
 
-@app.task(name="vocabgen.tasks.scheduled_retrain", **RELIABLE)
-def scheduled_retrain(kind: str) -> dict[str, Any]:
-    """Retrain from the newest dataset only if it differs from the latest vocabulary's dataset.
+def retrain_due(kind: str) -> dict[str, Any]:
+    """Whether the nightly retrain (pipeline.scheduled_retrain) should train `kind` again: `due` (with the
+    dataset to train from) only if the newest dataset differs from the latest vocabulary's dataset.
 
     A version already trained from that dataset that stayed a candidate (the promotion gate kept
     it from `latest`) is not trained again every night: the same dataset and recipe give the same
@@ -220,8 +204,7 @@ def scheduled_retrain(kind: str) -> dict[str, Any]:
     if tried:
         return {"kind": kind, "status": "candidate", "dataset_id": dataset.get("id"),
                 "versions": [v.get("version") for v in tried]}
-    res = enqueue_retrain(kind, str(dataset["id"]))
-    return {"kind": kind, "status": "started", "dataset_id": dataset["id"], "task_id": res.id}
+    return {"kind": kind, "status": "due", "dataset_id": dataset["id"]}
 
 
 def _staging_dirs(store: ObjectStore) -> dict[str, list[str]]:

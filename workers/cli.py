@@ -128,7 +128,7 @@ def _print_dataset(out: Path) -> None:
               f"{pred['relation']} (farm extension; --no-predicates leaves them out)")
     mentioned = m.get("entities_mentioned") or {}
     if mentioned:
-        from vocabgen.layout import SECTIONS
+        from farm.kinds import SECTIONS
 
         print("  entities mentioned (the rest would be filler): " + ", ".join(
             f"{s} {mentioned[s]['count']}/{mentioned[s]['total']}" for s in SECTIONS[m["kind"]] if s in mentioned))

@@ -36,10 +36,10 @@ from farm.errors import InputError, ToolError
 from farm.jsonio import load_file
 from farm.toolchain import Toolchain
 from workers import buildsys
-from workers.corpus import DESCRIPTION, CompileJob, Corpus, compile_jobs, jobs_from_compile_commands
+from workers.corpusdir import DESCRIPTION, CompileJob, Corpus, compile_jobs, jobs_from_compile_commands
 
 if TYPE_CHECKING:
-    from workers.shards import Shard
+    from workers.corpusdir import Shard
 
 log = logging.getLogger(__name__)
 
@@ -262,7 +262,7 @@ def from_cmake(src: Path, out: Path, toolchain: Toolchain, *, build: Path | None
     db = configure(src, build, toolchain, defines)
     chosen = select(db, src, build, include)
     if sample is not None:
-        from workers.corpus import sample_names
+        from workers.corpusdir import sample_names
 
         keep = sample_names((job.name for job, _ in chosen), sample)
         chosen = [(job, node) for job, node in chosen if job.name in keep]

@@ -61,7 +61,7 @@ def mentioned(kind: str, entities: bytes, triples: list[tuple[int, int, int]]) -
 
     None when the entity list is not laid out as LLVM's vocabulary (a hand-made dataset).
     """
-    from vocabgen.layout import placement
+    from farm.kinds import placement
 
     names = [ln.rsplit("\t", 1)[0] for ln in entities.decode().splitlines()[1:] if ln]
     try:

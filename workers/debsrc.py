@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from farm.errors import FarmError, InputError
-from workers.corpus import DEFAULT_FLAGS, CompileJob, jobs_from_directory
+from workers.corpusdir import DEFAULT_FLAGS, CompileJob, jobs_from_directory
 from workers.debrecipes import LLVM, RECIPES, Recipe
 from workers.debrecipes import LLVM_CMAKE_DEFINES as LLVM_CMAKE_DEFINES  # re-exported: callers configure LLVM
 

@@ -37,51 +37,18 @@ from farm.atomic import atomic_dir
 from farm.errors import InputError, StoreError
 from farm.jsonio import load_file
 from farm.store import MissingObject, ObjectStore
-from workers import corpus as corpus_mod
+from workers import corpusdir as corpus_mod
+from workers.corpusdir import MAX_SHARDS, Shard, shard_of  # membership: a property of the name
 
 FORMAT = 1
 PART_MANIFEST = "shard.json"
 TRIPLETS = "triplets.txt"
 ENTITIES = "entity2id.txt"
 PREFIX = "datasets/shards"
-MAX_SHARDS = 1024
-_SHARD = re.compile(r"([1-9][0-9]{0,3})/([1-9][0-9]{0,3})")
 #: A run id is one key segment of the store: letters, digits, '.', '_', '-'.
 RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 #: Facts every part of one run must share: they are the merged manifest's, so a difference is a mix-up.
 SHARED = ("kind", "plan", "llvm", "corpus")
-
-
-def shard_of(name: str, count: int) -> int:
-    """The shard (1..count) module `name` belongs to: a stable hash, the same on every machine and run."""
-    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).digest()
-    return int.from_bytes(digest[:8], "big") % count + 1
-
-
-@dataclass(frozen=True)
-class Shard:
-    """Shard `index` of `count` (1-based, written `I/N`)."""
-
-    index: int
-    count: int
-
-    @classmethod
-    def parse(cls, text: str) -> Shard:
-        m = _SHARD.fullmatch(text)
-        if not m or not 1 <= int(m[1]) <= int(m[2]) <= MAX_SHARDS:
-            raise InputError(f"shard {text!r}: use I/N with 1 <= I <= N <= {MAX_SHARDS}")
-        return cls(int(m[1]), int(m[2]))
-
-    def __str__(self) -> str:
-        return f"{self.index}/{self.count}"
-
-    @property
-    def key(self) -> str:
-        """Its folder under the run: `{i}-of-{N}`."""
-        return f"{self.index}-of-{self.count}"
-
-    def owns(self, name: str) -> bool:
-        return shard_of(name, self.count) == self.index
 
 
 def recorded_shard(corpus_dir: Path) -> str | None:

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from farm import hold, lease
-from farm.celery_app import make_app, schedule_from
+from farm.celery_app import schedule_from
 from farm.config import load_settings
+from pipeline import make_app  # the farm's app with the schedule the pipeline declares
 from tests.servers import stop, wait_until
 from tests.vocabgen.conftest import s3_store
 from vocabgen import publish as pub

@@ -259,7 +259,7 @@ def test_the_nightly_retrain_does_not_train_a_candidates_dataset_again() -> None
     """The beat task sees the newest dataset already gave a candidate: no chain is started (no broker is
     running here, so starting one would fail the call)."""
     from farm.store import store_from_settings
-    from vocabgen.tasks import scheduled_retrain
+    from pipeline import scheduled_retrain
 
     store = store_from_settings()
     _publish(store, 1, T0, dataset="ir-00000000000000aa")
