@@ -1,0 +1,56 @@
+"""The README's own command lines work: "Get a vocabulary" runs for real against the dashboard over HTTP (curl,
+sha256sum -c, then clang and llvm-ir2vec of LLVM 22), and "Use a policy" says what the policy page's "Use it"
+section says (master/dashboard/views_policies.py use_it, whose lines tests/policyhost/test_standalone.py runs
+for real on zlib). The lines are read from README.md, so the README and the farm cannot drift apart."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+from farm.config import Settings
+from farm.toolchain import Toolchain
+from tests.master.test_dashboard_vocab_use import SOURCE, dashboard, trained  # noqa: F401 (fixtures)
+
+ROOT = Path(__file__).resolve().parents[1]
+MASTER = "http://MASTER:8010/plugins/wsgi_dashboards/farm/"
+
+
+def block(section: str) -> list[str]:
+    """The lines of the first ``` block under README.md's heading `## {section}`."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8").split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return text.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
+
+
+def test_get_a_vocabulary_runs_as_written(dashboard, toolchain: Toolchain, tmp_path: Path) -> None:  # noqa: F811
+    base, _ = dashboard
+    lines = block("Get a vocabulary")
+    assert len(lines) == 3 and MASTER.rstrip("/") in lines[0], lines
+    (tmp_path / "in.c").write_text(SOURCE)
+    script = "set -e\n" + "\n".join(lines).replace(MASTER, base)
+    env = {**os.environ, "PATH": f"{toolchain.bin_dir}:{os.environ['PATH']}"}
+    got = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0, f"exit {got.returncode}: {got.stderr[-2000:]}"
+    assert "vocab.json: OK" in got.stdout
+    assert re.search(r"\bf\b", got.stdout + got.stderr), "llvm-ir2vec printed no embedding of f"
+
+
+def test_use_a_policy_says_what_the_policy_page_says() -> None:
+    from master.dashboard.views_policies import use_it
+
+    farm = SimpleNamespace(settings=Settings())
+    use = use_it(farm, "inline", "VERSION", {"vocab_version": "VOCAB", "llvm": {"llvm_version": "22.1.8"}}, "ir")
+    page = [line.replace(farm.settings.buildbot.dashboard(""), "$base/") for line in use["fetch"]]
+    lines = block("Use a policy")
+    base, loop, check, make = lines
+    assert base == "base=" + MASTER.rstrip("/")
+    names = re.search(r"for f in (.*?); do", loop).group(1).split()
+    assert [f"curl -fsSLO $base/{n}{ext}" for n in names for ext in ("", ".sha256")] == [
+        c for c in page if c.startswith("curl ")]
+    assert "curl -fsSLO $base/$f -O $base/$f.sha256" in loop
+    steps = [s.split("  #")[0] for line in page if not line.startswith("curl ") for s in line.split(" && ")]
+    assert check.split(" && ") == steps
+    assert make.split("   #")[0] == use["make"]
