@@ -24,7 +24,7 @@ from regression.history import History, Measurement
 from regression.rules import Comparison
 from tests.master.served import dashboard
 from tests.master.test_browser import _errors, _load, browser  # noqa: F401  (the browser fixture)
-from tests.master.test_dashboard import V2, populate
+from tests.master.test_dashboard import V2, _vocab, populate
 from tests.master.test_dashboard_policies import MODELS, VA, VB, entry, manifest
 
 V3 = "20260301-llvm22.1.8-ir-d4-cccccccccccc"  # newer than V2, held back by the gate: a candidate
@@ -37,9 +37,9 @@ T0 = 1_780_000_000.0  # 2026-05-28: the runs of the history, a night apart
 def _candidate_and_mir(store: FileStore) -> None:
     """An IR candidate newer than `latest`, and a MIR version whose coverage names 7,000 filler entries."""
     index = json.loads(store.get("vocab/index.json"))
-    data = store.get(f"vocab/ir/{V2}/vocab.json")
+    data = _vocab(flip="Ret")  # other bytes than V2's: the link's sha256 tells which version it served
     m = {**json.loads(store.get(f"vocab/ir/{V2}/manifest.json")), "version": V3,
-         "published_at": "2026-03-01T00:00:00Z",
+         "sha256": hashlib.sha256(data).hexdigest(), "published_at": "2026-03-01T00:00:00Z",
          "metrics": {"holdout": {"mrr": 0.41666666666666669, "hits_at_10": 0.9}, "analogy": {"score": 0.5},
                      "final_loss": 1234.5678901234567},
          "lineage": {"dataset_id": "ir-00000000000000aa", "llvm_version": "22.1.8", "llvm_commit": None,
@@ -117,7 +117,7 @@ def test_the_overview_row_is_what_its_latest_link_serves(served, browser, tmp_pa
     from selenium.webdriver.common.by import By
 
     base, store, _ = served
-    table = _load(browser, base, "#overview-vocab", tmp_path)
+    table = _load(browser, base, "table.mlgo-table", tmp_path)  # the first: vocabularies
     rows = [r for r in table.find_elements(By.TAG_NAME, "tr") if r.text.startswith("ir ")]
     served_row = next(r for r in rows if "latest/vocab.json" in r.text)
     shown = served_row.find_elements(By.TAG_NAME, "td")[1].text
