@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from farm import configdoc, envvalues
-from farm.config import Settings
+from farm.config import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -99,3 +99,12 @@ def test_the_readme_is_a_front_door():
     text = "\n".join(lines)
     for must in ("make demo", "make test", "sha256sum -c", "mlgo-cc.py", "www-admin-password", "recipients"):
         assert must in text, must
+
+
+def test_the_readmes_mail_settings_are_settings(tmp_path):
+    """The `[smtp]` example a reader copies into mlgo-farm.toml is read as written (a mistyped key: an error)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Who gets mail\n", 1)[1]
+    (tmp_path / "mlgo-farm.toml").write_text(text.split("```toml\n", 1)[1].split("```", 1)[0])
+    settings = load_settings(tmp_path / "mlgo-farm.toml", env={})
+    assert settings.smtp.recipient_list == ["mlgo-team@example.org", "oncall@example.org"]
+    assert settings.buildbot.web_url.startswith("https://")
