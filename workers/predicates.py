@@ -10,21 +10,31 @@ Yet LLVM's embedder adds the predicate's vector to every `icmp`/`fcmp` it embeds
 from the compare's opcode entity (`ICmp`, `FCmp`) to its predicate entity under a relation of
 its own, `Predicate`.
 
-The predicates are read from the module itself, as LLVM prints it (`llvm-dis` of exactly the
-bitcode `llvm-ir2vec` reads, streamed: only counts are kept). A module's result is a set of
-name pairs (`ICmp\\tICMP_slt`), not numeric ids, so it does not depend on the entity map; the
-dataset writer maps names to LLVM's ids and gives `Predicate` the id after LLVM's last relation
-(`MAX_RELATION + 1` over the whole dataset), which can never collide with a relation LLVM emits.
-The published vocabulary stays loadable by LLVM unchanged: it holds entity vectors only, and
-relations are training-only.
+The predicates are read off the module's bitcode, exactly the bitcode `llvm-ir2vec` reads, by a
+small scanner of the farm's own (`workers/cmpscan.c`, built once with the toolchain's clang into
+`<var_dir>/bin`): it walks the bitstream as `llvm-bcanalyzer` does, skips every block but the
+function bodies by its length word and counts each compare record's predicate, so no IR is built
+and no text is printed. (Disassembling every module with `llvm-dis` and reading the text, as the
+first version did, cost as much again as `llvm-ir2vec triplets` itself; text already at hand, a
+retargeted `.ll` module, is still read as text, and so is bitcode another LLVM wrote.)
+
+A module's result is a set of name pairs (`ICmp\\tICMP_slt`), not numeric ids, so it does not
+depend on the entity map; the dataset writer maps names to LLVM's ids and gives `Predicate` the id
+after LLVM's last relation (`MAX_RELATION + 1` over the whole dataset), which can never collide
+with a relation LLVM emits. The published vocabulary stays loadable by LLVM unchanged: it holds
+entity vectors only, and relations are training-only.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import threading
 from collections import Counter
 from pathlib import Path
 
+from farm.config import load_settings
 from farm.errors import ToolError
 from farm.toolchain import Toolchain
 
@@ -38,6 +48,10 @@ _FLAGS = rb"samesign|nnan|ninf|nsz|arcp|contract|afn|reassoc|fast"
 #: An instruction line of a function body: `  %x = icmp slt i32 %a, %b` (names may be quoted).
 _COMPARE = re.compile(rb'^\s+%(?:"[^"]*"|[-\w.$]+) = (icmp|fcmp) (?:(?:' + _FLAGS + rb") )*([a-z]+) ")
 _KNOWN = {"icmp": frozenset(ICMP), "fcmp": frozenset(FCMP)}
+#: The scanner's source; its binary is named by a digest of it and of the clang that built it.
+SCANNER = Path(__file__).with_name("cmpscan.c")
+_scanner_lock = threading.Lock()
+_scanners: dict[Path, Path] = {}  # bin_dir -> the scanner built with its clang
 
 
 def entity_name(kind: str, predicate: str) -> str:
@@ -66,7 +80,7 @@ class Reader:
             return
         kind, pred = m[1].decode(), m[2].decode()
         if pred not in _KNOWN[kind]:
-            raise ToolError(f"unknown {kind} predicate {pred!r} in llvm-dis output: {line[:80]!r}")
+            raise ToolError(f"unknown {kind} predicate {pred!r} in textual IR: {line[:80]!r}")
         self.counts[(OPCODES[kind], entity_name(kind, pred))] += 1
 
     def finish(self) -> Counter[tuple[str, str]]:
@@ -83,16 +97,70 @@ def read_text(text: bytes) -> Counter[tuple[str, str]]:
     return r.finish()
 
 
+def _by_number() -> dict[int, tuple[str, str]]:
+    """LLVM's `CmpInst::Predicate` numbers (as bitcode stores them) -> (opcode entity, predicate entity)."""
+    fcmp = {i: ("FCmp", entity_name("fcmp", p)) for i, p in enumerate(FCMP)}
+    return {**fcmp, **{32 + i: ("ICmp", entity_name("icmp", p)) for i, p in enumerate(ICMP)}}
+
+
+_NUMBERS = _by_number()
+
+
+def scanner(tc: Toolchain) -> Path:
+    """The scanner's executable, built with `tc`'s clang into `<var_dir>/bin` the first time it is needed.
+
+    Named by a digest of its source and of the clang that built it, written under a temporary
+    name and renamed, so concurrent builds and workers never see half a binary or another's.
+    """
+    with _scanner_lock:
+        exe = _scanners.get(tc.bin_dir)
+        if exe is not None and exe.is_file():
+            return exe
+        key = SCANNER.read_bytes() + str(tc.path("clang")).encode() + tc.clang_version.encode()
+        name = f"cmpscan-{hashlib.sha256(key).hexdigest()[:16]}"
+        exe = load_settings().var_dir / "bin" / name
+        if not exe.is_file():
+            exe.parent.mkdir(parents=True, exist_ok=True)
+            tmp = exe.with_name(f".{name}.{os.getpid()}")
+            tc.run("clang", ["-O2", "-std=c11", "-w", SCANNER, "-o", tmp], timeout=300, subject=str(SCANNER))
+            os.replace(tmp, exe)
+        _scanners[tc.bin_dir] = exe
+        return exe
+
+
+def read_scan(out: bytes) -> tuple[str, Counter[tuple[str, str]]]:
+    """The scanner's output: the bitcode's producer (`LLVM22.1.8`; `-` when unknown) and the
+    (opcode entity, predicate entity) counts from its `PREDICATE COUNT` lines."""
+    head, *lines = out.decode().splitlines() or [""]
+    if not head.startswith("producer "):
+        raise ToolError(f"{SCANNER.name} printed no producer line: {head[:60]!r}")
+    counts: Counter[tuple[str, str]] = Counter()
+    for line in lines:
+        number, count = (int(x) for x in line.split())
+        if number not in _NUMBERS:
+            raise ToolError(f"unknown compare predicate number {number} in {SCANNER.name}'s output")
+        counts[_NUMBERS[number]] += count
+    return head.removeprefix("producer "), counts
+
+
 def predicates_of(tc: Toolchain, file: Path, timeout: float, name: str) -> Counter[tuple[str, str]]:
-    """Every compare of one IR file: bitcode read off `llvm-dis` as it streams, text (`.ll`, a retargeted
-    module at O0) as it is."""
+    """Every compare of one IR file: bitcode through the scanner, text (`.ll`, a retargeted module at O0) as it is.
+
+    Bitcode another LLVM wrote (the scanner names its producer) is read as this LLVM prints it
+    instead: its reader may upgrade such bitcode into compares the bitstream does not hold (the
+    compare constant expressions LLVM 19 removed become instructions), and `llvm-ir2vec` sees those.
+    """
     r = Reader()
     if Path(file).suffix == ".ll":
         with open(file, "rb") as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):
                 r.feed(chunk)
-    else:
-        tc.stream("llvm-dis", [file, "-o", "-"], r.feed, timeout=timeout, subject=name)
+        return r.finish()
+    # An absolute path: Toolchain runs it as it runs LLVM's tools (time-out, one-line failures).
+    producer, counts = read_scan(tc.run(str(scanner(tc)), [file], timeout=timeout, subject=name).stdout)
+    if producer == f"LLVM{tc.version}":
+        return counts
+    tc.stream("llvm-dis", [file, "-o", "-"], r.feed, timeout=timeout, subject=name)
     return r.finish()
 
 

@@ -31,6 +31,7 @@ from farm.store import ObjectStore
 from farm.toolchain import Toolchain
 from workers import corpus as corpus_mod
 from workers import march as march_mod
+from workers import predicates as predicates_mod
 from workers import shards as shards_mod
 from workers.dataset import MANIFEST, DatasetSummary, write_dataset
 from workers.modulerun import ModuleTriplets, Output, ir_module, mir_module, triplets_of  # noqa: F401 (public)
@@ -101,7 +102,7 @@ def _extension_code() -> str:
     """Digest of the farm code that shapes lines besides triplets.py and mir.py (which workers/cache.py
     hashes into every key): an entry made by other per-module, predicate or march code is never used."""
     here = Path(__file__).parent
-    names = ("modulerun.py", "predicates.py", "march.py")
+    names = ("modulerun.py", "predicates.py", "cmpscan.c", "march.py")
     return hashlib.sha256(b"".join((here / n).read_bytes() for n in names)).hexdigest()
 
 
@@ -245,6 +246,8 @@ def build_dataset(corpus_dir: Path, out_dir: Path, kind: str, toolchain: Toolcha
                 march_mod.check_marches(marches))
     needs_dis = ["llvm-dis"] if plan.predicates or plan.marches else []
     toolchain.check("clang", "opt", "llvm-ir2vec", *(["llc"] if kind == "mir" else []), *needs_dis)
+    if plan.predicates:
+        predicates_mod.scanner(toolchain)  # built (once) before any module needs it
     corpus = shards_mod.share(corpus_mod.load(corpus_dir), shard)
     check_replaceable(out_dir, MANIFEST if shard is None else shards_mod.PART_MANIFEST)
     check_writable(Path(out_dir).absolute().parent)
