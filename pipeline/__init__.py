@@ -4,7 +4,7 @@
     vocab_chain:  vocabgen train ─▶ validate ─▶ publish ─┐ (link: runs after it, the chain's result stays publish's)
                                                          └▶ retrain_policy_after_vocab: an IR vocabulary in force,
                                                             or waiting only for its policy? ─▶ policy_chain
-    policy_chain: policyhost retrain (publish pending its size check) ─▶ regression size_gate (measure, settle the
+    policy_chain: policyhost retrain (publish pending its size check) ─▶ regression size_check (measure, settle the
                   policy and the vocabulary it was trained with: each becomes `latest` when it holds)
     beat (hourly) ─▶ vocabgen clean_staging
 
@@ -53,9 +53,9 @@ def vocab_chain(kind: str, dataset: str = "latest", params: dict[str, Any] | Non
 
 def policy_chain(vocab_version: str = policy.NEWEST, corpus: str | None = None,
                  params: dict[str, Any] | None = None):
-    """retrain -> size_gate. The check runs whatever the setting: with the gate off it finds nothing
+    """retrain -> size_check. The check runs whatever the setting: with the gate off it finds nothing
     pending and says so, so a waiting client reads one kind of result."""
-    return chain(policy.retrain.s(vocab=vocab_version, corpus=corpus, params=params or {}), sizecheck.size_gate.s())
+    return chain(policy.retrain.s(vocab=vocab_version, corpus=corpus, params=params or {}), sizecheck.size_check.s())
 
 
 def start_vocab_retrain(kind: str, dataset: str = "latest", params: dict[str, Any] | None = None) -> AsyncResult:

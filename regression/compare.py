@@ -216,10 +216,10 @@ def previous_baseline(history: History, run: Run) -> Run | None:
     last = history.previous_run(run)
     if run.config.get("policy_version") and last is not None and last.policy_id != run.policy_id:
         return last
-    return history.previous_run(run, verdict="ok")
+    return history.previous_run(run, verdict=rules.RunVerdict.OK)
 
 
-def judge(history: History, run: Run, rows: list[Measurement], rule_set: dict[str, rules.Rule]
+def comparisons_for(history: History, run: Run, rows: list[Measurement], rule_set: dict[str, rules.Rule]
           ) -> list[rules.Comparison]:
     """The policy against this run's heuristic and against the previous policy (`previous_baseline`)."""
     kinds = {(m.subject, m.metric): m.kind for m in rows}
@@ -273,9 +273,9 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
         if not rows:
             reasons = "; ".join(f"{s.subject} [{s.variant}]: {s.reason}" for s in skipped[:3])
             raise FarmError(f"run {run_id}: nothing could be measured ({reasons or 'no subjects'})")
-        comparisons = judge(history, run, rows, rule_set)
+        comparisons = comparisons_for(history, run, rows, rule_set)
         history.add_verdicts(run, comparisons)
-        verdict = "regression" if wrong_outputs(skipped) else rules.run_verdict(comparisons)
+        verdict = rules.RunVerdict.REGRESSION if wrong_outputs(skipped) else rules.run_verdict(comparisons)
     except BaseException as e:
         history.fail_run(run, str(e) or type(e).__name__)
         raise

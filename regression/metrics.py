@@ -13,17 +13,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
-class Metric:
-    name: str
-    unit: str
-    label: str
+@dataclass(frozen=True, kw_only=True)
+class Judging:
+    """How a change of a metric is judged: declared by the metric, carried by its rule (rules.Rule), which a
+    rules file may override. Keyword-only, so that a metric and a rule keep their own leading fields."""
+
     #: "lower" or "higher" is better
     direction: str = "lower"
     #: "deterministic" (repeats exactly: any change past the threshold counts) or "samples" (noisy: tested)
     noise: str = "deterministic"
     #: subject kinds whose regression makes the run a regression
     gating: tuple[str, ...] = ()
+
+    def judging(self) -> dict[str, object]:
+        """These fields by name (a rule starts from its metric's)."""
+        return {f: getattr(self, f) for f in ("direction", "noise", "gating")}
+
+
+@dataclass(frozen=True)
+class Metric(Judging):
+    name: str
+    unit: str
+    label: str
     #: decimals to show (None: a whole number with thousands separators)
     decimals: int | None = None
     #: how the report's trend folds subjects: "total" (sum over the gating subjects, binaries and corpus

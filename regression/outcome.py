@@ -92,9 +92,9 @@ def alert_facts(settings: Settings, history: History, run: Run, kind: str, repor
     """The links and lineage an alert carries besides the table."""
     bb = settings.buildbot
     if kind == alerts.REGRESSION:
-        before = history.previous_run(run, verdict="ok")
+        before = history.previous_run(run, verdict=rules.RunVerdict.OK)
     else:
-        before = history.previous_run(run, verdict="regression")
+        before = history.previous_run(run, verdict=rules.RunVerdict.REGRESSION)
     return alerts.Facts(
         report_url=report_url, history_url=bb.dashboard(f"regression/{run.builder}/"),
         build_url=run.config.get("build_url"), reproduce=run.config.get("reproduce"), before=before,

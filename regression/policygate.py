@@ -18,7 +18,7 @@ listed: a policy is judged only on code it never saw.
 
 `.text` is deterministic, so each variant builds each benchmark once. A benchmark no variant can
 build is listed and left out; one only the candidate fails to build fails the gate: a policy that
-breaks a compile is worse than any size. `judge` is pure, so a verdict can be recomputed from the
+breaks a compile is worse than any size. `check_sizes` is pure, so a verdict can be recomputed from the
 sizes it names.
 """
 
@@ -64,8 +64,8 @@ def geomean(xs: Sequence[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
-def judge(rows: Sequence[SizeRow], margin_pct: float, tolerance_pct: float, in_force: str | None,
-          broken: Sequence[tuple[str, str]] = (), skipped: Sequence[tuple[str, str]] = ()) -> Check:
+def check_sizes(rows: Sequence[SizeRow], margin_pct: float, tolerance_pct: float, in_force: str | None,
+                broken: Sequence[tuple[str, str]] = (), skipped: Sequence[tuple[str, str]] = ()) -> Check:
     """The `policy_size` check (see the module docstring): `broken` are (benchmark, reason) only the candidate
     failed to build, `skipped` those left out (no variant built them, or the candidate trained on them)."""
     left_out = "".join(f"; {b} left out: {why}" for b, why in skipped)
@@ -125,7 +125,7 @@ def measure_sizes(toolchain: Toolchain, benches: Sequence[Benchmark], candidate:
                   work: Path, sources: Path, opt_flags: Sequence[str] = ("-Oz",), jobs: int = 2,
                   trained_on: Sequence[str] = ()) -> tuple[list[SizeRow], list[tuple[str, str]],
                                                            list[tuple[str, str]]]:
-    """(rows, broken, skipped) for `judge`: every benchmark the candidate never trained on built with the
+    """(rows, broken, skipped) for `check_sizes`: every benchmark the candidate never trained on built with the
     heuristic, the candidate and the policy in force (if any), binary `.text` measured."""
     rows, broken, skipped = [], [], []
     for bench in benches:

@@ -22,7 +22,7 @@ from farm.store import ObjectStore
 from regression import metrics
 from regression.history import History, Run
 from regression.metrics import TEXT_SIZE
-from regression.rules import HEURISTIC_BASELINE, PREVIOUS_BASELINE, Comparison
+from regression.rules import HEURISTIC_BASELINE, PREVIOUS_BASELINE, Comparison, RunVerdict
 
 FILES = {"index.html": "text/html; charset=utf-8", "summary.txt": "text/plain; charset=utf-8",
          "results.json": "application/json", "size_deltas.png": "image/png", "ratio_history.png": "image/png"}
@@ -98,7 +98,7 @@ def headline(rows: list[Row], verdict: str, skipped: list = (), say_verdict: boo
     regressed) and how many more regressed; a good run the worst gating row of each gating metric, so the
     line says how close the policy came to regressing. A wrong output is named before any number.
     """
-    word = ("REGRESSION" if verdict == "regression" else verdict) if say_verdict else ""
+    word = ("REGRESSION" if verdict == RunVerdict.REGRESSION else verdict) if say_verdict else ""
     wrong = [s.subject for s in skipped if s.reason.startswith("wrong output")]
     bad = [(r.subject, r.metric, d, base) for r in rows if r.gating
            for d, v, base in ((r.delta_pct, r.verdict, ""), (r.previous_delta_pct, r.previous_verdict, " vs previous"))
@@ -107,7 +107,7 @@ def headline(rows: list[Row], verdict: str, skipped: list = (), say_verdict: boo
     if wrong:
         more = f" (+{len(wrong) - 1} more)" if len(wrong) > 1 else ""
         return f"wrong output {wrong[0]}{more} {word}".rstrip()
-    if verdict == "regression" and bad:
+    if verdict == RunVerdict.REGRESSION and bad:
         subject, metric, d, base = bad[0]
         more = f" (+{len(bad) - 1} more)" if len(bad) > 1 else ""
         return f"{subject} {short(metric)} {_pct(d)}{base}{more} {word}".rstrip()
@@ -159,7 +159,7 @@ def _links(history: History, run: Run, web: Callable[[str], str] | None) -> list
     if run.vocab_version and not run.vocab_version.startswith("sha256-"):
         out.append(("vocabulary", run.vocab_version, web(f"vocab/ir/{run.vocab_version}/")))
     for what, before in (("previous run", history.previous_run(run)),
-                         ("previous good run", history.previous_run(run, verdict="ok"))):
+                         ("previous good run", history.previous_run(run, verdict=RunVerdict.OK))):
         if before is not None:
             out.append((what, f"{before.run_id} ({before.verdict or before.status})",
                         web(f"store/{report_prefix(before.builder, before.run_id)}/index.html")))
@@ -257,7 +257,7 @@ def _plot_ratio_history(points: list[tuple[str, str, dict[str, float], Run]], pa
     labels = sorted({k for _, _, s, _ in points for k in s})
     lines = [plots.Line(label, tuple((r.started, s[label]) for _, _, s, r in points if label in s))
              for label in labels]
-    bad = [(r.started, v) for _, verdict, s, r in points if verdict == "regression" for v in s.values()]
+    bad = [(r.started, v) for _, verdict, s, r in points if verdict == RunVerdict.REGRESSION for v in s.values()]
     plots.trend(ax, lines, changes=plots.policy_changes([(r.started, r.policy_id) for *_, r in points]),
                 regressed=bad, baseline=1.0)
     ax.set_ylabel("policy / heuristic (lower is better)")

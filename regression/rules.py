@@ -21,26 +21,36 @@ import math
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from farm.errors import InputError
-from regression.metrics import COMPILE_TIME, INSTRUCTIONS, METRICS, TEXT_SIZE, WALL_TIME, Metric
+from regression.metrics import COMPILE_TIME, INSTRUCTIONS, METRICS, TEXT_SIZE, WALL_TIME, Judging, Metric
 
 REGRESSED, IMPROVED, UNCHANGED, NEW = "regressed", "improved", "unchanged", "new"
 HEURISTIC_BASELINE, PREVIOUS_BASELINE = "heuristic", "previous"
 
 
+class RunVerdict(StrEnum):
+    """A whole run's verdict (`run_verdict`), as history, reports, alerts and the dashboard read it.
+
+    A str: history's SQLite column, JSON and the dashboard (which imports no role) keep the plain word.
+    """
+
+    OK = "ok"
+    REGRESSION = "regression"
+
+
 @dataclass(frozen=True)
-class Rule:
+class Rule(Judging):
+    """A metric's thresholds, with how it is judged (direction, noise, gating: `Judging`, from the metric)."""
+
     metric: str
     unit: str
-    direction: str = "lower"  # "lower" or "higher" is better
-    noise: str = "deterministic"  # or "samples"
     threshold_pct: float = 0.0
     alpha: float = 0.01
     min_effect_pct: float = 3.0
     min_samples: int = 3
-    gating: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.direction not in ("lower", "higher"):
@@ -53,7 +63,7 @@ class Rule:
 
 def rule_for(metric: Metric, **thresholds) -> Rule:
     """The rule of a declared metric: its unit, direction, noise model and gating, plus `thresholds`."""
-    return Rule(metric.name, metric.unit, metric.direction, metric.noise, gating=metric.gating, **thresholds)
+    return Rule(metric.name, metric.unit, **metric.judging(), **thresholds)
 
 
 #: thresholds per metric (the metric's own properties come from metrics.py)
@@ -194,6 +204,7 @@ def compare_values(rules: Mapping[str, Rule], baseline: str, base: Mapping[tuple
     return out
 
 
-def run_verdict(comparisons: Sequence[Comparison]) -> str:
+def run_verdict(comparisons: Sequence[Comparison]) -> RunVerdict:
     """`regression` when any gating comparison regressed, else `ok`."""
-    return "regression" if any(c.gating and c.verdict == REGRESSED for c in comparisons) else "ok"
+    regressed = any(c.gating and c.verdict == REGRESSED for c in comparisons)
+    return RunVerdict.REGRESSION if regressed else RunVerdict.OK

@@ -1,6 +1,6 @@
 """Celery: the size check that settles a retrained policy's state and its vocabulary's (regression/policygate.py).
 
-`size_gate` is the second link of the policy chain (pipeline/: policyhost.tasks.retrain, then this;
+`size_check` is the second link of the policy chain (pipeline/: policyhost.tasks.retrain, then this;
 the policy side never imports this one). It takes the retrain's publish result, builds the gate's
 benchmarks with the new policy and with the policy in force, and, under the farm's publish lock,
 records the `policy_size` outcome on the policy (policyhost/store.py `settle`) and on the IR
@@ -32,8 +32,8 @@ def _recorded(entry: dict[str, Any] | None) -> Check | None:
     return None
 
 
-def _judged(settings, store, advisor: str, version: str, in_force: str | None) -> Check:
-    """Build the gate's benchmarks with the heuristic, `version` and `in_force` (if any) and judge them."""
+def _measured(settings, store, advisor: str, version: str, in_force: str | None) -> Check:
+    """Build the gate's benchmarks with the heuristic, `version` and `in_force` (if any) and check their sizes."""
     from farm.toolchain import Toolchain
     from policyhost.policies import resolve_published
     from regression import policygate
@@ -52,7 +52,7 @@ def _judged(settings, store, advisor: str, version: str, in_force: str | None) -
     rows, broken, skipped = policygate.measure_sizes(
         toolchain, policygate.gate_benchmarks(g.policy_benchmarks), policies[version],
         policies.get(in_force), work / "build", settings.var_dir / "regression" / "sources", trained_on=trained_on)
-    return policygate.judge(rows, g.policy_margin, g.policy_size_tolerance, in_force, broken, skipped)
+    return policygate.check_sizes(rows, g.policy_margin, g.policy_size_tolerance, in_force, broken, skipped)
 
 
 def summary(advisor: str, version: str, created: bool, check: Check, latest: str | None, vocab: str | None,
@@ -65,8 +65,9 @@ def summary(advisor: str, version: str, created: bool, check: Check, latest: str
     return f"{head}; {where}{tail})"
 
 
+# named as it was (`size_gate`): the name queued messages and workers of the previous release carry
 @app.task(name="regression.tasks.size_gate", bind=True, **RELIABLE)
-def size_gate(self, published: dict[str, Any]) -> dict[str, Any]:
+def size_check(self, published: dict[str, Any]) -> dict[str, Any]:
     """Settle `published` (policyhost.tasks.retrain's result); the outcome, states and a summary line."""
     from farm.artifacts import store as artifacts
     from farm.artifacts.kinds import VOCAB
@@ -88,7 +89,7 @@ def size_gate(self, published: dict[str, Any]) -> dict[str, Any]:
         check = _recorded(entry())
         if check is None and POLICY_SIZE in (((entry() or {}).get("gate") or {}).get("pending") or ()):
             in_force = (pstore.read_latest(store, advisor) or {}).get("version")
-            check = _judged(s, store, advisor, version, None if in_force == version else in_force)
+            check = _measured(s, store, advisor, version, None if in_force == version else in_force)
             with publish_lock(store, s.celery.broker_url, settings=s):
                 pstore.settle(store, advisor, version, check)
                 if vocab:

@@ -7,7 +7,7 @@ being published later. Now a new version is published as a *candidate* and `late
 only when every rule below holds; otherwise it stays listed with the reasons, and an operator can
 still promote it by hand (`mlgo-farm vocab promote`, recorded with a reason).
 
-The rules, each judged from manifests alone (`judge` is pure, so a verdict can be recomputed and
+The rules, each judged from manifests alone (`promotion_verdict` is pure, so a verdict can be recomputed and
 tested without a store):
 
 * `validation`: LLVM loaded exactly these bytes (the manifest's validation record names their
@@ -153,7 +153,7 @@ def _fmt(x: float | None) -> str:
     return "none recorded" if x is None else f"{x:.3f}"
 
 
-def judge(manifest: Mapping[str, Any], latest: Mapping[str, Any] | None, gate: Gate) -> Verdict:
+def promotion_verdict(manifest: Mapping[str, Any], latest: Mapping[str, Any] | None, gate: Gate) -> Verdict:
     """The gate's verdict on a version's manifest against the current `latest` manifest (None: no latest)."""
     checks = [_validation(manifest), *_coverage(manifest, gate.floors)]
     for rule in NOT_WORSE:

@@ -26,7 +26,7 @@ from farm.errors import InputError
 from farm.signing import farm_key, verify
 from farm.store import ObjectStore
 from vocabgen.dataset import check_kind
-from vocabgen.gate import Gate, gate_from_settings, judge
+from vocabgen.gate import Gate, gate_from_settings, promotion_verdict
 from vocabgen.vocabfile import ValidationError, check_magnitude, check_schema, parse, sha256
 
 __all__ = ["CorruptObject", "check_publishable", "download", "find_by_hash", "llvm_flag", "newest", "promote",
@@ -69,7 +69,7 @@ def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: flo
     check_publishable(data, manifest, key)
     gate = gate_from_settings() if gate is None else gate
     result = artifacts.publish(VOCAB, store, {"vocab.json": data}, manifest, when=when, against_latest=True,
-                               judge=lambda record, latest: judge(record, latest, gate))
+                               judge=lambda record, latest: promotion_verdict(record, latest, gate))
     return {k: result[k] for k in _RESULT}
 
 

@@ -11,7 +11,7 @@ import pytest
 from farm.cli import main
 from farm.store import S3Store
 from regression import report
-from regression.compare import history_path, judge
+from regression.compare import comparisons_for, history_path
 from regression.history import History, Measurement, Run, Skipped
 from regression.rules import DEFAULT_RULES, run_verdict
 from tests.servers import S3Endpoint
@@ -35,7 +35,7 @@ def _record(h: History, i: int) -> tuple[Run, str]:
     rows += [Measurement(f"prog/{m}", "module", "text_size", "heuristic", v) for m, v in mh.items()]
     rows += [Measurement(f"prog/{m}", "module", "text_size", "policy", v) for m, v in mp.items()]
     h.add_measurements(run, rows)
-    comparisons = judge(h, run, rows, DEFAULT_RULES)
+    comparisons = comparisons_for(h, run, rows, DEFAULT_RULES)
     h.add_verdicts(run, comparisons)
     h.add_skipped(run, [Skipped("prog/broken.c", "policy", "policy-cc exited with code 1: boom")])
     verdict = run_verdict(comparisons)

@@ -151,3 +151,18 @@ def test_noisy_metric_never_gates_across_runs() -> None:
     across_size = compare_values(DEFAULT_RULES, PREVIOUS_BASELINE, {size: (100.0, ())}, {size: (110.0, ())},
                                  {size: "binary"})
     assert across_size[0].verdict == REGRESSED and across_size[0].gating
+
+
+def test_a_rule_is_judged_as_its_metric_declares() -> None:
+    """Direction, noise model and gating are declared once, by the metric; the rule carries them."""
+    from regression.metrics import METRICS, Judging
+
+    assert issubclass(Rule, Judging) and issubclass(type(METRICS["wall_time"]), Judging)
+    for name, metric in METRICS.items():
+        assert DEFAULT_RULES[name].judging() == metric.judging()
+
+
+def test_the_run_verdict_is_one_declared_type() -> None:
+    from regression.rules import RunVerdict, run_verdict
+
+    assert run_verdict([]) is RunVerdict.OK and RunVerdict.REGRESSION == "regression"

@@ -15,7 +15,8 @@ from farm.signing import farm_key, sign
 from farm.store import FileStore
 from tests.vocabgen.conftest import assert_consistent, handmade_manifest, handmade_vocab
 from vocabgen import publish as pub
-from vocabgen.gate import OPEN, Gate, gate_from_settings, judge
+from vocabgen.gate import OPEN, Gate, gate_from_settings
+from vocabgen.gate import promotion_verdict as judge
 
 DAY = 86400
 T0 = 1_790_000_000.0
