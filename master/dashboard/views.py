@@ -11,10 +11,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from flask import Flask, Response, abort, jsonify, render_template, request, url_for
+from flask import Flask, Response, abort, g, jsonify, render_template, request, url_for
 from markupsafe import Markup, escape
 
 from farm.artifacts.kind import check_version_name
+from farm.artifacts.kinds import POLICY, VOCAB
 from farm.errors import InputError
 from master.dashboard import files, numbers, trends, views_datasets, views_policies, vocabdiff
 from policyhost import advisors
@@ -196,20 +197,26 @@ def register(app: Flask, farm) -> None:
 
     app.jinja_env.globals["report_link"] = report_link
 
+    def listed(root: str) -> dict[str, str]:
+        """version -> its group (kind, advisor) in `root`'s index, read once per request (a page links many runs)."""
+        cache = g.setdefault("listed", {})
+        if root not in cache:
+            group = {VOCAB.root: VOCAB.group, POLICY.root: POLICY.group}[root]
+            cache[root] = {str(v["version"]): str(v.get(group)) for v in files.versions(farm.store, root)
+                           if isinstance(v.get("version"), str)}
+        return cache[root]
+
     def policy_link(run) -> Markup:
         """The run's policy, linked to its version page when the farm published it (else its name)."""
         version = run.config.get("policy_version") or run.policy_id
         advisor = run.config.get("advisor") or advisors.DEFAULT
-        listed = any(v.get("version") == version and v.get("advisor") == advisor
-                     for v in files.versions(farm.store, "policies"))
-        if not version or not listed:
+        if not version or listed(POLICY.root).get(version) != advisor:
             return escape(run.policy_id or "-")
         return Markup('<a href="{}">{}</a>').format(url_for("policy_version", advisor=advisor, version=version),
                                                      version)
 
     def vocab_link(run) -> Markup:
-        kind = next((v.get("kind") for v in files.versions(farm.store, "vocab")
-                     if run.vocab_version and v.get("version") == run.vocab_version), None)
+        kind = listed(VOCAB.root).get(run.vocab_version or "")
         if kind not in SECTIONS:
             return escape(run.vocab_version or "-")
         return Markup('<a href="{}">{}</a>').format(url_for("vocab_version", kind=kind, version=run.vocab_version),
