@@ -27,6 +27,20 @@ class LLVMConfig:
     bin_dir: str = "/usr/lib/llvm-22/bin"
     #: The oldest LLVM major version the farm accepts there; an older tool is an error (exit 3).
     min_major: int = 22
+    #: The llvm-project git repository the nightly LLVM builders follow: the master polls it (Buildbot's
+    #: GitPoller), so their builds carry the commit they were scheduled at and Buildbot's console and grid
+    #: views list them by commit.
+    repo: str = "https://github.com/llvm/llvm-project.git"
+    #: Its branch the master follows.
+    branch: str = "main"
+    #: Seconds between two polls of `repo`; 0: no poller (nightly builds then carry no revision).
+    poll_interval: int = 600
+
+    def __post_init__(self) -> None:
+        if self.poll_interval < 0:
+            raise FarmError(f"[llvm] poll_interval must not be negative, got {self.poll_interval!r}")
+        if self.poll_interval and not (self.repo.strip() and self.branch.strip()):
+            raise FarmError("[llvm] repo and branch must be set while poll_interval is not 0")
 
 
 @dataclass(frozen=True)

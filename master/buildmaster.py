@@ -16,7 +16,7 @@ from master.layout import web_users, worker_password
 from master.registry import REGISTRY, Builder
 from master.registrycheck import validate
 from master.reporters import make_reporters
-from master.schedulers import make_schedulers
+from master.schedulers import llvm_poller, make_schedulers
 from master.watchdog import Watchdog
 from master.workerset import parse_workers
 
@@ -36,6 +36,7 @@ def _build(s: Settings, registry: Sequence[Builder], farm_command: Sequence[str]
     workers = parse_workers(bb.workers)
     password = worker_password(s)
     active = active_builders(registry, workers)
+    llvm = (s.llvm.repo, s.llvm.branch) if s.llvm.poll_interval and any(b.follows_llvm for b in active) else None
     c: dict[str, Any] = {
         "title": "mlgo-farm",
         "titleURL": bb.url,
@@ -48,10 +49,11 @@ def _build(s: Settings, registry: Sequence[Builder], farm_command: Sequence[str]
         "workers": [worker.Worker(w.name, password, max_builds=w.max_builds,
                                   properties={"worker_tags": sorted(w.tags)}) for w in workers],
         "builders": builder_configs(active, workers, farm_command),
-        "schedulers": make_schedulers(active),
+        "schedulers": make_schedulers(active, llvm),
         # the watchdog frees builds that never reach their first step; the mail says so
         "services": [*make_reporters(active, s.smtp), Watchdog(deadline=bb.start_deadline)],
-        "change_source": [],
+        # the LLVM the nightly LLVM builders follow: their builds carry its commits (console and grid views)
+        "change_source": llvm_poller(s.llvm.repo, s.llvm.branch, s.llvm.poll_interval) if llvm else [],
     }
     if any(b.on_change for b in active):
         # `buildbot sendchange --master HOST:PB_PORT --auth change:PASSWORD --project P`

@@ -12,24 +12,80 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
+from buildbot.data import resultspec
 from buildbot.plugins import reporters
+from buildbot.process.results import FAILURE
+from buildbot.reporters import utils
+from twisted.internet import defer
 
 from farm.config import SMTPConfig
 from master.factories import MAILED_BY_FARM
 from master.fanout import shard_builder
+from master.mails import FarmMessageFormatter, cause
 from master.registry import Builder
+from master.stepspec import WHAT_IF
 from master.watchdog import WATCHDOG
 
 
 class FarmStatusGenerator(reporters.BuildStatusGenerator):
-    """Buildbot's BuildStatusGenerator, silent for builds whose failure the farm mailed about itself."""
+    """Buildbot's BuildStatusGenerator with the farm's message (master/mails.py: cause, revision, what to do),
+    silent for what-if builds and for builds whose failure the farm mailed about itself.
+
+    "Previous build" means the builder's previous build that was not a what-if (a forced `policy=heuristic`
+    between two nightly failures is no recovery), and mode "problem" also mails a failure whose cause differs
+    from the previous failure's (a size check that held a policy back after a crash is news), and the first
+    build's failure.
+    """
+
+    def __init__(self, mode, builders) -> None:
+        super().__init__(mode=mode, builders=builders, message_formatter=FarmMessageFormatter())
+
+    @defer.inlineCallbacks
+    def generate(self, master, reporter, key, build):
+        yield utils.getDetailsForBuild(master, build, want_properties=True, want_steps=True)
+        if not self.is_message_needed_by_props(build):
+            return None
+        build["prev_build"] = yield _previous_build(master, build)
+        if not self.is_message_needed_by_results(build):
+            return None
+        report = yield self.build_message(self.formatter, master, reporter, build)
+        return report
 
     def is_message_needed_by_props(self, build) -> bool:
         if _watchdog_line(build):  # the watchdog's own mail says it (WatchdogGenerator)
             return False
-        if (build.get("properties") or {}).get(MAILED_BY_FARM):
+        props = build.get("properties") or {}
+        if props.get(MAILED_BY_FARM) or props.get(WHAT_IF):
             return False
         return super().is_message_needed_by_props(build)
+
+    def is_message_needed_by_results(self, build) -> bool:
+        if super().is_message_needed_by_results(build):
+            return True
+        prev = build.get("prev_build")
+        return "problem" in self.mode and build["results"] == FAILURE and (
+            prev is None or (prev["results"] == FAILURE and cause(prev) != cause(build)))
+
+
+#: How far back a mail looks for a build that was not a what-if.
+_LOOK_BACK = 20
+
+
+@defer.inlineCallbacks
+def _previous_build(master, build):
+    """The builder's newest finished build before `build` that was not a what-if, with its steps; or None."""
+    older = yield master.data.get(
+        ("builders", build["builderid"], "builds"),
+        filters=[resultspec.Filter("number", "lt", [build["number"]]), resultspec.Filter("complete", "eq", [True])],
+        order=["-number"], limit=_LOOK_BACK)
+    for b in older:
+        props = yield master.data.get(("builds", b["buildid"], "properties"))
+        if WHAT_IF in props:
+            continue
+        b = dict(b, properties=props)
+        b["steps"] = list((yield master.data.get(("builds", b["buildid"], "steps"))))
+        return b
+    return None
 
 
 class WatchdogGenerator(reporters.BuildStatusGenerator):
@@ -67,7 +123,7 @@ def make_reporters(active: Sequence[Builder], smtp: SMTPConfig) -> list:
     to = smtp.recipient_list
     if not to or not active:
         return []
-    generators = [FarmStatusGenerator(mode=modes, builders=names) for modes, names in notify_groups(active).items()]
+    generators = [FarmStatusGenerator(modes, names) for modes, names in notify_groups(active).items()]
     names = {b.name for b in active} | {shard_builder(b.name) for b in active if b.fan_out}
     generators.append(WatchdogGenerator(sorted(names)))
     return [reporters.MailNotifier(

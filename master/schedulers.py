@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from buildbot.plugins import schedulers, util
+from buildbot.plugins import changes, schedulers, util
 from buildbot.schedulers.forcesched import CollectedValidationError, StringParameter
+from twisted.internet import defer
 
 from master.factories import trigger_scheduler
 from master.fanout import shard_builder, shard_scheduler
 from master.registry import Builder, Param, downstream
 from master.registrycheck import parse_cron
+from master.stepspec import WHAT_IF
 
 
 def force_scheduler(builder_name: str) -> str:
@@ -31,12 +33,32 @@ class PatternParameter(StringParameter):
 
 
 class TextForceScheduler(schedulers.ForceScheduler):
-    """Buildbot's ForceScheduler, refusing a value that is not text as invalid parameters.
+    """Buildbot's ForceScheduler, refusing a value that is not text as invalid parameters, and marking a
+    what-if build.
 
     The web form sends text, but a JSON-RPC client can send `"rev": 123`, a list or an object, and
     Buildbot's checks assume text (a pattern matched against 123 raises TypeError: an HTTP 500 and a
     traceback in the master's log). Raised before any check, this is the 400 every other bad value gets.
+
+    A build forced with a value other than its default (`policy=heuristic` on the nightly regression
+    builder) asks "what if"; its answer is not news for the mailing list, and a regression run recorded
+    among the nightly ones would make the next nightly a transition (a "recovered" mail, then REGRESSION
+    again). Such builds get the build property WHAT_IF ("policy=heuristic"): master/reporters.py mails
+    nobody about them and their steps record their runs under `BUILDER.what-if` (master/factories.py).
     """
+
+    #: (parameter name, default); a value that differs makes the build a what-if (a fan-out's `shards` only
+    #: splits the same work, so it never does)
+    defaults: tuple[tuple[str, str], ...] = ()
+
+    @defer.inlineCallbacks
+    def gatherPropertiesAndChanges(self, collector, **kwargs):
+        properties, changeids, sourcestamps = yield super().gatherPropertiesAndChanges(collector, **kwargs)
+        changed = [f"{k}={properties.getProperty(k)}" for k, default in self.defaults
+                   if properties.getProperty(k) not in (None, default)]
+        if changed:
+            properties.setProperty(WHAT_IF, ", ".join(changed), "Force Build Form")
+        return properties, changeids, sourcestamps
 
     def force(self, owner, builderNames=None, builderid=None, **kwargs):
         bad = {k: f"expected text, got {type(v).__name__} {str(v)[:60]}" for k, v in kwargs.items()
@@ -62,16 +84,17 @@ def _no_source() -> list:
     return [util.CodebaseParameter(codebase="", **fixed)]
 
 
-def make_schedulers(active: Sequence[Builder]) -> list:
+def make_schedulers(active: Sequence[Builder], llvm: tuple[str, str] | None = None) -> list:
     """Every scheduler the active builders need; each builder can also be forced on its own.
 
     A fan-out's shard builder has a Triggerable only: shard builds start from their parent's
     trigger, never from a force form (a shard alone would upload a part no merge waits for).
+    `llvm`: (repository, branch) of the LLVM poller (llvm_poller), which builders that follow LLVM track.
     """
     out: list = []
     for b in active:
         if b.nightly:
-            out.append(schedulers.Nightly(name=f"nightly-{b.name}", builderNames=[b.name], **parse_cron(b.nightly)))
+            out.append(_nightly(b, llvm))
         if b.on_change:
             out.append(schedulers.SingleBranchScheduler(
                 name=f"change-{b.name}", builderNames=[b.name],
@@ -82,11 +105,40 @@ def make_schedulers(active: Sequence[Builder]) -> list:
             out.append(schedulers.Triggerable(name=trigger_scheduler(b.name), builderNames=after))
         if b.fan_out:
             out.append(schedulers.Triggerable(name=shard_scheduler(b.name), builderNames=[shard_builder(b.name)]))
-        out.append(TextForceScheduler(
+        force = TextForceScheduler(
             name=force_scheduler(b.name),
             builderNames=[b.name],
             buttonName=f"run {b.name}",
             codebases=_no_source(),
             properties=[force_parameter(p) for p in b.parameters],
-        ))
+        )
+        force.defaults = tuple((p.name, p.default) for p in b.params)
+        out.append(force)
     return out
+
+
+#: The project of the changes the LLVM poller records (and nothing else sends).
+LLVM_PROJECT = "llvm-project"
+
+
+def llvm_poller(repo: str, branch: str, interval: int) -> list:
+    """Buildbot's GitPoller on the llvm-project repository the LLVM builders follow ([llvm] repo, branch); none
+    when `interval` is 0. Its first poll only notes where the branch stands; every commit after it is a change."""
+    if not interval:
+        return []
+    return [changes.GitPoller(repourl=repo, branches=[branch], pollInterval=interval, project=LLVM_PROJECT,
+                              workdir="gitpoller-llvm", name="llvm-project")]
+
+
+def _nightly(b: Builder, llvm: tuple[str, str] | None):
+    """The builder's Nightly scheduler. One that follows LLVM consumes the poller's changes: each nightly
+    buildset carries the newest commit polled (the changes since the last night, or the same commit again),
+    so its builds, and the builds they trigger, have a revision and appear in the console and grid views."""
+    cron = parse_cron(b.nightly)
+    if not (b.follows_llvm and llvm):
+        return schedulers.Nightly(name=f"nightly-{b.name}", builderNames=[b.name], **cron)
+    repo, branch = llvm
+    return schedulers.Nightly(
+        name=f"nightly-{b.name}", builderNames=[b.name], codebases={"": {"repository": repo, "branch": branch}},
+        createAbsoluteSourceStamps=True, change_filter=util.ChangeFilter(project=LLVM_PROJECT, branch=branch),
+        **cron)

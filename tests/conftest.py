@@ -61,6 +61,7 @@ def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     turn it on; `make demo` runs with it).
     """
     monkeypatch.setenv("MLGO_FARM_GATE_POLICY_SIZE", "false")
+    monkeypatch.setenv("MLGO_FARM_LLVM_POLL_INTERVAL", "0")  # no master polls github.com (tests poll a local repo)
     empty = tmp_path / "mlgo-farm.toml"
     empty.write_text("")
     monkeypatch.setenv("MLGO_FARM_CONFIG", str(empty))
