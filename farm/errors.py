@@ -36,3 +36,11 @@ class ValidationFailed(InputError):
     does not send, no better than the baseline): not a usage error, so a builder or script can tell them apart."""
 
     exit_code = 5
+
+
+def first_line(e: BaseException, limit: int = 300) -> str:
+    """An exception as one line for a message of the farm's own: its first line (a library's may go on for a
+    page), at most `limit` characters, or its type's name when it says nothing. (farm.client.one_line keeps the
+    whole text and hides secrets, for broker errors that name URLs; the standalone launcher keeps its own copy.)"""
+    text = str(e).strip().splitlines()
+    return (text[0] if text else type(e).__name__)[:limit]

@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
-    from policyhost.policies import Policy
     from policyhost.protocol import Header, Observation, TensorSpec
+    from policyhost.runnable import Policy
 
 _TICK_MS = 50
 SILENCE_FACTOR = 10  # default `max_silence`: this many times `timeout`

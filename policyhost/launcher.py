@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from typing import IO
 
     from farm.toolchain import Toolchain
-    from policyhost.policies import Policy
+    from policyhost.runnable import Policy
 
 SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".m", ".mm", ".i", ".ii", ".bc", ".ll"}
 
@@ -242,7 +242,7 @@ def run_compile(
     import subprocess
 
     from farm.toolchain import Toolchain
-    from policyhost.policies import check_advisor, load_policy
+    from policyhost.runnable import check_advisor, load_policy
 
     if not argv:
         raise InputError("no compiler command given")

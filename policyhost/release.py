@@ -22,8 +22,8 @@ from policyhost import advisors
 from policyhost.store import sha256
 
 if TYPE_CHECKING:
-    from policyhost.policies import OnnxPolicy
     from policyhost.protocol import Header
+    from policyhost.runnable import OnnxPolicy
 
 #: One call site LLVM must decide on at -Oz, so the inliner opens its channel and sends its header.
 _PROBE_SOURCE = "int g(int);\nstatic int f(int x) { return g(x) + g(x + 1); }\nint h(int y) { return f(y) * 2; }\n"
@@ -64,7 +64,7 @@ def llvm_header(toolchain: Toolchain, advisor: str = "inline", vocab: Path | Non
 
 
 def model_inputs(model: Path) -> list[str]:
-    from policyhost.policies import OnnxPolicy
+    from policyhost.runnable import OnnxPolicy
 
     return sorted(OnnxPolicy(model, strict=True).inputs)
 
@@ -77,7 +77,7 @@ def check_model(model: Path, toolchain: Toolchain | None, advisor: str = "inline
     and an output the advisor can use (ValidationFailed naming the first problem). Without a toolchain, or
     for an advisor with no probe compile, only the output is checked against the advisor: header None.
     """
-    from policyhost.policies import OnnxPolicy, check_output
+    from policyhost.runnable import OnnxPolicy, check_output
 
     policy = OnnxPolicy(model, strict=True)
     if advisors.get(advisor).mask_feature is None or not policy.output[1].startswith("float"):

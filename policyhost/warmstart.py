@@ -28,8 +28,8 @@ from farm.atomic import write_atomic
 from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policyhost.launcher import run_compile
-from policyhost.policies import INLINE_DEFAULT, HeuristicPolicy
 from policyhost.protocol import Header, Observation
+from policyhost.runnable import INLINE_DEFAULT, HeuristicPolicy
 
 log = logging.getLogger(__name__)
 

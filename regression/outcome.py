@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from farm.config import Settings
-from farm.errors import FarmError
+from farm.errors import FarmError, first_line
 from farm.store import store_from_settings
 from regression import alerts, report, rules
 from regression.history import History, Run, Skipped
@@ -139,7 +139,7 @@ def finish(req: RunRequest, settings: Settings, history: History, run: Run, verd
         try:
             report.publish(store, report_dir, run.builder, run.run_id)
         except (OSError, FarmError) as e:
-            publish_error = _one_line(e)
+            publish_error = first_line(e)
             link = web = local
             history.set_report_url(run, link)
             _render(history, settings, run, verdict, report_dir, link, backoff)
@@ -160,12 +160,8 @@ def _render(history: History, settings: Settings, run: Run, verdict: str, report
     except (OSError, FarmError) as e:
         deliver(history, settings, backoff)
         raise FarmError(f"run {run.run_id} of builder {run.builder} is complete ({verdict}), but its report could "
-                        f"not be written to {report_dir}: {_one_line(e)}; render it again with `mlgo-farm regress "
+                        f"not be written to {report_dir}: {first_line(e)}; render it again with `mlgo-farm regress "
                         f"report {run.run_id} --builder {run.builder}`") from None
-
-
-def _one_line(e: BaseException) -> str:
-    return (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
 
 
 def deliver(history: History, settings: Settings, backoff: float) -> alerts.Delivery | None:
