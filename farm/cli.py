@@ -16,8 +16,9 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
+from farm import answer
 from farm.errors import FarmError
 
 ROLES = ("farm.toolchain_cli", "workers.cli", "vocabgen.cli", "policyhost.cli", "regression.cli", "master.cli")
@@ -33,11 +34,21 @@ def _no_master() -> set[str]:
 registered_builders: Callable[[], set[str]] = _no_master
 
 
+class UsageError(SystemExit):
+    """argparse's exit 2 for a usage error, carrying its line (a command line with --json answers it as JSON)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+
 class FarmParser(argparse.ArgumentParser):
     """argparse whose usage errors are one line, like the farm's other errors (verbs' parsers inherit it)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        line = f"{self.prog}: error: {message} (see {self.prog} --help)"
+        self._print_message(line + "\n", sys.stderr)
+        raise UsageError(line)
 
 
 def _number(kind: type, test: Callable[[float], bool], expect: str) -> Callable[[str], int | float]:
@@ -123,26 +134,50 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    asked_json = answer.wants_json(argv)
     try:
         parser = build_parser()  # a verb's module may read the configuration when it registers
     except FarmError as e:
-        return _fail(str(e), e.exit_code)
-    args = parser.parse_args(argv)
+        return _fail(str(e), e.exit_code, sys.stdout if asked_json else None)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as e:
+        if asked_json:
+            answer.write(answer.failure(e.message, 2), sys.stdout)
+        raise
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(name)s: %(message)s",
     )
     restore = _on_sigterm_unwind()
+    as_json = bool(getattr(args, answer.DEST, False))
     try:
-        code = int(args.func(args) or 0)
+        if not as_json:
+            return _run(args, None)
+        with answer.json_stdout() as out:
+            return _run(args, out)
+    finally:
+        restore()
+
+
+def _run(args: argparse.Namespace, json_out: TextIO | None) -> int:
+    """Run the verb; an Answer is emitted as asked (`json_out`: the real stdout under --json), a failure is one
+    line on stderr (and under --json one object on stdout), each with its exit code."""
+    try:
+        result = args.func(args)
+        if isinstance(result, answer.Answer):
+            code = answer.emit(result, json_out is not None, json_out)
+        else:
+            code = int(result or 0)
         sys.stdout.flush()  # a closed pipe must surface here, inside the handlers, not at exit
         return code
     except FarmError as e:
-        return _fail(str(e), e.exit_code)
+        return _fail(str(e), e.exit_code, json_out)
     except Terminated:
-        return _fail("terminated", 128 + signal.SIGTERM)
+        return _fail("terminated", 128 + signal.SIGTERM, json_out)
     except KeyboardInterrupt:
-        return _fail("interrupted", 130)
+        return _fail("interrupted", 130, json_out)
     except BrokenPipeError:
         # `mlgo-farm ... | head`: the reader has what it wanted. Point stdout at /dev/null so the
         # interpreter's final flush cannot raise again, and exit like a process killed by SIGPIPE.
@@ -150,16 +185,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 128 + 13
     except OSError as e:
         if e.errno in (errno.ENOSPC, errno.EDQUOT):
-            return _fail(f"{e.filename or 'output'}: {os.strerror(e.errno).lower()}", 1)
+            return _fail(f"{e.filename or 'output'}: {os.strerror(e.errno).lower()}", 1, json_out)
+        _crashed(e, json_out)
         raise
     except RecursionError:
-        return _fail("input nested too deeply to read", 2)
-    finally:
-        restore()
+        return _fail("input nested too deeply to read", 2, json_out)
+    except Exception as e:
+        _crashed(e, json_out)
+        raise
 
 
-def _fail(message: str, code: int) -> int:
+def _crashed(e: BaseException, json_out: TextIO | None) -> None:
+    """A bug (its traceback follows on stderr, exit 1 as ever): under --json, still one object on stdout."""
+    if json_out is not None:
+        answer.write(answer.failure(f"{type(e).__name__}: {e}", 1), json_out)
+
+
+def _fail(message: str, code: int, json_out: TextIO | None = None) -> int:
     print(f"mlgo-farm: error: {message}", file=sys.stderr)
+    if json_out is not None:
+        answer.write(answer.failure(message, code), json_out)
     return code
 
 

@@ -1,9 +1,10 @@
 """Turn registry entries into Buildbot build factories and builder configurations.
 
 Every registry step becomes a FarmStep: Buildbot's shell step machinery (ShellMixin) running
-`mlgo-farm -v VERB ...`, whose stdout is read line by line as it arrives (master.stepspec's
-StepOutput) so that the finished step sets its captured properties, says its result as its
-summary ("1,183 unique triplets (3 skipped)") and links its pages on the farm's dashboard.
+`mlgo-farm -v VERB ...` (with `--json` when the step reads the verb's answer), whose stdout is read
+line by line as it arrives (master.stepspec's StepOutput) so that the finished step sets its
+captured properties, says its result as its summary ("1,183 unique triplets (3 skipped)") and links
+its pages on the farm's dashboard, all from the fields of the answer.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from buildbot.plugins import steps, util
 from buildbot.process import buildstep, logobserver
 from twisted.internet import defer
 
-from master import fanout
+from master import fanout, stepspec
 from master.registry import Builder, Step, downstream, render_args
 from master.stepspec import BUILD_URL, DASHBOARD, StepOutput, check_output_spec, placeholders
 from master.watchdog import FarmBuild
@@ -59,13 +60,13 @@ def _command(builder: Builder, step: Step, farm_command: Sequence[str], runs_if=
                 return url
             return defaults.get(name) if value is None else value
 
-        return [*farm_command, *render_args(step.args, lookup)]
+        return [*farm_command, *stepspec.command_args(step, lookup)]
 
     return command
 
 
 def _extract(capture: Sequence[tuple[str, str]]):
-    """The properties `capture` takes from a finished step's output (as FarmStep sets them)."""
+    """The properties `capture` takes from a finished step's answer (as FarmStep sets them)."""
 
     def extract(rc: int, stdout: str, stderr: str) -> dict[str, str]:
         return StepOutput(Step("extract", (), capture=tuple(capture))).feed(stdout).properties(rc)

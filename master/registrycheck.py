@@ -88,9 +88,6 @@ def validate(registry: Iterable[Builder], verbs: Mapping[str, object] | None = N
             missing = placeholders(s.args) - known - ({SHARD} if s.name in fanned else set())
             if missing:
                 raise InputError(f"builder {b.name!r} step {s.name!r} uses undeclared properties {sorted(missing)}")
-            for prop, pattern in s.capture:
-                if re.compile(pattern).groups != 1:
-                    raise InputError(f"builder {b.name!r} step {s.name!r}: capture of {prop!r} needs one regex group")
             problem = check_output_spec(s)
             if problem:
                 raise InputError(f"builder {b.name!r} {problem}")

@@ -1,19 +1,24 @@
 """What one builder step is: an `mlgo-farm` command line whose arguments may name build properties,
-and what Buildbot shows of its result (a summary and links read from the lines the verb prints).
+and what Buildbot shows of its result (a summary and links filled from the fields of the verb's answer).
 
 Declared here, below the registry, so that the registry's builders and the fan-out's derived
-steps (FanOut in master/registry.py) are built from the same few types; `render_args` is the
+steps (FanOut in master/registry.py) are built from the same few types; `command_args` is the
 one place a property's value enters a command line, and `StepOutput` the one place a verb's
-output becomes properties, a summary and links (master/factories.py's FarmStep feeds it).
+answer becomes properties, a summary and links (master/factories.py's FarmStep feeds it). A step
+that reads its verb's result runs the verb with `--json` (farm/answer.py): one JSON object on stdout,
+read as fields, never the sentences people read.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import string
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from farm.answer import OPTION as JSON_OPTION
 from farm.config import DASHBOARD_PATH
 from farm.errors import InputError
 
@@ -39,24 +44,21 @@ Arg = str | IfSet
 class Summary:
     """What a finished step says in Buildbot's UI instead of its name ("1,183 unique triplets (3 skipped)").
 
-    `template` (str.format) is filled from the named groups of the last stdout line `pattern`
-    matches (a group of digits is a number, so `{n:,}` works) and from `counts`: (name, regex)
-    pairs that count the stdout lines the regex matches. Several summaries of one step are
-    alternatives (a shard build prints another line than a whole one); the last line matched wins.
+    `template` (str.format) is filled from the fields of the verb's answer: `{unique:,}` a number,
+    `{awaiting[0]}` an item, `{created:published|already published}` a word chosen by a boolean field.
+    Several summaries of one step are alternatives, tried in order (a shard build answers other fields
+    than a whole one): the first whose fields the answer has, none of them null or empty, wins.
     """
 
-    pattern: str
     template: str
-    counts: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
 class Link:
     """A page of the farm's dashboard the step links (Buildbot's addURL): `path` under the dashboard,
-    filled from the named groups of the last stdout line `pattern` matches (`vocab/{kind}/{version}/`)."""
+    filled from the fields of the verb's answer (`vocab/{kind}/{version}/`); none when a field is missing."""
 
     name: str
-    pattern: str
     path: str
 
 
@@ -68,7 +70,7 @@ class Step:
     args: tuple[Arg, ...]
     #: Seconds without output before Buildbot kills the step.
     timeout: int = 3600
-    #: Properties set from the step's output: (property, regex with one group); the last match wins.
+    #: Properties set from the verb's answer: (property, field); a field that is missing or null sets nothing.
     capture: tuple[tuple[str, str], ...] = ()
     #: What the finished step says (alternatives; see Summary); none: its name.
     summary: tuple[Summary, ...] = ()
@@ -78,92 +80,112 @@ class Step:
     #: transitions only); Buildbot's own failure mail stays silent for a build that failed with one of them.
     mails_itself: tuple[int, ...] = ()
 
+    @property
+    def answers(self) -> bool:
+        """Whether the master reads the verb's result (then it runs with --json)."""
+        return bool(self.capture or self.summary or self.links)
+
+
+_FIELD = re.compile(r"[a-z_][a-z0-9_]*")
+
 
 def _fields(template: str) -> set[str]:
-    return {f.split(".")[0].split("[")[0] for _, f, _, _ in string.Formatter().parse(template) if f}
+    """The answer's fields a template names (`{a[0]:,}` names `a`)."""
+    return {re.split(r"[.\[]", f)[0] for _, f, _, _ in string.Formatter().parse(template) if f is not None}
 
 
 def check_output_spec(step: Step) -> str | None:
-    """What is wrong with the step's summary and link declarations (None: nothing), checked at configuration
-    time so a master never starts with a summary that cannot be filled."""
+    """What is wrong with the step's capture, summary and link declarations (None: nothing), checked at
+    configuration time so a master never starts with a declaration that cannot be filled."""
     where = f"step {step.name!r}"
     try:
-        for s in step.summary:
-            groups = set(re.compile(s.pattern).groupindex)
-            counts = {name for name, rx in s.counts if re.compile(rx)}
-            missing = _fields(s.template) - groups - counts
-            if missing:
-                return f"{where}: summary {s.template!r} uses {sorted(missing)}, not named groups of its pattern"
+        named = [(f"capture of {prop!r}", {field}) for prop, field in step.capture]
+        named += [(f"summary {s.template!r}", _fields(s.template)) for s in step.summary]
+        named += [(f"link {link.name!r}", _fields(link.path)) for link in step.links]
+        for what, fields in named:
+            bad = sorted(f for f in fields if not _FIELD.fullmatch(f))
+            if bad or (not fields and not what.startswith("link")):
+                return f"{where}: {what} names {bad or 'no field'}: fields of the verb's answer are lower-case names"
         for link in step.links:
-            missing = _fields(link.path) - set(re.compile(link.pattern).groupindex)
-            if missing:
-                return f"{where}: link {link.name!r} uses {sorted(missing)}, not named groups of its pattern"
             if link.path.startswith("/") or ".." in link.path or "://" in link.path:
                 return f"{where}: link {link.name!r}: {link.path!r} must be a path under the dashboard"
-    except (re.error, ValueError) as e:
+    except ValueError as e:
         return f"{where}: {e}"
     return None
 
 
-def _value(text: str) -> str | int:
-    return int(text) if text.isascii() and text.isdigit() else text
+class _Filler(string.Formatter):
+    """str.format over an answer's fields: a missing, null or empty field fails the template (KeyError), and a
+    boolean field takes a `yes|no` format spec."""
+
+    def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
+        value, key = super().get_field(field_name, args, kwargs)
+        if value is None or value == "" or value == [] or value == {}:
+            raise KeyError(field_name)
+        return value, key
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if isinstance(value, bool) and "|" in format_spec:
+            yes, _, no = format_spec.partition("|")
+            return yes if value else no
+        return super().format_field(value, format_spec)
+
+
+def fill(template: str, fields: Mapping[str, Any]) -> str | None:
+    """`template` filled from `fields`, None when it names a field they lack (or hold empty)."""
+    try:
+        return _Filler().vformat(template, (), fields)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        return None
+
+
+def command_args(step: Step, lookup: Callable[[str], object]) -> list[str]:
+    """The step's arguments after `mlgo-farm`: rendered (render_args), and --json when the master reads the answer."""
+    return [*render_args(step.args, lookup), *((JSON_OPTION,) if step.answers else ())]
 
 
 class StepOutput:
-    """A step's stdout, read line by line as it arrives: only the last match of each pattern and the counts
-    are kept (an LLVM build prints hundreds of thousands of lines), then properties, summary and links."""
+    """A step's stdout, read line by line as it arrives: only the verb's answer is kept (the last line that is a JSON
+    object; under --json the verb prints that and nothing else), then properties, summary and links from its fields."""
 
     def __init__(self, step: Step) -> None:
         self.step = step
-        self._capture = [(prop, re.compile(rx)) for prop, rx in step.capture]
-        self._summary = [(s, re.compile(s.pattern), [(n, re.compile(rx)) for n, rx in s.counts]) for s in step.summary]
-        self._links = [(link, re.compile(link.pattern)) for link in step.links]
-        self.captured: dict[str, str] = {}
-        self._said: tuple[int, dict] | None = None
-        self._counts: dict[tuple[int, str], int] = {}
-        self._linked: dict[str, str] = {}
+        self.answer: dict[str, Any] = {}
 
     def line(self, line: str) -> None:
         stripped = line.strip()
-        for prop, rx in self._capture:
-            m = rx.search(stripped)
-            if m:
-                self.captured[prop] = m.group(1)
-        for i, (_, rx, counts) in enumerate(self._summary):
-            m = rx.search(line)
-            if m:
-                self._said = (i, {k: _value(v) for k, v in m.groupdict().items() if v is not None})
-            for name, crx in counts:
-                if crx.search(line):
-                    self._counts[(i, name)] = self._counts.get((i, name), 0) + 1
-        for link, rx in self._links:
-            m = rx.search(line)
-            if m:
-                self._linked[link.name] = link.path.format(**m.groupdict(default=""))
+        if not stripped.startswith("{"):
+            return
+        try:
+            found = json.loads(stripped)
+        except ValueError:  # RecursionError too: a line the verb did not print as its answer
+            return
+        if isinstance(found, dict):
+            self.answer = found
 
     def feed(self, text: str) -> StepOutput:
         for line in text.splitlines():
             self.line(line)
         return self
 
-    def properties(self, rc: int) -> dict[str, str]:
+    def properties(self, rc: int) -> dict[str, Any]:
         """What the step captured, only when it succeeded (a failed step's ids name nothing published)."""
-        return dict(self.captured) if rc == 0 else {}
+        result = self.result()
+        if rc != 0:
+            return {}
+        return {prop: result[field] for prop, field in self.step.capture if result.get(field) not in (None, "")}
+
+    def result(self) -> dict[str, Any]:
+        """The answer's fields when the verb answered with a result (not its failure: `error`, farm/answer.py)."""
+        return {} if "error" in self.answer else self.answer
 
     def summary(self) -> str | None:
-        if self._said is None:
-            return None
-        i, values = self._said
-        s = self.step.summary[i]
-        counts = {name: self._counts.get((i, name), 0) for name, _ in s.counts}
-        try:
-            return s.template.format(**{**counts, **values})
-        except (KeyError, ValueError, IndexError):
-            return None  # a group the line left empty: the step's name says more than half a sentence
+        return next((said for s in self.step.summary if (said := fill(s.template, self.result())) is not None), None)
 
     def links(self) -> list[tuple[str, str]]:
-        """(name, path under the dashboard) of each declared link whose line was printed, in declaration order."""
-        return [(link.name, self._linked[link.name]) for link in self.step.links if link.name in self._linked]
+        """(name, path under the dashboard) of each declared link the answer fills, in declaration order."""
+        result = self.result()
+        return [(link.name, path) for link in self.step.links if result and (path := fill(link.path, result))]
 
 
 @dataclass(frozen=True)

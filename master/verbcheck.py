@@ -7,6 +7,7 @@ import io
 from collections.abc import Iterator, Sequence
 
 from master.registry import REGISTRY, SHARD, SHARD_RUN, Builder, Step, by_name, placeholders, render_args
+from master.stepspec import JSON_OPTION
 
 #: Value used for properties without a default (ids captured from an upstream builder).
 SAMPLE = "0123456789abcdef"
@@ -58,7 +59,9 @@ def check_registry(registry: Sequence[Builder] = REGISTRY) -> list[str]:
         return [str(e)]
     problems: list[str] = []
     for b in registry:
+        answers = {s.name for s in all_steps(b) if s.answers}  # they run with --json (master/stepspec.py)
         for step, argv in step_argvs(b, registry):
+            argv = [*argv, JSON_OPTION] if step in answers else argv
             err = io.StringIO()
             try:
                 with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):

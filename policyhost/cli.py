@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+from farm.answer import Answer, json_option
 from farm.cli import fraction, positive_float, positive_int
 from farm.errors import InputError
 from policyhost import advisors
@@ -240,11 +241,10 @@ def _retrain(args: argparse.Namespace) -> int:
     corpus = str(Path(args.corpus).absolute()) if args.corpus else None
     res = submit(app, lambda: enqueue_retrain(args.vocab, corpus, params), "the policy retrain")
     if not args.wait:
-        print(res.id)
-        return 0
-    out = wait_for(app, res, args.timeout, CHAIN_STEPS)
-    print(out["summary"])
-    return 0 if (out.get("size_check") or {}).get("ok", True) else EXIT_SIZE_GATE
+        return Answer({"task_id": res.id}, lambda f: f["task_id"])
+    from policyhost.store import retrained
+
+    return retrained(wait_for(app, res, args.timeout, CHAIN_STEPS), EXIT_SIZE_GATE)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -327,8 +327,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     dl.add_argument("--version", default="latest")
     dl.add_argument("-o", "--output", required=True, help="the .onnx file to write")
     dl.set_defaults(func=_download)
-    rt = psub.add_parser("retrain", help="enqueue the Celery chain train -> validate -> publish -> size check "
-                         "of the inliner-for-size policy")
+    rt = psub.add_parser("retrain", parents=[json_option()], help="enqueue the Celery chain train -> validate -> "
+                         "publish -> size check of the inliner-for-size policy")
     rt.add_argument("--vocab", default="newest", help="IR vocabulary version in the store (default: newest, the "
                     "latest or a newer one waiting for its policy's size check)")
     rt.add_argument("--corpus", help="nightly training corpus directory (default: the vocabulary's dataset's "

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from farm import jsonio
+from farm.answer import Answer
 from farm.artifacts import store as artifacts
 from farm.artifacts.kinds import POLICY
 from farm.artifacts.store import sha256
@@ -33,7 +34,7 @@ from farm.store import ObjectStore
 from policyhost import advisors
 
 __all__ = ["SCHEME", "check_publishable", "download", "fetch_cached", "publish", "read_index", "read_latest",
-           "resolve", "settle", "sha256", "show", "summary"]
+           "resolve", "retrained", "settle", "sha256", "show", "summary"]
 #: `--policy store:latest` / `store:VERSION`
 SCHEME = "store:"
 
@@ -98,6 +99,17 @@ def summary(result: dict[str, Any]) -> str:
     elif result.get("latest", result["version"]) != result["version"]:
         what += f"; latest stays at {result['latest']}, published later"
     return f"policy {result['advisor']} {result['version']} ({what})"
+
+
+#: The facts of a retrained, size-checked policy (the retrain chain's result) that `policy retrain --wait` answers.
+RETRAINED = ("advisor", "version", "created", "state", "latest", "previous", "size_check", "vocab_state")
+
+
+def retrained(result: dict[str, Any], failed_code: int) -> Answer:
+    """What `policy retrain --wait` answers: the chain's facts, and for people the line its size check said
+    (regression/tasks.py makes it, beside the check); `failed_code` when the size check held the policy back."""
+    ok = (result.get("size_check") or {}).get("ok", True)
+    return Answer({k: result.get(k) for k in RETRAINED}, lambda _: str(result["summary"]), 0 if ok else failed_code)
 
 
 def resolve(store: ObjectStore, advisor: str, version: str) -> str:

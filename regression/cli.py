@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from farm.answer import Answer, json_option
 from farm.cli import nonnegative_int, positive_float, positive_int
 from policyhost import advisors
 
@@ -38,21 +41,30 @@ def _run(args: argparse.Namespace) -> int:
         vocab_sha256=args.vocab_sha256,
     )
     result = run_comparison(req, history=_open(args))
-    print(result.summary, end="")
-    print(f"report: {result.report_dir}")
-    print(f"verdict: {result.headline}")  # the Buildbot step's summary (master/outputs.py)
-    if result.publish_error:
-        print(f"report not published: {result.publish_error}")
-    if result.alert and result.delivery is None:
-        print(f"alert: {result.alert}, not sent: no recipients configured ([smtp] recipients)")
-    elif result.alert:
-        print(f"alert: {result.alert} queued; outbox: {result.delivery.sent} sent, {result.delivery.pending} pending")
-    if args.expect_identical:
-        differ = not_identical(result.comparisons)
-        if differ:
-            print(f"control failed: the policy build is not the heuristic build ({differ})")
-            return EXIT_NOT_IDENTICAL
-    return EXIT_REGRESSION if args.fail_on_regression and result.verdict == "regression" else 0
+    differ = not_identical(result.comparisons) if args.expect_identical else ""
+    d = result.delivery
+    fields = {"run_id": result.run.run_id, "builder": result.run.builder, "verdict": result.verdict,
+              "headline": result.headline, "report": str(result.report_dir), "report_url": result.report_url,
+              "web_url": result.web_url, "publish_error": result.publish_error, "alert": result.alert,
+              "outbox": None if d is None else {"sent": d.sent, "pending": d.pending}, "not_identical": differ or None}
+    code = EXIT_NOT_IDENTICAL if differ else \
+        EXIT_REGRESSION if args.fail_on_regression and result.verdict == "regression" else 0
+    # the report's own summary (regression/report.py) comes first for people; the fields carry its facts
+    return Answer(fields, lambda f: result.summary + _run_said(f), code)
+
+
+def _run_said(f: Mapping[str, Any]) -> str:
+    lines = [f"report: {f['report']}", f"verdict: {f['headline']}"]
+    if f["publish_error"]:
+        lines.append(f"report not published: {f['publish_error']}")
+    if f["alert"] and f["outbox"] is None:
+        lines.append(f"alert: {f['alert']}, not sent: no recipients configured ([smtp] recipients)")
+    elif f["alert"]:
+        box = f["outbox"]
+        lines.append(f"alert: {f['alert']} queued; outbox: {box['sent']} sent, {box['pending']} pending")
+    if f["not_identical"]:
+        lines.append(f"control failed: the policy build is not the heuristic build ({f['not_identical']})")
+    return "\n".join(lines)
 
 
 def not_identical(comparisons) -> str:
@@ -160,7 +172,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     common.add_argument("--history", metavar="DB",
                         help="history database (default: VAR/regression/history.sqlite; share it between builders)")
 
-    run = rsub.add_parser("run", parents=[common],
+    run = rsub.add_parser("run", parents=[common, json_option()],
                           help="build heuristic vs policy, measure, judge, report and alert on transitions")
     run.add_argument("--corpus", help="a corpus directory (corpus_description.json): per-module .text sizes")
     run.add_argument("--bench", action="append", default=[], metavar="NAME",

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from farm.answer import Answer, json_option
 from farm.errors import InputError
 from farm.kinds import KINDS
 
@@ -137,10 +138,10 @@ def _promote(args: argparse.Namespace) -> int:
 def _retrain(args: argparse.Namespace) -> int:
     from farm.celery_app import app
     from farm.client import submit, wait_for
-    from vocabgen.dataset import check_dataset_ref
-    from vocabgen.params import TrainParams
     from pipeline import VOCAB_STEPS as CHAIN_STEPS  # a verb starts the pipeline (tests/test_layout.py)
     from pipeline import start_vocab_retrain as enqueue_retrain
+    from vocabgen.dataset import check_dataset_ref
+    from vocabgen.params import TrainParams
 
     params = _params(args)
     TrainParams.from_dict(params).resolved(args.kind)  # the workers' own check, before anything is enqueued
@@ -151,22 +152,10 @@ def _retrain(args: argparse.Namespace) -> int:
         check_dataset_ref(dataset)
     res = submit(app, lambda: enqueue_retrain(args.kind, dataset, params), "the retrain")
     if not args.wait:
-        print(res.id)
-        return 0
-    out = wait_for(app, res, args.timeout, CHAIN_STEPS)
-    from farm.artifacts.verdict import awaits_only
+        return Answer({"task_id": res.id}, lambda f: f["task_id"])
+    from vocabgen.publish import retrained
 
-    what = "published" if out["created"] else "already published"
-    pending = (out.get("gate") or {}).get("pending") or []
-    if out.get("state") == "candidate" and pending and awaits_only(out.get("gate"), pending[0]):
-        print(f"{out['kind']} {out['version']} ({what}, awaiting {' and '.join(pending)}; latest stays at "
-              f"{out.get('latest') or 'none'} until then)")
-        return 0
-    print(f"{out['kind']} {out['version']} ({what})")
-    if out.get("state") == "candidate":  # a second line: builders read the first (master/registry.py)
-        print(f"  a candidate, not latest (latest stays at {out.get('latest') or 'none'}): "
-              f"{'; '.join((out.get('gate') or {}).get('reasons') or [])}")
-    return 0
+    return retrained(wait_for(app, res, args.timeout, CHAIN_STEPS))
 
 
 def _fmt(x: Any, spec: str = ".3f") -> str:
@@ -284,7 +273,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     u.add_argument("vocab_dir", help="directory written by `vocab train`")
     u.set_defaults(func=_publish)
 
-    r = vsub.add_parser("retrain", parents=[training], help="enqueue the Celery chain train -> validate -> publish")
+    r = vsub.add_parser("retrain", parents=[training, json_option()],
+                        help="enqueue the Celery chain train -> validate -> publish")
     r.add_argument("--kind", choices=KINDS, required=True)
     r.add_argument("--dataset", default="latest", help="dataset id in the store, `latest`, or a local directory")
     r.add_argument("--wait", action="store_true", help="wait for the published version")

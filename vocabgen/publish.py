@@ -15,9 +15,11 @@ rollback), recording who, when and why; republishing never undoes it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from farm.answer import Answer
 from farm.artifacts import store as artifacts
 from farm.artifacts.kinds import VOCAB
 from farm.artifacts.store import CorruptObject
@@ -30,7 +32,7 @@ from vocabgen.gate import Gate, gate_from_settings, promotion_verdict
 from vocabgen.vocabfile import ValidationError, check_magnitude, check_schema, parse, sha256
 
 __all__ = ["CorruptObject", "check_publishable", "download", "find_by_hash", "llvm_flag", "newest", "promote",
-           "publish", "read_index", "read_latest", "resolve", "settle", "show", "summary"]
+           "publish", "read_index", "read_latest", "resolve", "retrained", "settle", "show", "summary"]
 #: what a publish result says (the store's also names `previous`)
 _RESULT = ("kind", "version", "sha256", "created", "latest", "state", "gate")
 
@@ -128,6 +130,28 @@ def summary(result: dict[str, Any]) -> str:
     elif latest != result["version"]:
         what += f"; latest stays at {latest}, published later"
     return f"{result['kind']} {result['version']} ({what})"
+
+
+def retrained(result: dict[str, Any]) -> Answer:
+    """What `vocab retrain --wait` answers for the chain's publish result: its facts, and for people the version and
+    whether it is published, waiting for a rule (`awaiting`) or a candidate with the gate's reasons."""
+    gate = result.get("gate") or {}
+    pending = gate.get("pending") or []
+    waits = result.get("state") == "candidate" and pending and awaits_only(gate, pending[0])
+    return Answer({"kind": result["kind"], "version": result["version"], "created": bool(result["created"]),
+                   "state": result.get("state"), "latest": result.get("latest"), "awaiting": pending if waits else [],
+                   "reasons": gate.get("reasons") or [], "gate": gate}, _retrained_said)
+
+
+def _retrained_said(f: Mapping[str, Any]) -> str:
+    what = "published" if f["created"] else "already published"
+    if f["awaiting"]:
+        return (f"{f['kind']} {f['version']} ({what}, awaiting {' and '.join(f['awaiting'])}; latest stays at "
+                f"{f['latest'] or 'none'} until then)")
+    line = f"{f['kind']} {f['version']} ({what})"
+    if f["state"] == "candidate":  # a second line, for people
+        line += f"\n  a candidate, not latest (latest stays at {f['latest'] or 'none'}): {'; '.join(f['reasons'])}"
+    return line
 
 
 def llvm_flag(kind: str, path: Path) -> str:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from farm.answer import Answer, json_option
 from farm.cli import positive_float, positive_int
 
 if TYPE_CHECKING:
@@ -58,20 +60,36 @@ def _corpus(args: argparse.Namespace) -> int:
         c = coverage.build(Path(args.output), tc, args.jobs, shard=shard)
     else:  # extracted whole (no compiling to split); the triplets step takes its shard's modules
         c = corpus.from_embedded_build(Path(args.input), Path(args.output), tc, args.jobs)
-    note = ""
+    added = None
     if getattr(args, "with_coverage", False):
         from workers import coverage
 
         c = coverage.add_to(Path(args.output), tc, args.jobs, shard=shard)
-        added = sum(1 for m in c.modules if m.name.startswith(coverage.PREFIX))
-        note = f"  + {coverage.SOURCE}: {added} modules {coverage.PREFIX}* (sources sha256 {coverage.digest()[:16]})"
-    print(f"corpus {args.output}: {len(c.modules)} modules, {len(c.skipped)} skipped, digest {c.digest[:16]}")
-    print(f"  lineage: {describe_lineage(c.lineage)}")
-    if note:
-        print(note)
-    for s in c.skipped:
-        print(f"  skipped {s['module']}: {s['reason']}")
-    return 0
+        added = {"source": coverage.SOURCE, "prefix": coverage.PREFIX, "sha256": coverage.digest(),
+                 "modules": sum(1 for m in c.modules if m.name.startswith(coverage.PREFIX))}
+    fields = {"corpus": args.output, "modules": len(c.modules), "skipped": len(c.skipped), "digest": c.digest,
+              "lineage": c.lineage, "lineage_text": describe_lineage(c.lineage), "revision": _revision(c.lineage),
+              "coverage": added,
+              "skipped_modules": c.skipped}
+    return Answer(fields, _corpus_said)
+
+
+def _revision(lineage: Mapping[str, Any] | None) -> str | None:
+    """The revision of the corpus's sources: a Debian package's version or a git commit (None: unknown)."""
+    if not lineage:
+        return None
+    return lineage.get("version") if lineage.get("kind") == "debian" else lineage.get("commit")
+
+
+def _corpus_said(f: Mapping[str, Any]) -> str:
+    lines = [f"corpus {f['corpus']}: {f['modules']} modules, {f['skipped']} skipped, digest {f['digest'][:16]}",
+             f"  lineage: {f['lineage_text']}"]
+    cov = f["coverage"]
+    if cov:
+        lines.append(f"  + {cov['source']}: {cov['modules']} modules {cov['prefix']}* "
+                     f"(sources sha256 {cov['sha256'][:16]})")
+    lines += [f"  skipped {s['module']}: {s['reason']}" for s in f["skipped_modules"]]
+    return "\n".join(lines)
 
 
 def _debsrc_dir(args: argparse.Namespace) -> Path:
@@ -108,34 +126,46 @@ def _triplets(args: argparse.Namespace) -> int:
         from workers.shards import PART_MANIFEST
 
         m = json.loads((out / PART_MANIFEST).read_text())
-        print(f"shard {m['shard']} in {out}: {len(m['modules'])} modules, {m['raw']} triplets, "
-              f"MAX_RELATION {m['max_relation']} (a part: `dataset put-shard`, then `dataset merge`)")
-    else:
-        _print_dataset(out)
-    return 0
+        return Answer({"shard": m["shard"], "output": str(out), "modules": len(m["modules"]), "raw": m["raw"],
+                       "max_relation": m["max_relation"]}, _shard_said)
+    return _dataset_answer(out)
 
 
-def _print_dataset(out: Path) -> None:
+def _shard_said(f: Mapping[str, Any]) -> str:
+    return (f"shard {f['shard']} in {f['output']}: {f['modules']} modules, {f['raw']} triplets, "
+            f"MAX_RELATION {f['max_relation']} (a part: `dataset put-shard`, then `dataset merge`)")
+
+
+def _dataset_answer(out: Path) -> Answer:
+    """A dataset directory's manifest as the answer of the verb that wrote it (`triplets`, `dataset merge`)."""
+    from farm.kinds import SECTIONS
     from workers.dataset import read_manifest
 
     m = read_manifest(out)
     t = m["triplets"]
-    print(f"dataset {m['id']} in {out}: {m['modules_used']}/{m['corpus']['modules']} modules, "
-          f"{t['raw']} triplets -> {t['unique']} unique, {m['entities']} entities, {m['relations']} relations")
-    pred = m.get("predicates")
-    if pred:
-        print(f"  predicates: {pred['compares']} compares -> {pred['triplets']} triplets under relation "
-              f"{pred['relation']} (farm extension; --no-predicates leaves them out)")
     mentioned = m.get("entities_mentioned") or {}
-    if mentioned:
-        from farm.kinds import SECTIONS
+    return Answer({"dataset": m["id"], "kind": m["kind"], "output": str(out), "modules_used": m["modules_used"],
+                   "modules": m["corpus"]["modules"], "raw": t["raw"], "unique": t["unique"],
+                   "entities": m["entities"], "relations": m["relations"], "predicates": m.get("predicates"),
+                   "entities_mentioned": {s: mentioned[s] for s in SECTIONS[m["kind"]] if s in mentioned},
+                   "skipped": len(m["skipped"]), "skipped_modules": m["skipped"], "partial_modules": m["partial"]},
+                  _dataset_said)
 
-        print("  entities mentioned (the rest would be filler): " + ", ".join(
-            f"{s} {mentioned[s]['count']}/{mentioned[s]['total']}" for s in SECTIONS[m["kind"]] if s in mentioned))
-    for s in m["skipped"]:
-        print(f"  skipped {s['module']} ({s['stage']}): {s['reason']}")
-    for s in m["partial"]:
-        print(f"  partial {s['module']}: {s['reason']}")
+
+def _dataset_said(f: Mapping[str, Any]) -> str:
+    lines = [f"dataset {f['dataset']} in {f['output']}: {f['modules_used']}/{f['modules']} modules, "
+             f"{f['raw']} triplets -> {f['unique']} unique, {f['entities']} entities, {f['relations']} relations"]
+    pred = f["predicates"]
+    if pred:
+        lines.append(f"  predicates: {pred['compares']} compares -> {pred['triplets']} triplets under relation "
+                     f"{pred['relation']} (farm extension; --no-predicates leaves them out)")
+    mentioned = f["entities_mentioned"]
+    if mentioned:
+        lines.append("  entities mentioned (the rest would be filler): " + ", ".join(
+            f"{s} {c['count']}/{c['total']}" for s, c in mentioned.items()))
+    lines += [f"  skipped {s['module']} ({s['stage']}): {s['reason']}" for s in f["skipped_modules"]]
+    lines += [f"  partial {s['module']}: {s['reason']}" for s in f["partial_modules"]]
+    return "\n".join(lines)
 
 
 def _dataset_put_shard(args: argparse.Namespace) -> int:
@@ -144,24 +174,23 @@ def _dataset_put_shard(args: argparse.Namespace) -> int:
 
     store = store_from_settings()
     shard, prefix = shards.put_part(Path(args.part), store, args.run)
-    print(f"uploaded shard {shard} of run {args.run} to {prefix} in {store.url}")
-    return 0
+    return Answer({"shard": str(shard), "run": args.run, "prefix": prefix, "store": store.url},
+                  lambda f: f"uploaded shard {f['shard']} of run {f['run']} to {f['prefix']} in {f['store']}")
 
 
 def _dataset_merge(args: argparse.Namespace) -> int:
     from farm.store import store_from_settings
     from workers import triplets
 
-    _print_dataset(triplets.merge_dataset(store_from_settings(), args.run, args.shards, Path(args.output)))
-    return 0
+    return _dataset_answer(triplets.merge_dataset(store_from_settings(), args.run, args.shards, Path(args.output)))
 
 
 def _dataset_drop_shards(args: argparse.Namespace) -> int:
     from farm.store import store_from_settings
     from workers import shards
 
-    print(f"deleted {shards.drop_run(store_from_settings(), args.run)} shard object(s) of run {args.run}")
-    return 0
+    return Answer({"run": args.run, "deleted": shards.drop_run(store_from_settings(), args.run)},
+                  lambda f: f"deleted {f['deleted']} shard object(s) of run {f['run']}")
 
 
 def _dataset_publish(args: argparse.Namespace) -> int:
@@ -174,10 +203,11 @@ def _dataset_publish(args: argparse.Namespace) -> int:
     store = store_from_settings(s)
     with publish_lock(store, s.celery.broker_url, settings=s):  # the index is shared with other publishers
         dataset_id = dataset.publish(Path(args.dataset), store)
-    # where it went, kind included: the Buildbot step links the dataset's page from this line (master/outputs.py)
+    # where it went, kind included: the Buildbot step links the dataset's page from these (master/outputs.py)
     kind = dataset.read_manifest(Path(args.dataset))["kind"]
-    print(f"published dataset {dataset_id} to {store.url.rstrip('/')}/{dataset.store_prefix(kind, dataset_id)}/")
-    return 0
+    return Answer({"dataset": dataset_id, "kind": kind,
+                   "url": f"{store.url.rstrip('/')}/{dataset.store_prefix(kind, dataset_id)}/"},
+                  lambda f: f"published dataset {f['dataset']} to {f['url']}")
 
 
 def _dataset_show(args: argparse.Namespace) -> int:
@@ -192,12 +222,14 @@ def _llvm_build(args: argparse.Namespace) -> int:
 
     p = llvm_build.plan(Path(args.src), Path(args.build), args.rev, _toolchain(args), jobs=args.jobs)
     if args.dry_run:
-        for cmd in p.commands:
-            print(shlex.join(cmd))
-        return 0
+        return Answer({"rev": args.rev, "commands": p.commands}, lambda f: "\n".join(map(shlex.join, f["commands"])))
     bin_dir = llvm_build.run(p, configure_only=args.configure_only)
-    print(f"LLVM at {args.rev}: {'configured in ' + str(p.build_dir) if args.configure_only else bin_dir}")
-    return 0
+    return Answer({"rev": args.rev, "build_dir": str(p.build_dir),
+                   "bin_dir": None if args.configure_only else str(bin_dir)}, _llvm_said)
+
+
+def _llvm_said(f: Mapping[str, Any]) -> str:
+    return f"LLVM at {f['rev']}: {f['bin_dir'] or 'configured in ' + f['build_dir']}"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -207,6 +239,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     common.add_argument("--llvm-bin", help="LLVM bin directory (default: [llvm] bin_dir)")
     common.add_argument("--no-cache", action="store_true",
                         help="neither use nor fill the worker's compile and triplet caches ([cache] enabled = false)")
+    answers = json_option()
     sharding = argparse.ArgumentParser(add_help=False)
     sharding.add_argument("--shard", type=_shard, metavar="I/N",
                           help="only the modules of shard I of N (a stable hash of the module name)")
@@ -220,11 +253,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     for name, what in (("sources", "a directory of C/C++ sources or a compile_commands.json"),
                        ("debian", "a Debian source package name (apt-get source)"),
                        ("build", "a build directory made with -Xclang -fembed-bitcode=all")):
-        c = csub.add_parser(name, parents=[common, sharding, with_coverage], help=f"corpus from {what}")
+        c = csub.add_parser(name, parents=[common, sharding, with_coverage, answers], help=f"corpus from {what}")
         c.add_argument("input", help=what)
         c.add_argument("-o", "--output", required=True, help="corpus directory to write")
         c.set_defaults(func=_corpus)
-    c = csub.add_parser("coverage", parents=[common, sharding],
+    c = csub.add_parser("coverage", parents=[common, sharding, answers],
                         help="corpus of the farm's coverage sources alone (workers/data/coverage)")
     c.add_argument("-o", "--output", required=True, help="corpus directory to write")
     c.set_defaults(func=_corpus)
@@ -239,10 +272,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     configured.add_argument("-D", dest="define", action="append", default=[], metavar="VAR=VALUE",
                             help="CMake cache setting (repeatable)")
     configured.set_defaults(func=_corpus)
-    c = csub.add_parser("cmake", parents=[common, sharding, configured, with_coverage],
+    c = csub.add_parser("cmake", parents=[common, sharding, configured, with_coverage, answers],
                         help="corpus from a CMake project: configure, build only its generated headers, compile TUs")
     c.add_argument("input", metavar="SRC_DIR", help="the CMake source directory (holds CMakeLists.txt)")
-    c = csub.add_parser("llvm", parents=[common, sharding, configured, with_coverage],
+    c = csub.add_parser("llvm", parents=[common, sharding, configured, with_coverage, answers],
                         help="corpus from LLVM's own code (llvm/ configured, tablegen run, TUs compiled)")
     c.add_argument("input", metavar="SOURCE", nargs="?", default="llvm-project",
                    help="llvm-project (git, at --rev) or a Debian source package such as llvm-toolchain-19")
@@ -252,7 +285,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="llvm-project checkout (cloned if absent; default: VAR/llvm-project)")
     c.add_argument("--debsrc", metavar="DIR", help=debsrc_help)
 
-    p = sub.add_parser("triplets", parents=[common, sharding],
+    p = sub.add_parser("triplets", parents=[common, sharding, answers],
                        help="generate a deduplicated IR or MIR triplet dataset (with --shard: one shard's part)")
     p.add_argument("kind", choices=("ir", "mir"))
     p.add_argument("corpus", help="corpus directory")
@@ -271,26 +304,29 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("dataset", help="publish or show a triplet dataset")
     dsub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    d = dsub.add_parser("publish", help="upload to the object store and move datasets/KIND/latest.json")
+    d = dsub.add_parser("publish", parents=[answers],
+                        help="upload to the object store and move datasets/KIND/latest.json")
     d.add_argument("dataset")
     d.set_defaults(func=_dataset_publish)
     d = dsub.add_parser("show", help="print a dataset's manifest")
     d.add_argument("dataset")
     d.set_defaults(func=_dataset_show)
-    d = dsub.add_parser("put-shard", help="upload a shard's part to datasets/shards/RUN/I-of-N/")
+    d = dsub.add_parser("put-shard", parents=[answers], help="upload a shard's part to datasets/shards/RUN/I-of-N/")
     d.add_argument("part", help="directory written by `triplets --shard`")
     d.add_argument("--run", required=True, help="run id shared by the shards of one run")
     d.set_defaults(func=_dataset_put_shard)
-    d = dsub.add_parser("merge", help="merge the N parts of a run into the dataset one unsharded run makes")
+    d = dsub.add_parser("merge", parents=[answers],
+                        help="merge the N parts of a run into the dataset one unsharded run makes")
     d.add_argument("--run", required=True, help="run id")
     d.add_argument("--shards", type=positive_int, required=True, help="N: how many parts the run has")
     d.add_argument("-o", "--output", required=True, help="dataset directory to write")
     d.set_defaults(func=_dataset_merge)
-    d = dsub.add_parser("drop-shards", help="delete the parts of a run from the store")
+    d = dsub.add_parser("drop-shards", parents=[answers], help="delete the parts of a run from the store")
     d.add_argument("--run", required=True, help="run id")
     d.set_defaults(func=_dataset_drop_shards)
 
-    p = sub.add_parser("llvm-build", parents=[common], help="build LLVM at a git revision with embedded bitcode")
+    p = sub.add_parser("llvm-build", parents=[common, answers],
+                       help="build LLVM at a git revision with embedded bitcode")
     p.add_argument("--rev", default="main", help="git revision (default: main, i.e. tip of tree)")
     p.add_argument("--src", required=True, help="llvm-project checkout (cloned if absent)")
     p.add_argument("--build", required=True, help="build directory")

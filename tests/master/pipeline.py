@@ -16,7 +16,7 @@ PIPELINE = (
         steps=(
             Step("corpus", ("corpus", "sources", "{src}", "-o", "corpus", "-j", "1")),
             Step("triplets", ("triplets", "ir", "corpus", "-o", "dataset", "-j", "1", "--opt-levels", "O0")),
-            Step("publish", ("dataset", "publish", "dataset"), capture=(("dataset", r"published dataset (\S+) to "),)),
+            Step("publish", ("dataset", "publish", "dataset"), capture=(("dataset", "dataset"),)),
         ),
         params=(Param("src", str(CSRC), choices=(str(CSRC),)),),
         exports={"dataset": "{dataset}"},

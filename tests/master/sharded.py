@@ -19,7 +19,7 @@ def registry(src: str) -> tuple[Builder, ...]:
                 Step("corpus", ("corpus", "sources", "{src}", "-o", "corpus", "-j", "1", _SHARD)),
                 Step("triplets", ("triplets", "ir", "corpus", "-o", "dataset", "-j", "1", _SHARD)),
                 Step("publish", ("dataset", "publish", "dataset"),
-                     capture=(("dataset", r"published dataset (\S+) to "),)),
+                     capture=(("dataset", "dataset"),)),
             ),
             params=(Param("src", src, choices=(src,)),),
             fan_out=FanOut(steps=("corpus", "triplets"), most=3),
