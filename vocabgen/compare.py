@@ -1,8 +1,9 @@
 """How far two vocabularies' vectors of the same entities moved, measured so that independent trainings compare.
 
-TransE's score ||h + r - t|| does not change when every vector is rotated or reflected by one
-orthogonal matrix, so two trainings (other seed, other data) land in spaces that differ by such
-a map plus whatever training changed. The raw per-entity angle mixes both: between independently
+TransE's score ||h + r - t|| does not change when one map is applied to every vector: any
+rotation or reflection for the L2 distance, a permutation or sign flip of the coordinates for
+the farm's L1 (both orthogonal), so two trainings (other seed, other data) land in spaces that
+differ by such a map plus whatever training changed. The raw per-entity angle mixes both: between independently
 trained versions it is about 1 (orthogonal) for every entity, and ranking entities by it ranks
 noise. Two measures see only what training changed:
 
@@ -15,7 +16,9 @@ noise. Two measures see only what training changed:
   of 1. Held out, it stays about 1; with no more anchors than dimensions the others do not fix
   the map, so all are used;
 * nearest-neighbour overlap: the share of an entity's k nearest anchors (by cosine) that are the
-  same in both versions; it needs no alignment at all.
+  same in both versions; it needs no alignment at all;
+* structure: the correlation of an entity's similarities to all anchors in both versions (no
+  alignment either; the measure that stays well posed with few anchors per dimension).
 
 A rotated copy of a vocabulary has aligned drift 0 and overlap 1 for every entity.
 """
@@ -32,13 +35,14 @@ NN_K = 5
 
 @dataclass(frozen=True)
 class Comparison:
-    """Per row of the two matrices: raw and aligned cosine drift (0..2) and the k-NN overlap (0..1)."""
+    """Per row of both matrices: raw and aligned cosine drift (0..2), k-NN overlap (0..1), structure (-1..1)."""
 
     raw: np.ndarray
     aligned: np.ndarray
     overlap: np.ndarray
     anchors: int
     k: int
+    structure: np.ndarray | None = None
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -84,6 +88,28 @@ def nn_overlap(a: np.ndarray, b: np.ndarray, pool: np.ndarray, k: int = NN_K) ->
     return np.array([len(set(x) & set(y)) / k for x, y in zip(na.tolist(), nb.tolist(), strict=True)]), k
 
 
+def structure(a: np.ndarray, b: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """Per row: the Pearson correlation of its cosine similarities to the `pool` rows in `a` and in `b` (self excluded).
+
+    Like the overlap it needs no alignment, but it reads every anchor, not the k nearest: with
+    about as many anchors as dimensions, where both alignments above are ill-posed, it still tells
+    a retrain that kept the vocabulary's geometry (near 1) from an unrelated one (near 0).
+    """
+    def sims(x: np.ndarray) -> np.ndarray:
+        u = _unit(np.asarray(x, np.float64))
+        return u @ u[pool].T
+
+    sa, sb = sims(a), sims(b)
+    keep = np.ones_like(sa, bool)
+    keep[pool, np.arange(len(pool))] = False
+    out = np.full(len(a), np.nan)
+    for i in range(len(a)):
+        x, y = sa[i, keep[i]], sb[i, keep[i]]
+        if len(x) > 1 and x.std() > 0 and y.std() > 0:
+            out[i] = np.corrcoef(x, y)[0, 1]
+    return out
+
+
 def _folds(pool: np.ndarray, dim: int) -> list[np.ndarray]:
     """Anchors measured together, each group by the map of all other anchors: none when those would not fix it.
 
@@ -114,10 +140,10 @@ def compare(a: np.ndarray, b: np.ndarray, anchors: np.ndarray | None = None, k: 
     raw = cosine_drift(a, b)
     if len(pool) == 0:
         nan = np.full(len(a), np.nan)
-        return Comparison(raw, nan, nan, 0, 0)
+        return Comparison(raw, nan, nan, 0, 0, nan)
     aligned = cosine_drift(a @ rotation(a[pool], b[pool]), b)
     for held in _folds(pool, a.shape[1]):  # each anchor by the map of the others (the module's docstring says why)
         others = np.setdiff1d(pool, held)
         aligned[held] = cosine_drift(a[held] @ rotation(a[others], b[others]), b[held])
     overlap, used = nn_overlap(a, b, pool, k)
-    return Comparison(raw, aligned, overlap, len(pool), used)
+    return Comparison(raw, aligned, overlap, len(pool), used, structure(a, b, pool))

@@ -4,10 +4,11 @@ A retrained vocabulary is comparable entity by entity through the angle between 
 vector (TransE keeps vectors at unit length, and LLVM sums them weighted, so direction is what a
 policy sees), but only once the two spaces are aligned: two trainings land in spaces that differ
 by a rotation TransE cannot see, and the raw angle is then about 1 for every entity. So the
-page ranks by aligned drift and shows the nearest-neighbour overlap, which needs no alignment
-(vocabgen/compare.py: the math and why); the raw drift stays as a column. An entity that is
-filler (its section's mean, vocabgen/layout.py) in either version did not move because of
-training data: it is marked, and is no anchor of the alignment nor anyone's neighbour.
+page ranks by aligned drift and shows the nearest-neighbour overlap and the similarity
+structure, which need no alignment (vocabgen/compare.py: the math and why); the raw drift stays
+as a column. An entity that is filler (its section's mean, vocabgen/layout.py) in either
+version did not move because of training data: it is marked, and is no anchor of the alignment
+nor anyone's neighbour.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class Drift:
     aligned: float | None = None
     #: share of the entity's nearest trained neighbours that are the same in both versions.
     overlap: float | None = None
+    #: correlation of its similarities to every trained entity in both versions (1: same geometry).
+    structure: float | None = None
 
     @property
     def filler(self) -> bool:
@@ -52,6 +55,7 @@ class SectionSummary:
     mean_aligned: float | None = None
     max_aligned: float | None = None
     mean_overlap: float | None = None
+    mean_structure: float | None = None
 
 
 @dataclass(frozen=True)
@@ -106,8 +110,9 @@ def _summary(section: str, common: int, only_a: list[str], only_b: list[str], dr
     raw = [d.drift for d in drifts]
     aligned = [d.aligned for d in drifts if d.aligned is not None]
     overlap = [d.overlap for d in drifts if d.overlap is not None and not d.filler]
+    shape = [d.structure for d in drifts if d.structure is not None and not d.filler]
     return SectionSummary(section, common, only_a, only_b, _mean(raw), max(raw, default=None), _mean(aligned),
-                          max(aligned, default=None), _mean(overlap))
+                          max(aligned, default=None), _mean(overlap), _mean(shape))
 
 
 def _finite(x: float) -> float | None:
@@ -128,8 +133,8 @@ def diff(data_a: bytes, manifest_a: dict[str, Any], data_b: bytes, manifest_b: d
         c = compare([va[s][key] for s, key, _, _ in rows], [vb[s][key] for s, key, _, _ in rows],
                     [not (x or y) for _, _, x, y in rows])
         anchors, k = c.anchors, c.k
-        entities = [Drift(s, key, float(c.raw[i]), x, y, _finite(c.aligned[i]), _finite(c.overlap[i]))
-                    for i, (s, key, x, y) in enumerate(rows)]
+        entities = [Drift(s, key, float(c.raw[i]), x, y, _finite(c.aligned[i]), _finite(c.overlap[i]),
+                          _finite(c.structure[i])) for i, (s, key, x, y) in enumerate(rows)]
     sections = [_summary(s, len(common[s]), sorted(set(va.get(s, {})) - set(vb.get(s, {}))),
                          sorted(set(vb.get(s, {})) - set(va.get(s, {}))), [d for d in entities if d.section == s])
                 for s in order]

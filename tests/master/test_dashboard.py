@@ -293,9 +293,11 @@ def test_the_diff_aligns_the_spaces_so_a_rotated_retrain_shows_no_drift(tmp_path
     page = c.get(f"/vocab/ir/diff?a={V1}&b={v3}").get_data(as_text=True)
     overall = page.split('<p id="overall">')[1].split("</p>")[0]
     assert "mean aligned drift\n<b>0.0000</b>" in overall and "mean NN overlap\n<b>1.00</b>" in overall, overall
+    assert "mean structure\n<b>1.00</b>" in overall, overall
     assert float(overall.split("(raw drift ")[1].split(")")[0]) > 0.3
     rows = page.split('<table id="top">')[1].split("</table>")[0].split("<tr")[2:]
-    assert len(rows) == 7 and all('<td class="num">0.0000</td>\n<td class="num">1.00</td>' in r for r in rows), rows
+    assert len(rows) == 7 and all('<td class="num">0.0000</td>\n<td class="num">1.00</td>\n<td class="num">1.00</td>'
+                                  in r for r in rows), rows
     assert "aligned drift (1 - cos after orthogonal alignment)" in page.split('<div id="drift-plot">')[1]
 
 

@@ -21,6 +21,7 @@ def test_a_rotated_copy_has_no_aligned_drift_and_the_same_neighbours():
         c = compare(a, a @ q)
         assert c.raw.mean() > 0.5, "raw drift sees the rotation"
         assert np.allclose(c.aligned, 0, atol=1e-9) and np.all(c.overlap == 1.0)
+        assert np.allclose(c.structure, 1.0)
         assert c.anchors == 60 and c.k == 5
 
 
@@ -28,7 +29,7 @@ def test_a_rotated_copy_has_no_aligned_drift_and_the_same_neighbours():
 def test_unrelated_vocabularies_keep_their_drift_after_alignment_and_share_few_neighbours(n: int, dim: int):
     """81 entities in 75 dimensions is IR's case: a map fitted on every entity would fit each one (0.27)."""
     c = compare(_vocab(n, dim, seed=0), _vocab(n, dim, seed=1))
-    assert c.aligned.mean() > 0.8 and c.overlap.mean() < 0.3
+    assert c.aligned.mean() > 0.8 and c.overlap.mean() < 0.3 and abs(c.structure.mean()) < 0.2
 
 
 def test_a_few_moved_entities_stand_out_after_alignment():
