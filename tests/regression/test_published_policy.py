@@ -64,8 +64,10 @@ def test_a_worse_new_version_regresses_against_heuristic_and_previous_and_alerts
     line = report.headline(report.table_rows(second.comparisons), "regression", second.skipped, say_verdict=False)
     assert subject == f"[mlgo-farm] REGRESSION: regression-inliner-size: {line} (run n2, policy {worse})"
     body = mail.get_payload(decode=True).decode()
-    # the reproducing command names the version that regressed, not `latest` (which moves on)
-    assert f"--policy store:{worse} --advisor inline" in body and "store:latest" not in body.split("-- the run")[0]
+    # the reproducing command names the version that regressed, not `latest` (which moves on), by its URL and sha256
+    command = body.split("-- the run")[0]
+    assert f"/store/policies/inline/{worse}/model.onnx --policy-sha256 " in command and "--advisor inline" in command
+    assert "store:latest" not in command and "/latest/" not in command
 
     history = open_history()
     rows = history.measurements(second.run)
