@@ -8,7 +8,8 @@ On a subset of LLVM chosen by path (default lib/Transforms/Scalar) of the Debian
   `ninja -j J` compiling the same N TUs to objects (the build LLVM developers run anyway),
   alternated; target: within 1.1x;
 * `mlgo-farm triplets ir --opt-levels O0` against `xargs -P J llvm-ir2vec triplets | sort -u`,
-  alternated; target: at most 0.7x;
+  alternated; targets: at most 0.7x without the predicate triplets, 0.8x with them (the default);
+  with `--before DIR` also the farm code in DIR, whose dataset must be this code's byte for byte;
 * per-module CPU costs of IR at O1,O2,O3,Oz and of MIR (O2), the peak RSS of the farm's process,
   and from all of these a capacity estimate for the whole llvm/ tree on 2 cores and on 64 vCPUs
   over 4 sharded workers (`--full-prereq` also measures the generators of the whole tree).
@@ -74,12 +75,31 @@ def hms(seconds: float) -> str:
     return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s"
 
 
-def compare_triplets(work: Path, tc: Toolchain, jobs: int, repeat: int) -> None:
+def timed_cpu(cmd: list[str] | str, shell: bool = False) -> tuple[float, int, float]:
+    """`timed` plus the CPU seconds of the command and its descendants: steadier than wall time on a shared
+    machine (the wall time is what the targets are about)."""
+    before = children_cpu()
+    wall, rss = timed(cmd, shell)
+    return wall, rss, children_cpu() - before
+
+
+def _farm_from(tree: Path) -> list[str]:
+    """The farm's CLI from another checkout of the farm (for the code before a change), run in this one's config."""
+    code = "import sys; sys.path.insert(0, sys.argv.pop(1)); sys.argv[0] = 'mlgo-farm'; from farm.cli import main; " \
+           "sys.exit(main())"
+    return [sys.executable, "-c", code, str(tree.absolute())]
+
+
+def compare_triplets(work: Path, tc: Toolchain, jobs: int, repeat: int, before: Path | None = None) -> None:
     """`triplets ir --opt-levels O0` against `xargs -P J llvm-ir2vec triplets | sort -u`, alternated.
 
     The baseline does what LLVM's tool does; the farm's default adds the compare-predicate
-    triplets (one `llvm-dis` per module), so it is timed both with and without them.
+    triplets (read off each module's bitcode by workers/cmpscan.c), so it is timed both with and
+    without them. `before`, a checkout of earlier farm code (`git archive REV | tar -x -C DIR`), is
+    timed too, and its dataset must be this code's byte for byte.
     """
+    from workers import predicates
+
     cdir = work / "corpus"
     c = corpus.load(cdir)
     listing = work / "modules.txt"
@@ -87,23 +107,40 @@ def compare_triplets(work: Path, tc: Toolchain, jobs: int, repeat: int) -> None:
     ir2vec = tc.path("llvm-ir2vec")
     baseline = (f"xargs -P {jobs} -I{{}} {ir2vec} triplets {{}} < {listing} | grep -v '^MAX_RELATION' "
                 f"| sort -u > {work}/baseline.txt")
-    farm = [sys.executable, "-m", "farm.cli", "triplets", "ir", str(cdir), "-o", str(work / "ds"), "--opt-levels",
-            "O0", "-j", str(jobs)]
-    variants = {"baseline": None, "farm, no predicates": [*farm, "--no-predicates"], "farm (default)": farm}
+    args = ["triplets", "ir", str(cdir), "--opt-levels", "O0", "-j", str(jobs)]
+    here = [sys.executable, "-m", "farm.cli"]
+    variants = {"baseline": None,
+                "farm, no predicates": [*here, *args, "-o", str(work / "ds-plain"), "--no-predicates"],
+                "farm (default)": [*here, *args, "-o", str(work / "ds")]}
+    if before is not None:
+        variants["farm (default), before"] = [*_farm_from(before), *args, "-o", str(work / "ds-before")]
+    targets = {"farm, no predicates": 0.7, "farm (default)": 0.8}
+    predicates.scanner(tc)  # built once per worker: not part of any run
     timed(baseline, shell=True)  # page cache
     times: dict[str, list[float]] = {k: [] for k in variants}
     peaks: dict[str, list[float]] = {k: [] for k in variants}
+    cpus: dict[str, list[float]] = {k: [] for k in variants}
     for _ in range(repeat):
         for name, argv in variants.items():
-            w, m = timed(baseline, shell=True) if argv is None else timed(argv)
+            w, m, cpu = timed_cpu(baseline, shell=True) if argv is None else timed_cpu(argv)
             times[name].append(w)
             peaks[name].append(m)
+            cpus[name].append(cpu)
     raw = json.loads((work / "ds" / "manifest.json").read_text())["triplets"]["raw"]
-    b = statistics.median(times["baseline"])
-    print(f"triplets ir O0 of {len(c.modules)} modules ({raw} raw lines), load {os.getloadavg()[0]:.2f}: "
-          + "; ".join(f"{k} {statistics.median(v):.2f}s (peak {max(peaks[k]) / 1024:.0f} MiB"
-                      + ("" if k == "baseline" else f", ratio {statistics.median(v) / b:.2f}x") + ")"
-                      for k, v in times.items()) + " (target <= 0.7x)", flush=True)
+    b, bc = statistics.median(times["baseline"]), statistics.median(cpus["baseline"])
+    print(f"triplets ir O0 of {len(c.modules)} modules ({raw} raw lines), {repeat} alternated runs, load "
+          f"{os.getloadavg()[0]:.2f}, medians:", flush=True)
+    for k, v in times.items():
+        w, cpu = statistics.median(v), statistics.median(cpus[k])
+        print(f"  {k}: {w:.2f}s wall" + ("" if k == "baseline" else f" ({w / b:.2f}x)")
+              + f", {cpu:.2f} CPU-s" + ("" if k == "baseline" else f" ({cpu / bc:.2f}x)")
+              + f", peak {max(peaks[k]) / 1024:.0f} MiB" + (f"; target <= {targets[k]}x wall" if k in targets else ""),
+              flush=True)
+    if before is not None:
+        names = ("train2id.txt", "entity2id.txt", "relation2id.txt", "manifest.json")
+        differ = [n for n in names if (work / "ds" / n).read_bytes() != (work / "ds-before" / n).read_bytes()]
+        print(f"dataset against the code in {before}: " + (f"DIFFERS in {', '.join(differ)}" if differ
+                                                           else "byte-identical"), flush=True)
 
 
 def main() -> int:
@@ -117,6 +154,7 @@ def main() -> int:
     ap.add_argument("--triplet-repeat", type=int, default=3)
     ap.add_argument("--work", type=Path, default=Path("var/bench/llvm-corpus"))
     ap.add_argument("--full-prereq", action="store_true", help="also time the generators of every TU of llvm/")
+    ap.add_argument("--before", type=Path, help="a checkout of earlier farm code to time and compare as well")
     ap.add_argument("--triplets-only", action="store_true",
                     help="only the triplet comparison, on the corpus a previous run left in --work")
     args = ap.parse_args()
@@ -126,7 +164,7 @@ def main() -> int:
     tc = Toolchain.from_settings()
     jobs = default_jobs()
     if args.triplets_only:
-        compare_triplets(args.work.absolute(), tc, jobs, args.triplet_repeat)
+        compare_triplets(args.work.absolute(), tc, jobs, args.triplet_repeat, args.before)
         return 0
     tree = debsrc.fetch_source(args.package, args.debsrc)
     src = tree / debsrc.recipe(args.package).cmake
@@ -173,7 +211,7 @@ def main() -> int:
         print(f"  skipped {s['module']}: {s['reason'][:160]}")
 
     cdir = work / "corpus"
-    compare_triplets(work, tc, jobs, args.triplet_repeat)
+    compare_triplets(work, tc, jobs, args.triplet_repeat, args.before)
     triplets = [sys.executable, "-m", "farm.cli", "triplets"]
 
     costs = {}
