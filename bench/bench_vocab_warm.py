@@ -154,10 +154,11 @@ def run(work: Path, d1: Path, d2: Path, args: argparse.Namespace) -> None:
         v1 = vocab(work, f"v1-{tag}", lambda p=p: train_vocabulary(ds1, dataclasses.replace(p, warm_start=False)))
         cold = vocab(work, f"v2-cold-{tag}",
                      lambda p=p: train_vocabulary(ds2, dataclasses.replace(p, warm_start=False)))
-        warm = vocab(work, f"v2-warm-{tag}", lambda p=p, v1=v1: train_vocabulary(
+        full = dataclasses.replace(p, warm_epochs=args.epochs)  # warm, as many epochs as cold
+        warm = vocab(work, f"v2-warm-{tag}", lambda p=full, v1=v1: train_vocabulary(
             ds2, p, warm=from_vocab("ir", ds2.entities, v1[0], v1[1], p.dim, "v1")))
         for e in args.warm_epochs:
-            short = dataclasses.replace(p, epochs=e)
+            short = dataclasses.replace(p, warm_epochs=e)
             vocab(work, f"v2-warm-{tag}-w{e}", lambda p=short, v1=v1: train_vocabulary(
                 ds2, p, warm=from_vocab("ir", ds2.entities, v1[0], v1[1], p.dim, "v1")))
         clean_file = work / f"clean-{tag}.json"

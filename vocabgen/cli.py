@@ -246,6 +246,8 @@ def _training_options() -> argparse.ArgumentParser:
     g.add_argument("--holdout", type=float, help="fraction held out for link prediction (default 0.1)")
     g.add_argument("--no-warm-start", dest="warm_start", action="store_const", const=False,
                    help="a retrain starts from random vectors, not from the latest version's (vocabgen/warm.py)")
+    g.add_argument("--warm-epochs", dest="warm_epochs", type=int,
+                   help="epochs of a retrain that starts from the latest version's vectors (default 100)")
     return p
 
 

@@ -212,7 +212,7 @@ def _model(tf, p: TrainParams, warm: WarmStart | None = None):
 
 
 def fit(tf, p: TrainParams, warm: WarmStart | None = None):
-    """Train TransE on `tf` (from `warm`'s vectors where it has them); returns (model, per-epoch losses, seconds)."""
+    """Train TransE on `tf`, from `warm`'s vectors for `warm_epochs` if given; returns (model, losses, seconds)."""
     import torch
     from pykeen.utils import set_random_seed
 
@@ -233,7 +233,7 @@ def fit(tf, p: TrainParams, warm: WarmStart | None = None):
     with _quiet_gc() as refreeze:
         losses = loop.train(
             triples_factory=tf,
-            num_epochs=p.epochs,
+            num_epochs=p.epochs if warm is None else p.warm_epochs,
             batch_size=p.batch_size,
             use_tqdm=False,
             use_tqdm_batch=False,

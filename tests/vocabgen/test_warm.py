@@ -17,7 +17,7 @@ from vocabgen.build import train_vocabulary
 from vocabgen.compare import compare
 from vocabgen.dataset import load_dataset
 from vocabgen.params import TrainParams
-from vocabgen.training import _model, factory
+from vocabgen.training import _model, factory, train_all
 from vocabgen.warm import WarmStart, from_latest, from_vocab
 
 
@@ -54,7 +54,7 @@ def test_a_warm_retrain_stays_in_the_previous_space_and_says_so(ir_dataset, prev
     """One epoch at a small rate: warm, the vectors are still the previous ones; cold (same seed), unrelated."""
     ds = load_dataset(ir_dataset)
     data, manifest = previous
-    p = dataclasses.replace(TINY, epochs=1, lr=0.001)
+    p = dataclasses.replace(TINY, epochs=1, warm_epochs=1, lr=0.001)
     warm = from_vocab("ir", ds.entities, data, manifest, 8, "V1")
     warm_data, warm_manifest = train_vocabulary(ds, p, warm=warm)
     cold_data, cold_manifest = train_vocabulary(ds, dataclasses.replace(p, warm_start=False), warm=warm)
@@ -89,8 +89,17 @@ def test_the_start_is_the_stores_latest_and_a_mismatch_is_a_cold_start_with_its_
     assert m["warm_start"] == other  # a cold start says why
 
 
-def test_the_parameter_is_a_boolean():
-    assert TrainParams().warm_start is True
+def test_a_warm_start_trains_its_own_epoch_count(ir_dataset, previous):
+    ds = load_dataset(ir_dataset)
+    warm = from_vocab("ir", ds.entities, *previous, 8, "V1")
+    p = dataclasses.replace(TINY, epochs=4, warm_epochs=2)
+    assert len(train_all(ds, p.resolved("ir"), warm).losses) == 2 and len(train_all(ds, p.resolved("ir")).losses) == 4
+
+
+def test_the_parameters():
+    assert TrainParams().warm_start is True and TrainParams().warm_epochs == 100
     assert TrainParams.from_dict({"warm_start": False}).warm_start is False
     with pytest.raises(InputError, match="warm_start must be true or false, got 'no'"):
         TrainParams.from_dict({"warm_start": "no"})
+    with pytest.raises(InputError, match="warm_epochs must be at least 1, got 0"):
+        TrainParams(warm_epochs=0).resolved("ir")
