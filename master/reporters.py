@@ -54,8 +54,7 @@ class FarmStatusGenerator(reporters.BuildStatusGenerator):
     def is_message_needed_by_props(self, build) -> bool:
         if _watchdog_line(build):  # the watchdog's own mail says it (WatchdogGenerator)
             return False
-        props = build.get("properties") or {}
-        if props.get(MAILED_BY_FARM) or props.get(WHAT_IF):
+        if (build.get("properties") or {}).get(MAILED_BY_FARM) or what_if(build):
             return False
         return super().is_message_needed_by_props(build)
 
@@ -79,10 +78,9 @@ def _previous_build(master, build):
         filters=[resultspec.Filter("number", "lt", [build["number"]]), resultspec.Filter("complete", "eq", [True])],
         order=["-number"], limit=_LOOK_BACK)
     for b in older:
-        props = yield master.data.get(("builds", b["buildid"], "properties"))
-        if WHAT_IF in props:
+        b = dict(b, properties=(yield master.data.get(("builds", b["buildid"], "properties"))))
+        if what_if(b):
             continue
-        b = dict(b, properties=props)
         b["steps"] = list((yield master.data.get(("builds", b["buildid"], "steps"))))
         return b
     return None
@@ -98,10 +96,15 @@ class WatchdogGenerator(reporters.BuildStatusGenerator):
         self.subject = "mlgo-farm watchdog: %(builder)s build ended before its first step"
 
     def is_message_needed_by_props(self, build) -> bool:
-        return bool(_watchdog_line(build))
+        return bool(_watchdog_line(build)) and not what_if(build)
 
     def is_message_needed_by_results(self, build) -> bool:
         return True
+
+
+def what_if(build) -> str:
+    """The build's what-if (master/schedulers.py: the values a force changed, or passed on by a trigger); ""."""
+    return ((build.get("properties") or {}).get(WHAT_IF) or [""])[0] or ""
 
 
 def _watchdog_line(build) -> str:
