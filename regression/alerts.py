@@ -112,8 +112,11 @@ def what_to_do(kind: str, run: Run, facts: Facts) -> list[str]:
     """The reader's next steps, in a few lines."""
     if kind == RECOVERY:
         return ["Nothing: the regression is gone. The report shows what changed."]
-    out = ["Open the report (above) for every row; the regressed rows below are the worst."]
-    if facts.before is not None and facts.before.policy_id != run.policy_id:
+    out = ["Open the report (link at the top) for every row; the regressed rows above are the worst."]
+    if facts.before is None:
+        out.append("The builder has no good run before this one: there is nothing to bisect; the rows say where "
+                   "the policy loses against LLVM's heuristic.")
+    elif facts.before.policy_id != run.policy_id:
         out.append(f"The policy changed since the previous good run ({facts.before.policy_id} -> {run.policy_id}): "
                    "compare the two reports (links above); the new policy's page on the dashboard has its size "
                    "check and training. A forced build with another policy answers \"what if\" without mailing "

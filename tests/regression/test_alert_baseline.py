@@ -53,7 +53,13 @@ def test_the_intro_names_the_baseline_that_regressed(tmp_path: Path) -> None:
 def test_the_alert_says_what_to_do(tmp_path: Path) -> None:
     body = _body(tmp_path / "a", [BINARY])
     todo = body.split("What to do:\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    assert todo[0] == "  Open the report (above) for every row; the regressed rows below are the worst."
+    assert todo[0] == "  Open the report (link at the top) for every row; the regressed rows above are the worst."
     assert "The policy changed since the previous good run (p1 -> p2)" in todo[1]
     same = _body(tmp_path / "s", [BINARY], policy="p1").split("What to do:\n", 1)[1]
     assert "The policy did not change since the previous good run" in same
+    smtp = SMTPConfig(recipients="a@example.org")
+    run = History(tmp_path / "first.sqlite").start_run("r1", "nightly", llvm_version="22.1.8", llvm_commit=None,
+                                                       policy_id="p1", vocab_version=None)
+    first = alerts.compose(alerts.REGRESSION, run, "regression", [BINARY], [], "", smtp,
+                           alerts.Facts(report_url="https://farm.example/r1/")).get_content()
+    assert "The builder has no good run before this one" in first.split("What to do:\n", 1)[1]
