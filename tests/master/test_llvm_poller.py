@@ -38,3 +38,14 @@ def test_the_nightly_llvm_builder_follows_the_configured_repository() -> None:
 def test_a_bad_poller_setting_is_one_line(env: dict[str, str], message: str) -> None:
     with pytest.raises((FarmError, ConfigErrors), match=message):
         load_settings(env={**PASSWORD, **env})
+
+
+def test_a_nightly_llvm_build_builds_the_commit_its_source_stamp_names() -> None:
+    from master.registry import REGISTRY, by_name, render_args
+
+    step = by_name(REGISTRY)["llvm-tot"].steps[0]
+    props = {"rev": "main", "revision": "0123456789abcdef0123456789abcdef01234567"}
+    argv = render_args(step.args, props.get)
+    assert argv[argv.index("--rev") + 1:] == ["main", "--rev", props["revision"]]  # the last --rev wins
+    forced = render_args(step.args, {**props, "revision": ""}.get)  # a forced build's source stamp names none
+    assert forced[forced.index("--rev"):] == ["--rev", "main"]
