@@ -163,7 +163,7 @@ def run(work: Path, d1: Path, d2: Path, args: argparse.Namespace) -> None:
                 ds2, p, warm=from_vocab("ir", ds2.entities, v1[0], v1[1], p.dim, "v1")))
         clean_file = work / f"clean-{tag}.json"
         if not clean_file.is_file():
-            clean_file.write_text(json.dumps(clean_holdout(ds1, ds2, p)))
+            clean_file.write_text(json.dumps(clean_holdout(ds1, ds2, full)))  # as "v2 warm": 1,000 epochs
         row = {"v1": v1[1]["metrics"]["holdout"], "cold": cold[1]["metrics"]["holdout"],
                "warm": warm[1]["metrics"]["holdout"], "warm_clean": json.loads(clean_file.read_text()),
                "drift_cold": drift(v1, cold, ds1.entities), "drift_warm": drift(v1, warm, ds1.entities),
