@@ -120,10 +120,13 @@ def scanner(tc: Toolchain) -> Path:
         name = f"cmpscan-{hashlib.sha256(key).hexdigest()[:16]}"
         exe = load_settings().var_dir / "bin" / name
         if not exe.is_file():
-            exe.parent.mkdir(parents=True, exist_ok=True)
             tmp = exe.with_name(f".{name}.{os.getpid()}")
-            tc.run("clang", ["-O2", "-std=c11", "-w", SCANNER, "-o", tmp], timeout=300, subject=str(SCANNER))
-            os.replace(tmp, exe)
+            try:
+                exe.parent.mkdir(parents=True, exist_ok=True)
+                tc.run("clang", ["-O2", "-std=c11", "-w", SCANNER, "-o", tmp], timeout=300, subject=str(SCANNER))
+                os.replace(tmp, exe)
+            except OSError as e:
+                raise ToolError(f"cannot build the predicate scanner into {exe.parent}: {e.strerror or e}") from None
         _scanners[tc.bin_dir] = exe
         return exe
 
