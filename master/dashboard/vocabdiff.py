@@ -68,6 +68,8 @@ class Diff:
     anchors: int = 0
     #: neighbours per entity in the overlap
     k: int = 0
+    #: the version b's training started from (its manifest's `warm_start`, vocabgen/warm.py), if any
+    warm_from: str | None = None
 
     @property
     def comparable(self) -> bool:
@@ -138,7 +140,9 @@ def diff(data_a: bytes, manifest_a: dict[str, Any], data_b: bytes, manifest_b: d
     sections = [_summary(s, len(common[s]), sorted(set(va.get(s, {})) - set(vb.get(s, {}))),
                          sorted(set(vb.get(s, {})) - set(va.get(s, {}))), [d for d in entities if d.section == s])
                 for s in order]
-    return Diff(dim_a, dim_b, entities, sections, anchors, k)
+    warm = manifest_b.get("warm_start")
+    warm_from = warm.get("from") if isinstance(warm, dict) and isinstance(warm.get("from"), str) else None
+    return Diff(dim_a, dim_b, entities, sections, anchors, k, warm_from)
 
 
 def plot_top(d: Diff, n: int = TOP) -> str:

@@ -273,6 +273,7 @@ def test_vocabulary_pages_show_versions_state_coverage_and_a_diff_with_filler_ma
     constant = next(r for r in rows if ">Constant<" in r)
     assert 'class="filler"' in constant and f"in {V2}" in constant
     assert "fitted on the 6 entities trained in both" in diff  # Constant, filler in V2, is no anchor
+    assert f"{V2} was trained from a random start" in diff
     assert c.get("/vocab/ir/diff?a=nope&b=" + V2).status_code == 404
 
 
@@ -288,9 +289,11 @@ def test_the_diff_aligns_the_spaces_so_a_rotated_retrain_shows_no_drift(tmp_path
     vocab = {s: {k: (np.array(v) @ q).tolist() for k, v in e.items()} for s, e in json.loads(_vocab()).items()}
     data = dumps(vocab)
     store.put(f"vocab/ir/{v3}/vocab.json", data)
-    store.put(f"vocab/ir/{v3}/manifest.json", json.dumps(_manifest(v3, data, {}, "2026-03-01T00:00:00Z", 0.4)).encode())
+    manifest = {**_manifest(v3, data, {}, "2026-03-01T00:00:00Z", 0.4), "warm_start": {"from": V1, "entities": 7}}
+    store.put(f"vocab/ir/{v3}/manifest.json", json.dumps(manifest).encode())
     c = create_app(load_settings(), store=store, history=tmp_path / "h.sqlite").test_client()
     page = c.get(f"/vocab/ir/diff?a={V1}&b={v3}").get_data(as_text=True)
+    assert f'was trained starting from the vectors of\n<a href="/vocab/ir/{V1}/">{V1}</a>' in page
     overall = page.split('<p id="overall">')[1].split("</p>")[0]
     assert "mean aligned drift\n<b>0.0000</b>" in overall and "mean NN overlap\n<b>1.00</b>" in overall, overall
     assert "mean structure\n<b>1.00</b>" in overall, overall
