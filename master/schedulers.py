@@ -45,6 +45,8 @@ class TextForceScheduler(schedulers.ForceScheduler):
     among the nightly ones would make the next nightly a transition (a "recovered" mail, then REGRESSION
     again). Such builds get the build property WHAT_IF ("policy=heuristic"): master/reporters.py mails
     nobody about them and their steps record their runs under `BUILDER.what-if` (master/factories.py).
+    What such a build triggers is no what-if: it works on what the farm published (a policy published by a
+    chain forced on zlib is the policy in force, and its regression run judges it for real).
     """
 
     #: (parameter name, default); a value that differs makes the build a what-if (a fan-out's `shards` only

@@ -1,6 +1,5 @@
 """A test-only registry for the mails: a nightly builder that follows LLVM (every minute, failing), a builder whose
-failure changes cause from build to build, a nightly-like regression builder with a what-if choice, and a builder
-with a choice that triggers a failing one."""
+failure changes cause from build to build, and a nightly-like regression builder with a what-if choice."""
 
 from __future__ import annotations
 
@@ -41,20 +40,6 @@ def registry(src: str, *names: str) -> tuple[Builder, ...]:
                         mails_itself=(EXIT_REGRESSION,)),),
             params=(Param("policy", "never", choices=("never", "heuristic")),),
             notify=("problem", "exception"),
-        ),
-        Builder(
-            name="asks-what-if",
-            description="a quick build with a choice; it triggers one that fails",
-            steps=(Step("toolchain", ("toolchain",)),),
-            params=(Param("flavour", "a", choices=("a", "b")),),
-            notify=(),
-        ),
-        Builder(
-            name="after-what-if",
-            description="triggered; fails saying why",
-            steps=(Step("corpus", ("corpus", "sources", MISSING, "-o", "corpus")),),
-            after=("asks-what-if",),
-            notify=("failing",),
         ),
     )
     return tuple(b for b in builders if not names or b.name in names)

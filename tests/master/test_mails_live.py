@@ -121,22 +121,6 @@ def test_a_what_if_force_mails_nobody_and_stays_out_of_the_nightly_history(live,
     assert [(r.verdict, r.policy_id) for r in history.runs("nightly-regress.what-if")] == [("ok", "heuristic")]
 
 
-def test_what_a_what_if_build_triggers_mails_nobody_either(live, tmp_path):  # noqa: F811
-    start, box = live
-    api = start(mailed.config(tmp_path / "trigger.cfg", str(tmp_path), "asks-what-if", "after-what-if"))
-    api.force("asks-what-if", {"flavour": "b"})
-    (asked,) = _finished(api, "after-what-if", 1)
-    api.force("asks-what-if")  # a regular build: what it triggers mails as ever
-    _, regular = _finished(api, "after-what-if", 2)
-    (mail,) = wait_until(lambda: _mails_of(box, "after-what-if"), 120, "the regular build's mail")
-    api.wait_idle(timeout=120, poll=0.25)
-    assert [_subject(m) for m in box.messages] == [_subject(mail)]
-    assert _subject(mail).startswith(f"[mlgo-farm] after-what-if #{regular.number} failed: ")
-    assert _field(_body(mail), "Started by") == "a trigger: asks-what-if succeeded"
-    props = api.get(f"builds/{asked.buildid}/properties")["properties"][0]
-    assert props["what_if"] == ["flavour=b", "Trigger"]
-
-
 def _git(repo: Path, *args: str) -> str:
     env = {"GIT_AUTHOR_NAME": "LLVM Dev", "GIT_AUTHOR_EMAIL": "dev@llvm.example", "GIT_COMMITTER_NAME": "LLVM Dev",
            "GIT_COMMITTER_EMAIL": "dev@llvm.example", "PATH": "/usr/bin:/bin", "HOME": str(repo.parent)}
