@@ -52,9 +52,10 @@ class TrainParams:
     `warm_start`: a retrain starts from the previous `latest` vectors where the entity sets agree
     (vocabgen/warm.py), so consecutive versions stay comparable; false trains from a random start.
     A warm start trains `warm_epochs` instead of `epochs`: 1,000 epochs of Adam walk as far from
-    any start as from a random one, and a policy trained with the previous version then reads the
-    new one at 1.42x the heuristic's `.text` (cold: 1.28x); after 100 it stays at 0.990x (0.978x
-    with its own), at the same link-prediction quality (bench/README.md, bench_vocab_warm.py).
+    any start as from a random one, and two policies trained with the previous version read the
+    new one at 1.42x and 1.01x the heuristic's `.text` (cold: 1.28x and 1.07x); after 100 epochs
+    at 0.990x and 0.979x (0.978x and 1.000x with their own), at the same link-prediction quality
+    (bench/README.md, bench_vocab_warm.py).
     """
 
     dim: int | None = None
