@@ -19,7 +19,15 @@ from twisted.internet import defer
 
 from master import fanout, stepspec
 from master.registry import Builder, Step, downstream, render_args
-from master.stepspec import BUILD_URL, DASHBOARD, StepOutput, check_output_spec, placeholders
+from master.stepspec import (
+    BUILD_URL,
+    DASHBOARD,
+    ERROR_PREFIX,
+    WHAT_IF,
+    StepOutput,
+    check_output_spec,
+    placeholders,
+)
 from master.watchdog import FarmBuild
 from master.workerset import WorkerSpec, workers_for
 
@@ -27,6 +35,8 @@ from master.workerset import WorkerSpec, workers_for
 FARM_COMMAND = ("mlgo-farm", "-v")
 #: The source Buildbot shows for properties a step captured (master/rest.py reads them by it).
 CAPTURED = "SetPropertyFromCommand Step"
+#: What a what-if build's `{buildername}` ends in (master/schedulers.py's TextForceScheduler marks them).
+WHAT_IF_SUFFIX = ".what-if"
 #: Build property set when the step failed with one of its `mails_itself` exit codes (master/reporters.py).
 MAILED_BY_FARM = "mailed_by_farm"
 
@@ -58,11 +68,20 @@ def _command(builder: Builder, step: Step, farm_command: Sequence[str], runs_if=
             value = props.getProperty(name)
             if value is None and name == BUILD_URL:
                 return url
+            if name == "buildername" and props.getProperty(WHAT_IF):
+                return f"{builder.name}{WHAT_IF_SUFFIX}"  # its regression runs stay out of the nightly history
             return defaults.get(name) if value is None else value
 
         return [*farm_command, *stepspec.command_args(step, lookup)]
 
     return command
+
+
+@util.renderer
+def _step_env(props) -> dict[str, str]:
+    """A what-if build's verbs mail nobody: their `[smtp] recipients` is emptied (the regression alert is the
+    farm's own mail, which master/reporters.py does not see)."""
+    return {"MLGO_FARM_SMTP_RECIPIENTS": ""} if props.getProperty(WHAT_IF) else {}
 
 
 def _extract(capture: Sequence[tuple[str, str]]):
@@ -75,14 +94,21 @@ def _extract(capture: Sequence[tuple[str, str]]):
 
 
 class _Lines(logobserver.LogLineObserver):
-    """Hands each stdout line to the step's StepOutput as Buildbot receives it (nothing is buffered)."""
+    """Hands each stdout line to the step's StepOutput as Buildbot receives it (nothing is buffered), and keeps
+    the verb's error line from stderr (the one line it prints when it fails; `-v` logs go there too)."""
 
     def __init__(self, output: StepOutput) -> None:
         super().__init__()
         self.output = output
+        self.error = ""
 
     def outLineReceived(self, line: str) -> None:
         self.output.line(line)
+
+    def errLineReceived(self, line: str) -> None:
+        if line.startswith(ERROR_PREFIX):
+            self.error = line.strip()
+        self.output.err_line(line)
 
 
 class FarmStep(buildstep.ShellMixin, buildstep.BuildStep):
@@ -104,7 +130,8 @@ class FarmStep(buildstep.ShellMixin, buildstep.BuildStep):
         self.spec = spec
         super().__init__(**kwargs)
         self.output = StepOutput(spec)
-        self.addLogObserver("stdio", _Lines(self.output))
+        self.lines = _Lines(self.output)
+        self.addLogObserver("stdio", self.lines)
 
     @defer.inlineCallbacks
     def run(self):
@@ -120,6 +147,9 @@ class FarmStep(buildstep.ShellMixin, buildstep.BuildStep):
         if cmd.rc in self.spec.mails_itself:
             self.setProperty(MAILED_BY_FARM, cmd.rc, "FarmStep")
         said = self.output.summary()
+        if cmd.rc != 0 and not cmd.interrupted:
+            # a failure says why (what its mail names as the cause), not what it would have published
+            said = self.output.cause(self.lines.error) or said
         if said:
             self.descriptionDone = [said]
         base = self.master.config.buildbotURL + DASHBOARD
@@ -144,6 +174,7 @@ def make_step(builder: Builder, step: Step, farm_command: Sequence[str] = FARM_C
         timeout=step.timeout,
         haltOnFailure=True,
         logEnviron=False,  # the environment may carry store or SMTP secrets
+        env=_step_env,
         description=f"{step.name} running",
         descriptionDone=step.name,
     )

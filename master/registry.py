@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from farm.kinds import KINDS
 from master import outputs as said
-from master.stepspec import BUILD_URL, IfSet, Param, Step
+from master.stepspec import BUILD_URL, WHAT_IF, IfSet, Param, Step
 from master.stepspec import Arg as Arg
 from master.stepspec import placeholders as placeholders
 from master.stepspec import render_args as render_args
@@ -39,7 +39,7 @@ SHARD, SHARD_RUN, SHARDS = "shard", "shard_run", "shards"
 #: Names Buildbot or the farm sets itself: reserved by the force form, or bookkeeping set by trigger.
 RESERVED_PROPS = frozenset({"owner", "builderNames", "builderid", "username", "reason", "priority", "scheduler",
                             "upstream_worker", "workername", "buildername", "buildnumber", SHARD, SHARD_RUN,
-                            BUILD_URL})
+                            BUILD_URL, WHAT_IF, "got_revision", "revision"})
 #: The most shard builds one fan-out may start.
 MAX_SHARDS = 64
 
@@ -106,6 +106,9 @@ class Builder:
     same_worker: bool = False
     #: Split the first steps over shard builds (see FanOut); None: this build runs every step.
     fan_out: FanOut | None = None
+    #: Its nightly builds carry the newest commit the master polled from `[llvm] repo` (master/schedulers.py),
+    #: and so do the builds it triggers: Buildbot's console and grid views list them by that commit.
+    follows_llvm: bool = False
 
     @property
     def parameters(self) -> tuple[Param, ...]:
@@ -139,6 +142,12 @@ _LLVM_BIN = IfSet("llvm_bin", ("--llvm-bin", "{llvm_bin}"))
 _SHARD = IfSet(SHARD, ("--shard", f"{{{SHARD}}}"))
 
 
+#: The revision of the code a dataset's corpus was built from, as Buildbot's `got_revision` (what its mail and
+#: build page show, and what its trigger passes on): a Debian source's package version or a git commit (the
+#: `revision` field of the answer; read from `dataset publish`, which runs once, after a fan-out's shards).
+CORPUS_REVISION = (("got_revision", "revision"),)
+
+
 def _dataset_pipeline(kind: str) -> tuple[Step, ...]:
     return (
         Step("corpus", ("corpus", "{corpus_source}", "{corpus_input}", "-o", "corpus", "--with-coverage",
@@ -146,7 +155,7 @@ def _dataset_pipeline(kind: str) -> tuple[Step, ...]:
              timeout=3600, summary=said.CORPUS_SAID),
         Step(f"triplets-{kind}", ("triplets", kind, "corpus", "-o", "dataset", _LLVM_BIN, _SHARD), timeout=3600,
              summary=said.TRIPLETS_SAID),
-        Step("publish", ("dataset", "publish", "dataset"), timeout=600, capture=said.PUBLISHED,
+        Step("publish", ("dataset", "publish", "dataset"), timeout=600, capture=(*said.PUBLISHED, *CORPUS_REVISION),
              summary=said.PUBLISHED_SAID, links=said.DATASET_LINKS),
     )
 
@@ -191,11 +200,15 @@ REGISTRY: tuple[Builder, ...] = (
     Builder(
         name="llvm-tot",
         description="build LLVM at tip of tree with embedded bitcode (the corpus and toolchain of the night)",
-        steps=(Step("llvm-build", ("llvm-build", "--src", "llvm-project", "--build", "llvm-build", "--rev", "{rev}"),
+        # a nightly build builds the commit its source stamp names (the newest the master polled: follows_llvm);
+        # a forced one has none and builds `rev`
+        steps=(Step("llvm-build", ("llvm-build", "--src", "llvm-project", "--build", "llvm-build", "--rev", "{rev}",
+                                   IfSet("revision", ("--rev", "{revision}"))),
                     timeout=4 * 3600, capture=said.LLVM_BUILT, summary=said.LLVM_SAID),),
         tags=("big",),
         params=(Param("rev", "main", "llvm-project git revision (main: tip of tree)", regex=GIT_REV),),
         nightly="0 1 * * *",
+        follows_llvm=True,
         # the triplet builders then use this toolchain and its embedded bitcode as corpus
         exports={"llvm_bin": "{llvm_bin}", "corpus_source": "build", "corpus_input": "{llvm_build}"},
     ),

@@ -83,6 +83,7 @@ def validate(registry: Iterable[Builder], verbs: Mapping[str, object] | None = N
             if up not in names:
                 raise InputError(f"builder {b.name!r} runs after unknown builder {up!r}")
         known = set(b.defaults()) | {BUILD_URL} | {p for up in b.after for p in names[up].exports}
+        known |= {"revision"} if b.follows_llvm else set()  # its nightly source stamp's commit (Buildbot sets it)
         fanned = set(b.fan_out.steps) if b.fan_out else set()
         for s in b.steps:
             missing = placeholders(s.args) - known - ({SHARD} if s.name in fanned else set())

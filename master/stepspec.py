@@ -25,6 +25,13 @@ from farm.errors import InputError
 _PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 #: Set by the farm while it renders a step's command line: the Buildbot URL of the running build.
 BUILD_URL = "build_url"
+#: Set by the force form when a value differs from its default (master/schedulers.py): a what-if build,
+#: which mails nobody on the list and keeps its regression runs apart from its builder's history.
+WHAT_IF = "what_if"
+#: How every `mlgo-farm` verb's one error line starts (farm/cli.py).
+ERROR_PREFIX = "mlgo-farm: error: "
+#: The longest cause a failed step shows (its summary, the mail's subject and first line); the log has the rest.
+CAUSE_CHARS = 300
 #: Where the master's web server mounts the farm's dashboard (master/dashboard: the `farm` WSGI dashboard).
 DASHBOARD = DASHBOARD_PATH
 
@@ -151,9 +158,13 @@ class StepOutput:
     def __init__(self, step: Step) -> None:
         self.step = step
         self.answer: dict[str, Any] = {}
+        #: the last line printed, and the last on stderr (under --json the verb's sentence): a failure's cause
+        self._last = self._last_err = ""
 
     def line(self, line: str) -> None:
         stripped = line.strip()
+        if stripped:
+            self._last = stripped
         if not stripped.startswith("{"):
             return
         try:
@@ -181,6 +192,20 @@ class StepOutput:
 
     def summary(self) -> str | None:
         return next((said for s in self.step.summary if (said := fill(s.template, self.result())) is not None), None)
+
+    def err_line(self, line: str) -> None:
+        if line.strip():
+            self._last_err = line.strip()
+
+    def cause(self, error: str = "") -> str:
+        """Why a failed step failed, in one line: the verb's error line (`error`: it prints exactly one, on
+        stderr; under --json its answer says it too), else, for a result that fails the build (a size check that
+        held a policy back, exit 12), the sentence that says it (under --json the last line on stderr, before
+        the object), else its summary, else the last line it printed."""
+        said = self._last_err if self.answer and "error" not in self.answer else ""
+        line = (error.removeprefix(ERROR_PREFIX) or str(self.answer.get("error") or "") or said or self.summary()
+                or self._last)
+        return line if len(line) <= CAUSE_CHARS else line[:CAUSE_CHARS - 3] + "..."
 
     def links(self) -> list[tuple[str, str]]:
         """(name, path under the dashboard) of each declared link the answer fills, in declaration order."""

@@ -263,7 +263,9 @@ def test_pipeline_captures_publishes_triggers_and_mails_failures(live, tmp_path,
         assert page.status == 200 and b"<html" in body.lower() and latest["id"].encode() in body
     (failed,) = [st for st in api.get(f"builds/{builds['always-fails'].buildid}/steps")["steps"]
                  if st["name"] == "corpus"]
-    assert failed["state_string"] == "corpus (failure)" and failed["urls"] == []  # nothing to say: its name
+    # a failure says why: the verb's one error line
+    assert failed["state_string"] == "source /nonexistent/mlgo-farm-src does not exist (failure)", failed
+    assert failed["urls"] == []
 
     # a step that names {build_url} gets its own build's page, as the regression steps pass it to the alert
     last = max(b.buildid for b in api.builds_after(0))

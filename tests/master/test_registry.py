@@ -67,7 +67,7 @@ def test_dataset_id_flows_from_publish_to_retrain():
     assert with_id and with_id[0][with_id[0].index("--dataset") + 1] == "0123456789abcdef"
     assert reg["triplets-ir"].exports == {"dataset": "{dataset}"}
     publish = [s for s in reg["triplets-ir"].steps if s.args[:2] == ("dataset", "publish")]
-    assert publish and dict(publish[0].capture).keys() == {"dataset"}
+    assert publish and dict(publish[0].capture).keys() == {"dataset", "got_revision"}
 
 
 def _answer(**fields) -> str:
