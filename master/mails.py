@@ -30,7 +30,8 @@ _INPUT_SOURCES = ("Force Build Form", "Scheduler", "Trigger")
 ADVICE: tuple[tuple[str, str], ...] = (
     (r"size check FAILED",
      "Nothing to roll back: the new policy stays a candidate and `latest` (and the vocabulary waiting for it) "
-     "is unchanged. The policy's page has the size check's numbers (links above). To try again, train with "
+     "is unchanged. The cause above has the size check's numbers, the policy's page on the dashboard the rest. "
+     "To try again, train with "
      "another vocabulary or recipe: {force} -p vocab=VERSION"),
     (r"apt-get source|deb-src",
      "The worker could not download the Debian source: check its deb-src entries (deploy/setup.sh) and its "
