@@ -221,10 +221,16 @@ def previous_baseline(history: History, run: Run) -> Run | None:
 
 def comparisons_for(history: History, run: Run, rows: list[Measurement], rule_set: dict[str, rules.Rule]
           ) -> list[rules.Comparison]:
-    """The policy against this run's heuristic and against the previous policy (`previous_baseline`)."""
+    """The policy against this run's heuristic and against the previous policy (`previous_baseline`).
+
+    Compile time compares like with like only: the policy build compiles through the launcher and its channel to
+    a policy host, the heuristic build runs plain clang, so it is judged against the previous good run's policy
+    build (the same launcher), never against the heuristic (both builds' compile times stay in the history).
+    """
     kinds = {(m.subject, m.metric): m.kind for m in rows}
     new = _index(rows, POLICY)
-    out = rules.compare_values(rule_set, rules.HEURISTIC_BASELINE, _index(rows, HEURISTIC), new, kinds)
+    same_path = {k: v for k, v in new.items() if k[1] != COMPILE_TIME.name}
+    out = rules.compare_values(rule_set, rules.HEURISTIC_BASELINE, _index(rows, HEURISTIC), same_path, kinds)
     good = previous_baseline(history, run)
     if good is not None:
         out += rules.compare_values(rule_set, rules.PREVIOUS_BASELINE,
