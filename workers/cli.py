@@ -203,10 +203,13 @@ def _dataset_publish(args: argparse.Namespace) -> int:
     store = store_from_settings(s)
     with publish_lock(store, s.celery.broker_url, settings=s):  # the index is shared with other publishers
         dataset_id = dataset.publish(Path(args.dataset), store)
-    # where it went, kind included: the Buildbot step links the dataset's page from these (master/outputs.py)
-    kind = dataset.read_manifest(Path(args.dataset))["kind"]
+    # where it went, kind included: the Buildbot step links the dataset's page from these (master/outputs.py);
+    # the revision of the corpus's sources becomes the build's got_revision (master/registry.py CORPUS_REVISION)
+    m = dataset.read_manifest(Path(args.dataset))
+    kind = m["kind"]
     return Answer({"dataset": dataset_id, "kind": kind,
-                   "url": f"{store.url.rstrip('/')}/{dataset.store_prefix(kind, dataset_id)}/"},
+                   "url": f"{store.url.rstrip('/')}/{dataset.store_prefix(kind, dataset_id)}/",
+                   "revision": _revision(m["corpus"].get("lineage"))},
                   lambda f: f"published dataset {f['dataset']} to {f['url']}")
 
 

@@ -8,12 +8,13 @@ from pathlib import Path
 
 from farm.config import load_settings
 from master.factories import CAPTURED
-from tests.master.test_master_live import _wait_for_build, live  # noqa: F401  (the fixture)
+from tests.conftest import CSRC
+from tests.master.test_master_live import _properties, _wait_for_build, live  # noqa: F401  (the fixture)
 
 CFG = """
 from master import outputs
 from master.buildmaster import build_config
-from master.registry import Builder, Param, Step
+from master.registry import CORPUS_REVISION, Builder, Param, Step
 from tests.master.pipeline import CSRC
 
 ANSWERS = Builder(
@@ -28,13 +29,26 @@ ANSWERS = Builder(
              links=outputs.DATASET_LINKS),
     ),
 )
-BuildmasterConfig = build_config(registry=(ANSWERS,))
+# a Debian source package already unpacked where `apt-get source` would leave it (reused: no network)
+DEBIAN = Builder(
+    name="answers-debian", description="a Debian package's version as the build's revision", notify=(),
+    steps=(
+        Step("corpus", ("corpus", "debian", "mlgo-demo", "--debsrc", DEBSRC, "-o", "corpus", "-j", "1")),
+        Step("triplets", ("triplets", "ir", "corpus", "-o", "dataset", "-j", "1", "--opt-levels", "O0")),
+        Step("publish", ("dataset", "publish", "dataset"), capture=(*outputs.PUBLISHED, *CORPUS_REVISION)),
+    ),
+)
+BuildmasterConfig = build_config(registry=(ANSWERS, DEBIAN))
 """
 
 
 def test_a_builds_properties_come_from_the_fields_of_its_verbs_answers(live, tmp_path: Path) -> None:  # noqa: F811
+    debsrc = tmp_path / "debsrc"
+    (debsrc / "mlgo-demo-1.2" / "debian").mkdir(parents=True)
+    (debsrc / "mlgo-demo-1.2" / "debian" / "changelog").write_text("mlgo-demo (1.2-3) unstable; urgency=low\n")
+    (debsrc / "mlgo-demo-1.2" / "hash.c").write_text((CSRC / "hash.c").read_text())
     cfg = tmp_path / "answers.cfg"
-    cfg.write_text(CFG)
+    cfg.write_text(f"DEBSRC = {str(debsrc)!r}\n" + CFG)
     start, _ = live
     api = start(cfg)
     api.force("answers")
@@ -59,3 +73,10 @@ def test_a_builds_properties_come_from_the_fields_of_its_verbs_answers(live, tmp
         log = api.step_log_tail(build.buildid, name, lines=400)
         assert "b'--json']" in log, log[-2000:]  # the master asked for the answer
         assert '"exit_code": 0' in log  # and got it
+
+    assert "got_revision" not in _properties(api, build.buildid)  # a directory of sources has no revision
+    api.force("answers-debian")
+    debian = _wait_for_build(api, "answers-debian", after=0, timeout=300)
+    assert debian.result == "success", debian.steps
+    # the package's Debian version is the build's revision, as the publish step's answer said it
+    assert _properties(api, debian.buildid)["got_revision"] == "1.2-3"

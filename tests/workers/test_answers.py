@@ -66,7 +66,8 @@ def test_worker_step_verbs_answer_in_json_what_the_master_reads(tmp_path: Path) 
     env = {"MLGO_FARM_STORE_URL": store.as_uri()}
     got, p = answer("dataset", "publish", str(tmp_path / "ds"), env=env)
     assert p.returncode == 0, p.stderr
-    assert got == {"dataset": m["id"], "kind": "ir", "url": f"{store.as_uri()}/datasets/ir/{m['id']}/", "exit_code": 0}
+    assert got == {"dataset": m["id"], "kind": "ir", "url": f"{store.as_uri()}/datasets/ir/{m['id']}/",
+                   "revision": None, "exit_code": 0}  # a directory of sources has no revision
     said = read("triplets-ir", "publish", p.stdout)
     assert said.properties(0) == {"dataset": m["id"]} and said.summary() == f"published {m['id']}"
     assert said.links() == [("dataset", f"datasets/ir/{m['id']}/")]
@@ -88,6 +89,25 @@ def test_worker_step_verbs_answer_in_json_what_the_master_reads(tmp_path: Path) 
     assert p.returncode == 0 and got["dataset"] == m["id"], p.stderr  # the bytes one unsharded run makes
     got, p = answer("dataset", "drop-shards", "--run", "r1", env=env)
     assert p.returncode == 0 and got["run"] == "r1" and got["deleted"] > 0, p.stderr
+
+
+def test_publish_answers_the_debian_version_of_the_corpus_as_the_builds_revision(tmp_path: Path) -> None:
+    # an unpacked source package, as `apt-get source` leaves it (a tree already there is reused: no network)
+    tree = tmp_path / "debsrc" / "mlgo-demo-1.2"
+    (tree / "debian").mkdir(parents=True)
+    (tree / "debian" / "changelog").write_text("mlgo-demo (1.2-3+deb12u1) bookworm; urgency=medium\n")
+    shutil.copy(CSRC / "sort.c", tree / "sort.c")
+    got, p = answer("corpus", "debian", "mlgo-demo", "--debsrc", str(tmp_path / "debsrc"), "-o",
+                    str(tmp_path / "corpus"), "-j", "1")
+    assert p.returncode == 0 and got["revision"] == "1.2-3+deb12u1", p.stderr
+    got, p = answer("triplets", "ir", str(tmp_path / "corpus"), "-o", str(tmp_path / "ds"), "--opt-levels", "O0")
+    assert p.returncode == 0, p.stderr
+    assert dataset.read_manifest(tmp_path / "ds")["corpus"]["lineage"]["version"] == "1.2-3+deb12u1"
+
+    got, p = answer("dataset", "publish", str(tmp_path / "ds"), env={"MLGO_FARM_STORE_URL": (tmp_path / "s").as_uri()})
+    assert p.returncode == 0 and got["revision"] == "1.2-3+deb12u1", p.stderr
+    said = read("triplets-ir", "publish", p.stdout)  # the registry's publish step: Buildbot's got_revision
+    assert said.properties(0) == {"dataset": got["dataset"], "got_revision": "1.2-3+deb12u1"}
 
 
 def test_failures_under_json_are_one_object_with_the_same_exit_code(tmp_path: Path) -> None:
