@@ -1,6 +1,6 @@
 """The documentation keeps up with the code: the configuration reference is what farm/config.py's declarations
-render (farm/configdoc.py), and every relative link of README.md and docs/*.md reaches a file, and a heading
-when it names one, as GitHub renders them."""
+render (farm/configdoc.py), and every relative link of README.md, docs/*.md and deploy/README-many-machines.md
+reaches a file, and a heading when it names one, as GitHub renders them."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from farm import configdoc, envvalues
 from farm.config import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "deploy" / "README-many-machines.md"]
 _FENCE = re.compile(r"^(```|~~~).*?^\1\s*$", re.S | re.M)
 _CODE_SPAN = re.compile(r"(`+).+?\1", re.S)
 _LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")

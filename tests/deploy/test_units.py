@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 UNITS = ROOT / "deploy" / "systemd"
-INSTALL = "/opt/mlgo-farm"  # where the units expect the checkout (deploy/README-many-machines.md)
+INSTALL = "/opt/mlgo-farm"  # where the units expect the checkout (docs/operations.md, Under systemd)
 
 
 def _service(unit: Path) -> dict[str, list[str]]:
