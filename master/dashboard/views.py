@@ -35,8 +35,8 @@ _FLAGS = {
            # model, so the inliner asks a policy host (mlgo-farm-cc, or the policy page's standalone host)
            ("the ML inliner's IR2Vec features (a policy host on BASE.in/BASE.out)",
             "clang -Oz " + " ".join(advisors.get("inline").flags("BASE", "{path}")) + " -c in.c")],
-    # Not `llc -print-mir2vec`: LLVM 22.1's printer pass crashes (SIGSEGV) (README, "Which flags use
-    # it"); llvm-ir2vec embeds MIR written after register allocation (before it, 22.1 crashes on virtual registers).
+    # Not `llc -print-mir2vec`: LLVM 22.1's printer pass crashes (SIGSEGV) (docs/vocabularies.md#which-flags-use-it);
+    # llvm-ir2vec embeds MIR written after register allocation (before it, 22.1 crashes on virtual registers).
     "mir": [_BITCODE,
             ("post-allocation MIR", "llc -O2 -stop-after=virtregrewriter in.bc -o in.mir"),
             ("llvm-ir2vec (print the embeddings)",
