@@ -65,6 +65,20 @@ def _coverage(coverage: Any, kind: str | None = None) -> str:
     return coverage_line(coverage) if coverage else "coverage ?"
 
 
+def _warm_start(record: Any) -> dict[str, Any] | None:
+    """The manifest's `warm_start` (vocabgen/warm.py) as the page shows it: `from` a version (`linked` when it is a
+    version name, so a page links only what the store may hold) or `from: None` and the reason it started cold;
+    None for a version published before the record existed."""
+    if not isinstance(record, dict):
+        return None
+    source = record.get("from")
+    try:
+        linked = isinstance(source, str) and bool(check_version_name(source))
+    except InputError:
+        linked = False
+    return {**record, "from": source if isinstance(source, str) else None, "linked": linked}
+
+
 def _vocab_rows(farm, kind: str, validated: bool = False) -> list[dict[str, Any]]:
     """The index's entries of `kind`, newest first; `validated` adds the LLVM version that validated each
     (from its manifest: the index does not carry it)."""
@@ -141,6 +155,7 @@ def register(app: Flask, farm) -> None:
         entry = next((v for v in _vocab_rows(farm, kind) if v.get("version") == version), {})
         path = f"vocab-{kind}-{version}.json"
         return render_template("vocab_version.html", kind=kind, version=version, m=manifest, entry=entry,
+                               warm=_warm_start(manifest.get("warm_start")),
                                flags=[(what, cmd.format(path=path)) for what, cmd in _FLAGS[kind]], local=path,
                                others=[v["version"] for v in _vocab_rows(farm, kind) if v.get("version") != version])
 
