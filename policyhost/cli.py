@@ -202,9 +202,10 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from farm.jsonio import dumps
     from policyhost.store import show
 
-    print(json.dumps(show(_store(), args.advisor, args.version), indent=2, sort_keys=True))
+    print(dumps(show(_store(), args.advisor, args.version)), end="")
     return 0
 
 
@@ -228,7 +229,7 @@ def _download(args: argparse.Namespace) -> int:
 
 
 #: `policy retrain --wait` when the new policy failed its size check (it stays a candidate).
-EXIT_SIZE_GATE = 12
+EXIT_SIZE_CHECK = 12
 
 
 def _retrain(args: argparse.Namespace) -> int:
@@ -244,7 +245,7 @@ def _retrain(args: argparse.Namespace) -> int:
         return Answer({"task_id": res.id}, lambda f: f["task_id"])
     from policyhost.store import retrained
 
-    return retrained(wait_for(app, res, args.timeout, CHAIN_STEPS), EXIT_SIZE_GATE)
+    return retrained(wait_for(app, res, args.timeout, CHAIN_STEPS), EXIT_SIZE_CHECK)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

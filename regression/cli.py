@@ -27,6 +27,7 @@ def _open(args: argparse.Namespace):
 def _run(args: argparse.Namespace) -> int:
     from regression import benchmarks
     from regression.compare import RunRequest, run_comparison
+    from regression.rules import RunVerdict
 
     benches = [benchmarks.lookup(n) for n in args.bench]
     for d in args.bench_dir:
@@ -48,7 +49,7 @@ def _run(args: argparse.Namespace) -> int:
               "web_url": result.web_url, "publish_error": result.publish_error, "alert": result.alert,
               "outbox": None if d is None else {"sent": d.sent, "pending": d.pending}, "not_identical": differ or None}
     code = EXIT_NOT_IDENTICAL if differ else \
-        EXIT_REGRESSION if args.fail_on_regression and result.verdict == "regression" else 0
+        EXIT_REGRESSION if args.fail_on_regression and result.verdict == RunVerdict.REGRESSION else 0
     # the report's own summary (regression/report.py) comes first for people; the fields carry its facts
     return Answer(fields, lambda f: result.summary + _run_said(f), code)
 

@@ -194,11 +194,12 @@ _SHOW_FILLER = 40
 def _show(args: argparse.Namespace) -> int:
     """The manifest as JSON on stdout (scripts read it), and on stderr, for people, the coverage per
     section and the filler entries: vectors that are their section's mean, not trained."""
+    from farm.jsonio import dumps
     from vocabgen.layout import coverage_line
     from vocabgen.publish import show
 
     manifest = show(_store(), args.kind, args.version)
-    print(json.dumps(manifest, indent=2, sort_keys=True))
+    print(dumps(manifest), end="")
     coverage = manifest.get("coverage")
     print(f"{manifest.get('version', args.version)}: {coverage_line(coverage, args.kind)}", file=sys.stderr)
     if coverage_line(coverage).endswith("?"):

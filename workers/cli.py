@@ -214,9 +214,10 @@ def _dataset_publish(args: argparse.Namespace) -> int:
 
 
 def _dataset_show(args: argparse.Namespace) -> int:
+    from farm.jsonio import dumps
     from workers.dataset import read_manifest
 
-    print(json.dumps(read_manifest(Path(args.dataset)), indent=2, sort_keys=True))
+    print(dumps(read_manifest(Path(args.dataset))), end="")
     return 0
 
 
