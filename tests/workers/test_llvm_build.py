@@ -1,7 +1,8 @@
 """The LLVM build step: its commands, and a real git + CMake configure on a local repository.
 
 A full LLVM build takes hours on two cores; CI checks the plan and runs the configure for real
-on a small llvm-project-shaped repository. README.md documents the full run.
+on a small llvm-project-shaped repository. docs/datasets.md#llvm-at-tip-of-tree-workersllvm_buildpy documents
+the full run.
 """
 
 from __future__ import annotations
