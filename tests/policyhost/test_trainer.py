@@ -134,3 +134,25 @@ def test_a_guided_search_follows_the_first_and_both_feed_cloning(packages: dict[
     never = replace(rec, prior=PriorParams(min_helpful=10**6))
     t2 = Trainer(toolchain, splits, never, t.fanout, progress=lines.append)
     assert t2.guided(first, units, 1) is first and "too few smaller flips" in lines[-1]
+
+
+def test_more_cloning_seeds_keep_the_best_on_validation(packages: dict[str, Path], tmp_path: Path,
+                                                        toolchain: Toolchain) -> None:
+    """Cloning is a draw: every seed's network is measured on validation and the best kept, so more seeds
+    never validate worse than one, and the round says which seed won."""
+    from dataclasses import replace
+
+    from policyhost.explore import Budget, ExploreCache
+    from policyhost.improve import EsParams
+    from policyhost.train_tasks import thread_fanout
+    from policyhost.trainer import RECIPES, Trainer, resolve_splits
+
+    one = replace(RECIPES["smoke"], budget=Budget(8, 1), es=EsParams(steps=0))
+    splits = resolve_splits(f"beta={packages['beta']}", f"alpha={packages['alpha']}", "", tmp_path, toolchain, one)
+    fanout = thread_fanout(toolchain, ExploreCache(tmp_path / "cache"), 2)
+    lines: list[str] = []
+    _, single = Trainer(toolchain, splits, one, fanout, progress=lines.append).run()
+    _, several = Trainer(toolchain, splits, replace(one, seeds=(0, 1, 2)), fanout, progress=lines.append).run()
+    assert several["validation"] <= single["validation"]
+    assert several["history"][0]["seed"] in (0, 1, 2) and single["history"][0]["seed"] == 0
+    assert any(ln.startswith("round 1/1: ") and " of 3)" in ln for ln in lines), lines
