@@ -48,26 +48,32 @@ def farm(*args: str) -> None:
     subprocess.run(["nice", "-n", "15", MLGO_FARM, *args], check=True, cwd=ROOT)
 
 
-def corpus(work: Path, packages: list[str], jobs: int) -> Path:
-    merged = work / "corpus"
-    if (merged / "corpus_description.json").is_file():
-        return merged
+def link_corpora(out: Path, corpora: dict[str, Path]) -> Path:
+    """One corpus of several packages' corpora (hard links, module names prefixed with the package)."""
     modules = []
-    for p in packages:
-        one = work / f"corpus-{p}"
-        if not (one / "corpus_description.json").is_file():
-            farm("corpus", "debian", p, "-j", str(jobs), "-o", str(one))
+    for p, one in corpora.items():
         for name in json.loads((one / "corpus_description.json").read_text())["modules"]:
             for ext in (".bc", ".cmd"):
-                dst = merged / p / f"{name}{ext}"
+                dst = out / p / f"{name}{ext}"
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 if not dst.exists():
                     os.link(one / f"{name}{ext}", dst)
             modules.append(f"{p}/{name}")
     desc = {"modules": sorted(modules), "has_thinlto": False, "lineage": None,
-            "source": "merged: " + " ".join(packages)}
-    (merged / "corpus_description.json").write_text(json.dumps(desc, indent=2) + "\n")
-    return merged
+            "source": "merged: " + " ".join(corpora)}
+    (out / "corpus_description.json").write_text(json.dumps(desc, indent=2) + "\n")
+    return out
+
+
+def corpus(work: Path, packages: list[str], jobs: int) -> Path:
+    merged = work / "corpus"
+    if (merged / "corpus_description.json").is_file():
+        return merged
+    for p in packages:
+        one = work / f"corpus-{p}"
+        if not (one / "corpus_description.json").is_file():
+            farm("corpus", "debian", p, "-j", str(jobs), "-o", str(one))
+    return link_corpora(merged, {p: work / f"corpus-{p}" for p in packages})
 
 
 def farm_vocabs(work: Path, corpus_dir: Path, levels: str, jobs: int, recipes: list[str]) -> dict[str, Path]:

@@ -38,25 +38,13 @@ CORPORA = ROOT / "var" / "policy" / "corpus"
 
 
 def merged_corpus(work: Path, packages: list[str]) -> Path:
-    """One corpus of several packages' corpora (hard links, module names prefixed with the package)."""
+    """One corpus of several packages' corpora (bench_vocab_quality.link_corpora)."""
+    from bench_vocab_quality import link_corpora
+
     out = work / ("corpus-" + "+".join(packages))
     if (out / "corpus_description.json").is_file():
         return out
-    modules = []
-    for p in packages:
-        src = CORPORA / f"debian-{p}"
-        desc = json.loads((src / "corpus_description.json").read_text())
-        for name in desc["modules"]:
-            for ext in (".bc", ".cmd"):
-                dst = out / p / f"{name}{ext}"
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                if not dst.exists():
-                    os.link(src / f"{name}{ext}", dst)
-            modules.append(f"{p}/{name}")
-    desc = {"modules": sorted(modules), "has_thinlto": False, "lineage": None,
-            "source": "merged: " + " ".join(packages)}
-    (out / "corpus_description.json").write_text(json.dumps(desc, indent=2) + "\n")
-    return out
+    return link_corpora(out, {p: CORPORA / f"debian-{p}" for p in packages})
 
 
 def dataset(work: Path, packages: list[str]) -> Path:
