@@ -104,6 +104,12 @@ def _served_and_candidates(farm, kind: str) -> list[dict[str, Any]]:
     return ([{**latest, "served": True}] if latest else []) + newer
 
 
+def _unit(history: Any, points: list, subject: str, metric: str, default: str) -> str:
+    """The unit a trend's newest run recorded for (subject, metric): the page and its JSON say the same."""
+    return next((s.unit for s in trends.series_of(history, points[-1].run, modules=True)
+                 if (s.subject, s.metric) == (subject, metric)), default)
+
+
 def register(app: Flask, farm) -> None:
     """Add the pages to `app`."""
     app.jinja_env.filters["coverage"] = _coverage
@@ -286,8 +292,7 @@ def register(app: Flask, farm) -> None:
         m = metrics.get(metric)
         good = trends.previous_good(history, runs)
         return _json({"format": 1, "builder": builder, "subject": subject, "metric": metric,
-                      "unit": next((s.unit for s in trends.series_of(history, points[-1].run, modules=True)
-                                    if (s.subject, s.metric) == (subject, metric)), m.unit),
+                      "unit": _unit(history, points, subject, metric, m.unit),
                       "better": m.direction, "previous_good": good.run_id if good else None,
                       "points": [trends.point_json(p, public(report_link(p.run))) for p in points]})
 
@@ -298,8 +303,7 @@ def register(app: Flask, farm) -> None:
         points = trends.trend(history, runs, subject, metric)
         if not points:
             abort(404)
-        unit = next((s.unit for s in trends.series_of(history, points[-1].run, modules=True)
-                     if (s.subject, s.metric) == (subject, metric)), "")
+        unit = _unit(history, points, subject, metric, "")
         good = trends.previous_good(history, runs)
         return render_template("regression_trend.html", builder=builder, subject=subject, metric=metric, unit=unit,
                                points=list(reversed(points)), good=good,

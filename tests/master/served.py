@@ -7,6 +7,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from werkzeug.middleware.dispatcher import DispatcherMiddleware
@@ -19,9 +20,9 @@ from tests import servers
 
 
 @contextlib.contextmanager
-def dashboard(monkeypatch: pytest.MonkeyPatch, store: ObjectStore | None = None,
-              history: Path | None = None) -> Iterator[str]:
-    """The dashboard's base URL (ending in DASHBOARD_PATH) while it is served."""
+def dashboard_app(monkeypatch: pytest.MonkeyPatch, store: ObjectStore | None = None,
+                  history: Path | None = None) -> Iterator[tuple[str, Any]]:
+    """(the dashboard's base URL, ending in DASHBOARD_PATH, and its Flask app) while it is served."""
     port = servers.free_port()
     monkeypatch.setenv("MLGO_FARM_BUILDBOT_WEB_URL", f"http://127.0.0.1:{port}/")
     app = create_app(load_settings(), store=store, history=history)
@@ -31,7 +32,15 @@ def dashboard(monkeypatch: pytest.MonkeyPatch, store: ObjectStore | None = None,
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{port}/{DASHBOARD_PATH}"
+        yield f"http://127.0.0.1:{port}/{DASHBOARD_PATH}", app
     finally:
         server.shutdown()
         thread.join(timeout=10)
+
+
+@contextlib.contextmanager
+def dashboard(monkeypatch: pytest.MonkeyPatch, store: ObjectStore | None = None,
+              history: Path | None = None) -> Iterator[str]:
+    """The dashboard's base URL (ending in DASHBOARD_PATH) while it is served."""
+    with dashboard_app(monkeypatch, store, history) as (url, _):
+        yield url

@@ -10,20 +10,14 @@ import json
 import os
 import re
 import subprocess
-import threading
 from pathlib import Path
 
 import pytest
-from werkzeug.middleware.dispatcher import DispatcherMiddleware
-from werkzeug.serving import make_server
 
-from farm.config import DASHBOARD_PATH, load_settings
 from farm.store import FileStore
 from farm.toolchain import Toolchain
-from master.dashboard.app import create_app
 from policyhost.host import Channel, serve
 from policyhost.policies import ConstantPolicy
-from tests import servers
 from vocabgen.params import TrainParams
 
 SOURCE = "int f(int a, int b) { return a + b; }\nint g(int x) { return f(x, 3) * x; }\n"
@@ -60,19 +54,10 @@ def trained(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> P
 @pytest.fixture
 def dashboard(trained: Path, monkeypatch: pytest.MonkeyPatch):
     """The dashboard over HTTP on loopback, at the path the master mounts it on, its web_url pointing there."""
-    port = servers.free_port()
-    monkeypatch.setenv("MLGO_FARM_BUILDBOT_WEB_URL", f"http://127.0.0.1:{port}/")
-    app = create_app(load_settings(), store=FileStore(trained / "store"), history=trained / "history.sqlite")
-    mounted = DispatcherMiddleware(lambda env, start: (start("404 Not Found", []), [b""])[1],
-                                   {"/" + DASHBOARD_PATH.rstrip("/"): app})
-    server = make_server("127.0.0.1", port, mounted, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{port}/{DASHBOARD_PATH}", app
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
+    from tests.master.served import dashboard_app
+
+    with dashboard_app(monkeypatch, FileStore(trained / "store"), trained / "history.sqlite") as served:
+        yield served
 
 
 def page_commands(page: str) -> list[str]:
