@@ -261,6 +261,12 @@ class GateConfig:
     #: The size check's benchmarks: names (regression/benchmarks.py) or absolute directories, comma separated.
     policy_benchmarks: str = "zlib,bzip2"
 
+    @property
+    def policy_cap(self) -> float:
+        """The `.text` ratio no benchmark may exceed (`1 + policy_size_tolerance` percent): the size check's, and
+        the one policy training prefers its validation checkpoints within (policyhost/trainer.py)."""
+        return 1 + self.policy_size_tolerance / 100
+
     def __post_init__(self) -> None:
         # names or absolute directories only: "../../etc" would otherwise load and fail (or build
         # whatever it points at) only when a retrained policy reaches the gate

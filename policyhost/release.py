@@ -168,7 +168,8 @@ def manifest_for(model: Path, result: dict[str, Any], *, advisor: str = "inline"
 def _trained_metrics(result: dict[str, Any]) -> dict[str, Any]:
     """A trained policy's numbers: validation ratio, the held-out table, the training curve."""
     held = result.get("heldout") or {}
-    return {"validation_ratio": result.get("validation"), "chosen": result.get("chosen"),
+    return {"validation_ratio": result.get("validation"), "validation_worst": result.get("validation_worst"),
+            "validation_packages": result.get("validation_packages"), "chosen": result.get("chosen"),
             "heldout_geomean": held.get("geomean"), "heldout_worst": held.get("worst"),
             "heldout": held.get("packages"), "history": result.get("history")}
 

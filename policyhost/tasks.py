@@ -194,7 +194,8 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
                          **{k: [n.partition("=")[0] for n in v] for k, v in held.items()}})
     # the recipe's name and everything it sets: a recipe retuned in a new release trains again
     key = _work_key(vocab_manifest["version"], Path(str(training.get("corpus_source"))), {**p, "recipe": rec_name,
-                    "recipe_params": rec.as_json(), "train": train, **held}, toolchain.describe())
+                    "recipe_params": rec.as_json(), "train": train, **held,
+                    "cap": settings.gate.policy_cap}, toolchain.describe())
     work = settings.var_dir / "policy" / "trained" / ADVISOR / key
     model = work / "model.onnx"
     with dir_lock(work):
@@ -209,7 +210,8 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
                 log.info("training the %s policy (recipe %s) with vocabulary %s", ADVISOR, rec_name,
                          vocab_manifest["version"])
                 trainer.train_to(tmp / "model.onnx", toolchain, splits, rec_name, fanout, vocab=vocab_file,
-                                 vocab_version=vocab_manifest["version"], progress=progress or log.info)
+                                 vocab_version=vocab_manifest["version"], progress=progress or log.info,
+                                 cap=settings.gate.policy_cap)
         result = release.read_result(model)
         validation = release.validate(model, result, toolchain, ADVISOR, vocab_file)
         manifest = release.manifest_for(model, result, advisor=ADVISOR, vocab_version=vocab_manifest["version"],

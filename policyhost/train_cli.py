@@ -39,7 +39,7 @@ def _train(args: argparse.Namespace) -> int:
         vocab = resolve_vocab(args.vocab, "inline")
     splits = trainer.resolve_splits(args.train, args.validation, args.evaluation, Path(settings.var_dir), tc, rec)
     trainer.train_to(Path(args.output), tc, splits, args.recipe, _fanout(args, settings, tc), vocab=vocab,
-                     progress=lambda line: print(line, flush=True))
+                     progress=lambda line: print(line, flush=True), cap=settings.gate.policy_cap)
     return 0
 
 

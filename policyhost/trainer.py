@@ -10,6 +10,11 @@ where the compiles run (threads here, Celery workers on a farm: policyhost/train
     returns:  the policy best on validation (even when it does not beat the heuristic: the
               promotion gate holds such a policy back with its numbers), and its held-out table
 
+"Best on validation" is judged by the promotion gate's two bars, not by the geomean alone: a
+checkpoint that grows no validation package past `cap` (the gate's `1 + policy_size_tolerance`)
+beats every one that does, and among those the lower geomean wins. A geomean alone lets one
+package's gains hide another's growth, which is what the gate refuses on the evaluation packages.
+
 Validation and evaluation packages are whole packages never trained on: a policy that only
 memorised its training modules shows it there. A split that leaves any of the three empty is one
 clear line before anything compiles.
@@ -199,6 +204,25 @@ def _names(ps: Sequence[Package]) -> str:
     return ", ".join(p.name for p in ps) or "none"
 
 
+@dataclass(frozen=True)
+class Measured:
+    """A checkpoint on validation: the geomean and the worst package of `.text` policy / heuristic."""
+
+    geomean: float
+    worst: float
+    packages: tuple[tuple[str, float], ...] = ()
+
+    def rank(self, cap: float | None) -> tuple[int, float]:
+        """Lower is better: every checkpoint within `cap` before any beyond it; then geomean, or the worst
+        package for those beyond (the least growth is the nearest to acceptable)."""
+        if cap is None or self.worst <= cap:
+            return (0, self.geomean)
+        return (1, self.worst)
+
+    def __str__(self) -> str:
+        return f"{self.geomean:.4f}x (worst package {self.worst:.4f}x)"
+
+
 @dataclass
 class Trainer:
     """State of one training run; `progress` receives one line per stage (the Buildbot step shows them)."""
@@ -210,6 +234,8 @@ class Trainer:
     progress: Callable[[str], None] = print
     #: the IR2Vec vocabulary whose embeddings the policy reads (None: LLVM's features alone)
     vocab: Path | None = None
+    #: no validation package above this ratio, if a checkpoint can manage it (Measured.rank); None: geomean only
+    cap: float | None = None
     history: list[dict] = field(default_factory=list)
     _heuristic: dict[str, int | None] = field(default_factory=dict)
 
@@ -245,8 +271,17 @@ class Trainer:
                          "ratio": pt / ht if ht else 1.0})
         return rows
 
-    def validate(self, policy: Mlp) -> float:
-        return geomean([r["ratio"] for r in self.package_ratios(self.splits.validation, policy)])
+    def validate(self, policy: Mlp) -> Measured:
+        rows = self.package_ratios(self.splits.validation, policy)
+        return Measured(geomean([r["ratio"] for r in rows]), max(r["ratio"] for r in rows),
+                        tuple((r["package"], r["ratio"]) for r in rows))
+
+    def _better(self, a: Measured, b: Measured | None) -> bool:
+        return b is None or a.rank(self.cap) < b.rank(self.cap)
+
+    def _measured(self, m: Measured) -> dict:
+        """A history row's validation fields (`validation` stays the geomean the dashboard plots)."""
+        return {"validation": m.geomean, "validation_worst": m.worst, "validation_packages": dict(m.packages)}
 
     # -- stages -----------------------------------------------------------------------------------
     def explore(self, base: Mlp | None, units: Sequence[Unit], prior: Mlp | None = None) -> list[ModuleResult]:
@@ -274,7 +309,7 @@ class Trainer:
         units = [u for p in self.splits.train for u in p.units]
         self.progress(f"train on {len(units)} modules of {_names(self.splits.train)}; validate on "
                       f"{_names(self.splits.validation)}")
-        best: tuple[float, Mlp | None, str] = (float("inf"), None, "none")
+        best: tuple[Measured | None, Mlp | None, str] = (None, None, "none")
         base: Mlp | None = None
         results: list[ModuleResult] = []
         for r in range(1, self.recipe.rounds + 1):
@@ -290,20 +325,21 @@ class Trainer:
             clones = [(seed, fit_bc(*data, replace(self.recipe.bc, seed=seed))) for seed in self.recipe.seeds]
             val, seed, policy = min(((self.validate(p), seed, p) for seed, net in clones
                                      for p in (replace(net, stick=k) for k in self.recipe.sticks)),
-                                    key=lambda vsp: vsp[0])
+                                    key=lambda vsp: vsp[0].rank(self.cap))
             self._record(stage="bc", round=r, explored=len(found), improved=better, explore_saved=saved / total,
-                         validation=val, stick=policy.stick, seed=seed)
+                         **self._measured(val), stick=policy.stick, seed=seed)
             self.progress(f"round {r}/{self.recipe.rounds}: explored {len(found)} modules, {better} smaller "
-                          f"(-{100 * saved / total:.2f}% .text), cloned policy on validation {val:.4f}x "
+                          f"(-{100 * saved / total:.2f}% .text), cloned policy on validation {val} "
                           f"(stick {policy.stick:g}" + (f", seed {seed} of {len(clones)})" if len(clones) > 1 else ")"))
-            if val < best[0]:
+            if self._better(val, best[0]):
                 best = (val, policy, f"bc round {r}")
             base = policy
         start = best[1] or base
         best = self._evolve(start, units, best)
-        verdict = "smaller than" if best[0] < 1 else "NOT smaller than"
-        self.progress(f"best on validation: {best[2]} at {best[0]:.4f}x the heuristic ({verdict} it)")
-        return best[1], {"validation": best[0], "chosen": best[2], "history": self.history}
+        verdict = "smaller than" if best[0].geomean < 1 else "NOT smaller than"
+        self.progress(f"best on validation: {best[2]} at {best[0]} the heuristic ({verdict} it)")
+        return best[1], {"validation": best[0].geomean, "validation_worst": best[0].worst,
+                         "validation_packages": dict(best[0].packages), "chosen": best[2], "history": self.history}
 
     def _evolve(self, policy: Mlp, units: Sequence[Unit], best: tuple) -> tuple:
         es = self.recipe.es
@@ -321,12 +357,12 @@ class Trainer:
         for step in range(1, es.steps + 1):
             policy, info = es_step(policy, adam, es, step, len(usable), evaluate)
             val = self.validate(policy)
-            self._record(stage="es", validation=val, **info)
+            self._record(stage="es", **self._measured(val), **info)
+            if self._better(val, best[0]):
+                best = (val, policy, f"es step {step}")
             self.progress(f"es step {step}/{es.steps}: {info['compiled']}/{2 * es.pairs} compiled, mean reward "
                           f"{info['mean_reward'] if info['mean_reward'] is not None else float('nan'):+.4f}, "
-                          f"validation {val:.4f}x (best {min(val, best[0]):.4f}x)")
-            if val < best[0]:
-                best = (val, policy, f"es step {step}")
+                          f"validation {val} (best {best[0]})")
         return best
 
     def _record(self, **row) -> None:
@@ -354,7 +390,7 @@ KIND = "inline-es"
 
 def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: str, fanout: Fanout, *,
              vocab: Path | None = None, vocab_version: str | None = None,
-             progress: Callable[[str], None] = print, key: bytes | None = None) -> dict:
+             progress: Callable[[str], None] = print, key: bytes | None = None, cap: float | None = None) -> dict:
     """Train, measure held out, write OUTPUT.onnx, OUTPUT.npz and the signed OUTPUT.json; return the record.
 
     The record is signed with the farm's key over its claims and the model's bytes
@@ -368,7 +404,7 @@ def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: st
     if output.suffix != ".onnx":
         raise InputError(f"output {output} must end in .onnx")
     rec = recipe(recipe_name)
-    t = Trainer(toolchain, splits, rec, fanout, progress=progress, vocab=vocab)
+    t = Trainer(toolchain, splits, rec, fanout, progress=progress, vocab=vocab, cap=cap)
     policy, info = t.run()
     table = heldout_table(t, policy)
     progress("held out (never trained or validated on):\n" + format_table(table))
@@ -381,7 +417,7 @@ def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: st
               "vocab": str(vocab) if vocab else None, "vocab_version": vocab_version, "llvm": toolchain.describe(),
               "splits": {s: [p.name for p in getattr(splits, s)] for s in SPLITS},
               "modules": {s: sum(len(p.units) for p in getattr(splits, s)) for s in SPLITS},
-              "features": [f[0] for f in policy.features], "heldout": table, **info}
+              "features": [f[0] for f in policy.features], "heldout": table, "validation_cap": cap, **info}
     record = sign(output.read_bytes(), record, farm_key() if key is None else key)
     write_atomic(output.with_suffix(".json"), jsonio.dumps(record))
     return record

@@ -11,7 +11,7 @@ import pytest
 
 from farm.errors import InputError
 from farm.toolchain import Toolchain
-from policyhost.trainer import check_names
+from policyhost.trainer import Measured, check_names
 from tests.policyhost.callgraph import write_sources
 from tests.servers import stop, wait_until
 
@@ -44,6 +44,20 @@ def test_splits_are_checked_on_names_before_anything_compiles() -> None:
         check_names({"train": ["a"], "validation": [], "evaluation": ["c"]})
     with pytest.raises(InputError, match="package a is in both the train and the evaluation split"):
         check_names({"train": ["a"], "validation": ["b"], "evaluation": ["a"]})
+
+
+def test_a_checkpoint_within_the_cap_beats_a_lower_geomean_that_grows_a_package() -> None:
+    """Checkpoints are ranked by the promotion gate's bars: none above the cap first, then the geomean; of those
+    beyond it, the least growth. Without a cap, the geomean alone."""
+    hides = Measured(0.980, 1.008, (("a", 0.953), ("b", 1.008)))
+    modest = Measured(0.995, 1.004, (("a", 0.986), ("b", 1.004)))
+    better = Measured(0.990, 1.005, (("a", 0.975), ("b", 1.005)))
+    worse_growth = Measured(0.970, 1.020, (("a", 0.922), ("b", 1.020)))
+    cap = 1.005
+    assert min([hides, modest, better, worse_growth], key=lambda m: m.rank(cap)) is better
+    assert min([hides, worse_growth], key=lambda m: m.rank(cap)) is hides
+    assert min([hides, modest, better, worse_growth], key=lambda m: m.rank(None)) is worse_growth
+    assert str(hides) == "0.9800x (worst package 1.0080x)"
 
 
 def test_train_writes_a_signed_policy_and_its_held_out_table(packages: dict[str, Path], tmp_path: Path) -> None:
@@ -154,5 +168,9 @@ def test_more_cloning_seeds_keep_the_best_on_validation(packages: dict[str, Path
     _, single = Trainer(toolchain, splits, one, fanout, progress=lines.append).run()
     _, several = Trainer(toolchain, splits, replace(one, seeds=(0, 1, 2)), fanout, progress=lines.append).run()
     assert several["validation"] <= single["validation"]
+    for info in (single, several):
+        assert info["validation_worst"] == max(info["validation_packages"].values())
+        assert list(info["validation_packages"]) == ["alpha"]
+        assert all("validation_worst" in h for h in info["history"])
     assert several["history"][0]["seed"] in (0, 1, 2) and single["history"][0]["seed"] == 0
     assert any(ln.startswith("round 1/1: ") and " of 3)" in ln for ln in lines), lines
