@@ -122,6 +122,40 @@ _FLAC_CONFIG = _defines(
     "_FILE_OFFSET_BITS 64",
 )
 
+# c-ares's ares_config.h as its CMakeLists.txt writes it on x86-64 Debian 12 (the #undef lines left out).
+_CARES_CONFIG = _defines(
+    "GETHOSTNAME_TYPE_ARG2 size_t", "GETNAMEINFO_QUAL_ARG1", "GETNAMEINFO_TYPE_ARG1 struct sockaddr *",
+    "GETNAMEINFO_TYPE_ARG2 socklen_t", "GETNAMEINFO_TYPE_ARG46 socklen_t", "GETNAMEINFO_TYPE_ARG7 int",
+    "GETSERVBYPORT_R_ARGS 6", "GETSERVBYNAME_R_ARGS 6", 'CARES_RANDOM_FILE "/dev/urandom"',
+    *(f"HAVE_{h}_H" for h in (
+        "ARPA_INET", "ARPA_NAMESER_COMPAT", "ARPA_NAMESER", "ASSERT", "DLFCN", "ERRNO", "FCNTL", "INTTYPES",
+        "LIMITS", "MALLOC", "MEMORY", "NETDB", "NETINET_IN", "NETINET_TCP", "NET_IF", "SIGNAL", "STDBOOL",
+        "STDINT", "STDLIB", "STRINGS", "STRING", "SYS_IOCTL", "SYS_PARAM", "SYS_SELECT", "SYS_SOCKET", "SYS_STAT",
+        "SYS_TIME", "SYS_TYPES", "SYS_UIO", "TIME", "UNISTD")),
+    *(f"HAVE_{f}" for f in (
+        "AF_INET6", "BOOL_T", "CLOCK_GETTIME_MONOTONIC", "CONNECT", "FCNTL", "FCNTL_O_NONBLOCK", "FREEADDRINFO",
+        "GETADDRINFO", "GETENV", "GETHOSTBYADDR", "GETHOSTBYNAME", "GETHOSTNAME", "GETNAMEINFO", "GETSERVBYPORT_R",
+        "GETSERVBYNAME_R", "GETTIMEOFDAY", "IF_INDEXTONAME", "INET_NTOP", "INET_PTON", "IOCTL", "IOCTL_FIONBIO",
+        "IOCTL_SIOCGIFADDR", "LL", "LONGLONG", "MSG_NOSIGNAL", "PF_INET6", "RECV", "RECVFROM", "SEND", "SETSOCKOPT",
+        "SIG_ATOMIC_T", "SOCKADDR_IN6_SIN6_SCOPE_ID", "SOCKET", "STRCASECMP", "STRDUP", "STRNCASECMP",
+        "STRUCT_ADDRINFO", "STRUCT_IN6_ADDR", "STRUCT_SOCKADDR_IN6", "STRUCT_SOCKADDR_STORAGE", "STRUCT_TIMEVAL",
+        "WRITEV")),
+    "RECVFROM_QUAL_ARG5", "RECVFROM_TYPE_ARG1 int", "RECVFROM_TYPE_ARG2 void *", "RECVFROM_TYPE_ARG2_IS_VOID 0",
+    "RECVFROM_TYPE_ARG3 size_t", "RECVFROM_TYPE_ARG4 int", "RECVFROM_TYPE_ARG5 struct sockaddr *",
+    "RECVFROM_TYPE_ARG5_IS_VOID 0", "RECVFROM_TYPE_ARG6 socklen_t *", "RECVFROM_TYPE_ARG6_IS_VOID 0",
+    "RECVFROM_TYPE_RETV ssize_t", "RECV_TYPE_ARG1 int", "RECV_TYPE_ARG2 void *", "RECV_TYPE_ARG3 size_t",
+    "RECV_TYPE_ARG4 int", "RECV_TYPE_RETV ssize_t", "SEND_QUAL_ARG2", "SEND_TYPE_ARG1 int",
+    "SEND_TYPE_ARG2 void *", "SEND_TYPE_ARG3 size_t", "SEND_TYPE_ARG4 int", "SEND_TYPE_RETV ssize_t",
+    "TIME_WITH_SYS_TIME",
+)
+_CARES_BUILD_H = (
+    "#ifndef __CARES_BUILD_H\n#define __CARES_BUILD_H\n" + _defines(
+        "CARES_TYPEOF_ARES_SOCKLEN_T socklen_t", "CARES_TYPEOF_ARES_SSIZE_T ssize_t", "CARES_HAVE_SYS_TYPES_H",
+        "CARES_HAVE_SYS_SOCKET_H", "CARES_HAVE_ARPA_NAMESER_H", "CARES_HAVE_ARPA_NAMESER_COMPAT_H")
+    + "#include <sys/types.h>\n#include <sys/socket.h>\n"
+    "typedef CARES_TYPEOF_ARES_SOCKLEN_T ares_socklen_t;\ntypedef CARES_TYPEOF_ARES_SSIZE_T ares_ssize_t;\n#endif\n"
+)
+
 #: Packages the farm knows how to compile (without their build systems, but for LLVM's).
 RECIPES: dict[str, Recipe] = {
     "zlib": Recipe(flags=("-DHAVE_UNISTD_H", "-D_LARGEFILE64_SOURCE=1"), subdirs=(".",),
@@ -275,6 +309,35 @@ RECIPES: dict[str, Recipe] = {
         exclude=("src/unicode_fold_data.c", "src/unicode_property_data*.c", "src/unicode_wb_data.c",
                  "src/unicode_egcb_data.c", "src/mktable.c"),
     ),
+    # CommonMark's reference parser: the library, the cmark command, the API tests and the fuzz driver, with
+    # the three headers CMake writes (exports as the static library's: no visibility attributes).
+    "cmark": Recipe(
+        subdirs=("src", "api_test", "test"),
+        flags=("-I{src}/src", "-std=c99"),
+        generated={
+            "src/cmark_version.h": _defines("CMARK_VERSION ((0 << 16) | (30 << 8) | 2)",
+                                            'CMARK_VERSION_STRING "0.30.2"'),
+            "src/cmark_export.h": _defines("CMARK_EXPORT", "CMARK_NO_EXPORT", "CMARK_DEPRECATED",
+                                           "CMARK_DEPRECATED_EXPORT"),
+            "src/config.h": "#include <stdbool.h>\n" + _defines(
+                "HAVE_STDBOOL_H", "HAVE___BUILTIN_EXPECT", "HAVE___ATTRIBUTE__",
+                "CMARK_ATTRIBUTE(list) __attribute__ (list)", "CMARK_INLINE inline"),
+        },
+    ),
+    # The asynchronous DNS resolver library, its tools (adig, ahost, acountry) and the C fuzz drivers (the
+    # gmock tests are C++); ares_build.h replaces the generic one the tarball ships for non-configure systems.
+    "c-ares": Recipe(
+        subdirs=("src", "test"),
+        flags=("-DHAVE_CONFIG_H=1", "-D_GNU_SOURCE", "-D_POSIX_C_SOURCE=199309L", "-D_XOPEN_SOURCE=600",
+               "-I{src}/include", "-I{src}/src/lib", "-I{src}/src/tools"),
+        generated={"src/lib/ares_config.h": _CARES_CONFIG, "include/ares_build.h": _CARES_BUILD_H},
+        # Windows and Android code, and fallbacks for functions glibc has: empty on x86-64 Linux (no .text).
+        exclude=("src/lib/windows_port.c", "src/lib/ares_platform.c", "src/lib/ares_android.c",
+                 "src/lib/ares_getenv.c", "src/lib/ares_strcasecmp.c", "src/lib/ares_writev.c"),
+    ),
+    # The Lightning memory-mapped database: the library, its tools and the mtest programs its Makefile builds
+    # (mtest6 needs the MDB_DEBUG build's mdb_dkey); no configuration.
+    "lmdb": Recipe(subdirs=("libraries/liblmdb",), flags=("-pthread",), exclude=("*/mtest6.c",)),
     # LLVM's own code: the newest LLVM whose source package downloads here (llvm-toolchain-22's does not).
     "llvm-toolchain-19": LLVM,
 }
