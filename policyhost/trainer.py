@@ -88,8 +88,9 @@ class Recipe:
 
 RECIPES = {
     # what the nightly builder trains with: fits one 2-core worker in under 2 hours (bench/README.md)
+    # (a validation costs ~10 s here, so five seeds and a stick of 8, near the heuristic, for the cap to choose from)
     "nightly": Recipe(rounds=2, budget=Budget(16, 2), es=EsParams(steps=8, pairs=8), max_modules=50,
-                      sticks=(0.0, 2.0, 4.0), seeds=(0, 1, 2)),
+                      sticks=(0.0, 2.0, 4.0, 8.0), seeds=(0, 1, 2, 3, 4)),
     # the nightly with a second, prior-guided search of the heuristic (the experiment in bench/README.md)
     "nightly-guided": Recipe(rounds=2, budget=Budget(16, 2), es=EsParams(steps=8, pairs=8), max_modules=50,
                              prior=PriorParams()),
