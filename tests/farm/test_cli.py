@@ -95,7 +95,10 @@ def test_a_signal_during_a_corpus_leaves_no_temporary_directory(tmp_path: Path, 
     out = tmp_path / "out" / "corpus"
     p = subprocess.Popen([sys.executable, "-m", "farm.cli", "corpus", "sources", str(src), "-o", str(out),
                           "--llvm-bin", str(bin_dir), "--no-cache", "-j", "2"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         # as a terminal starts it: a test run in the background (`make test &`) inherits SIGINT
+                         # ignored, and Python then installs no Ctrl-C handler at all
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         wait_until(lambda: Path(f"{gate}.held").exists() or p.poll() is not None, 60, "the held compile")
         assert p.poll() is None, p.communicate()
