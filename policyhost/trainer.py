@@ -207,11 +207,21 @@ def _names(ps: Sequence[Package]) -> str:
 
 @dataclass(frozen=True)
 class Measured:
-    """A checkpoint on validation: the geomean and the worst package of `.text` policy / heuristic."""
+    """A checkpoint on validation: `.text` policy / heuristic per package, and their geomean and worst."""
 
-    geomean: float
-    worst: float
-    packages: tuple[tuple[str, float], ...] = ()
+    packages: tuple[tuple[str, float], ...]
+
+    @property
+    def geomean(self) -> float:
+        return geomean([r for _, r in self.packages])
+
+    @property
+    def worst(self) -> float:
+        return max(r for _, r in self.packages)
+
+    def fields(self) -> dict:
+        """A history row's or the result's validation fields (`validation` stays the geomean the dashboard plots)."""
+        return {"validation": self.geomean, "validation_worst": self.worst, "validation_packages": dict(self.packages)}
 
     def rank(self, cap: float | None) -> tuple[int, float]:
         """Lower is better: every checkpoint within `cap` before any beyond it; then geomean, or the worst
@@ -273,16 +283,10 @@ class Trainer:
         return rows
 
     def validate(self, policy: Mlp) -> Measured:
-        rows = self.package_ratios(self.splits.validation, policy)
-        return Measured(geomean([r["ratio"] for r in rows]), max(r["ratio"] for r in rows),
-                        tuple((r["package"], r["ratio"]) for r in rows))
+        return Measured(tuple((r["package"], r["ratio"]) for r in self.package_ratios(self.splits.validation, policy)))
 
     def _better(self, a: Measured, b: Measured | None) -> bool:
         return b is None or a.rank(self.cap) < b.rank(self.cap)
-
-    def _measured(self, m: Measured) -> dict:
-        """A history row's validation fields (`validation` stays the geomean the dashboard plots)."""
-        return {"validation": m.geomean, "validation_worst": m.worst, "validation_packages": dict(m.packages)}
 
     # -- stages -----------------------------------------------------------------------------------
     def explore(self, base: Mlp | None, units: Sequence[Unit], prior: Mlp | None = None) -> list[ModuleResult]:
@@ -328,7 +332,7 @@ class Trainer:
                                      for p in (replace(net, stick=k) for k in self.recipe.sticks)),
                                     key=lambda vsp: vsp[0].rank(self.cap))
             self._record(stage="bc", round=r, explored=len(found), improved=better, explore_saved=saved / total,
-                         **self._measured(val), stick=policy.stick, seed=seed)
+                         **val.fields(), stick=policy.stick, seed=seed)
             self.progress(f"round {r}/{self.recipe.rounds}: explored {len(found)} modules, {better} smaller "
                           f"(-{100 * saved / total:.2f}% .text), cloned policy on validation {val} "
                           f"(stick {policy.stick:g}" + (f", seed {seed} of {len(clones)})" if len(clones) > 1 else ")"))
@@ -339,8 +343,7 @@ class Trainer:
         best = self._evolve(start, units, best)
         verdict = "smaller than" if best[0].geomean < 1 else "NOT smaller than"
         self.progress(f"best on validation: {best[2]} at {best[0]} the heuristic ({verdict} it)")
-        return best[1], {"validation": best[0].geomean, "validation_worst": best[0].worst,
-                         "validation_packages": dict(best[0].packages), "chosen": best[2], "history": self.history}
+        return best[1], {**best[0].fields(), "chosen": best[2], "history": self.history}
 
     def _evolve(self, policy: Mlp, units: Sequence[Unit], best: tuple) -> tuple:
         es = self.recipe.es
@@ -358,7 +361,7 @@ class Trainer:
         for step in range(1, es.steps + 1):
             policy, info = es_step(policy, adam, es, step, len(usable), evaluate)
             val = self.validate(policy)
-            self._record(stage="es", **self._measured(val), **info)
+            self._record(stage="es", **val.fields(), **info)
             if self._better(val, best[0]):
                 best = (val, policy, f"es step {step}")
             self.progress(f"es step {step}/{es.steps}: {info['compiled']}/{2 * es.pairs} compiled, mean reward "

@@ -49,10 +49,10 @@ def test_splits_are_checked_on_names_before_anything_compiles() -> None:
 def test_a_checkpoint_within_the_cap_beats_a_lower_geomean_that_grows_a_package() -> None:
     """Checkpoints are ranked by the promotion gate's bars: none above the cap first, then the geomean; of those
     beyond it, the least growth. Without a cap, the geomean alone."""
-    hides = Measured(0.980, 1.008, (("a", 0.953), ("b", 1.008)))
-    modest = Measured(0.995, 1.004, (("a", 0.986), ("b", 1.004)))
-    better = Measured(0.990, 1.005, (("a", 0.975), ("b", 1.005)))
-    worse_growth = Measured(0.970, 1.020, (("a", 0.922), ("b", 1.020)))
+    hides = Measured((("a", 0.952778), ("b", 1.008)))  # geomean 0.9800
+    modest = Measured((("a", 0.986), ("b", 1.004)))  # 0.9950
+    better = Measured((("a", 0.975), ("b", 1.005)))  # 0.9899
+    worse_growth = Measured((("a", 0.922), ("b", 1.020)))  # 0.9698
     cap = 1.005
     assert min([hides, modest, better, worse_growth], key=lambda m: m.rank(cap)) is better
     assert min([hides, worse_growth], key=lambda m: m.rank(cap)) is hides
