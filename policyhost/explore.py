@@ -295,8 +295,9 @@ def base_digest(base: Mlp | None) -> str:
     """What names the base policy in cache keys: `heuristic`, or the digest of the network's parameters."""
     if base is None:
         return "heuristic"
+    held = np.float64(base.hold_no).tobytes() if base.hold_no else b""  # networks without one keep their keys
     h = hashlib.sha256(base.flat().astype("<f8").tobytes() + base.mean.tobytes() + base.std.tobytes()
-                       + np.float64(base.stick).tobytes())
+                       + np.float64(base.stick).tobytes() + held)
     return h.hexdigest()[:16]
 
 

@@ -48,6 +48,9 @@ class Mlp:
     #: the margin, so it departs from the heuristic only where it is that sure (chosen on validation; ES does not
     #: perturb it)
     stick: float = 0.0
+    #: how strongly it keeps LLVM's "no": `hold_no * (1 - inlining_default)` is taken off the inline logit, so
+    #: with a large one the network only ever refuses an inline LLVM would make (not perturbed by ES either)
+    hold_no: float = 0.0
 
     @classmethod
     def init(cls, features: Sequence[tuple[str, int, str]], x: np.ndarray, hidden: Sequence[int] = (32, 32),
@@ -77,6 +80,8 @@ class Mlp:
         if self.stick:
             bias = self.stick * (x[:, self.default_at] - 0.5)
             h = h + np.stack([-bias, bias], axis=1)
+        if self.hold_no:
+            h = h - np.outer(1.0 - x[:, self.default_at], [0.0, self.hold_no])
         return h
 
     @functools.cached_property  # read on every decision of a sticky network (a frozen dataclass keeps a __dict__)
@@ -111,7 +116,7 @@ class Mlp:
     def save(self, path: Path) -> None:
         arrays = {"mean": self.mean, "std": self.std, "names": np.array([f[0] for f in self.features]),
                   "widths": np.array([f[1] for f in self.features]), "dtypes": np.array([f[2] for f in self.features])}
-        arrays["stick"] = np.array(self.stick)
+        arrays["stick"], arrays["hold_no"] = np.array(self.stick), np.array(self.hold_no)
         arrays.update({f"w{i}": w for i, w in enumerate(self.ws)})
         arrays.update({f"b{i}": b for i, b in enumerate(self.bs)})
         import os
@@ -127,7 +132,8 @@ class Mlp:
             n = sum(1 for k in z.files if k.startswith("w") and k[1:].isdigit())
             feats = _features(zip(z["names"], z["widths"], z["dtypes"], strict=True))
             return cls(feats, z["mean"], z["std"], tuple(z[f"w{i}"] for i in range(n)),
-                       tuple(z[f"b{i}"] for i in range(n)), float(z["stick"]) if "stick" in z.files else 0.0)
+                       tuple(z[f"b{i}"] for i in range(n)), float(z["stick"]) if "stick" in z.files else 0.0,
+                       float(z["hold_no"]) if "hold_no" in z.files else 0.0)
 
     def to_onnx(self, metadata: dict[str, str] | None = None) -> bytes:
         """The network as an ONNX model: one input per feature (batch first), output `inlining_decision`
@@ -156,7 +162,7 @@ class Mlp:
         inits = [const(t("one"), np.array(1.0)), const(t("mean"), self.mean), const(t("std"), self.std)]
         last = len(self.ws) - 1
         for i, (w, b) in enumerate(zip(self.ws, self.bs, strict=True)):
-            gemm_out = (t("z") if self.stick else OUTPUT_NAME) if i == last else t(f"g{i + 1}")
+            gemm_out = (t("z") if self.stick or self.hold_no else OUTPUT_NAME) if i == last else t(f"g{i + 1}")
             nodes.append(helper.make_node("Gemm", [t(f"h{i}"), t(f"w{i}"), t(f"b{i}")], [gemm_out]))
             inits += [const(t(f"w{i}"), w), const(t(f"b{i}"), b)]
             if i < last:
@@ -166,8 +172,14 @@ class Mlp:
                       helper.make_node("Mul", [t("dc"), t("stick")], [t("sb")]),
                       helper.make_node("Neg", [t("sb")], [t("nsb")]),
                       helper.make_node("Concat", [t("nsb"), t("sb")], [t("bias")], axis=1),
-                      helper.make_node("Add", [t("z"), t("bias")], [OUTPUT_NAME])]
+                      helper.make_node("Add", [t("z"), t("bias")], [t("zs") if self.hold_no else OUTPUT_NAME])]
             inits += [const(t("half"), np.array(0.5)), const(t("stick"), np.array(self.stick))]
+        if self.hold_no:  # - hold_no * (1 - inlining_default) on the inline logit only
+            z = t("zs") if self.stick else t("z")
+            nodes += [helper.make_node("Sub", [t("one"), t(f"in_{DEFAULT}")], [t("nd")]),
+                      helper.make_node("Mul", [t("nd"), t("hold")], [t("hb")]),
+                      helper.make_node("Sub", [z, t("hb")], [OUTPUT_NAME])]
+            inits.append(const(t("hold"), np.array([0.0, self.hold_no])))
         output = helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, ["batch", 2])
         graph = helper.make_graph(nodes, "mlgo_inline_policy", inputs, [output], inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="mlgo-farm")
@@ -180,13 +192,15 @@ class Mlp:
     # -- JSON, for Celery messages -------------------------------------------------------------------
     def as_json(self) -> dict:
         return {"features": [list(f) for f in self.features], "mean": self.mean.tolist(), "std": self.std.tolist(),
-                "ws": [w.tolist() for w in self.ws], "bs": [b.tolist() for b in self.bs], "stick": self.stick}
+                "ws": [w.tolist() for w in self.ws], "bs": [b.tolist() for b in self.bs], "stick": self.stick,
+                "hold_no": self.hold_no}
 
     @classmethod
     def from_json(cls, d: dict) -> Mlp:
         return cls(_features(d["features"]), np.asarray(d["mean"], dtype=np.float64),
                    np.asarray(d["std"], dtype=np.float64), tuple(np.asarray(w, dtype=np.float64) for w in d["ws"]),
-                   tuple(np.asarray(b, dtype=np.float64) for b in d["bs"]), float(d.get("stick", 0.0)))
+                   tuple(np.asarray(b, dtype=np.float64) for b in d["bs"]), float(d.get("stick", 0.0)),
+                   float(d.get("hold_no", 0.0)))
 
 
 def _features(items) -> tuple[tuple[str, int, str], ...]:
@@ -195,3 +209,27 @@ def _features(items) -> tuple[tuple[str, int, str], ...]:
     if bad:
         raise ValueError(f"feature element type {bad[0]!r} is neither int64 nor float32")
     return out
+
+
+def average(nets: Sequence[Mlp]) -> Mlp:
+    """One network whose logits are the mean of `nets`' (same inputs and normalisation, same depth): the
+    hidden layers side by side (block-diagonal), the output layer their mean. Exact, and still an `Mlp`, so it
+    is measured, perturbed and exported like any other."""
+    import scipy.linalg
+
+    first = nets[0]
+    if any(n.features != first.features or len(n.ws) != len(first.ws) or not np.array_equal(n.mean, first.mean)
+           or not np.array_equal(n.std, first.std) for n in nets):
+        raise ValueError("only networks with the same inputs, normalisation and depth can be averaged")
+    k, last = len(nets), len(first.ws) - 1
+    ws, bs = [], []
+    for i in range(len(first.ws)):
+        layer = [n.ws[i] for n in nets]
+        if i == 0:
+            ws.append(np.concatenate(layer, axis=1))
+        elif i == last:
+            ws.append(np.concatenate(layer, axis=0) / k)
+        else:
+            ws.append(scipy.linalg.block_diag(*layer))
+        bs.append(np.mean([n.bs[i] for n in nets], axis=0) if i == last else np.concatenate([n.bs[i] for n in nets]))
+    return replace(first, ws=tuple(ws), bs=tuple(bs))

@@ -69,3 +69,47 @@ def test_storage_and_json_keep_the_network(net: Mlp, tmp_path: Path) -> None:
     np.testing.assert_array_equal(back.logits(_rows()), net.logits(_rows()))
     with pytest.raises(ValueError, match="neither int64 nor float32"):
         Mlp.from_json({**net.as_json(), "features": [["x", 1, "double"]]})
+
+
+def _decisions() -> tuple[np.ndarray, dict]:
+    """Rows whose `inlining_default` is a real decision (0 or 1), and their ONNX feeds."""
+    x = _rows()
+    x[:, 1] = np.arange(len(x)) % 2
+    return x, {"callee_users": x[:, 0:1].astype(np.int64), "inlining_default": x[:, 1:2].astype(np.int64),
+               "callee_embedding": x[:, 2:5].astype(np.float32)}
+
+
+@pytest.mark.parametrize("stick", [0.0, 2.0])
+def test_holding_llvms_no_only_ever_refuses_and_is_exported_too(net: Mlp, stick: float, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    x, feeds = _decisions()
+    free = replace(net, stick=stick)
+    held = replace(free, hold_no=50.0)
+    no = x[:, 1] == 0
+    np.testing.assert_allclose(held.margin(x)[~no], free.margin(x)[~no])  # LLVM's yes: the network's own answer
+    np.testing.assert_allclose(held.margin(x)[no], free.margin(x)[no] - 50.0)
+    assert not (held.margin(x)[no] > 0).any(), "never inlines where LLVM would not"
+    assert (free.margin(x)[no] > 0).any(), "the rows must hold a departure for the test to mean anything"
+    np.testing.assert_allclose(ort.InferenceSession(held.to_onnx()).run(None, feeds)[0], held.logits(x),
+                               rtol=1e-4, atol=1e-4)
+    held.save(tmp_path / "p.npz")
+    assert Mlp.load(tmp_path / "p.npz").hold_no == Mlp.from_json(held.as_json()).hold_no == 50.0
+    assert np.array_equal(held.flat(), net.flat()), "ES does not perturb it"
+
+
+def test_an_average_of_networks_is_one_network_whose_logits_are_the_mean(tmp_path: Path) -> None:
+    from policyhost.mlp import average
+
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.integers(-20, 500, (50, 2)), rng.normal(0, 2, (50, 3))], axis=1)
+    nets = [Mlp.init(FEATURES, x, (8, 6), seed=s) for s in range(3)]
+    both, feeds = _decisions()
+    mean = np.mean([n.logits(both) for n in nets], axis=0)
+    avg = average(nets)
+    np.testing.assert_allclose(avg.logits(both), mean, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(ort.InferenceSession(avg.to_onnx()).run(None, feeds)[0], mean, rtol=1e-4, atol=1e-4)
+    assert [w.shape for w in avg.ws] == [(5, 24), (24, 18), (18, 2)]
+    other = Mlp.init(FEATURES, x[:25], (8, 6), seed=0)  # normalised on other rows: not the same inputs
+    with pytest.raises(ValueError, match="same inputs"):
+        average([nets[0], other])

@@ -174,3 +174,48 @@ def test_more_cloning_seeds_keep_the_best_on_validation(packages: dict[str, Path
         assert all("validation_worst" in h for h in info["history"])
     assert several["history"][0]["seed"] in (0, 1, 2) and single["history"][0]["seed"] == 0
     assert any(ln.startswith("round 1/1: ") and " of 3)" in ln for ln in lines), lines
+
+
+def test_a_recipe_that_holds_llvms_no_trains_a_policy_that_only_refuses(packages: dict[str, Path], tmp_path: Path,
+                                                                        toolchain: Toolchain) -> None:
+    """`Recipe.hold_no` is carried by every clone and through ES, and compiled for real a held network inlines
+    nowhere LLVM's heuristic would not: not the trained one, and not one biased to inline everything, which
+    without the hold adds inlines."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from policyhost.explore import Budget, ExploreCache, ReplayPolicy, compile_size, corpus_units
+    from policyhost.mlp import DEFAULT
+    from policyhost.train_tasks import thread_fanout
+    from policyhost.trainer import RECIPES, Trainer, resolve_splits
+
+    rec = replace(RECIPES["smoke"], budget=Budget(8, 1), sticks=(0.0,))
+    splits = resolve_splits(f"beta={packages['beta']}", f"alpha={packages['alpha']}", "", tmp_path, toolchain, rec)
+    fanout = thread_fanout(toolchain, ExploreCache(tmp_path / "cache"), 2)
+    held, _ = Trainer(toolchain, splits, replace(rec, hold_no=50.0), fanout, progress=lambda _: None).run()
+    assert held.hold_no == 50.0
+
+    from workers.corpus import from_sources
+
+    src = tmp_path / "big-src"
+    src.mkdir()
+    # a large static function called from three places: LLVM's -Oz heuristic does not inline it
+    body = "".join(f"    acc = acc * {k} + (acc >> {k % 7 + 1});\n    if (acc & {k}) acc ^= x;\n" for k in range(3, 60))
+    (src / "big.c").write_text(f"static int big(int x) {{\n    int acc = x;\n{body}    return acc;\n}}\n"
+                               "int a(int x) { return big(x) + 1; }\nint b(int x) { return big(x * 3); }\n"
+                               "int c(int x) { return big(x - 7) ^ 5; }\n")
+    units = corpus_units(from_sources(src, tmp_path / "big", toolchain, jobs=1).path)
+
+    def added_inlines(policy) -> int:
+        n = 0
+        for u in units:
+            replay = ReplayPolicy(policy)
+            assert compile_size(u, replay, toolchain)[0] is not None
+            rows, at = np.asarray(replay.rows), replay.names.index(DEFAULT)
+            n += int(((np.asarray(replay.actions) == 1) & (rows[:, at] == 0)).sum())
+        return n
+
+    eager = replace(held, bs=(*held.bs[:-1], np.array([-10.0, 10.0])))  # inline, whatever the features
+    assert added_inlines(held) == 0 and added_inlines(eager) == 0
+    assert added_inlines(replace(eager, hold_no=0.0)) > 0, "without the hold it adds inlines"
