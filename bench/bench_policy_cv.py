@@ -1,0 +1,83 @@
+"""Cross-validation over whole training packages: how round-1 clones do on packages they never saw.
+
+    PYTHONPATH=. .venv/bin/python bench/bench_policy_cv.py OUT.jsonl     # then: ... --summary OUT.jsonl
+
+Five validation packages are too few to tell a policy that generalises from one that was lucky
+on them, and the evaluation packages must not be looked at to choose. So the nine training
+packages are split into three folds of whole packages; each fold's networks are cloned from the
+other six packages' exploration from the heuristic (the nightly's round 1, read from the
+exploration cache) with seeds 0-4, and measured on the fold's packages whole (every module, not
+the 50 training samples). The networks trained on all nine are measured on validation. Each
+network is measured as it is, sticking to LLVM's decision (stick 4), holding LLVM's "no"
+(`hold_no` 50: it only refuses), and as the average of the five seeds (policyhost/mlp.py
+`average`). The evaluation packages are never compiled. One JSON line per (fold, network);
+`--summary` folds them per network over all 14 packages. The numbers are in bench/README.md.
+"""
+import argparse
+import json
+import math
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+
+from farm.config import load_settings
+from farm.toolchain import Toolchain
+from policyhost.explore import ExploreCache
+from policyhost.improve import bc_dataset, fit_bc
+from policyhost.mlp import average
+from policyhost.train_tasks import thread_fanout
+from policyhost.trainer import RECIPES, Trainer, package_corpus, resolve_splits
+
+SEEDS = range(5)
+
+
+def candidates(nets):
+    out = {f"seed{sd} stick{k:g} hold{h:g}": replace(n, stick=k, hold_no=h)
+           for sd, n in enumerate(nets) for k in (0.0, 4.0) for h in (0.0, 50.0)}
+    ens = average(nets)
+    out.update({f"ens5 stick{k:g} hold{h:g}": replace(ens, stick=k, hold_no=h) for k in (0.0, 2.0, 4.0)
+                for h in (0.0, 50.0)})
+    return out
+
+
+def run(path: Path) -> None:
+    s = load_settings()
+    tc, var, rec = Toolchain.from_settings(s), Path(s.var_dir), RECIPES["nightly"]
+    splits = resolve_splits(None, None, "", var, tc, rec)
+    t = Trainer(tc, splits, rec, thread_fanout(tc, ExploreCache(var / "cache" / "explore"), 2), progress=print)
+    found = t.explore(None, [u for p in splits.train for u in p.units])
+    owner = [p.name for p in splits.train for _ in p.units]
+    names = [p.name for p in splits.train]
+    with path.open("a") as out:
+        for fold in [names[k::3] for k in range(3)] + [None]:  # None: all nine, measured on validation
+            test = splits.validation if fold is None else [package_corpus(n, var, tc) for n in fold]
+            data = bc_dataset([m for m, o in zip(found, owner, strict=True) if fold is None or o not in fold], rec.bc)
+            nets = [fit_bc(*data, replace(rec.bc, seed=sd)) for sd in SEEDS]
+            for name, pol in candidates(nets).items():
+                ratios = {r["package"]: r["ratio"] for r in t.package_ratios(test, pol)}
+                print(f"fold {fold or 'validation'} {name:<22} " + " ".join(f"{k} {v:.4f}" for k, v in ratios.items()),
+                      flush=True)
+                out.write(json.dumps({"fold": fold, "cand": name, "ratios": ratios}) + "\n")
+                out.flush()
+
+
+def summary(path: Path) -> None:
+    by: dict[str, dict[str, float]] = defaultdict(dict)
+    for line in path.open():
+        row = json.loads(line)
+        by[row["cand"]].update(row["ratios"])
+    print(f"{'network':<22} {'packages':>8} {'geomean':>8} {'worst':>20} {'>1.005':>7} {'<0.9995':>8}")
+    for cand, ratios in sorted(by.items(), key=lambda kv: kv[0].split(" ", 1)[::-1]):
+        v = list(ratios.values())
+        worst = max(ratios, key=ratios.get)
+        print(f"{cand:<22} {len(v):>8} {math.exp(sum(map(math.log, v)) / len(v)):>8.4f} "
+              f"{worst + ' ' + format(ratios[worst], '.4f'):>20} {sum(x > 1.005 for x in v):>7} "
+              f"{sum(x < 0.9995 for x in v):>8}")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path, help="JSON lines, appended")
+    ap.add_argument("--summary", action="store_true", help="only summarise OUT")
+    a = ap.parse_args()
+    (summary if a.summary else run)(a.out)
