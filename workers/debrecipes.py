@@ -14,6 +14,8 @@ import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workers import debrecipes_train as train
+
 
 @dataclass(frozen=True)
 class Recipe:
@@ -340,4 +342,40 @@ RECIPES: dict[str, Recipe] = {
     "lmdb": Recipe(subdirs=("libraries/liblmdb",), flags=("-pthread",), exclude=("*/mtest6.c",)),
     # LLVM's own code: the newest LLVM whose source package downloads here (llvm-toolchain-22's does not).
     "llvm-toolchain-19": LLVM,
+    # Extra training packages (in no split yet); their long constants are in workers/debrecipes_train.py.
+    # mbedtls: the library with Debian's config.h options, the sample/test programs and the test helpers.
+    "mbedtls": Recipe(
+        subdirs=("library", "programs", "tests/src"),
+        flags=(*(f"-D{o}" for o in train.MBEDTLS_DEBIAN_OPTIONS), "-D_FILE_OFFSET_BITS=64", "-I{src}/include",
+               "-I{src}/library", "-I{src}/tests/include", "-pthread"),
+        # Windows CE's entry point; fragments that ssl_client2.c, ssl_server2.c and psa_constant_names.c #include.
+        exclude=("programs/wince_main.c", "programs/ssl/ssl_test_common_source.c",
+                 "programs/psa/psa_constant_names_generated.c"),
+    ),
+    # libtommath: the library, demo/, etc/ and mtest/ (pre_gen/mpi.c pastes every source into one; Debian deletes it).
+    "libtommath": Recipe(flags=("-I{src}",), exclude=("pre_gen/*",)),
+    # mujs: the interpreter file by file, the shell and mujs-pp (one.c #includes every source, for the .so).
+    "mujs": Recipe(flags=("-std=c99", "-DHAVE_READLINE"), exclude=("one.c",)),
+    # json-c: the library, json_parse and the tests, with CMake's headers (libjson.c: a stub CMake never builds).
+    "json-c": Recipe(
+        flags=("-D_GNU_SOURCE", "-DHAVE_CONFIG_H", "-I{src}"),
+        generated={"config.h": _defines(*train.JSON_C_CONFIG), "json_config.h": _defines("JSON_C_HAVE_INTTYPES_H 1"),
+                   "json.h": train.JSON_C_JSON_H, "apps_config.h": _defines(*train.JSON_C_APPS_CONFIG)},
+        exclude=("libjson.c",),
+    ),
+    # wavpack: the library and its five programs as Debian configures them, but the C for the x86-64 assembly.
+    "wavpack": Recipe(
+        subdirs=("src", "cli"),
+        flags=(*(f"-D{d}" for d in train.WAVPACK_DEFINES), "-I{src}/include", "-pthread"),
+        # Legacy (< 4.0) decoding, off in Debian's build (empty files); the Windows UTF-8 shim.
+        exclude=("src/unpack3*.c", "cli/win32_unicode_support.c"),
+    ),
+    # libpng1.6: the library, pngtest and contrib's tests, tools, examples and pngminus; pnglibconf.h as prebuilt.
+    "libpng1.6": Recipe(
+        flags=("-DHAVE_CONFIG_H", "-I{src}"),
+        generated={"config.h": _defines(*train.LIBPNG_CONFIG)},
+        copies={"pnglibconf.h": "scripts/pnglibconf.h.prebuilt"},
+        exclude=train.LIBPNG_EXCLUDE,
+        fallback_version="1.6.39-2+deb12u5",  # +deb12u6's files are missing on this machine's mirror
+    ),
 }

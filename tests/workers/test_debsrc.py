@@ -104,6 +104,32 @@ def test_validation_packages_compile_whole(package: str, expected: set[str], tmp
     assert c.lineage["package"] == package
 
 
+@pytest.mark.parametrize(("package", "sample", "expected", "left_out"), [
+    ("mujs", None, {"jsrun.c", "jscompile.c", "main.c", "pp.c"}, {"one.c"}),
+    ("json-c", None, {"json_tokener.c", "json_object.c", "apps/json_parse.c", "tests/test_parse.c"}, {"libjson.c"}),
+    ("wavpack", None, {"src/pack.c", "src/unpack_dsd.c", "cli/wavpack.c", "cli/wvunpack.c"},
+     {"src/unpack3.c", "cli/win32_unicode_support.c"}),
+    ("libpng1.6", None, {"png.c", "pngrutil.c", "pngtest.c", "contrib/libtests/pngvalid.c"},
+     {"example.c", "arm/arm_init.c", "intel/intel_init.c", "contrib/gregbook/rpng-x.c", "scripts/sym.c"}),
+    # The two big ones (181 and 169 modules): a sample compiles, the whole is listed.
+    ("mbedtls", 24, {"library/ssl_tls.c", "library/bignum.c", "programs/ssl/ssl_client2.c", "tests/src/helpers.c"},
+     {"programs/wince_main.c", "programs/ssl/ssl_test_common_source.c"}),
+    ("libtommath", 24, {"bn_mp_mul.c", "bn_mp_exptmod.c", "demo/test.c", "etc/tune.c"}, {"pre_gen/mpi.c"}),
+])
+def test_extra_training_packages_compile(package: str, sample: int | None, expected: set[str], left_out: set[str],
+                                         tmp_path: Path, toolchain: Toolchain) -> None:
+    """The training packages in no split yet compile with nothing skipped: the four small ones whole, mbedtls and
+    libtommath as a sample (the test's cost); each lists the modules it should and none that its recipe leaves out."""
+    tree = debsrc.fetch_source(package, tmp_path / "src")
+    listed = {j.name for j in debsrc.jobs(package, tree)}
+    assert expected <= listed and not listed & left_out
+    assert 20 <= len(listed) <= 200 and all(n.endswith(".c") for n in listed)
+    c = corpus.from_debian(package, tmp_path / "corpus", toolchain, tmp_path / "src", sample=sample)
+    assert c.skipped == [], c.skipped
+    assert {m.name for m in c.modules} == (listed if sample is None else corpus.sample_names(listed, sample))
+    assert c.lineage["package"] == package
+
+
 def test_a_changed_recipe_rewrites_the_header_it_generates(tmp_path: Path) -> None:
     tree = tmp_path / "lua5.4-5.4.4"
     (tree / "src").mkdir(parents=True)
