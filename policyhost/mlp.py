@@ -225,10 +225,10 @@ def average(nets: Sequence[Mlp]) -> Mlp:
     ws, bs = [], []
     for i in range(len(first.ws)):
         layer = [n.ws[i] for n in nets]
-        if i == 0:
+        if i == last:  # a network with no hidden layer is linear: its average is the mean weight
+            ws.append(np.mean(layer, axis=0) if i == 0 else np.concatenate(layer, axis=0) / k)
+        elif i == 0:
             ws.append(np.concatenate(layer, axis=1))
-        elif i == last:
-            ws.append(np.concatenate(layer, axis=0) / k)
         else:
             ws.append(scipy.linalg.block_diag(*layer))
         bs.append(np.mean([n.bs[i] for n in nets], axis=0) if i == last else np.concatenate([n.bs[i] for n in nets]))

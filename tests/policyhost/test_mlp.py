@@ -110,6 +110,8 @@ def test_an_average_of_networks_is_one_network_whose_logits_are_the_mean(tmp_pat
     np.testing.assert_allclose(avg.logits(both), mean, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(ort.InferenceSession(avg.to_onnx()).run(None, feeds)[0], mean, rtol=1e-4, atol=1e-4)
     assert [w.shape for w in avg.ws] == [(5, 24), (24, 18), (18, 2)]
+    linear = [Mlp.init(FEATURES, x, (), seed=s) for s in range(2)]
+    np.testing.assert_allclose(average(linear).logits(both), np.mean([n.logits(both) for n in linear], axis=0))
     other = Mlp.init(FEATURES, x[:25], (8, 6), seed=0)  # normalised on other rows: not the same inputs
     with pytest.raises(ValueError, match="same inputs"):
         average([nets[0], other])
