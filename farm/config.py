@@ -262,6 +262,11 @@ class GateConfig:
     policy_benchmarks: str = "zlib,bzip2"
 
     @property
+    def policy_bar(self) -> float:
+        """The `.text` geomean a policy must stay below (`1 - policy_margin` percent): the size check's."""
+        return 1 - self.policy_margin / 100
+
+    @property
     def policy_cap(self) -> float:
         """The `.text` ratio no benchmark may exceed (`1 + policy_size_tolerance` percent): the size check's, and
         the one policy training prefers its validation checkpoints within (policyhost/trainer.py)."""

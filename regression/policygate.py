@@ -64,10 +64,11 @@ def geomean(xs: Sequence[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
-def check_sizes(rows: Sequence[SizeRow], margin_pct: float, tolerance_pct: float, in_force: str | None,
+def check_sizes(rows: Sequence[SizeRow], bar: float, cap: float, in_force: str | None,
                 broken: Sequence[tuple[str, str]] = (), skipped: Sequence[tuple[str, str]] = ()) -> Check:
-    """The `policy_size` check (see the module docstring): `broken` are (benchmark, reason) only the candidate
-    failed to build, `skipped` those left out (no variant built them, or the candidate trained on them)."""
+    """The `policy_size` check (see the module docstring): the geomean below `bar`, no benchmark above `cap`
+    (`[gate]`'s `policy_bar` and `policy_cap`); `broken` are (benchmark, reason) only the candidate failed to
+    build, `skipped` those left out (no variant built them, or the candidate trained on them)."""
     left_out = "".join(f"; {b} left out: {why}" for b, why in skipped)
     if broken:
         b, why = broken[0]
@@ -75,7 +76,6 @@ def check_sizes(rows: Sequence[SizeRow], margin_pct: float, tolerance_pct: float
     if not rows:
         return Check(POLICY_SIZE, False, f"no benchmark it never trained on could be built{left_out}")
     g = geomean([r.ratio for r in rows])
-    bar, cap = 1 - margin_pct / 100, 1 + tolerance_pct / 100
     problems = []
     if not g < bar:
         problems.append(f"not below {bar:.4f}x")

@@ -52,7 +52,7 @@ def _measured(settings, store, advisor: str, version: str, in_force: str | None)
     rows, broken, skipped = policygate.measure_sizes(
         toolchain, policygate.gate_benchmarks(g.policy_benchmarks), policies[version],
         policies.get(in_force), work / "build", settings.var_dir / "regression" / "sources", trained_on=trained_on)
-    return policygate.check_sizes(rows, g.policy_margin, g.policy_size_tolerance, in_force, broken, skipped)
+    return policygate.check_sizes(rows, g.policy_bar, g.policy_cap, in_force, broken, skipped)
 
 
 def summary(advisor: str, version: str, created: bool, check: Check, latest: str | None, vocab: str | None,
