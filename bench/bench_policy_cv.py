@@ -15,7 +15,6 @@ network is measured as it is, sticking to LLVM's decision (stick 4), holding LLV
 """
 import argparse
 import json
-import math
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
@@ -23,7 +22,7 @@ from pathlib import Path
 from farm.config import load_settings
 from farm.toolchain import Toolchain
 from policyhost.explore import ExploreCache
-from policyhost.improve import bc_dataset, fit_bc
+from policyhost.improve import bc_dataset, fit_bc, geomean
 from policyhost.mlp import average
 from policyhost.train_tasks import thread_fanout
 from policyhost.trainer import RECIPES, Trainer, package_corpus, resolve_splits
@@ -70,7 +69,7 @@ def summary(path: Path) -> None:
     for cand, ratios in sorted(by.items(), key=lambda kv: kv[0].split(" ", 1)[::-1]):
         v = list(ratios.values())
         worst = max(ratios, key=ratios.get)
-        print(f"{cand:<22} {len(v):>8} {math.exp(sum(map(math.log, v)) / len(v)):>8.4f} "
+        print(f"{cand:<22} {len(v):>8} {geomean(v):>8.4f} "
               f"{worst + ' ' + format(ratios[worst], '.4f'):>20} {sum(x > 1.005 for x in v):>7} "
               f"{sum(x < 0.9995 for x in v):>8}")
 

@@ -77,12 +77,21 @@ class Mlp:
             h = h @ w + b
             if i < len(self.ws) - 1:
                 h = np.maximum(h, 0.0)
-        if self.stick:
-            bias = self.stick * (x[:, self.default_at] - 0.5)
-            h = h + np.stack([-bias, bias], axis=1)
-        if self.hold_no:
-            h = h - np.outer(1.0 - x[:, self.default_at], [0.0, self.hold_no])
+        if self.lean is not None:
+            no, slope = self.lean
+            h = h + no + np.outer(x[:, self.default_at], slope)
         return h
+
+    @functools.cached_property  # read on every decision, like default_at
+    def lean(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """How the logits lean on LLVM's decision `d`: offset `no + d * slope` (`stick` toward LLVM's decision
+        either way, half on each logit; `hold_no` off the inline logit where LLVM says no); None when not at all.
+        One affine term, so numpy and the ONNX graph compute it the same way."""
+        if not (self.stick or self.hold_no):
+            return None
+        no = np.array([self.stick / 2, -self.stick / 2 - self.hold_no])
+        yes = np.array([-self.stick / 2, self.stick / 2])
+        return no, yes - no
 
     @functools.cached_property  # read on every decision of a sticky network (a frozen dataclass keeps a __dict__)
     def default_at(self) -> int:
@@ -162,24 +171,17 @@ class Mlp:
         inits = [const(t("one"), np.array(1.0)), const(t("mean"), self.mean), const(t("std"), self.std)]
         last = len(self.ws) - 1
         for i, (w, b) in enumerate(zip(self.ws, self.bs, strict=True)):
-            gemm_out = (t("z") if self.stick or self.hold_no else OUTPUT_NAME) if i == last else t(f"g{i + 1}")
+            gemm_out = (t("z") if self.lean is not None else OUTPUT_NAME) if i == last else t(f"g{i + 1}")
             nodes.append(helper.make_node("Gemm", [t(f"h{i}"), t(f"w{i}"), t(f"b{i}")], [gemm_out]))
             inits += [const(t(f"w{i}"), w), const(t(f"b{i}"), b)]
             if i < last:
                 nodes.append(helper.make_node("Relu", [gemm_out], [t(f"h{i + 1}")]))
-        if self.stick:  # + stick * (inlining_default - 0.5) on the inline logit, minus it on the other
-            nodes += [helper.make_node("Sub", [t(f"in_{DEFAULT}"), t("half")], [t("dc")]),
-                      helper.make_node("Mul", [t("dc"), t("stick")], [t("sb")]),
-                      helper.make_node("Neg", [t("sb")], [t("nsb")]),
-                      helper.make_node("Concat", [t("nsb"), t("sb")], [t("bias")], axis=1),
-                      helper.make_node("Add", [t("z"), t("bias")], [t("zs") if self.hold_no else OUTPUT_NAME])]
-            inits += [const(t("half"), np.array(0.5)), const(t("stick"), np.array(self.stick))]
-        if self.hold_no:  # - hold_no * (1 - inlining_default) on the inline logit only
-            z = t("zs") if self.stick else t("z")
-            nodes += [helper.make_node("Sub", [t("one"), t(f"in_{DEFAULT}")], [t("nd")]),
-                      helper.make_node("Mul", [t("nd"), t("hold")], [t("hb")]),
-                      helper.make_node("Sub", [z, t("hb")], [OUTPUT_NAME])]
-            inits.append(const(t("hold"), np.array([0.0, self.hold_no])))
+        if self.lean is not None:  # + no + inlining_default * slope (Mlp.lean)
+            no, slope = self.lean
+            nodes += [helper.make_node("Mul", [t(f"in_{DEFAULT}"), t("slope")], [t("ds")]),
+                      helper.make_node("Add", [t("z"), t("ds")], [t("zd")]),
+                      helper.make_node("Add", [t("zd"), t("no")], [OUTPUT_NAME])]
+            inits += [const(t("slope"), slope), const(t("no"), no)]
         output = helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, ["batch", 2])
         graph = helper.make_graph(nodes, "mlgo_inline_policy", inputs, [output], inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="mlgo-farm")
