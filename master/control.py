@@ -55,7 +55,15 @@ def start(settings: Settings, config_file: Path = MASTER_CFG) -> Path:
         (basedir / "twistd.pid").unlink(missing_ok=True)
         run([venv_tool("buildbot"), "upgrade-master", "--quiet", str(basedir)], farm_env(settings),
             "buildbot upgrade-master", timeout=300)
-        run([venv_tool("buildbot"), "start", str(basedir)], farm_env(settings), "buildbot start", timeout=180)
+        log = basedir / "twistd.log"
+        offset = log.stat().st_size if log.is_file() else 0
+        try:
+            run([venv_tool("buildbot"), "start", str(basedir)], farm_env(settings), "buildbot start", timeout=180)
+        except FarmError as e:
+            reason = master_failure(log, offset, STARTUP_ABORTED)
+            if reason is None:
+                raise
+            raise FarmError(f"buildbot start failed: {reason} (see {log})") from e
         if running(settings) is None:
             raise FarmError(f"buildbot master did not start; see {basedir / 'twistd.log'}")
     return basedir
@@ -71,19 +79,25 @@ def reconfig(settings: Settings) -> None:
         run([venv_tool("buildbot"), "reconfig", str(master_dir(settings))], farm_env(settings), "buildbot reconfig",
             timeout=180)
     except FarmError as e:
-        reason = reconfig_failure(log, start)
+        reason = master_failure(log, start, RECONFIG_ABORTED)
         if reason is None:
             raise
         raise FarmError(f"buildbot reconfig failed: {reason} (the master runs on with its previous "
                         "configuration)") from e
 
 
-def reconfig_failure(log: Path, start: int) -> str | None:
-    """Why the master refused its configuration, from what it logged after byte `start` of twistd.log.
+# What the master logs when it gives a configuration up: on `buildbot reconfig`, and on `buildbot start`
+# (a configuration error, or an exception such as a port it cannot listen on).
+RECONFIG_ABORTED = ("configuration update aborted",)
+STARTUP_ABORTED = ("BuildMaster startup failed", "Halting master.")
 
-    `buildbot reconfig` itself only says "Reconfiguration failed. Please inspect the master.cfg file for
-    errors, correct them, then try 'buildbot reconfig' again."; the reason (the farm's one-line error, or
-    the last line of a traceback) is what the master logged between loading the file and aborting.
+
+def master_failure(log: Path, start: int, aborted: tuple[str, ...]) -> str | None:
+    """Why the master gave up, from what it logged after byte `start` of twistd.log.
+
+    `buildbot reconfig` and `buildbot start` only say "Please inspect the master.cfg file" or "Please see
+    'twistd.log'"; the reason (the farm's one-line error, or the last line of a traceback) is what the
+    master logged between loading the file and the line in `aborted`.
     """
     try:
         with open(log, "rb") as f:
@@ -99,9 +113,9 @@ def reconfig_failure(log: Path, start: int) -> str | None:
         return None
     said: list[str] = []
     for ln in lines[begin + 1:]:
-        if ln.startswith("configuration update aborted"):
+        if ln.startswith(aborted):
             return said[-1][:500] if said else None
-        if ln:
+        if ln and not ln.startswith("--- <exception caught here> ---"):
             said.append(ln)
     return None
 

@@ -7,6 +7,7 @@ sleep), and is stopped by the fixture that started it.
 from __future__ import annotations
 
 import contextlib
+import random
 import shutil
 import socket
 import subprocess
@@ -19,10 +20,36 @@ from email.message import Message
 from pathlib import Path
 
 
+def _ephemeral_ports() -> range:
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999
+    return range(low, high + 1)
+
+
+_EPHEMERAL = _ephemeral_ports()
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port nothing listens on, for a server a test starts next.
+
+    Not one the kernel picks (`bind(port 0)`): those come from the ephemeral range, where every
+    outgoing connection on the machine also takes its local port, so between this call and the
+    server's own bind another process's connection could take it and the server fail with "Address
+    already in use". Below that range only servers bind, and a port is never handed out twice.
+    """
+    candidates = [p for p in range(10000, _EPHEMERAL.start) if p not in _HANDED_OUT]
+    for port in random.sample(candidates, min(len(candidates), 200)):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _HANDED_OUT.add(port)
+        return port
+    raise RuntimeError("no free loopback port below the ephemeral range")
 
 
 def wait_for_port(port: int, proc: subprocess.Popen | None = None, timeout: float = 30) -> None:
