@@ -130,6 +130,34 @@ def test_extra_training_packages_compile(package: str, sample: int | None, expec
     assert c.lineage["package"] == package
 
 
+@pytest.mark.parametrize(("package", "expected", "left_out"), [
+    ("expat", {"expat/lib/xmlparse.c", "expat/xmlwf/unixfilemap.c", "expat/tests/runtests.c"},
+     {"expat/lib/xmltok_impl.c", "expat/xmlwf/win32filemap.c", "expat/xmlwf/readfilemap.c"}),
+    ("lcms2", {"src/cmsxform.c", "testbed/testcms2.c", "utils/transicc/transicc.c", "utils/common/vprf.c"},
+     {"utils/jpgicc/jpgicc.c", "utils/tificc/tificc.c", "testbed/alpha_test.c"}),
+    ("speex", {"libspeex/nb_celp.c", "libspeex/testenc_wb.c", "src/wav_io.c"},
+     {"libspeex/vorbis_psy.c", "libspeex/kiss_fft.c", "src/speexenc.c", "src/wave_out.c"}),
+    ("libexif", {"libexif/exif-data.c", "libexif/canon/mnote-canon-entry.c", "test/test-value.c",
+                 "contrib/examples/photographer.c"}, {"test/test-fuzzer-persistent.c", "contrib/aolserver/nsexif.c"}),
+    ("libconfig", {"lib/libconfig.c", "lib/grammar.c", "tests/tests.c", "examples/c/example1.c"},
+     {"contrib/copy_setting.c"}),
+    ("libxmp", {"src/player.c", "src/loaders/it_load.c", "src/loaders/prowizard/ac1d.c", "src/depackers/unxz.c",
+                "test/test.c"}, {"src/win32.c", "src/loaders/prowizard/pm20.c"}),
+])
+def test_fresh_evaluation_packages_compile(package: str, expected: set[str], left_out: set[str], tmp_path: Path,
+                                           toolchain: Toolchain) -> None:
+    """The six packages of the fresh evaluation set (workers/debrecipes_eval.py) compile whole with nothing skipped,
+    with the headers their recipes write; each lists the modules it should and none that its recipe leaves out."""
+    tree = debsrc.fetch_source(package, tmp_path / "src")
+    listed = {j.name for j in debsrc.jobs(package, tree)}
+    assert expected <= listed and not listed & left_out
+    assert 10 <= len(listed) <= 150 and all(n.endswith(".c") for n in listed)
+    c = corpus.from_debian(package, tmp_path / "corpus", toolchain, tmp_path / "src")
+    assert c.skipped == [], c.skipped
+    assert {m.name for m in c.modules} == listed
+    assert c.lineage["package"] == package
+
+
 def test_a_changed_recipe_rewrites_the_header_it_generates(tmp_path: Path) -> None:
     tree = tmp_path / "lua5.4-5.4.4"
     (tree / "src").mkdir(parents=True)
