@@ -24,8 +24,9 @@ from farm.toolchain import Toolchain
 from policyhost.explore import ExploreCache
 from policyhost.improve import bc_dataset, fit_bc, geomean
 from policyhost.mlp import average
+from policyhost.recipes import RECIPES
 from policyhost.train_tasks import thread_fanout
-from policyhost.trainer import RECIPES, Trainer, package_corpus, resolve_splits
+from policyhost.trainer import Trainer, package_corpus, resolve_splits
 
 SEEDS = range(5)
 

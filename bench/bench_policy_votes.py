@@ -17,8 +17,9 @@ from farm.config import load_settings
 from farm.toolchain import Toolchain
 from policyhost.explore import ExploreCache, ReplayPolicy, compile_size
 from policyhost.improve import bc_dataset, fit_bc, geomean
+from policyhost.recipes import RECIPES
 from policyhost.train_tasks import thread_fanout
-from policyhost.trainer import RECIPES, Trainer, resolve_splits
+from policyhost.trainer import Trainer, resolve_splits
 
 
 class Vote(ReplayPolicy):

@@ -38,7 +38,7 @@ from farm.client import PROGRESS
 from farm.errors import InputError
 
 log = logging.getLogger(__name__)
-#: What `policy retrain` may override: the training recipe (policyhost/trainer.py RECIPES; default
+#: What `policy retrain` may override: the training recipe (policyhost/recipes.py RECIPES; default
 #: `[policy] recipe`) and how many modules of the nightly corpus train (sampled by name hash).
 DEFAULTS = {"recipe": None, "max_modules": 400}
 ADVISOR = "inline"
@@ -172,13 +172,13 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
     from farm.artifacts.kinds import VOCAB
     from farm.locks import dir_lock
     from farm.store import store_from_settings
-    from policyhost import release, trainer
+    from policyhost import recipes, release, trainer
     from policyhost.launcher import published_vocab
     from policyhost.train_tasks import thread_fanout
 
     p = params_from(params)
     rec_name = p["recipe"] or settings.policy.recipe
-    rec = trainer.recipe(rec_name)
+    rec = recipes.recipe(rec_name)
     store = store_from_settings(settings)
     vocab_manifest = artifacts.show(VOCAB, store, "ir", resolve_vocab(store, vocab))
     vocab_file = published_vocab(vocab_manifest["version"])
@@ -292,7 +292,7 @@ def check_request(vocab: str = NEWEST, corpus: str | None = None, params: dict[s
 
     checked = params_from(params)
     if checked["recipe"] is not None:
-        from policyhost.trainer import recipe
+        from policyhost.recipes import recipe
 
         recipe(checked["recipe"])
     check_version_name(vocab)

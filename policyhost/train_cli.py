@@ -28,10 +28,11 @@ def _train(args: argparse.Namespace) -> int:
     from farm.config import load_settings
     from farm.toolchain import Toolchain
     from policyhost import trainer
+    from policyhost.recipes import recipe
 
     settings = load_settings()
     tc = Toolchain.from_settings(settings)
-    rec = trainer.recipe(args.recipe)
+    rec = recipe(args.recipe)
     vocab = None
     if args.vocab:
         from policyhost.launcher import resolve_vocab
@@ -48,6 +49,7 @@ def _heldout(args: argparse.Namespace) -> int:
     from farm.config import load_settings
     from farm.toolchain import Toolchain
     from policyhost import trainer
+    from policyhost.recipes import recipe
 
     settings = load_settings()
     tc = Toolchain.from_settings(settings)
@@ -64,7 +66,7 @@ def _heldout(args: argparse.Namespace) -> int:
                        for n in trainer.specs("evaluation", args.evaluation))
     splits = trainer.Splits((), (), evaluation)
     fan = _fanout(args, settings, tc)
-    t = trainer.Trainer(tc, splits, trainer.recipe("smoke"), fan, vocab=Path(vocab) if vocab else None)
+    t = trainer.Trainer(tc, splits, recipe("smoke"), fan, vocab=Path(vocab) if vocab else None)
     table = trainer.heldout_table(t, None, model=str(model))
     print(json.dumps(table, indent=2) if args.json else trainer.format_table(table))
     return 0
@@ -84,9 +86,9 @@ def register(psub: argparse._SubParsersAction) -> None:
     tr = psub.add_parser("train", parents=[common], help="train an inliner-for-size policy: explore, weighted "
                          "behavioural cloning, evolution strategies; print the held-out table")
     tr.add_argument("-o", "--output", required=True, help="the .onnx model to write (MODEL.json, MODEL.npz beside)")
-    # checked when the verb runs (policyhost/trainer.py `recipe`): building the parser imports no numpy
+    # checked when the verb runs (policyhost/recipes.py `recipe`): building the parser imports no numpy
     tr.add_argument("--recipe", default="nightly", help="how hard each stage works: nightly, nightly-guided, "
-                    "nightly-hold, demo or smoke (policyhost/trainer.py RECIPES)")
+                    "nightly-hold, demo or smoke (policyhost/recipes.py)")
     tr.add_argument("--vocab", help="IR2Vec vocabulary JSON (or store:VERSION): the policy also reads the callee "
                     "and caller embeddings (default: LLVM's features alone)")
     tr.set_defaults(func=_train)

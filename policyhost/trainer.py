@@ -31,12 +31,9 @@ from pathlib import Path
 from farm import hold, jsonio
 from farm.errors import InputError
 from farm.toolchain import Toolchain
-from policyhost.explore import Budget, ModuleResult, Unit, corpus_units, merge
+from policyhost.explore import ModuleResult, Unit, corpus_units, merge
 from policyhost.improve import (
     Adam,
-    BcParams,
-    EsParams,
-    PriorParams,
     bc_dataset,
     es_step,
     fit_bc,
@@ -45,80 +42,13 @@ from policyhost.improve import (
     reward,
 )
 from policyhost.mlp import Mlp
+from policyhost.recipes import Recipe, recipe
 
 log = logging.getLogger(__name__)
 
 #: run(kind, items) -> results in order: `kind` a job of policyhost/train_tasks.py (`explore`, `size`), each item
 #: plain JSON; threads or Celery tasks (train_tasks.thread_fanout, celery_fanout)
 Fanout = Callable[[str, Sequence[dict]], list]
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """How hard each stage works (see the module docstring)."""
-
-    rounds: int = 2
-    budget: Budget = field(default_factory=lambda: Budget(12, 3))
-    bc: BcParams = field(default_factory=BcParams)
-    es: EsParams = field(default_factory=EsParams)
-    #: after exploring from the heuristic, search it again in the order a prior learned from that search
-    #: (policyhost/improve.py PriorParams); None: one search. Off by default: the second search finds 1.7x the
-    #: savings, but its flips, chosen where flipping looked promising, teach cloning to depart too often
-    #: (validation 0.9995x against 0.9959x; bench/README.md)
-    prior: PriorParams | None = None
-    #: at most this many modules per training package (sampled by name hash), None: all
-    max_modules: int | None = None
-    #: how strongly the cloned network may stick to LLVM's decision (policyhost/mlp.py `stick`): each is measured
-    #: on validation and the best kept
-    sticks: tuple[float, ...] = (0.0, 1.0, 2.0, 4.0, 8.0)
-    #: cloning seeds, each a network measured on validation with every stick (the best kept): the same data
-    #: cloned with seeds 0-4 measured 0.9959x, 1.0013x, 1.0982x, 1.0035x and 1.1230x there (bench/README.md),
-    #: so one seed is a draw, not a choice
-    seeds: tuple[int, ...] = (0,)
-    #: how strongly every clone keeps LLVM's "no" (policyhost/mlp.py `hold_no`; 50: it only ever refuses an inline
-    #: LLVM would make). Added inlines grew code the clones never saw (one seed: libsodium +2.3 % in
-    #: cross-validation), but refusals grew it too, and the whole nightly validated worse with it (bench/README.md)
-    hold_no: float = 0.0
-    #: the packages of each split when the recipe is smaller than the declared splits (each a subset of
-    #: workers/packages.py's, so still disjoint); empty: the declared splits
-    packages: tuple[tuple[str, tuple[str, ...]], ...] = ()
-
-    def split(self, name: str) -> tuple[str, ...] | None:
-        return dict(self.packages).get(name)
-
-    def as_json(self) -> dict:
-        return dataclasses.asdict(self)
-
-
-# what the nightly builder trains with: fits one 2-core worker in under 2 hours (bench/README.md)
-# (a validation costs ~10 s here, so five seeds and a stick of 8, near the heuristic, for the cap to choose from)
-_NIGHTLY = Recipe(rounds=2, budget=Budget(16, 2), es=EsParams(steps=8, pairs=8), max_modules=50,
-                  sticks=(0.0, 2.0, 4.0, 8.0), seeds=(0, 1, 2, 3, 4))
-
-RECIPES = {
-    "nightly": _NIGHTLY,
-    # the nightly whose clones only refuse (Recipe.hold_no): less growth in cross-validation, but validation
-    # 0.9978x against the nightly's 0.9941x, so not the nightly (bench/README.md)
-    "nightly-hold": replace(_NIGHTLY, hold_no=50.0),
-    # the nightly with a second, prior-guided search of the heuristic (the experiment in bench/README.md)
-    "nightly-guided": Recipe(rounds=2, budget=Budget(16, 2), es=EsParams(steps=8, pairs=8), max_modules=50,
-                             prior=PriorParams()),
-    # `make demo`: one round, a small search and two ES steps on a few small packages of each split
-    "demo": Recipe(rounds=1, budget=Budget(6, 2), es=EsParams(steps=2, pairs=4), max_modules=20, sticks=(0.0, 4.0),
-                   packages=(
-        ("train", ("lua5.4", "libzstd", "lzo2")), ("validation", ("jansson",)),
-        ("evaluation", ("zlib", "bzip2", "lz4", "cjson", "libyaml", "giflib")))),
-    # the test suite: the smallest run that still goes through every stage
-    "smoke": Recipe(rounds=1, budget=Budget(2, 1), bc=BcParams(epochs=3), es=EsParams(steps=1, pairs=2),
-                    sticks=(0.0,)),
-}
-
-
-def recipe(name: str) -> Recipe:
-    try:
-        return RECIPES[name]
-    except KeyError:
-        raise InputError(f"unknown training recipe {name!r}: use one of {', '.join(RECIPES)}") from None
 
 
 @dataclass(frozen=True)

@@ -127,8 +127,9 @@ def test_a_guided_search_follows_the_first_and_both_feed_cloning(packages: dict[
 
     from policyhost.explore import Budget, ExploreCache
     from policyhost.improve import PriorParams
+    from policyhost.recipes import RECIPES
     from policyhost.train_tasks import thread_fanout
-    from policyhost.trainer import RECIPES, Trainer, resolve_splits
+    from policyhost.trainer import Trainer, resolve_splits
 
     rec = replace(RECIPES["smoke"], budget=Budget(8, 1), prior=PriorParams(hidden=(8,), epochs=5, min_helpful=1))
     splits = resolve_splits(f"beta={packages['beta']}", f"alpha={packages['alpha']}", "", tmp_path, toolchain, rec)
@@ -158,8 +159,9 @@ def test_more_cloning_seeds_keep_the_best_on_validation(packages: dict[str, Path
 
     from policyhost.explore import Budget, ExploreCache
     from policyhost.improve import EsParams
+    from policyhost.recipes import RECIPES
     from policyhost.train_tasks import thread_fanout
-    from policyhost.trainer import RECIPES, Trainer, resolve_splits
+    from policyhost.trainer import Trainer, resolve_splits
 
     one = replace(RECIPES["smoke"], budget=Budget(8, 1), es=EsParams(steps=0))
     splits = resolve_splits(f"beta={packages['beta']}", f"alpha={packages['alpha']}", "", tmp_path, toolchain, one)
@@ -187,8 +189,9 @@ def test_a_recipe_that_holds_llvms_no_trains_a_policy_that_only_refuses(packages
 
     from policyhost.explore import Budget, ExploreCache, ReplayPolicy, compile_size, corpus_units
     from policyhost.mlp import DEFAULT
+    from policyhost.recipes import RECIPES
     from policyhost.train_tasks import thread_fanout
-    from policyhost.trainer import RECIPES, Trainer, resolve_splits
+    from policyhost.trainer import Trainer, resolve_splits
 
     rec = replace(RECIPES["smoke"], budget=Budget(8, 1), sticks=(0.0,))
     splits = resolve_splits(f"beta={packages['beta']}", f"alpha={packages['alpha']}", "", tmp_path, toolchain, rec)
