@@ -4,7 +4,7 @@ expat (XML), lcms2 (colour management), speex (speech codec), libexif (image met
 (configuration files) and libxmp (tracker-module player). Plain data: each entry is the keyword arguments
 of a `workers.debrecipes.Recipe`, which `workers/debrecipes.py` builds and merges into `RECIPES` (this
 module imports nothing of the farm's, so there is no import cycle). The headers are those Debian 12's
-build writes on x86-64, the defines those it passes; none of these packages is in a split yet.
+build writes on x86-64, the defines those it passes. All six are evaluation packages (workers/packages.py).
 """
 
 from __future__ import annotations
