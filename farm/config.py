@@ -187,7 +187,7 @@ class PolicyConfig:
     #: turn `[gate] policy_size` off too).
     retrain_after_vocab: bool = True
     #: The inliner training recipe of `policy retrain` (policyhost/recipes.py RECIPES: nightly, nightly-hold,
-    #: nightly-guided, demo, smoke).
+    #: nightly-deep, nightly-guided, demo, smoke).
     recipe: str = "nightly"
     #: Packages the retrained policy trains and validates on (comma separated Debian source packages, or
     #: NAME=CORPUS_DIR); empty: the splits declared in workers/packages.py.

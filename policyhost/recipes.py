@@ -61,6 +61,9 @@ RECIPES = {
     # the nightly whose clones only refuse (Recipe.hold_no): less growth in cross-validation, but validation
     # 0.9978x against the nightly's 0.9941x, so not the nightly (bench/README.md)
     "nightly-hold": replace(_NIGHTLY, hold_no=50.0),
+    # the nightly searching each module three times as hard (48 flips a round): does more counterfactual data
+    # make clones that hold on unseen code? (the experiment in bench/README.md)
+    "nightly-deep": replace(_NIGHTLY, budget=Budget(48, 2)),
     # the nightly with a second, prior-guided search of the heuristic (the experiment in bench/README.md)
     "nightly-guided": Recipe(rounds=2, budget=Budget(16, 2), es=EsParams(steps=8, pairs=8), max_modules=50,
                              prior=PriorParams()),

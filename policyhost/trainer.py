@@ -351,10 +351,14 @@ def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: st
     t = Trainer(toolchain, splits, rec, fanout, progress=progress, vocab=vocab, cap=cap)
     policy, info = t.run()
     table = heldout_table(t, policy)
-    progress("held out (never trained or validated on):\n" + format_table(table))
-    output.parent.mkdir(parents=True, exist_ok=True)
     meta = {"mlgo.kind": KIND, "mlgo.advice": "inlining_decision", "mlgo.recipe": recipe_name,
-            "mlgo.validation": f"{info['validation']:.4f}", "mlgo.heldout_geomean": f"{table['geomean']:.4f}"}
+            "mlgo.validation": f"{info['validation']:.4f}"}
+    if splits.evaluation:
+        progress("held out (never trained or validated on):\n" + format_table(table))
+        meta["mlgo.heldout_geomean"] = f"{table['geomean']:.4f}"
+    else:  # a run that keeps the evaluation packages unseen (an experiment's), not a table of nothing
+        progress(f"held out: no evaluation packages; later: mlgo-farm policy heldout {output}")
+    output.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(output, policy.to_onnx(meta))
     policy.save(output.with_suffix(".npz"))
     record = {"kind": KIND, "model": str(output), "recipe": recipe_name, "params": rec.as_json(),

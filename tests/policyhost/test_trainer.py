@@ -81,6 +81,26 @@ def test_train_writes_a_signed_policy_and_its_held_out_table(packages: dict[str,
     assert json.loads(held.stdout)["packages"][0] == row
 
 
+def test_training_without_evaluation_packages_trains_the_same_network_and_says_so(packages: dict[str, Path],
+                                                                                 tmp_path: Path) -> None:
+    """The held-out packages never steer training: an experiment that keeps them unseen (`--evaluation ""`) gets
+    the same network, and one line saying how to measure it later instead of a table of nothing."""
+    import numpy as np
+
+    runs = {}
+    for name, evaluation in (("with", f"gamma={packages['gamma']}"), ("without", "")):
+        out = tmp_path / f"{name}.onnx"
+        args = _train_args(packages, out)
+        args[args.index("--evaluation") + 1] = evaluation
+        res = _run(args)
+        assert res.returncode == 0, res.stderr
+        runs[name] = (res.stdout, np.load(out.with_suffix(".npz")))
+    out, net = runs["without"]
+    assert f"held out: no evaluation packages; later: mlgo-farm policy heldout {tmp_path / 'without.onnx'}" in out
+    assert "nan" not in out and "geomean" not in out
+    assert {k: net[k].tolist() for k in net.files} == {k: runs["with"][1][k].tolist() for k in runs["with"][1].files}
+
+
 def test_a_missing_validation_split_is_one_line(packages: dict[str, Path], tmp_path: Path) -> None:
     res = _run(["policy", "train", "--recipe", "smoke", "--train", f"alpha={packages['alpha']}", "--validation", "",
                 "--evaluation", "", "-o", str(tmp_path / "p.onnx")])
