@@ -68,7 +68,7 @@ def _heldout(args: argparse.Namespace) -> int:
     fan = _fanout(args, settings, tc)
     t = trainer.Trainer(tc, splits, recipe("smoke"), fan, vocab=Path(vocab) if vocab else None)
     table = trainer.heldout_table(t, None, model=str(model))
-    print(json.dumps(table, indent=2) if args.json else trainer.format_table(table))
+    print(json.dumps(table, indent=2) if args.json else trainer.format_table(table, settings.gate.policy_cap))
     return 0
 
 

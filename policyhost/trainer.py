@@ -320,12 +320,19 @@ def heldout_table(trainer: Trainer, policy: Mlp | None, model: str | None = None
             "worst": max((r["ratio"] for r in rows), default=float("nan"))}
 
 
-def format_table(table: dict) -> str:
+def format_table(table: dict, cap: float | None = None) -> str:
+    """The held-out table, ending with both of the size check's bars: the geomean, and the worst package (with
+    how many are above `cap`, the gate's `1 + policy_size_tolerance`), so one package's growth is never hidden."""
+    rows = table["packages"]
     lines = [f"{'package':<16} {'modules':>7} {'heuristic':>10} {'policy':>10} {'ratio':>8}"]
-    for r in table["packages"]:
+    for r in rows:
         lines.append(f"{r['package']:<16} {r['modules']:>7} {r['heuristic']:>10,} {r['policy']:>10,} "
                      f"{r['ratio']:>8.4f}" + (f"  ({len(r['failed'])} failed)" if r["failed"] else ""))
     lines.append(f"{'geomean':<16} {'':>7} {'':>10} {'':>10} {table['geomean']:>8.4f}")
+    if rows:
+        worst = max(rows, key=lambda r: r["ratio"])
+        above = "" if cap is None else f"  ({sum(r['ratio'] > cap for r in rows)} of {len(rows)} above {cap:.4f}x)"
+        lines.append(f"{'worst':<16} {worst['package']:>29} {worst['ratio']:>8.4f}{above}")
     return "\n".join(lines)
 
 
@@ -354,7 +361,7 @@ def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: st
     meta = {"mlgo.kind": KIND, "mlgo.advice": "inlining_decision", "mlgo.recipe": recipe_name,
             "mlgo.validation": f"{info['validation']:.4f}"}
     if splits.evaluation:
-        progress("held out (never trained or validated on):\n" + format_table(table))
+        progress("held out (never trained or validated on):\n" + format_table(table, cap))
         meta["mlgo.heldout_geomean"] = f"{table['geomean']:.4f}"
     else:  # a run that keeps the evaluation packages unseen (an experiment's), not a table of nothing
         progress(f"held out: no evaluation packages; later: mlgo-farm policy heldout {output}")

@@ -60,6 +60,18 @@ def test_a_checkpoint_within_the_cap_beats_a_lower_geomean_that_grows_a_package(
     assert str(hides) == "0.9800x (worst package 1.0080x)"
 
 
+def test_the_held_out_table_ends_with_both_bars() -> None:
+    from policyhost.trainer import format_table
+
+    rows = [{"package": p, "modules": 3, "heuristic": 1000, "policy": round(1000 * r), "ratio": r, "failed": f}
+            for p, r, f in (("a", 0.95, []), ("b", 1.01, ["x.c"]), ("c", 1.006, []))]
+    lines = format_table({"packages": rows, "geomean": 0.9882}, cap=1.005).splitlines()
+    assert lines[2].endswith("1.0100  (1 failed)")
+    assert lines[-2].split() == ["geomean", "0.9882"]
+    assert lines[-1].split() == ["worst", "b", "1.0100", "(2", "of", "3", "above", "1.0050x)"]
+    assert format_table({"packages": rows, "geomean": 0.9882}).splitlines()[-1].split() == ["worst", "b", "1.0100"]
+
+
 def test_train_writes_a_signed_policy_and_its_held_out_table(packages: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "p.onnx"
     res = _run(_train_args(packages, out))
@@ -67,6 +79,8 @@ def test_train_writes_a_signed_policy_and_its_held_out_table(packages: dict[str,
     lines = res.stdout.splitlines()
     assert lines[0].startswith("train on ") and any(ln.startswith("round 1/1: explored ") for ln in lines)
     assert any(ln.startswith("es step 1/1: ") for ln in lines) and any("best on validation" in ln for ln in lines)
+    assert lines[-2].startswith("geomean ") and lines[-1].split()[:2] == ["worst", "gamma"], lines[-2:]
+    assert lines[-1].endswith(" of 1 above 1.0050x)"), lines[-1]
     record = json.loads(out.with_suffix(".json").read_text())
     assert record["kind"] == "inline-es" and record["splits"] == {
         "train": ["alpha"], "validation": ["beta"], "evaluation": ["gamma"]}
