@@ -380,5 +380,5 @@ RECIPES: dict[str, Recipe] = {
         fallback_version="1.6.39-2+deb12u5",  # +deb12u6's files are missing on this machine's mirror
     ),
 }
-# Six fresh packages for evaluation (in no split yet): their recipes are in workers/debrecipes_eval.py.
+# Six fresh evaluation packages (workers/packages.py): their recipes are in workers/debrecipes_eval.py.
 RECIPES.update({name: Recipe(**kwargs) for name, kwargs in fresh.RECIPES.items()})
