@@ -11,7 +11,8 @@ the 50 training samples). The networks trained on all nine are measured on valid
 network is measured as it is, sticking to LLVM's decision (stick 4), holding LLVM's "no"
 (`hold_no` 50: it only refuses), and as the average of the five seeds (policyhost/mlp.py
 `average`). The evaluation packages are never compiled. One JSON line per (fold, network);
-`--summary` folds them per network over all 14 packages. The numbers are in bench/README.md.
+`--summary` folds them per network over all 14 packages; a stopped run resumes where it stopped (the
+(fold, network) pairs already in OUT are skipped). The numbers are in bench/README.md.
 """
 import argparse
 import json
@@ -32,12 +33,17 @@ SEEDS = range(5)
 
 
 def candidates(nets):
+    """Every network measured per fold, by name (CANDIDATES lists the names)."""
     out = {f"seed{sd} stick{k:g} hold{h:g}": replace(n, stick=k, hold_no=h)
            for sd, n in enumerate(nets) for k in (0.0, 4.0) for h in (0.0, 50.0)}
     ens = average(nets)
     out.update({f"ens5 stick{k:g} hold{h:g}": replace(ens, stick=k, hold_no=h) for k in (0.0, 2.0, 4.0)
                 for h in (0.0, 50.0)})
     return out
+
+
+CANDIDATES = ([f"seed{sd} stick{k:g} hold{h:g}" for sd in SEEDS for k in (0.0, 4.0) for h in (0.0, 50.0)]
+              + [f"ens5 stick{k:g} hold{h:g}" for k in (0.0, 2.0, 4.0) for h in (0.0, 50.0)])
 
 
 def run(path: Path) -> None:
@@ -48,12 +54,16 @@ def run(path: Path) -> None:
     found = t.explore(None, [u for p in splits.train for u in p.units])
     owner = [p.name for p in splits.train for _ in p.units]
     names = [p.name for p in splits.train]
+    done = {(json.dumps(r["fold"]), r["cand"]) for r in map(json.loads, path.open())} if path.exists() else set()
     with path.open("a") as out:
         for fold in [names[k::3] for k in range(3)] + [None]:  # None: all nine, measured on validation
+            todo = [c for c in CANDIDATES if (json.dumps(fold), c) not in done]  # a stopped run resumes
+            if not todo:
+                continue
             test = splits.validation if fold is None else [package_corpus(n, var, tc) for n in fold]
             data = bc_dataset([m for m, o in zip(found, owner, strict=True) if fold is None or o not in fold], rec.bc)
             nets = [fit_bc(*data, replace(rec.bc, seed=sd)) for sd in SEEDS]
-            for name, pol in candidates(nets).items():
+            for name, pol in ((n, p) for n, p in candidates(nets).items() if n in todo):
                 ratios = {r["package"]: r["ratio"] for r in t.package_ratios(test, pol)}
                 print(f"fold {fold or 'validation'} {name:<22} " + " ".join(f"{k} {v:.4f}" for k, v in ratios.items()),
                       flush=True)
