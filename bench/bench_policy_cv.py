@@ -32,18 +32,16 @@ from policyhost.trainer import Trainer, package_corpus, resolve_splits
 SEEDS = range(5)
 
 
-def candidates(nets):
-    """Every network measured per fold, by name (CANDIDATES lists the names)."""
-    out = {f"seed{sd} stick{k:g} hold{h:g}": replace(n, stick=k, hold_no=h)
-           for sd, n in enumerate(nets) for k in (0.0, 4.0) for h in (0.0, 50.0)}
+#: Every network measured per fold, by name: (seed, or None for the five averaged; stick; hold_no).
+CANDIDATES = {**{f"seed{sd} stick{k:g} hold{h:g}": (sd, k, h) for sd in SEEDS for k in (0.0, 4.0) for h in (0.0, 50.0)},
+              **{f"ens5 stick{k:g} hold{h:g}": (None, k, h) for k in (0.0, 2.0, 4.0) for h in (0.0, 50.0)}}
+
+
+def candidates(nets, names):
+    """The networks called `names` (keys of CANDIDATES), made from the five seeds' clones."""
     ens = average(nets)
-    out.update({f"ens5 stick{k:g} hold{h:g}": replace(ens, stick=k, hold_no=h) for k in (0.0, 2.0, 4.0)
-                for h in (0.0, 50.0)})
-    return out
-
-
-CANDIDATES = ([f"seed{sd} stick{k:g} hold{h:g}" for sd in SEEDS for k in (0.0, 4.0) for h in (0.0, 50.0)]
-              + [f"ens5 stick{k:g} hold{h:g}" for k in (0.0, 2.0, 4.0) for h in (0.0, 50.0)])
+    return {n: replace(ens if sd is None else nets[sd], stick=k, hold_no=h)
+            for n, (sd, k, h) in CANDIDATES.items() if n in names}
 
 
 def run(path: Path) -> None:
@@ -63,7 +61,7 @@ def run(path: Path) -> None:
             test = splits.validation if fold is None else [package_corpus(n, var, tc) for n in fold]
             data = bc_dataset([m for m, o in zip(found, owner, strict=True) if fold is None or o not in fold], rec.bc)
             nets = [fit_bc(*data, replace(rec.bc, seed=sd)) for sd in SEEDS]
-            for name, pol in ((n, p) for n, p in candidates(nets).items() if n in todo):
+            for name, pol in candidates(nets, todo).items():
                 ratios = {r["package"]: r["ratio"] for r in t.package_ratios(test, pol)}
                 print(f"fold {fold or 'validation'} {name:<22} " + " ".join(f"{k} {v:.4f}" for k, v in ratios.items()),
                       flush=True)

@@ -55,15 +55,7 @@ def start(settings: Settings, config_file: Path = MASTER_CFG) -> Path:
         (basedir / "twistd.pid").unlink(missing_ok=True)
         run([venv_tool("buildbot"), "upgrade-master", "--quiet", str(basedir)], farm_env(settings),
             "buildbot upgrade-master", timeout=300)
-        log = basedir / "twistd.log"
-        offset = log.stat().st_size if log.is_file() else 0
-        try:
-            run([venv_tool("buildbot"), "start", str(basedir)], farm_env(settings), "buildbot start", timeout=180)
-        except FarmError as e:
-            reason = master_failure(log, offset, STARTUP_ABORTED)
-            if reason is None:
-                raise
-            raise FarmError(f"buildbot start failed: {reason} (see {log})") from e
+        _said_why(settings, "start", STARTUP_ABORTED, f"see {basedir / 'twistd.log'}")
         if running(settings) is None:
             raise FarmError(f"buildbot master did not start; see {basedir / 'twistd.log'}")
     return basedir
@@ -73,17 +65,22 @@ def reconfig(settings: Settings) -> None:
     """`buildbot reconfig`: the running master rereads master.cfg (and so the web users file)."""
     if running(settings) is None:
         raise FarmError("the buildbot master is not running")
-    log = master_dir(settings) / "twistd.log"
-    start = log.stat().st_size if log.is_file() else 0
+    _said_why(settings, "reconfig", RECONFIG_ABORTED, "the master runs on with its previous configuration")
+
+
+def _said_why(settings: Settings, verb: str, aborted: tuple[str, ...], then: str) -> None:
+    """`buildbot VERB` on the master directory; when it fails, the one line says the reason the master logged
+    (`master_failure`) and `then`, what follows from it."""
+    basedir = master_dir(settings)
+    log = basedir / "twistd.log"
+    offset = log.stat().st_size if log.is_file() else 0
     try:
-        run([venv_tool("buildbot"), "reconfig", str(master_dir(settings))], farm_env(settings), "buildbot reconfig",
-            timeout=180)
+        run([venv_tool("buildbot"), verb, str(basedir)], farm_env(settings), f"buildbot {verb}", timeout=180)
     except FarmError as e:
-        reason = master_failure(log, start, RECONFIG_ABORTED)
+        reason = master_failure(log, offset, aborted)
         if reason is None:
             raise
-        raise FarmError(f"buildbot reconfig failed: {reason} (the master runs on with its previous "
-                        "configuration)") from e
+        raise FarmError(f"buildbot {verb} failed: {reason} ({then})") from e
 
 
 # What the master logs when it gives a configuration up: on `buildbot reconfig`, and on `buildbot start`
