@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from farm.config import Settings, load_settings
@@ -41,6 +41,23 @@ def dir_lock(target: Path):
     """The lock of output directory `target`: a hidden lock file beside it."""
     target = Path(target).absolute()
     return file_lock(target.with_name(f".{target.name}.lock"))
+
+
+def made_once(target: Path, marker: str, make: Callable[[], object]) -> Path:
+    """`target`, made by `make()` under its lock unless a complete copy (one holding `marker`) is there.
+
+    Concurrent tasks that need the same local output (a package's corpus, say) make it once: the
+    others wait for the lock, then find it complete. Without the lock both would build, and the
+    second's rename would fail on (or swap away) the first's copy while it is being read. A
+    complete copy is never replaced, so readers need no lock.
+    """
+    target = Path(target)
+    if (target / marker).is_file():
+        return target
+    with dir_lock(target):
+        if not (target / marker).is_file():
+            make()
+    return target
 
 
 @contextlib.contextmanager

@@ -36,6 +36,7 @@ from farm.atomic import atomic_dir
 from farm.celery_app import RELIABLE, app
 from farm.client import PROGRESS
 from farm.errors import InputError
+from farm.locks import dir_lock, made_once
 
 log = logging.getLogger(__name__)
 #: What `policy retrain` may override: the training recipe (policyhost/recipes.py RECIPES; default
@@ -76,8 +77,8 @@ def training_corpus(vocab_manifest: dict[str, Any], corpus: str | None, var_dir:
     if source.startswith(("debian:", "git:", "cmake:")):
         key = hashlib.sha256(json.dumps([source, facts.get("digest"), sample]).encode()).hexdigest()[:16]
         out = var_dir / "policy" / "corpus" / key
-        if not (out / "corpus_description.json").is_file():
-            _rebuild(source, facts.get("lineage") or {}, out, toolchain, var_dir, sample)
+        made_once(out, "corpus_description.json",
+                  lambda: _rebuild(source, facts.get("lineage") or {}, out, toolchain, var_dir, sample))
         return out, {**record, "corpus_source": source, "corpus_sample": sample}
     if source and Path(source).is_dir():
         return Path(source), {**record, "corpus_source": source}
@@ -154,9 +155,7 @@ def nightly_package(vocab_manifest: dict[str, Any], corpus: str | None, settings
         what = json.dumps([str(Path(source).absolute()), training.get("corpus_digest")])  # where, and what it held
         key = hashlib.sha256(what.encode()).hexdigest()[:16]
         out = Path(settings.var_dir) / "policy" / "corpus" / f"sources-{key}"
-        if not (out / "corpus_description.json").is_file():
-            from_sources(Path(source), out, toolchain)
-        source = out
+        source = made_once(out, "corpus_description.json", lambda: from_sources(Path(source), out, toolchain))
     return package(name, source, sample), training
 
 
@@ -170,7 +169,6 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
     """
     from farm.artifacts import store as artifacts
     from farm.artifacts.kinds import VOCAB
-    from farm.locks import dir_lock
     from farm.store import store_from_settings
     from policyhost import recipes, release, trainer
     from policyhost.launcher import published_vocab

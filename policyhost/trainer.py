@@ -105,6 +105,7 @@ def check_names(splits: dict[str, Sequence[str]]) -> None:
 def package_corpus(spec: str, var_dir: Path, toolchain: Toolchain, most: int | None = None) -> Package:
     """`NAME=CORPUS_DIR`, or a Debian source package compiled once into `<var>/policy/corpus/debian-NAME[-most]`
     (only the `most` modules training samples, by the same name-hash rule)."""
+    from farm.locks import made_once
     from workers.corpus import from_debian
 
     name, eq, path = spec.partition("=")
@@ -113,8 +114,8 @@ def package_corpus(spec: str, var_dir: Path, toolchain: Toolchain, most: int | N
             raise InputError(f"package {name}: {path} is not a corpus directory (no corpus_description.json)")
         return package(name, Path(path), most)
     out = var_dir / "policy" / "corpus" / (f"debian-{name}" + (f"-{most}" if most else ""))
-    if not (out / "corpus_description.json").is_file():
-        from_debian(name, out, toolchain, var_dir / "debsrc", sample=most)
+    made_once(out, "corpus_description.json",
+              lambda: from_debian(name, out, toolchain, var_dir / "debsrc", sample=most))
     return package(name, out, most)
 
 
