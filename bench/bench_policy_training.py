@@ -44,9 +44,10 @@ def train(recipe: str, out: Path, vocab: str | None, env: dict | None = None) ->
 
 
 def table(record: dict) -> str:
+    from farm.config import load_settings
     from policyhost.trainer import format_table
 
-    return format_table(record["heldout"])
+    return format_table(record["heldout"], load_settings().gate.policy_cap)  # both bars, as `policy train` prints
 
 
 def cmd_heldout(args: argparse.Namespace) -> None:

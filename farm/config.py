@@ -186,8 +186,7 @@ class PolicyConfig:
     #: false on a farm that publishes vocabularies only (then nothing settles a vocabulary's policy check:
     #: turn `[gate] policy_size` off too).
     retrain_after_vocab: bool = True
-    #: The inliner training recipe of `policy retrain` (policyhost/recipes.py RECIPES: nightly, nightly-hold,
-    #: nightly-deep, nightly-guided, demo, smoke).
+    #: The inliner training recipe of `policy retrain` (a name in policyhost/recipes.py RECIPES).
     recipe: str = "nightly"
     #: Packages the retrained policy trains and validates on (comma separated Debian source packages, or
     #: NAME=CORPUS_DIR); empty: the splits declared in workers/packages.py.

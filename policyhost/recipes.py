@@ -64,9 +64,15 @@ RECIPES = {
     # the nightly searching each module three times as hard (48 flips a round): does more counterfactual data
     # make clones that hold on unseen code? (the experiment in bench/README.md)
     "nightly-deep": replace(_NIGHTLY, budget=Budget(48, 2)),
+    # the nightly's first round alone (exploration from the heuristic, cloning, ES): the vocabulary comparison at
+    # nightly scale (`bench_policy_training.py vocab`), three trainings sharing one cached search
+    "nightly-one-round": replace(_NIGHTLY, rounds=1),
+    # the nightly iterated twice more (ml-compiler-opt's loop: each round explores from the last round's clone):
+    # does the validation gain of round 2 over round 1 keep compounding? (the experiment in bench/README.md)
+    "nightly-four-rounds": replace(_NIGHTLY, rounds=4),
     # the nightly with a second, prior-guided search of the heuristic (the experiment in bench/README.md)
-    "nightly-guided": Recipe(rounds=2, budget=Budget(16, 2), es=EsParams(steps=8, pairs=8), max_modules=50,
-                             prior=PriorParams()),
+    # (measured with one seed and the default sticks, as the nightly then had)
+    "nightly-guided": replace(_NIGHTLY, prior=PriorParams(), sticks=Recipe.sticks, seeds=Recipe.seeds),
     # `make demo`: one round, a small search and two ES steps on a few small packages of each split
     "demo": Recipe(rounds=1, budget=Budget(6, 2), es=EsParams(steps=2, pairs=4), max_modules=20, sticks=(0.0, 4.0),
                    packages=(

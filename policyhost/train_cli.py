@@ -87,8 +87,8 @@ def register(psub: argparse._SubParsersAction) -> None:
                          "behavioural cloning, evolution strategies; print the held-out table")
     tr.add_argument("-o", "--output", required=True, help="the .onnx model to write (MODEL.json, MODEL.npz beside)")
     # checked when the verb runs (policyhost/recipes.py `recipe`): building the parser imports no numpy
-    tr.add_argument("--recipe", default="nightly", help="how hard each stage works: nightly, nightly-hold, "
-                    "nightly-deep, nightly-guided, demo or smoke (policyhost/recipes.py)")
+    tr.add_argument("--recipe", default="nightly", help="how hard each stage works: a recipe of "
+                    "policyhost/recipes.py (nightly, demo, smoke, and the experiments bench/README.md measured)")
     tr.add_argument("--vocab", help="IR2Vec vocabulary JSON (or store:VERSION): the policy also reads the callee "
                     "and caller embeddings (default: LLVM's features alone)")
     tr.set_defaults(func=_train)

@@ -27,6 +27,16 @@ def test_a_recipes_packages_are_inside_the_declared_splits(name):
     assert rec.seeds and rec.sticks and rec.rounds >= 1
 
 
-def test_the_held_nightly_differs_from_the_nightly_only_in_holding_llvms_no():
+#: what each experiment changes in the nightly, and nothing else: a retuned nightly retunes its experiments too
+EXPERIMENTS = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly-one-round": {"rounds"},
+               "nightly-four-rounds": {"rounds"}, "nightly-guided": {"prior", "sticks", "seeds"}}
+
+
+def test_every_nightly_experiment_differs_from_the_nightly_only_where_it_says():
+    nightly = RECIPES["nightly"].as_json()
+    assert set(EXPERIMENTS) == {n for n in RECIPES if n.startswith("nightly-")}
+    for name, fields in EXPERIMENTS.items():
+        changed = {k for k, v in RECIPES[name].as_json().items() if v != nightly[k]}
+        assert changed == fields, name
     assert RECIPES["nightly-hold"] == replace(RECIPES["nightly"], hold_no=50.0)
-    assert RECIPES["nightly"].hold_no == 0.0
+    assert RECIPES["nightly"].hold_no == 0.0 and RECIPES["nightly-four-rounds"].rounds == 4
