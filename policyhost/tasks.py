@@ -154,8 +154,8 @@ def nightly_package(vocab_manifest: dict[str, Any], corpus: str | None, settings
 
         what = json.dumps([str(Path(source).absolute()), training.get("corpus_digest")])  # where, and what it held
         key = hashlib.sha256(what.encode()).hexdigest()[:16]
-        out = Path(settings.var_dir) / "policy" / "corpus" / f"sources-{key}"
-        source = made_once(out, "corpus_description.json", lambda: from_sources(Path(source), out, toolchain))
+        sources, out = Path(source), Path(settings.var_dir) / "policy" / "corpus" / f"sources-{key}"
+        source = made_once(out, "corpus_description.json", lambda: from_sources(sources, out, toolchain))
     return package(name, source, sample), training
 
 

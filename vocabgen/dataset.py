@@ -22,7 +22,7 @@ from farm.atomic import atomic_dir
 from farm.errors import InputError
 from farm.kinds import KINDS
 from farm.kinds import check_kind as _check_kind
-from farm.locks import dir_lock
+from farm.locks import made_once
 from farm.store import MissingObject, ObjectStore
 
 FILES = DATASET.files
@@ -209,9 +209,8 @@ def fetch_dataset(store: ObjectStore, kind: str, ref: str, cache_dir: Path) -> P
     if ref == "latest" or not _DATASET_ID.match(ref) or ".." in ref:
         raise InputError(f"invalid dataset id {ref!r}")
     target = Path(cache_dir) / kind / ref
-    with dir_lock(target):  # a complete copy is never replaced, so readers need no lock
-        if (target / MANIFEST).is_file():
-            return target
+
+    def download() -> None:
         prefix = DATASET.prefix(kind, ref)
         try:
             blobs = {name: store.get(f"{prefix}/{name}") for name in (*FILES, MANIFEST)}
@@ -220,7 +219,8 @@ def fetch_dataset(store: ObjectStore, kind: str, ref: str, cache_dir: Path) -> P
         with atomic_dir(target, MANIFEST) as tmp:
             for name, data in blobs.items():
                 (tmp / name).write_bytes(data)
-    return target
+
+    return made_once(target, MANIFEST, download)  # a complete copy is never replaced, so readers need no lock
 
 
 def dataset_kind(ref: str, kind: str | None) -> str:

@@ -16,7 +16,10 @@ def test_made_once_lets_the_second_caller_wait_and_reuse_the_first_copy(tmp_path
     def make(who: str) -> None:
         made.append(who)
         entered.set()
-        release.wait(60) if who == "first" else release.set()  # a second maker frees the first: the test fails
+        if who == "first":
+            release.wait(60)
+        else:  # a second maker frees the first, and the test fails on `made`
+            release.set()
         out.mkdir()
         (out / "done.json").write_text(who)
 
