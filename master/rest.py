@@ -10,6 +10,11 @@ unreachable is tried again with growing pauses for up to that many seconds, beca
 supervisor restarts a master that died within seconds and Buildbot then retries the builds it
 had running; giving up at the first refused connection reported a failure that never happened.
 Only reads are repeated: a control call (a force) that may have reached the master is not sent twice.
+
+A read whose answer is cut short (the headers promise a body the connection does not deliver) is
+asked again at once, a few times, whatever `reconnect` says: the master answered, so it is up, and
+a busy master was seen to drop a `builds/N/steps` body mid-build; failing a wait on it reported a
+build that had not failed.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from farm.errors import FarmError
 
 log = logging.getLogger(__name__)
 
+#: how many times a read whose answer was cut short is asked again (see the module docstring)
+CUT_SHORT_RETRIES = 3
 RESULTS = {0: "success", 1: "warnings", 2: "failure", 3: "skipped", 4: "exception", 5: "retry", 6: "cancelled"}
 
 
@@ -91,11 +98,17 @@ class MasterAPI:
 
     def _fetch(self, req: urllib.request.Request) -> bytes:
         """The answer's body; an unreachable master is retried for reads (see `reconnect`)."""
-        lost, pause = None, 0.5
+        lost, pause, cut = None, 0.5, 0
         while True:
             try:
                 with self._send(req) as r:
                     body = r.read()
+            except http.client.IncompleteRead as e:
+                cut += 1
+                if req.get_method() == "GET" and cut <= CUT_SHORT_RETRIES:
+                    continue
+                raise MasterUnreachable(f"buildbot master at {self.base} cut its answer short: "
+                                        f"{len(e.partial)} of {len(e.partial) + (e.expected or 0)} bytes") from None
             except (MasterUnreachable, http.client.HTTPException, ConnectionError, TimeoutError) as e:
                 why = e if isinstance(e, MasterUnreachable) else MasterUnreachable(
                     f"buildbot master at {self.base} is not reachable: {type(e).__name__}: {e}")

@@ -1,22 +1,25 @@
 """The REST client against a real master that is SIGKILLed while `master force --wait` waits on its build:
 the client rides out the restart and reports the build Buildbot retried, not the outage; a master that does
-not come back within `[buildbot] client_reconnect` is one line and exit 1."""
+not come back within `[buildbot] client_reconnect` is one line and exit 1. A read cut short is asked again."""
 
 from __future__ import annotations
 
+import http.server
 import os
 import signal
 import subprocess
 import sys
+import threading
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from farm.config import load_settings
 from master import control
-from master.rest import MasterAPI, MasterUnreachable
+from master.rest import CUT_SHORT_RETRIES, MasterAPI, MasterUnreachable
 from tests.master.test_master_live import live  # noqa: F401  (the live master fixture)
-from tests.servers import wait_until
+from tests.servers import free_port, wait_until
 
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
 
@@ -74,3 +77,49 @@ def test_a_master_that_stays_away_is_one_line_after_the_reconnect_limit(live):  
     line = str(e.value)
     assert "\n" not in line and line.startswith(f"buildbot master at {api.base} is not reachable: "), line
     assert line.endswith("of reconnecting; [buildbot] client_reconnect = 2)"), line
+
+
+class _CutShort(http.server.BaseHTTPRequestHandler):
+    """Promises a JSON body and closes the connection before it, `cut` times; then answers in full."""
+
+    cut = 0
+
+    def do_GET(self):
+        body = b'{"builds": []}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        served = type(self).served = type(self).served + 1
+        if served <= type(self).cut:
+            self.close_connection = True
+            return
+        self.wfile.write(body)
+
+    do_POST = do_GET
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("cut", [CUT_SHORT_RETRIES, CUT_SHORT_RETRIES + 1])
+def test_a_read_cut_short_is_asked_again_a_few_times_then_is_one_line(cut):
+    handler = type("Handler", (_CutShort,), {"cut": cut, "served": 0})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        api = MasterAPI(f"http://127.0.0.1:{server.server_port}/")  # reconnect 0: the master answers, it is up
+        if cut <= CUT_SHORT_RETRIES:
+            assert api.get("builds") == {"builds": []} and handler.served == cut + 1
+        else:
+            with pytest.raises(MasterUnreachable) as e:
+                api.get("builds")
+            assert str(e.value) == f"buildbot master at {api.base} cut its answer short: 0 of 14 bytes"
+            assert handler.served == CUT_SHORT_RETRIES + 1
+            handler.cut += 1
+            with pytest.raises(MasterUnreachable):  # a control call is never sent twice
+                api._fetch(urllib.request.Request(f"{api.base}api/v2/forceschedulers/x", data=b"{}"))
+            assert handler.served == CUT_SHORT_RETRIES + 2
+    finally:
+        server.shutdown()
+        server.server_close()
