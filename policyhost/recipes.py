@@ -71,6 +71,10 @@ RECIPES = {
     # round 3 validated better (0.9927x against 0.9941x) but grew unseen code more (15 evaluation packages 0.9982x
     # against 0.9951x), so the nightly keeps two rounds (bench/README.md)
     "nightly-four-rounds": replace(_NIGHTLY, rounds=4),
+    # the nightly's search and cloning data, cloned into a linear policy (no hidden layer: ~80 weights instead of
+    # ~1,000) that ES can move with 16 pairs a step: does a policy too small to memorise hold on unseen code?
+    # (the experiment in bench/README.md)
+    "nightly-linear": replace(_NIGHTLY, bc=BcParams(hidden=()), es=EsParams(steps=24, pairs=16)),
     # the nightly with a second, prior-guided search of the heuristic (the experiment in bench/README.md)
     # (measured with one seed and the default sticks, as the nightly then had)
     "nightly-guided": replace(_NIGHTLY, prior=PriorParams(), sticks=Recipe.sticks, seeds=Recipe.seeds),
