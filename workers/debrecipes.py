@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workers import debrecipes_eval as fresh
+from workers import debrecipes_fresh as fresh2
 from workers import debrecipes_train as train
 
 
@@ -382,3 +383,5 @@ RECIPES: dict[str, Recipe] = {
 }
 # Six fresh evaluation packages (workers/packages.py): their recipes are in workers/debrecipes_eval.py.
 RECIPES.update({name: Recipe(**kwargs) for name, kwargs in fresh.RECIPES.items()})
+# Six more, a second fresh evaluation set in no split yet: their recipes are in workers/debrecipes_fresh.py.
+RECIPES.update({name: Recipe(**kwargs) for name, kwargs in fresh2.RECIPES.items()})

@@ -23,10 +23,12 @@ TRAIN = ("lua5.4", "libzstd", "pcre2", "libsodium", "libtomcrypt", "opus", "libj
 #: Checkpoints and hyper-parameters are chosen on these: enough of them that one package a policy grows shows.
 VALIDATION = ("xz-utils", "jansson", "cmark", "c-ares", "lmdb")
 #: The policy is judged on these, which it never saw. The first nine have been looked at while recipes were
-#: compared (bench/README.md counts the looks); the last six (workers/debrecipes_eval.py) joined on 2026-11-25,
-#: before any policy was measured on them, so the farm's numbers on them are a first look.
+#: compared (bench/README.md counts the looks); the next six (workers/debrecipes_eval.py) joined on 2026-11-25
+#: and have been looked at since; the last six (workers/debrecipes_fresh.py) joined later that day, before any
+#: policy was measured on them, so the farm's first numbers on them are the honest estimate.
 EVALUATION = ("zlib", "bzip2", "lz4", "libdeflate", "flac", "libwebp", "giflib", "cjson", "libyaml",
-              "expat", "lcms2", "speex", "libexif", "libconfig", "libxmp")
+              "expat", "lcms2", "speex", "libexif", "libconfig", "libxmp",
+              "libsamplerate", "libgsm", "libmodbus", "msgpack-c", "libsndfile", "jbigkit")
 
 SPLITS: dict[str, tuple[str, ...]] = {"train": TRAIN, "validation": VALIDATION, "evaluation": EVALUATION}
 #: Fewer evaluation packages than this and one odd package decides the verdict.

@@ -158,6 +158,36 @@ def test_fresh_evaluation_packages_compile(package: str, expected: set[str], lef
     assert c.lineage["package"] == package
 
 
+@pytest.mark.parametrize(("package", "expected", "left_out"), [
+    ("libsamplerate", {"src/samplerate.c", "src/src_sinc.c", "tests/util.c", "tests/throughput_test.c"},
+     {"tests/calc_snr.c", "tests/snr_bw_test.c", "tests/src-evaluate.c", "tests/streaming_test.c"}),
+    ("libgsm", {"src/gsm_encode.c", "src/long_term.c", "src/toast.c", "tst/lin2cod.c", "add-test/add_test.c"},
+     {"tls/sweet.c", "tls/taste.c"}),
+    ("libmodbus", {"src/modbus.c", "src/modbus-rtu.c", "tests/unit-test-client.c", "tests/version.c"}, set()),
+    ("msgpack-c", {"src/unpack.c", "src/objectc.c", "example/simple_c.c", "example/boundary.c"},
+     {"example/jsonconv.c"}),
+    ("libsndfile", {"src/sndfile.c", "src/wav.c", "src/GSM610/lpc.c", "src/ALAC/alac_decoder.c", "src/test_main.c",
+                    "programs/sndfile-info.c", "examples/sfprocess.c", "tests/sfversion.c", "tests/win32_test.c"},
+     {"src/flac.c", "src/ogg_vorbis.c", "src/mpeg_decode.c", "src/windows.c", "src/new.c", "programs/sndfile-play.c",
+      "tests/sftest.c", "tests/stdio_test.c", "tests/win32_ordinal_test.c"}),
+    ("jbigkit", {"libjbig/jbig.c", "libjbig/jbig85.c", "libjbig/tstcodec.c", "pbmtools/pbmtojbg.c"}, set()),
+])
+def test_second_fresh_evaluation_packages_compile(package: str, expected: set[str], left_out: set[str],
+                                                  tmp_path: Path, toolchain: Toolchain) -> None:
+    """The six packages of the second fresh evaluation set (workers/debrecipes_fresh.py, evaluation only) compile
+    whole with nothing skipped, with the headers their recipes write; each lists the modules it should and none that
+    its recipe leaves out (jbigkit has nine modules in all, libsndfile over a hundred)."""
+    assert packages.split_of(package) == "evaluation"
+    tree = debsrc.fetch_source(package, tmp_path / "src")
+    listed = {j.name for j in debsrc.jobs(package, tree)}
+    assert expected <= listed and not listed & left_out
+    assert 9 <= len(listed) <= 150 and all(n.endswith(".c") for n in listed)
+    c = corpus.from_debian(package, tmp_path / "corpus", toolchain, tmp_path / "src")
+    assert c.skipped == [], c.skipped
+    assert {m.name for m in c.modules} == listed
+    assert c.lineage["package"] == package
+
+
 def test_a_changed_recipe_rewrites_the_header_it_generates(tmp_path: Path) -> None:
     tree = tmp_path / "lua5.4-5.4.4"
     (tree / "src").mkdir(parents=True)
