@@ -36,6 +36,9 @@ class Recipe:
     #: cloned with seeds 0-4 measured 0.9959x, 1.0013x, 1.0982x, 1.0035x and 1.1230x there (bench/README.md),
     #: so one seed is a draw, not a choice
     seeds: tuple[int, ...] = (0,)
+    #: average the seeds' clones into one network (policyhost/mlp.py `average`) instead of keeping the best on
+    #: validation: the best of five draws on five validation packages is a draw unseen packages do not repeat
+    ensemble: bool = False
     #: how strongly every clone keeps LLVM's "no" (policyhost/mlp.py `hold_no`; 50: it only ever refuses an inline
     #: LLVM would make). Added inlines grew code the clones never saw (one seed: libsodium +2.3 % in
     #: cross-validation), but refusals grew it too, and the whole nightly validated worse with it (bench/README.md)
@@ -75,6 +78,9 @@ RECIPES = {
     # ~1,000) that ES can move with 16 pairs a step: does a policy too small to memorise hold on unseen code?
     # (the experiment in bench/README.md)
     "nightly-linear": replace(_NIGHTLY, bc=BcParams(hidden=()), es=EsParams(steps=24, pairs=16)),
+    # the nightly whose five cloning seeds are averaged into one network each round, not chosen among (the
+    # experiment in bench/README.md)
+    "nightly-ensemble": replace(_NIGHTLY, ensemble=True),
     # the nightly with a second, prior-guided search of the heuristic (the experiment in bench/README.md)
     # (measured with one seed and the default sticks, as the nightly then had)
     "nightly-guided": replace(_NIGHTLY, prior=PriorParams(), sticks=Recipe.sticks, seeds=Recipe.seeds),

@@ -41,7 +41,7 @@ from policyhost.improve import (
     geomean,
     reward,
 )
-from policyhost.mlp import Mlp
+from policyhost.mlp import Mlp, average
 from policyhost.recipes import Recipe, recipe
 
 log = logging.getLogger(__name__)
@@ -139,6 +139,13 @@ def resolve_splits(train: str | None, validation: str | None, evaluation: str | 
     check_names({s: [n.partition("=")[0] for n in wanted[s]] for s in SPLITS})
     return Splits(*(tuple(package_corpus(n, var_dir, toolchain, most if s == "train" else None) for n in wanted[s])
                     for s in SPLITS))
+
+
+def _which(seed: int | None, seeds: int) -> str:
+    """Which clone a round kept, for its progress line: one of several seeds, or their average (seed None)."""
+    if seeds < 2:
+        return ""
+    return f", {seeds} seeds averaged" if seed is None else f", seed {seed} of {seeds}"
 
 
 def _names(ps: Sequence[Package]) -> str:
@@ -268,6 +275,8 @@ class Trainer:
             better = sum(1 for m in found if m.flips)
             data = bc_dataset(results, self.recipe.bc)
             clones = [(seed, fit_bc(*data, replace(self.recipe.bc, seed=seed))) for seed in self.recipe.seeds]
+            if self.recipe.ensemble:
+                clones = [(None, average([net for _, net in clones]))]
             hold_no = self.recipe.hold_no
             val, seed, policy = min(((self.validate(p), seed, p) for seed, net in clones
                                      for p in (replace(net, stick=k, hold_no=hold_no) for k in self.recipe.sticks)),
@@ -276,7 +285,7 @@ class Trainer:
                          **val.fields(), stick=policy.stick, seed=seed)
             self.progress(f"round {r}/{self.recipe.rounds}: explored {len(found)} modules, {better} smaller "
                           f"(-{100 * saved / total:.2f}% .text), cloned policy on validation {val} "
-                          f"(stick {policy.stick:g}" + (f", seed {seed} of {len(clones)})" if len(clones) > 1 else ")"))
+                          f"(stick {policy.stick:g}{_which(seed, len(self.recipe.seeds))})")
             if self._better(val, best[0]):
                 best = (val, policy, f"bc round {r}")
             base = policy

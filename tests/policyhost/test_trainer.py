@@ -212,6 +212,34 @@ def test_more_cloning_seeds_keep_the_best_on_validation(packages: dict[str, Path
     assert any(ln.startswith("round 1/1: ") and " of 3)" in ln for ln in lines), lines
 
 
+def test_an_ensemble_recipe_keeps_the_seeds_average_not_one_seed(packages: dict[str, Path], tmp_path: Path,
+                                                                  toolchain: Toolchain) -> None:
+    """`Recipe.ensemble`: the round's clone is the average of every seed's (policyhost/mlp.py `average`), the
+    same network whichever seed would have validated best, and the round says so."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from policyhost.explore import Budget, ExploreCache
+    from policyhost.improve import EsParams, bc_dataset, fit_bc
+    from policyhost.mlp import average
+    from policyhost.recipes import RECIPES
+    from policyhost.train_tasks import thread_fanout
+    from policyhost.trainer import Trainer, resolve_splits
+
+    rec = replace(RECIPES["smoke"], budget=Budget(8, 1), es=EsParams(steps=0), seeds=(0, 1, 2), ensemble=True)
+    splits = resolve_splits(f"beta={packages['beta']}", f"alpha={packages['alpha']}", "", tmp_path, toolchain, rec)
+    fanout = thread_fanout(toolchain, ExploreCache(tmp_path / "cache"), 2)
+    lines: list[str] = []
+    t = Trainer(toolchain, splits, rec, fanout, progress=lines.append)
+    policy, info = t.run()
+    data = bc_dataset(t.explore(None, splits.train[0].units), rec.bc)  # cached: the data the round cloned
+    mean = average([fit_bc(*data, replace(rec.bc, seed=s)) for s in rec.seeds])
+    assert all(np.array_equal(a, b) for a, b in zip(policy.ws + policy.bs, mean.ws + mean.bs, strict=True))
+    assert policy.ws[0].shape[1] == 3 * rec.bc.hidden[0] and info["history"][0]["seed"] is None
+    assert any(ln.startswith("round 1/1: ") and ", 3 seeds averaged)" in ln for ln in lines), lines
+
+
 def test_a_recipe_that_holds_llvms_no_trains_a_policy_that_only_refuses(packages: dict[str, Path], tmp_path: Path,
                                                                         toolchain: Toolchain) -> None:
     """`Recipe.hold_no` is carried by every clone and through ES, and compiled for real a held network inlines
