@@ -30,7 +30,7 @@ def test_a_recipes_packages_are_inside_the_declared_splits(name):
 #: what each experiment changes in the nightly, and nothing else: a retuned nightly retunes its experiments too
 EXPERIMENTS = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly-one-round": {"rounds"},
                "nightly-four-rounds": {"rounds"}, "nightly-guided": {"prior", "sticks", "seeds"},
-               "nightly-linear": {"bc", "es"}, "nightly-ensemble": {"ensemble"}}
+               "nightly-linear": {"bc", "es"}, "nightly-best-seed": {"ensemble"}}
 
 
 def test_every_nightly_experiment_differs_from_the_nightly_only_where_it_says():
@@ -41,3 +41,4 @@ def test_every_nightly_experiment_differs_from_the_nightly_only_where_it_says():
         assert changed == fields, name
     assert RECIPES["nightly-hold"] == replace(RECIPES["nightly"], hold_no=50.0)
     assert RECIPES["nightly"].hold_no == 0.0 and RECIPES["nightly-four-rounds"].rounds == 4
+    assert RECIPES["nightly"].ensemble and len(RECIPES["nightly"].seeds) == 5

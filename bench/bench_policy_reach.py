@@ -1,0 +1,81 @@
+"""Which departures from LLVM's decision a trained policy may keep: all, or only those near LLVM's own threshold.
+
+    PYTHONPATH=. .venv/bin/python bench/bench_policy_reach.py MODEL.npz --packages xz-utils,jansson --reach 10,30,inf
+
+Exploration's trials from the heuristic say where flipping LLVM's decision helps: an inline LLVM
+refuses although its cost estimate is over 1,000 below the threshold helped 15 times in 18, but one
+100-1,000 above it helped 1.3 % of the time and cost a median of 176 bytes (over 1,000 above: never,
+896 bytes), and refusing an inline LLVM makes over 1,000 below the threshold (a last call to a static
+function) helped 3 % of the time. A network extrapolates to such states on code it never saw. `reach`
+keeps a departure only where `|cost_estimate - threshold| <= reach` (with `--adds-only`: limits only the inlines
+LLVM refuses, every refusal kept), so no kept departure is far from a decision LLVM's cost model calls close.
+The policy is replayed on the named packages (never training packages), each module compiled once
+with the heuristic and once per reach; the numbers are in bench/README.md.
+"""
+import argparse
+import math
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from farm.config import load_settings
+from farm.toolchain import Toolchain
+from policyhost.explore import ExploreCache, ReplayPolicy, compile_size
+from policyhost.improve import geomean
+from policyhost.mlp import Mlp
+from policyhost.train_tasks import thread_fanout
+from policyhost.trainer import Splits, Trainer, package_corpus
+
+
+class Reach(ReplayPolicy):
+    """The network's decision where it is within `reach` of LLVM's threshold, LLVM's decision elsewhere."""
+
+    def __init__(self, net: Mlp, reach: float, adds_only: bool = False) -> None:
+        super().__init__(None)
+        self.net, self.reach, self.adds_only = net, reach, adds_only
+
+    def decide(self, obs):
+        d = super().decide(obs)
+        row = self.rows[-1]
+        gap = row[self.names.index("cost_estimate")] - row[self.names.index("threshold")]
+        a = int(self.net.margin(np.asarray([row]))[0] > 0)
+        if abs(gap) > self.reach and (d == 0 or not self.adds_only):
+            a = d
+        self.actions[-1] = a
+        return a
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model", type=Path, help="a trained policy's .npz")
+    ap.add_argument("--packages", required=True, help="comma-separated packages, none of them trained on")
+    ap.add_argument("--reach", default="10,30,100,inf")
+    ap.add_argument("--adds-only", action="store_true", help="limit only the inlines LLVM refuses (keep every refusal)")
+    ap.add_argument("--jobs", type=int, default=2)
+    a = ap.parse_args()
+    s = load_settings()
+    tc = Toolchain.from_settings(s)
+    net = Mlp.load(a.model)
+    pkgs = [package_corpus(n, Path(s.var_dir), tc) for n in a.packages.split(",")]
+    t = Trainer(tc, Splits((), ()), None, thread_fanout(tc, ExploreCache(None), a.jobs), progress=print)
+    reaches = [float(r) for r in a.reach.split(",")]
+    table = {}
+    for p in pkgs:
+        h = t.heuristic_sizes(p.units)
+        row = []
+        for r in reaches:
+            with ThreadPoolExecutor(a.jobs) as ex:
+                sz = list(ex.map(lambda u, r=r: compile_size(u, Reach(net, r, a.adds_only), tc)[0], p.units))
+            both = [(x, y) for x, y in zip(h, sz, strict=True) if x and y]
+            row.append(sum(y for _, y in both) / sum(x for x, _ in both))
+        table[p.name] = row
+        print(f"{p.name:<14}" + "".join(f" {v:8.4f}" for v in row), flush=True)
+    cols = list(zip(*table.values(), strict=True))
+    print(f"{'reach':<14}" + "".join(f" {r:8g}" if math.isfinite(r) else f" {'all':>8}" for r in reaches))
+    print(f"{'geomean':<14}" + "".join(f" {geomean(c):8.4f}" for c in cols))
+    print(f"{'worst':<14}" + "".join(f" {max(c):8.4f}" for c in cols))
+
+
+if __name__ == "__main__":
+    main()
