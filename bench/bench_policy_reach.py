@@ -2,13 +2,14 @@
 
     PYTHONPATH=. .venv/bin/python bench/bench_policy_reach.py MODEL.npz --packages xz-utils,jansson --reach 10,30,inf
 
-Exploration's trials from the heuristic say where flipping LLVM's decision helps: an inline LLVM
-refuses although its cost estimate is over 1,000 below the threshold helped 15 times in 18, but one
-100-1,000 above it helped 1.3 % of the time and cost a median of 176 bytes (over 1,000 above: never,
-896 bytes), and refusing an inline LLVM makes over 1,000 below the threshold (a last call to a static
-function) helped 3 % of the time. A network extrapolates to such states on code it never saw. `reach`
-keeps a departure only where `|cost_estimate - threshold| <= reach` (with `--adds-only`: limits only the inlines
-LLVM refuses, every refusal kept), so no kept departure is far from a decision LLVM's cost model calls close.
+Exploration's first search from the heuristic (the nightly's, 3,251 flips) says where flipping LLVM's
+decision helps: an inline LLVM refuses although its cost estimate is over 1,000 below the threshold
+helped 13 times in 16; one 100-1,000 above it helped 1.4 % of the time, and those flips cost 229,062 bytes
+in all (over 1,000 above: never, 354,474 bytes); refusing an inline LLVM makes over 1,000 below the
+threshold (a last call to a static function) helped 2.5 % of the time. A network extrapolates to such
+states on code it never saw. `reach` keeps a departure only where `|cost_estimate - threshold| <= reach`
+(with `--adds-only` it limits only the inlines LLVM refuses and keeps every refusal), so no kept
+departure is far from a decision LLVM's cost model calls close.
 The policy is replayed on the named packages (never training packages), each module compiled once
 with the heuristic and once per reach; the numbers are in bench/README.md.
 """

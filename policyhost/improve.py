@@ -79,6 +79,16 @@ def bc_dataset(results: Sequence[ModuleResult], params: BcParams) -> tuple[list[
     return features, np.concatenate(xs), np.concatenate(ys), np.concatenate(ws)
 
 
+def bagged(results: Sequence[ModuleResult], seed: int) -> list[ModuleResult]:
+    """A bootstrap resample of the explored modules that have decisions (as many, drawn with replacement, seeded):
+    each seed's clone of a bagging recipe learns from its own draw, so the average does not follow a few modules."""
+    usable = [r for r in results if r.rows is not None and len(r.rows)]
+    if not usable:
+        return list(results)  # bc_dataset says there is nothing to learn
+    rng = np.random.default_rng([seed, len(usable)])
+    return [usable[i] for i in rng.integers(0, len(usable), len(usable))]
+
+
 def fit_bc(features: Sequence[tuple[str, int, str]], x: np.ndarray, y: np.ndarray, w: np.ndarray, params: BcParams,
            init: Mlp | None = None) -> Mlp:
     """Weighted cross-entropy fit of the network (torch, seeded, one thread); returned as numpy weights."""

@@ -39,6 +39,9 @@ class Recipe:
     #: average the seeds' clones into one network (policyhost/mlp.py `average`) instead of keeping the best on
     #: validation: the best of five draws on five validation packages is a draw unseen packages do not repeat
     ensemble: bool = False
+    #: each seed clones a bootstrap resample of the explored modules (policyhost/trainer.py `bagged`), not all of
+    #: them: bagging, so that the seeds differ by data as well as by initialisation
+    bag: bool = False
     #: how strongly every clone keeps LLVM's "no" (policyhost/mlp.py `hold_no`; 50: it only ever refuses an inline
     #: LLVM would make). Added inlines grew code the clones never saw (one seed: libsodium +2.3 % in
     #: cross-validation), but refusals grew it too, and the whole nightly validated worse with it (bench/README.md)
@@ -83,6 +86,9 @@ RECIPES = {
     # the nightly as it was until 2026-11-25: each round keeps the one seed's clone that validates best (the
     # comparison of bench/README.md's "Five seeds averaged")
     "nightly-best-seed": replace(_NIGHTLY, ensemble=False),
+    # the nightly whose seeds each clone a bootstrap resample of the modules before they are averaged (the
+    # experiment in bench/README.md)
+    "nightly-bagged": replace(_NIGHTLY, bag=True),
     # the nightly with a second, prior-guided search of the heuristic (the experiment in bench/README.md)
     # (measured with one seed and the default sticks, as the nightly then had)
     "nightly-guided": replace(_NIGHTLY, prior=PriorParams(), sticks=Recipe.sticks, seeds=Recipe.seeds),

@@ -34,6 +34,7 @@ from farm.toolchain import Toolchain
 from policyhost.explore import ModuleResult, Unit, corpus_units, merge
 from policyhost.improve import (
     Adam,
+    bagged,
     bc_dataset,
     es_step,
     fit_bc,
@@ -273,8 +274,9 @@ class Trainer:
             saved = sum((m.base_size or 0) - (m.best_size or 0) for m in found)
             total = sum(m.base_size or 0 for m in found) or 1
             better = sum(1 for m in found if m.flips)
-            data = bc_dataset(results, self.recipe.bc)
-            clones = [(seed, fit_bc(*data, replace(self.recipe.bc, seed=seed))) for seed in self.recipe.seeds]
+            clones = [(seed, fit_bc(*bc_dataset(bagged(results, seed) if self.recipe.bag else results,
+                                                self.recipe.bc), replace(self.recipe.bc, seed=seed)))
+                      for seed in self.recipe.seeds]
             if self.recipe.ensemble:
                 clones = [(None, average([net for _, net in clones]))]
             hold_no = self.recipe.hold_no

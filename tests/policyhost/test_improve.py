@@ -11,6 +11,7 @@ from policyhost.improve import (
     BcParams,
     EsParams,
     PriorParams,
+    bagged,
     bc_dataset,
     es_gradient,
     es_step,
@@ -35,6 +36,20 @@ def _synthetic(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     default = (cost < 60).astype(np.int64)
     action = np.where(users == 2, 1, default)
     return np.stack([users, cost, default], axis=1).astype(np.float64), action
+
+
+def test_bagging_resamples_the_modules_with_decisions_per_seed() -> None:
+    """Each seed draws as many modules as have decisions, with replacement, the same draw every time; a module
+    that failed (no rows) is never drawn, and with none usable the results pass through for bc_dataset to refuse."""
+    mods = [_module(f"m{i}", *_synthetic(5, i), 100, 100) for i in range(20)]
+    failed = ModuleResult("bad", None, None, [], 1, error="crashed")
+    draws = {seed: bagged([*mods, failed], seed) for seed in (0, 1)}
+    for seed, got in draws.items():
+        assert len(got) == 20 and failed not in got and set(map(id, got)) <= set(map(id, mods))
+        assert [r.name for r in got] == [r.name for r in bagged([*mods, failed], seed)]
+        assert len({r.name for r in got}) < 20  # with replacement: 20 draws of 20 repeat one (P > 0.99999)
+    assert [r.name for r in draws[0]] != [r.name for r in draws[1]]
+    assert bagged([failed], 0) == [failed]
 
 
 def test_reward_is_ml_compiler_opts() -> None:
