@@ -274,9 +274,7 @@ class Trainer:
             saved = sum((m.base_size or 0) - (m.best_size or 0) for m in found)
             total = sum(m.base_size or 0 for m in found) or 1
             better = sum(1 for m in found if m.flips)
-            clones = [(seed, fit_bc(*bc_dataset(bagged(results, seed) if self.recipe.bag else results,
-                                                self.recipe.bc), replace(self.recipe.bc, seed=seed)))
-                      for seed in self.recipe.seeds]
+            clones = [(seed, self._clone(results, seed)) for seed in self.recipe.seeds]
             if self.recipe.ensemble:
                 clones = [(None, average([net for _, net in clones]))]
             hold_no = self.recipe.hold_no
@@ -296,6 +294,14 @@ class Trainer:
         verdict = "smaller than" if best[0].geomean < 1 else "NOT smaller than"
         self.progress(f"best on validation: {best[2]} at {best[0]} the heuristic ({verdict} it)")
         return best[1], {**best[0].fields(), "chosen": best[2], "history": self.history}
+
+    def _clone(self, results: Sequence[ModuleResult], seed: int) -> Mlp:
+        """One seed's clone: of every explored module, or of its own bootstrap draw (Recipe.bag), normalised on
+        every module either way, so that the seeds' clones can be averaged."""
+        bc = replace(self.recipe.bc, seed=seed)
+        every = bc_dataset(results, bc)
+        data = bc_dataset(bagged(results, seed), bc) if self.recipe.bag else every
+        return fit_bc(*data, bc, init=Mlp.init(every[0], every[1], bc.hidden, seed))
 
     def _evolve(self, policy: Mlp, units: Sequence[Unit], best: tuple) -> tuple:
         es = self.recipe.es

@@ -215,7 +215,7 @@ def test_more_cloning_seeds_keep_the_best_on_validation(packages: dict[str, Path
 def test_an_ensemble_recipe_keeps_the_seeds_average_not_one_seed(packages: dict[str, Path], tmp_path: Path,
                                                                   toolchain: Toolchain) -> None:
     """`Recipe.ensemble`: the round's clone is the average of every seed's (policyhost/mlp.py `average`), the
-    same network whichever seed would have validated best, and the round says so."""
+    same network whichever seed would have validated best, and the round says so; with `Recipe.bag` too."""
     from dataclasses import replace
 
     import numpy as np
@@ -238,6 +238,10 @@ def test_an_ensemble_recipe_keeps_the_seeds_average_not_one_seed(packages: dict[
     assert all(np.array_equal(a, b) for a, b in zip(policy.ws + policy.bs, mean.ws + mean.bs, strict=True))
     assert policy.ws[0].shape[1] == 3 * rec.bc.hidden[0] and info["history"][0]["seed"] is None
     assert any(ln.startswith("round 1/1: ") and ", 3 seeds averaged)" in ln for ln in lines), lines
+    # bagging (Recipe.bag): each seed clones its own draw of the modules, normalised on all of them, so they average
+    bag, _ = Trainer(toolchain, splits, replace(rec, bag=True), fanout, progress=lambda _: None).run()
+    assert np.array_equal(bag.mean, policy.mean) and np.array_equal(bag.std, policy.std)
+    assert bag.ws[0].shape == policy.ws[0].shape and not np.array_equal(bag.ws[0], policy.ws[0])
 
 
 def test_a_recipe_that_holds_llvms_no_trains_a_policy_that_only_refuses(packages: dict[str, Path], tmp_path: Path,
