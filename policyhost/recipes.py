@@ -39,7 +39,7 @@ class Recipe:
     #: average the seeds' clones into one network (policyhost/mlp.py `average`) instead of keeping the best on
     #: validation: the best of five draws on five validation packages is a draw unseen packages do not repeat
     ensemble: bool = False
-    #: each seed clones a bootstrap resample of the explored modules (policyhost/trainer.py `bagged`), not all of
+    #: each seed clones a bootstrap resample of the explored modules (policyhost/improve.py `bagged`), not all of
     #: them: bagging, so that the seeds differ by data as well as by initialisation
     bag: bool = False
     #: how strongly every clone keeps LLVM's "no" (policyhost/mlp.py `hold_no`; 50: it only ever refuses an inline

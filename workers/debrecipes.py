@@ -383,5 +383,5 @@ RECIPES: dict[str, Recipe] = {
 }
 # Six fresh evaluation packages (workers/packages.py): their recipes are in workers/debrecipes_eval.py.
 RECIPES.update({name: Recipe(**kwargs) for name, kwargs in fresh.RECIPES.items()})
-# Six more, a second fresh evaluation set in no split yet: their recipes are in workers/debrecipes_fresh.py.
+# Six more, a second fresh evaluation set (workers/packages.py): their recipes are in workers/debrecipes_fresh.py.
 RECIPES.update({name: Recipe(**kwargs) for name, kwargs in fresh2.RECIPES.items()})

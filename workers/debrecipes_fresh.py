@@ -12,19 +12,12 @@ those it passes.
 from __future__ import annotations
 
 from workers.debrecipes_eval import _SYSTEM_EXTENSIONS as _EXTENSIONS
-from workers.debrecipes_eval import _defines
+from workers.debrecipes_eval import _defines, _package
 
 
 def _have(*names: str) -> tuple[str, ...]:
     """`HAVE_<NAME> 1` for each header or function (autoconf's AC_CHECK_HEADERS and AC_CHECK_FUNCS)."""
     return tuple(f"HAVE_{n} 1" for n in names)
-
-
-def _package(tarname: str, version: str, bugreport: str = "", url: str = "") -> tuple[str, ...]:
-    """AC_INIT's PACKAGE_* defines and AM_INIT_AUTOMAKE's PACKAGE and VERSION."""
-    return (f'PACKAGE_NAME "{tarname}"', f'PACKAGE_TARNAME "{tarname}"', f'PACKAGE_VERSION "{version}"',
-            f'PACKAGE_STRING "{tarname} {version}"', f'PACKAGE_BUGREPORT "{bugreport}"', f'PACKAGE_URL "{url}"',
-            f'PACKAGE "{tarname}"', f'VERSION "{version}"')
 
 
 #: What autoconf 2.71's default includes find on Debian 12, and what libtool adds (each build runs autoreconf).
