@@ -274,7 +274,8 @@ class Trainer:
             saved = sum((m.base_size or 0) - (m.best_size or 0) for m in found)
             total = sum(m.base_size or 0 for m in found) or 1
             better = sum(1 for m in found if m.flips)
-            clones = [(seed, self._clone(results, seed)) for seed in self.recipe.seeds]
+            every = bc_dataset(results, self.recipe.bc)
+            clones = [(seed, self._clone(results, every, seed)) for seed in self.recipe.seeds]
             if self.recipe.ensemble:
                 clones = [(None, average([net for _, net in clones]))]
             hold_no = self.recipe.hold_no
@@ -295,11 +296,11 @@ class Trainer:
         self.progress(f"best on validation: {best[2]} at {best[0]} the heuristic ({verdict} it)")
         return best[1], {**best[0].fields(), "chosen": best[2], "history": self.history}
 
-    def _clone(self, results: Sequence[ModuleResult], seed: int) -> Mlp:
-        """One seed's clone: of every explored module, or of its own bootstrap draw (Recipe.bag), normalised on
-        every module either way, so that the seeds' clones can be averaged."""
+    def _clone(self, results: Sequence[ModuleResult], every: tuple, seed: int) -> Mlp:
+        """One seed's clone: of `every` explored module's data (bc_dataset, made once a round), or of its own
+        bootstrap draw (Recipe.bag), normalised on every module either way, so that the seeds' clones can be
+        averaged."""
         bc = replace(self.recipe.bc, seed=seed)
-        every = bc_dataset(results, bc)
         data = bc_dataset(bagged(results, seed), bc) if self.recipe.bag else every
         return fit_bc(*data, bc, init=Mlp.init(every[0], every[1], bc.hidden, seed))
 
