@@ -9,7 +9,8 @@ in all (over 1,000 above: never, 354,474 bytes); refusing an inline LLVM makes o
 threshold (a last call to a static function) helped 2.5 % of the time. A network extrapolates to such
 states on code it never saw. `reach` keeps a departure only where `|cost_estimate - threshold| <= reach`
 (with `--adds-only` it limits only the inlines LLVM refuses and keeps every refusal), so no kept
-departure is far from a decision LLVM's cost model calls close.
+departure is far from a decision LLVM's cost model calls close. With `--above` it limits only the inlines LLVM
+refuses whose estimate is more than `reach` above the threshold: the adds far below it, which helped, are kept.
 The policy is replayed on the named packages (never training packages), each module compiled once
 with the heuristic and once per reach; the numbers are in bench/README.md.
 """
@@ -32,16 +33,19 @@ from policyhost.trainer import Splits, Trainer, package_corpus
 class Reach(ReplayPolicy):
     """The network's decision where it is within `reach` of LLVM's threshold, LLVM's decision elsewhere."""
 
-    def __init__(self, net: Mlp, reach: float, adds_only: bool = False) -> None:
+    def __init__(self, net: Mlp, reach: float, adds_only: bool = False, above: bool = False) -> None:
         super().__init__(None)
-        self.net, self.reach, self.adds_only = net, reach, adds_only
+        self.net, self.reach, self.adds_only, self.above = net, reach, adds_only, above
 
     def decide(self, obs):
         d = super().decide(obs)
         row = self.rows[-1]
         gap = row[self.names.index("cost_estimate")] - row[self.names.index("threshold")]
         a = int(self.net.margin(np.asarray([row]))[0] > 0)
-        if abs(gap) > self.reach and (d == 0 or not self.adds_only):
+        if self.above:
+            if d == 0 and gap > self.reach:
+                a = d
+        elif abs(gap) > self.reach and (d == 0 or not self.adds_only):
             a = d
         self.actions[-1] = a
         return a
@@ -53,6 +57,8 @@ def main() -> None:
     ap.add_argument("--packages", required=True, help="comma-separated packages, none of them trained on")
     ap.add_argument("--reach", default="10,30,100,inf")
     ap.add_argument("--adds-only", action="store_true", help="limit only the inlines LLVM refuses (keep every refusal)")
+    ap.add_argument("--above", action="store_true",
+                    help="limit only the inlines LLVM refuses whose estimate is over `reach` ABOVE the threshold")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     s = load_settings()
@@ -67,15 +73,15 @@ def main() -> None:
         row = []
         for r in reaches:
             with ThreadPoolExecutor(a.jobs) as ex:
-                sz = list(ex.map(lambda u, r=r: compile_size(u, Reach(net, r, a.adds_only), tc)[0], p.units))
+                sz = list(ex.map(lambda u, r=r: compile_size(u, Reach(net, r, a.adds_only, a.above), tc)[0], p.units))
             both = [(x, y) for x, y in zip(h, sz, strict=True) if x and y]
             row.append(sum(y for _, y in both) / sum(x for x, _ in both))
         table[p.name] = row
-        print(f"{p.name:<14}" + "".join(f" {v:8.4f}" for v in row), flush=True)
+        print(f"{p.name:<14}" + "".join(f" {v:8.5f}" for v in row), flush=True)
     cols = list(zip(*table.values(), strict=True))
     print(f"{'reach':<14}" + "".join(f" {r:8g}" if math.isfinite(r) else f" {'all':>8}" for r in reaches))
-    print(f"{'geomean':<14}" + "".join(f" {geomean(c):8.4f}" for c in cols))
-    print(f"{'worst':<14}" + "".join(f" {max(c):8.4f}" for c in cols))
+    print(f"{'geomean':<14}" + "".join(f" {geomean(c):8.5f}" for c in cols))
+    print(f"{'worst':<14}" + "".join(f" {max(c):8.5f}" for c in cols))
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 
 OUTPUT_NAME = "inlining_decision"
+#: what the guard takes off the inline logit: far more than any margin a network reaches, so LLVM's "no" stands
+GUARD_PUSH = 1e4
 #: LLVM's own decision, an input of every network (see the module docstring)
 DEFAULT = "inlining_default"
 
@@ -51,6 +53,11 @@ class Mlp:
     #: how strongly it keeps LLVM's "no": `hold_no * (1 - inlining_default)` is taken off the inline logit, so
     #: with a large one the network only ever refuses an inline LLVM would make (not perturbed by ES either)
     hold_no: float = 0.0
+    #: the furthest LLVM's cost estimate may be above its threshold for the network to add an inline LLVM refuses;
+    #: above it LLVM's "no" stands (None: no guard). Exploration on the training modules says why: such adds helped
+    #: 65 times in 3,241 between 100 and 1,000 above, never in 726 above 1,000, and cost 1.9 MB (bench/README.md);
+    #: a network meets such states on code it never saw. Not perturbed by ES
+    guard: float | None = None
 
     @classmethod
     def init(cls, features: Sequence[tuple[str, int, str]], x: np.ndarray, hidden: Sequence[int] = (32, 32),
@@ -80,7 +87,14 @@ class Mlp:
         if self.lean is not None:
             no, slope = self.lean
             h = h + no + np.outer(x[:, self.default_at], slope)
+        if self.guard is not None:
+            h = h + np.outer(self.guarded(x), [0.0, -GUARD_PUSH])
         return h
+
+    def guarded(self, x: np.ndarray) -> np.ndarray:
+        """1.0 for the rows where the guard keeps LLVM's "no" (see `guard`), else 0.0."""
+        gap = x[:, self.at("cost_estimate")] - x[:, self.at("threshold")]
+        return ((gap > self.guard) & (x[:, self.default_at] == 0)).astype(np.float64)
 
     @functools.cached_property  # read on every decision, like default_at
     def lean(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -96,12 +110,16 @@ class Mlp:
     @functools.cached_property  # read on every decision of a sticky network (a frozen dataclass keeps a __dict__)
     def default_at(self) -> int:
         """Where `inlining_default` sits in a row."""
+        return self.at(DEFAULT)
+
+    def at(self, feature: str) -> int:
+        """Where a scalar feature sits in a row."""
         pos = 0
         for name, width, _ in self.features:
-            if name == DEFAULT:
+            if name == feature:
                 return pos
             pos += width
-        raise ValueError(f"the network has no {DEFAULT} input to stick to")
+        raise ValueError(f"the network has no {feature} input")
 
     def margin(self, x: np.ndarray) -> np.ndarray:
         """logit(inline) - logit(no inline): positive means inline, its size how sure the policy is."""
@@ -126,6 +144,8 @@ class Mlp:
         arrays = {"mean": self.mean, "std": self.std, "names": np.array([f[0] for f in self.features]),
                   "widths": np.array([f[1] for f in self.features]), "dtypes": np.array([f[2] for f in self.features])}
         arrays["stick"], arrays["hold_no"] = np.array(self.stick), np.array(self.hold_no)
+        if self.guard is not None:
+            arrays["guard"] = np.array(self.guard)
         arrays.update({f"w{i}": w for i, w in enumerate(self.ws)})
         arrays.update({f"b{i}": b for i, b in enumerate(self.bs)})
         import os
@@ -142,7 +162,8 @@ class Mlp:
             feats = _features(zip(z["names"], z["widths"], z["dtypes"], strict=True))
             return cls(feats, z["mean"], z["std"], tuple(z[f"w{i}"] for i in range(n)),
                        tuple(z[f"b{i}"] for i in range(n)), float(z["stick"]) if "stick" in z.files else 0.0,
-                       float(z["hold_no"]) if "hold_no" in z.files else 0.0)
+                       float(z["hold_no"]) if "hold_no" in z.files else 0.0,
+                       float(z["guard"]) if "guard" in z.files else None)
 
     def to_onnx(self, metadata: dict[str, str] | None = None) -> bytes:
         """The network as an ONNX model: one input per feature (batch first), output `inlining_decision`
@@ -171,7 +192,7 @@ class Mlp:
         inits = [const(t("one"), np.array(1.0)), const(t("mean"), self.mean), const(t("std"), self.std)]
         last = len(self.ws) - 1
         for i, (w, b) in enumerate(zip(self.ws, self.bs, strict=True)):
-            gemm_out = (t("z") if self.lean is not None else OUTPUT_NAME) if i == last else t(f"g{i + 1}")
+            gemm_out = t("z") if i == last else t(f"g{i + 1}")
             nodes.append(helper.make_node("Gemm", [t(f"h{i}"), t(f"w{i}"), t(f"b{i}")], [gemm_out]))
             inits += [const(t(f"w{i}"), w), const(t(f"b{i}"), b)]
             if i < last:
@@ -180,8 +201,19 @@ class Mlp:
             no, slope = self.lean
             nodes += [helper.make_node("Mul", [t(f"in_{DEFAULT}"), t("slope")], [t("ds")]),
                       helper.make_node("Add", [t("z"), t("ds")], [t("zd")]),
-                      helper.make_node("Add", [t("zd"), t("no")], [OUTPUT_NAME])]
+                      helper.make_node("Add", [t("zd"), t("no")], [t("zl")])]
             inits += [const(t("slope"), slope), const(t("no"), no)]
+        if self.guard is not None:  # - GUARD_PUSH on the inline logit where `guarded` (Mlp.guard)
+            z = nodes[-1].output[0]
+            nodes += [helper.make_node("Sub", [t("in_cost_estimate"), t("in_threshold")], [t("gap")]),
+                      helper.make_node("Greater", [t("gap"), t("guard")], [t("over")]),
+                      helper.make_node("Cast", [t("over")], [t("overf")], to=TensorProto.FLOAT),
+                      helper.make_node("Sub", [t("one"), t(f"in_{DEFAULT}")], [t("llvm_no")]),
+                      helper.make_node("Mul", [t("overf"), t("llvm_no")], [t("held")]),
+                      helper.make_node("Mul", [t("held"), t("push")], [t("pushed")]),
+                      helper.make_node("Add", [z, t("pushed")], [t("zg")])]
+            inits += [const(t("guard"), np.array(self.guard)), const(t("push"), np.array([0.0, -GUARD_PUSH]))]
+        nodes[-1].output[0] = OUTPUT_NAME
         output = helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, ["batch", 2])
         graph = helper.make_graph(nodes, "mlgo_inline_policy", inputs, [output], inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="mlgo-farm")
@@ -195,14 +227,14 @@ class Mlp:
     def as_json(self) -> dict:
         return {"features": [list(f) for f in self.features], "mean": self.mean.tolist(), "std": self.std.tolist(),
                 "ws": [w.tolist() for w in self.ws], "bs": [b.tolist() for b in self.bs], "stick": self.stick,
-                "hold_no": self.hold_no}
+                "hold_no": self.hold_no, "guard": self.guard}
 
     @classmethod
     def from_json(cls, d: dict) -> Mlp:
         return cls(_features(d["features"]), np.asarray(d["mean"], dtype=np.float64),
                    np.asarray(d["std"], dtype=np.float64), tuple(np.asarray(w, dtype=np.float64) for w in d["ws"]),
                    tuple(np.asarray(b, dtype=np.float64) for b in d["bs"]), float(d.get("stick", 0.0)),
-                   float(d.get("hold_no", 0.0)))
+                   float(d.get("hold_no", 0.0)), None if d.get("guard") is None else float(d["guard"]))
 
 
 def _features(items) -> tuple[tuple[str, int, str], ...]:

@@ -278,9 +278,9 @@ class Trainer:
             clones = [(seed, self._clone(results, every, seed)) for seed in self.recipe.seeds]
             if self.recipe.ensemble:
                 clones = [(None, average([net for _, net in clones]))]
-            hold_no = self.recipe.hold_no
+            held = {"hold_no": self.recipe.hold_no, "guard": self.recipe.guard}
             val, seed, policy = min(((self.validate(p), seed, p) for seed, net in clones
-                                     for p in (replace(net, stick=k, hold_no=hold_no) for k in self.recipe.sticks)),
+                                     for p in (replace(net, stick=k, **held) for k in self.recipe.sticks)),
                                     key=lambda vsp: vsp[0].rank(self.cap))
             self._record(stage="bc", round=r, explored=len(found), improved=better, explore_saved=saved / total,
                          **val.fields(), stick=policy.stick, seed=seed)

@@ -115,3 +115,34 @@ def test_an_average_of_networks_is_one_network_whose_logits_are_the_mean(tmp_pat
     other = Mlp.init(FEATURES, x[:25], (8, 6), seed=0)  # normalised on other rows: not the same inputs
     with pytest.raises(ValueError, match="same inputs"):
         average([nets[0], other])
+
+
+def test_a_guard_keeps_llvms_no_far_above_its_threshold_and_is_exported_too(tmp_path: Path) -> None:
+    """`Mlp.guard`: where LLVM refuses and its estimate is more than `guard` above its threshold, the network
+    refuses too; everywhere else its answer is its own, in numpy and in the ONNX graph alike."""
+    from dataclasses import replace
+
+    feats = [("cost_estimate", 1, "int64"), ("threshold", 1, "int64"), ("inlining_default", 1, "int64")]
+    rng = np.random.default_rng(5)
+    n = 400
+    x = np.stack([rng.integers(-2000, 3000, n), rng.integers(-50, 50, n), np.arange(n) % 2], axis=1)
+    free = Mlp.init(feats, x, (8,), seed=1)
+    free = replace(free, bs=(free.bs[0], np.array([-3.0, 3.0])))  # leans to inline, so it departs
+    guarded = replace(free, guard=100.0)
+    over = (x[:, 0] - x[:, 1] > 100) & (x[:, 2] == 0)
+    assert (free.margin(x)[over] > 0).any(), "the rows must hold a guarded departure for the test to mean anything"
+    assert not (guarded.margin(x)[over] > 0).any(), "never adds an inline far above the threshold"
+    np.testing.assert_array_equal(guarded.margin(x)[~over], free.margin(x)[~over])
+    feeds = {name: x[:, i:i + 1].astype(np.int64) for i, (name, _, _) in enumerate(feats)}
+    out = ort.InferenceSession(guarded.to_onnx()).run(None, feeds)[0]
+    assert ((out[:, 1] > out[:, 0]) == (guarded.margin(x) > 0)).all()
+    np.testing.assert_allclose(out[~over], guarded.logits(x)[~over], rtol=1e-4, atol=1e-4)
+    sticky = replace(guarded, stick=2.0, hold_no=1.0)  # the guard composes with the other leans
+    out = ort.InferenceSession(sticky.to_onnx()).run(None, feeds)[0]
+    np.testing.assert_allclose(out[~over], sticky.logits(x)[~over], rtol=1e-4, atol=1e-4)
+    assert not (out[over, 1] > out[over, 0]).any()
+    guarded.save(tmp_path / "g.npz")
+    assert Mlp.load(tmp_path / "g.npz").guard == Mlp.from_json(guarded.as_json()).guard == 100.0
+    free.save(tmp_path / "f.npz")
+    assert Mlp.load(tmp_path / "f.npz").guard is None and Mlp.from_json(free.as_json()).guard is None
+    assert np.array_equal(guarded.flat(), free.flat()), "ES does not perturb it"

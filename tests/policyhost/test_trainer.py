@@ -244,17 +244,43 @@ def test_an_ensemble_recipe_keeps_the_seeds_average_not_one_seed(packages: dict[
     assert bag.ws[0].shape == policy.ws[0].shape and not np.array_equal(bag.ws[0], policy.ws[0])
 
 
-def test_a_recipe_that_holds_llvms_no_trains_a_policy_that_only_refuses(packages: dict[str, Path], tmp_path: Path,
-                                                                        toolchain: Toolchain) -> None:
-    """`Recipe.hold_no` is carried by every clone and through ES, and compiled for real a held network inlines
-    nowhere LLVM's heuristic would not: not the trained one, and not one biased to inline everything, which
-    without the hold adds inlines."""
-    from dataclasses import replace
+def _big_callee_units(tmp_path: Path, toolchain: Toolchain) -> list:
+    """One module whose large static function is called from three places: LLVM's -Oz heuristic does not inline
+    it, and its cost estimate is far above the threshold."""
+    from policyhost.explore import corpus_units
+    from workers.corpus import from_sources
 
+    src = tmp_path / "big-src"
+    src.mkdir()
+    body = "".join(f"    acc = acc * {k} + (acc >> {k % 7 + 1});\n    if (acc & {k}) acc ^= x;\n" for k in range(3, 60))
+    (src / "big.c").write_text(f"static int big(int x) {{\n    int acc = x;\n{body}    return acc;\n}}\n"
+                               "int a(int x) { return big(x) + 1; }\nint b(int x) { return big(x * 3); }\n"
+                               "int c(int x) { return big(x - 7) ^ 5; }\n")
+    return corpus_units(from_sources(src, tmp_path / "big", toolchain, jobs=1).path)
+
+
+def _added_inlines(units: list, policy, toolchain: Toolchain, above: float = float("-inf")) -> int:
+    """Inlines `policy` makes, compiled for real, where LLVM would not and its estimate is over `above` past its
+    threshold."""
     import numpy as np
 
-    from policyhost.explore import Budget, ExploreCache, ReplayPolicy, compile_size, corpus_units
+    from policyhost.explore import ReplayPolicy, compile_size
     from policyhost.mlp import DEFAULT
+
+    n = 0
+    for u in units:
+        replay = ReplayPolicy(policy)
+        assert compile_size(u, replay, toolchain)[0] is not None
+        rows, names = np.asarray(replay.rows), replay.names
+        gap = rows[:, names.index("cost_estimate")] - rows[:, names.index("threshold")]
+        n += int(((np.asarray(replay.actions) == 1) & (rows[:, names.index(DEFAULT)] == 0) & (gap > above)).sum())
+    return n
+
+
+def _trained(packages: dict[str, Path], tmp_path: Path, toolchain: Toolchain, **recipe):
+    from dataclasses import replace
+
+    from policyhost.explore import Budget, ExploreCache
     from policyhost.recipes import RECIPES
     from policyhost.train_tasks import thread_fanout
     from policyhost.trainer import Trainer, resolve_splits
@@ -262,29 +288,43 @@ def test_a_recipe_that_holds_llvms_no_trains_a_policy_that_only_refuses(packages
     rec = replace(RECIPES["smoke"], budget=Budget(8, 1), sticks=(0.0,))
     splits = resolve_splits(f"beta={packages['beta']}", f"alpha={packages['alpha']}", "", tmp_path, toolchain, rec)
     fanout = thread_fanout(toolchain, ExploreCache(tmp_path / "cache"), 2)
-    held, _ = Trainer(toolchain, splits, replace(rec, hold_no=50.0), fanout, progress=lambda _: None).run()
+    return Trainer(toolchain, splits, replace(rec, **recipe), fanout, progress=lambda _: None).run()[0]
+
+
+def _eager(policy):
+    """`policy` biased to inline, whatever the features."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    return replace(policy, bs=(*policy.bs[:-1], np.array([-10.0, 10.0])))
+
+
+def test_a_recipe_that_holds_llvms_no_trains_a_policy_that_only_refuses(packages: dict[str, Path], tmp_path: Path,
+                                                                        toolchain: Toolchain) -> None:
+    """`Recipe.hold_no` is carried by every clone and through ES, and compiled for real a held network inlines
+    nowhere LLVM's heuristic would not: not the trained one, and not one biased to inline everything, which
+    without the hold adds inlines."""
+    from dataclasses import replace
+
+    held = _trained(packages, tmp_path, toolchain, hold_no=50.0)
     assert held.hold_no == 50.0
+    units = _big_callee_units(tmp_path, toolchain)
+    eager = _eager(held)
+    assert _added_inlines(units, held, toolchain) == 0 and _added_inlines(units, eager, toolchain) == 0
+    assert _added_inlines(units, replace(eager, hold_no=0.0), toolchain) > 0, "without the hold it adds inlines"
 
-    from workers.corpus import from_sources
 
-    src = tmp_path / "big-src"
-    src.mkdir()
-    # a large static function called from three places: LLVM's -Oz heuristic does not inline it
-    body = "".join(f"    acc = acc * {k} + (acc >> {k % 7 + 1});\n    if (acc & {k}) acc ^= x;\n" for k in range(3, 60))
-    (src / "big.c").write_text(f"static int big(int x) {{\n    int acc = x;\n{body}    return acc;\n}}\n"
-                               "int a(int x) { return big(x) + 1; }\nint b(int x) { return big(x * 3); }\n"
-                               "int c(int x) { return big(x - 7) ^ 5; }\n")
-    units = corpus_units(from_sources(src, tmp_path / "big", toolchain, jobs=1).path)
+def test_a_recipe_with_a_guard_trains_a_policy_that_never_adds_inlines_far_above_the_threshold(
+        packages: dict[str, Path], tmp_path: Path, toolchain: Toolchain) -> None:
+    """`Recipe.guard` is carried by every clone and through ES; compiled for real, a guarded network biased to
+    inline everything adds no inline whose estimate is more than the guard above LLVM's threshold, and without
+    the guard it does."""
+    from dataclasses import replace
 
-    def added_inlines(policy) -> int:
-        n = 0
-        for u in units:
-            replay = ReplayPolicy(policy)
-            assert compile_size(u, replay, toolchain)[0] is not None
-            rows, at = np.asarray(replay.rows), replay.names.index(DEFAULT)
-            n += int(((np.asarray(replay.actions) == 1) & (rows[:, at] == 0)).sum())
-        return n
-
-    eager = replace(held, bs=(*held.bs[:-1], np.array([-10.0, 10.0])))  # inline, whatever the features
-    assert added_inlines(held) == 0 and added_inlines(eager) == 0
-    assert added_inlines(replace(eager, hold_no=0.0)) > 0, "without the hold it adds inlines"
+    guarded = _trained(packages, tmp_path, toolchain, guard=100.0)
+    assert guarded.guard == 100.0
+    units = _big_callee_units(tmp_path, toolchain)
+    eager = _eager(guarded)
+    assert _added_inlines(units, eager, toolchain, above=100.0) == 0
+    assert _added_inlines(units, replace(eager, guard=None), toolchain, above=100.0) > 0, "without it, it adds them"
