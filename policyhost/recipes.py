@@ -94,6 +94,9 @@ RECIPES = {
     # the nightly as it was until 2026-11-25, night: its clones may add any inline (the comparison of bench/README.md's
     # "A guard on far added inlines")
     "nightly-unguarded": replace(_NIGHTLY, guard=None),
+    # the nightly with twice the modules of each training package (100, sampled by name hash: the nightly's 50 among
+    # them): does more data from the same packages make clones that hold on unseen code? (bench/README.md)
+    "nightly-wide": replace(_NIGHTLY, max_modules=100),
     # the nightly whose seeds each clone a bootstrap resample of the modules before they are averaged (the
     # experiment in bench/README.md)
     "nightly-bagged": replace(_NIGHTLY, bag=True),

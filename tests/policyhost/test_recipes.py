@@ -31,7 +31,8 @@ def test_a_recipes_packages_are_inside_the_declared_splits(name):
 EXPERIMENTS = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly-one-round": {"rounds"},
                "nightly-four-rounds": {"rounds"}, "nightly-guided": {"prior", "sticks", "seeds"},
                "nightly-linear": {"bc", "es"}, "nightly-best-seed": {"ensemble"},
-               "nightly-bagged": {"bag"}, "nightly-unguarded": {"guard"}}
+               "nightly-bagged": {"bag"}, "nightly-unguarded": {"guard"},
+               "nightly-wide": {"max_modules"}}
 
 
 def test_every_nightly_experiment_differs_from_the_nightly_only_where_it_says():
