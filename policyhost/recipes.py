@@ -49,6 +49,9 @@ class Recipe:
     #: every clone keeps LLVM's "no" where its cost estimate is more than this above the threshold (policyhost/mlp.py
     #: `guard`); None: no guard
     guard: float | None = None
+    #: the cap a checkpoint (stick, round, ES step) is chosen under (policyhost/trainer.py Measured.rank: no validation
+    #: package above it if any checkpoint manages that); None: the gate's `1 + policy_size_tolerance`
+    cap: float | None = None
     #: the packages of each split when the recipe is smaller than the declared splits (each a subset of
     #: workers/packages.py's, so still disjoint); empty: the declared splits
     packages: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -97,6 +100,9 @@ RECIPES = {
     # the nightly with twice the modules of each training package (100, sampled by name hash: the nightly's 50 among
     # them): does more data from the same packages make clones that hold on unseen code? (bench/README.md)
     "nightly-wide": replace(_NIGHTLY, max_modules=100),
+    # the nightly choosing its checkpoints so that no validation package grows at all, not by up to the gate's
+    # tolerance (the experiment in bench/README.md)
+    "nightly-strict": replace(_NIGHTLY, cap=1.0),
     # the nightly whose seeds each clone a bootstrap resample of the modules before they are averaged (the
     # experiment in bench/README.md)
     "nightly-bagged": replace(_NIGHTLY, bag=True),

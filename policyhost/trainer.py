@@ -233,8 +233,13 @@ class Trainer:
     def validate(self, policy: Mlp) -> Measured:
         return Measured(tuple((r["package"], r["ratio"]) for r in self.package_ratios(self.splits.validation, policy)))
 
+    @property
+    def choose_cap(self) -> float | None:
+        """The cap a checkpoint is chosen under: the recipe's own (`Recipe.cap`), else the gate's."""
+        return self.cap if self.recipe.cap is None else self.recipe.cap
+
     def _better(self, a: Measured, b: Measured | None) -> bool:
-        return b is None or a.rank(self.cap) < b.rank(self.cap)
+        return b is None or a.rank(self.choose_cap) < b.rank(self.choose_cap)
 
     # -- stages -----------------------------------------------------------------------------------
     def explore(self, base: Mlp | None, units: Sequence[Unit], prior: Mlp | None = None) -> list[ModuleResult]:
@@ -281,7 +286,7 @@ class Trainer:
             held = {"hold_no": self.recipe.hold_no, "guard": self.recipe.guard}
             val, seed, policy = min(((self.validate(p), seed, p) for seed, net in clones
                                      for p in (replace(net, stick=k, **held) for k in self.recipe.sticks)),
-                                    key=lambda vsp: vsp[0].rank(self.cap))
+                                    key=lambda vsp: vsp[0].rank(self.choose_cap))
             self._record(stage="bc", round=r, explored=len(found), improved=better, explore_saved=saved / total,
                          **val.fields(), stick=policy.stick, seed=seed)
             self.progress(f"round {r}/{self.recipe.rounds}: explored {len(found)} modules, {better} smaller "

@@ -60,6 +60,23 @@ def test_a_checkpoint_within_the_cap_beats_a_lower_geomean_that_grows_a_package(
     assert str(hides) == "0.9800x (worst package 1.0080x)"
 
 
+def test_a_recipes_own_cap_chooses_checkpoints_instead_of_the_gates() -> None:
+    """`Recipe.cap` (headroom under the gate's tolerance) changes which checkpoint the trainer keeps; without one
+    the gate's cap chooses."""
+    from dataclasses import replace
+
+    from policyhost.recipes import RECIPES
+    from policyhost.trainer import Splits, Trainer
+
+    grows = Measured((("a", 0.975), ("b", 1.003)))  # 0.9889, within the gate's 1.005
+    flat = Measured((("a", 0.990), ("b", 1.000)))  # 0.9950, grows nothing
+    gate = Trainer(None, Splits((), ()), RECIPES["nightly"], None, cap=1.005)
+    strict = Trainer(None, Splits((), ()), replace(RECIPES["nightly"], cap=1.0), None, cap=1.005)
+    assert gate.choose_cap == 1.005 and strict.choose_cap == 1.0
+    assert gate._better(grows, flat) and not gate._better(flat, grows)
+    assert strict._better(flat, grows) and not strict._better(grows, flat)
+
+
 def test_the_held_out_table_ends_with_both_bars() -> None:
     from policyhost.trainer import format_table
 
