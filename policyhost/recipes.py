@@ -103,6 +103,9 @@ RECIPES = {
     # the nightly choosing its checkpoints so that no validation package grows at all, not by up to the gate's
     # tolerance (the experiment in bench/README.md)
     "nightly-strict": replace(_NIGHTLY, cap=1.0),
+    # the nightly with cloning seeds 5-9 instead of 0-4: a second draw of the one command, to see how far two runs of
+    # the same recipe land apart on unseen code (bench/README.md)
+    "nightly-other-seeds": replace(_NIGHTLY, seeds=(5, 6, 7, 8, 9)),
     # the nightly whose seeds each clone a bootstrap resample of the modules before they are averaged (the
     # experiment in bench/README.md)
     "nightly-bagged": replace(_NIGHTLY, bag=True),

@@ -32,7 +32,8 @@ EXPERIMENTS = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly
                "nightly-four-rounds": {"rounds"}, "nightly-guided": {"prior", "sticks", "seeds"},
                "nightly-linear": {"bc", "es"}, "nightly-best-seed": {"ensemble"},
                "nightly-bagged": {"bag"}, "nightly-unguarded": {"guard"},
-               "nightly-wide": {"max_modules"}, "nightly-strict": {"cap"}}
+               "nightly-wide": {"max_modules"}, "nightly-strict": {"cap"},
+               "nightly-other-seeds": {"seeds"}}
 
 
 def test_every_nightly_experiment_differs_from_the_nightly_only_where_it_says():
