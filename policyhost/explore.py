@@ -36,7 +36,7 @@ from farm.atomic import write_atomic
 from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain, text_sizes
 from policyhost.launcher import run_compile
-from policyhost.mlp import Mlp
+from policyhost.mlp import Mlp, feature_offset
 from policyhost.policies import INLINE_DEFAULT
 
 TYPE_CHECKING = False
@@ -77,13 +77,11 @@ def corpus_units(corpus_dir: Path) -> list[Unit]:
 
 
 def default_offset(features: Sequence[tuple[str, int, str]]) -> int:
-    """Where LLVM's own decision sits in a row laid out as `features`."""
-    pos = 0
-    for name, width, _ in features:
-        if name == INLINE_DEFAULT:
-            return pos
-        pos += width
-    raise InputError(f"no '{INLINE_DEFAULT}' feature")
+    """Where LLVM's own decision sits in a row laid out as `features` (a compiler that sends none: one line)."""
+    try:
+        return feature_offset(features, INLINE_DEFAULT)
+    except ValueError as e:
+        raise InputError(str(e)) from None
 
 
 class ReplayPolicy:

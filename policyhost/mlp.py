@@ -93,8 +93,14 @@ class Mlp:
 
     def guarded(self, x: np.ndarray) -> np.ndarray:
         """1.0 for the rows where the guard keeps LLVM's "no" (see `guard`), else 0.0."""
-        gap = x[:, self.at("cost_estimate")] - x[:, self.at("threshold")]
+        cost, threshold = self.gap_at
+        gap = x[:, cost] - x[:, threshold]
         return ((gap > self.guard) & (x[:, self.default_at] == 0)).astype(np.float64)
+
+    @functools.cached_property  # read on every decision of a guarded network, like default_at
+    def gap_at(self) -> tuple[int, int]:
+        """Where `cost_estimate` and `threshold` sit in a row (the guard's gap is their difference)."""
+        return feature_offset(self.features, "cost_estimate"), feature_offset(self.features, "threshold")
 
     @functools.cached_property  # read on every decision, like default_at
     def lean(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -110,16 +116,7 @@ class Mlp:
     @functools.cached_property  # read on every decision of a sticky network (a frozen dataclass keeps a __dict__)
     def default_at(self) -> int:
         """Where `inlining_default` sits in a row."""
-        return self.at(DEFAULT)
-
-    def at(self, feature: str) -> int:
-        """Where a scalar feature sits in a row."""
-        pos = 0
-        for name, width, _ in self.features:
-            if name == feature:
-                return pos
-            pos += width
-        raise ValueError(f"the network has no {feature} input")
+        return feature_offset(self.features, DEFAULT)
 
     def margin(self, x: np.ndarray) -> np.ndarray:
         """logit(inline) - logit(no inline): positive means inline, its size how sure the policy is."""
@@ -235,6 +232,16 @@ class Mlp:
                    np.asarray(d["std"], dtype=np.float64), tuple(np.asarray(w, dtype=np.float64) for w in d["ws"]),
                    tuple(np.asarray(b, dtype=np.float64) for b in d["bs"]), float(d.get("stick", 0.0)),
                    float(d.get("hold_no", 0.0)), None if d.get("guard") is None else float(d["guard"]))
+
+
+def feature_offset(features: Sequence[tuple[str, int, str]], feature: str) -> int:
+    """Where `feature` starts in a row laid out as `features` (name, width, dtype); ValueError if it is not one."""
+    pos = 0
+    for name, width, _ in features:
+        if name == feature:
+            return pos
+        pos += width
+    raise ValueError(f"no {feature!r} feature")
 
 
 def _features(items) -> tuple[tuple[str, int, str], ...]:
