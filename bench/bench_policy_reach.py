@@ -17,6 +17,7 @@ with the heuristic and once per reach; the numbers are in bench/README.md.
 import argparse
 import math
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -33,22 +34,27 @@ from policyhost.trainer import Splits, Trainer, package_corpus
 class Reach(ReplayPolicy):
     """The network's decision where it is within `reach` of LLVM's threshold, LLVM's decision elsewhere."""
 
-    def __init__(self, net: Mlp, reach: float, adds_only: bool = False, above: bool = False) -> None:
+    def __init__(self, net: Mlp, reach: float, adds_only: bool = False) -> None:
         super().__init__(None)
-        self.net, self.reach, self.adds_only, self.above = net, reach, adds_only, above
+        self.net, self.reach, self.adds_only = net, reach, adds_only
 
     def decide(self, obs):
         d = super().decide(obs)
         row = self.rows[-1]
         gap = row[self.names.index("cost_estimate")] - row[self.names.index("threshold")]
         a = int(self.net.margin(np.asarray([row]))[0] > 0)
-        if self.above:
-            if d == 0 and gap > self.reach:
-                a = d
-        elif abs(gap) > self.reach and (d == 0 or not self.adds_only):
+        if abs(gap) > self.reach and (d == 0 or not self.adds_only):
             a = d
         self.actions[-1] = a
         return a
+
+
+def limited(net: Mlp, reach: float, adds_only: bool, above: bool) -> ReplayPolicy:
+    """The policy one column measures: `--above` is the network with the guard it ships with (Mlp.guard: the
+    same mechanism, so the column is what a guarded network publishes); otherwise a `Reach`."""
+    if above:
+        return ReplayPolicy(replace(net, guard=reach if math.isfinite(reach) else None))
+    return Reach(net, reach, adds_only)
 
 
 def main() -> None:
@@ -73,7 +79,7 @@ def main() -> None:
         row = []
         for r in reaches:
             with ThreadPoolExecutor(a.jobs) as ex:
-                sz = list(ex.map(lambda u, r=r: compile_size(u, Reach(net, r, a.adds_only, a.above), tc)[0], p.units))
+                sz = list(ex.map(lambda u, r=r: compile_size(u, limited(net, r, a.adds_only, a.above), tc)[0], p.units))
             both = [(x, y) for x, y in zip(h, sz, strict=True) if x and y]
             row.append(sum(y for _, y in both) / sum(x for x, _ in both))
         table[p.name] = row
