@@ -15,9 +15,14 @@ def _defines(*names: str) -> str:
     return "".join(f"#define {n}\n" for n in names)
 
 
+def _have(*names: str) -> tuple[str, ...]:
+    """`HAVE_<NAME> 1` for each header or function (autoconf's AC_CHECK_HEADERS and AC_CHECK_FUNCS)."""
+    return tuple(f"HAVE_{n} 1" for n in names)
+
+
 def _have_headers(*names: str) -> tuple[str, ...]:
     """`HAVE_<NAME>_H 1` for each header (autoconf's AC_CHECK_HEADERS and its default includes)."""
-    return tuple(f"HAVE_{n}_H 1" for n in names)
+    return _have(*(f"{n}_H" for n in names))
 
 
 def _package(tarname: str, version: str, name: str | None = None, bugreport: str = "", url: str = "",

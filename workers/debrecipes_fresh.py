@@ -12,13 +12,7 @@ those it passes.
 from __future__ import annotations
 
 from workers.debrecipes_eval import _SYSTEM_EXTENSIONS as _EXTENSIONS
-from workers.debrecipes_eval import _defines, _package
-
-
-def _have(*names: str) -> tuple[str, ...]:
-    """`HAVE_<NAME> 1` for each header or function (autoconf's AC_CHECK_HEADERS and AC_CHECK_FUNCS)."""
-    return tuple(f"HAVE_{n} 1" for n in names)
-
+from workers.debrecipes_eval import _defines, _have, _package
 
 #: What autoconf 2.71's default includes find on Debian 12, and what libtool adds (each build runs autoreconf).
 _AUTOCONF = (*_have("INTTYPES_H", "STDINT_H", "STDIO_H", "STDLIB_H", "STRINGS_H", "STRING_H", "SYS_STAT_H",
