@@ -17,6 +17,7 @@ from pathlib import Path
 from workers import debrecipes_eval as fresh
 from workers import debrecipes_fresh as fresh2
 from workers import debrecipes_train as train
+from workers.debrecipes_eval import _defines
 
 
 @dataclass(frozen=True)
@@ -62,11 +63,6 @@ class Recipe:
     def flags_of(self, module: str) -> tuple[str, ...]:
         """The extra flags the module named `module` gets (those of every file_flags pattern it matches)."""
         return tuple(f for pat, flags in self.file_flags.items() if fnmatch.fnmatchcase(module, pat) for f in flags)
-
-
-def _defines(*names: str) -> str:
-    """A generated config header: one `#define` per entry (`NAME VALUE`)."""
-    return "".join(f"#define {n}\n" for n in names)
 
 
 #: LLVM configured for a corpus: a release build's flags, and the one backend the MIR datasets use
