@@ -11,6 +11,7 @@ states on code it never saw. `reach` keeps a departure only where `|cost_estimat
 (with `--adds-only` it limits only the inlines LLVM refuses and keeps every refusal), so no kept
 departure is far from a decision LLVM's cost model calls close. With `--above` it limits only the inlines LLVM
 refuses whose estimate is more than `reach` above the threshold: the adds far below it, which helped, are kept.
+With `--below` it limits only the refusals of inlines LLVM makes whose estimate is more than `reach` below it.
 The policy is replayed on the named packages (never training packages), each module compiled once
 with the heuristic and once per reach; the numbers are in bench/README.md.
 """
@@ -32,29 +33,32 @@ from policyhost.trainer import Splits, Trainer, package_corpus
 
 
 class Reach(ReplayPolicy):
-    """The network's decision where it is within `reach` of LLVM's threshold, LLVM's decision elsewhere."""
+    """The network's decision where it is within `reach` of LLVM's threshold, LLVM's decision elsewhere; `only`
+    limits one kind of departure: "adds" (inlines LLVM refuses) or "refusals" far *below* the threshold (inlines
+    LLVM makes although its estimate is more than `reach` under it; the rest of the network's answers kept)."""
 
-    def __init__(self, net: Mlp, reach: float, adds_only: bool = False) -> None:
+    def __init__(self, net: Mlp, reach: float, only: str | None = None) -> None:
         super().__init__(None)
-        self.net, self.reach, self.adds_only = net, reach, adds_only
+        self.net, self.reach, self.only = net, reach, only
 
     def decide(self, obs):
         d = super().decide(obs)
         row = self.rows[-1]
         gap = row[self.names.index("cost_estimate")] - row[self.names.index("threshold")]
         a = int(self.net.margin(np.asarray([row]))[0] > 0)
-        if abs(gap) > self.reach and (d == 0 or not self.adds_only):
+        far = gap < -self.reach if self.only == "refusals" else abs(gap) > self.reach
+        if far and (self.only is None or d == {"adds": 0, "refusals": 1}[self.only]):
             a = d
         self.actions[-1] = a
         return a
 
 
-def limited(net: Mlp, reach: float, adds_only: bool, above: bool) -> ReplayPolicy:
+def limited(net: Mlp, reach: float, only: str | None, above: bool) -> ReplayPolicy:
     """The policy one column measures: `--above` is the network with the guard it ships with (Mlp.guard: the
     same mechanism, so the column is what a guarded network publishes); otherwise a `Reach`."""
     if above:
         return ReplayPolicy(replace(net, guard=reach if math.isfinite(reach) else None))
-    return Reach(net, reach, adds_only)
+    return Reach(net, reach, only)
 
 
 def main() -> None:
@@ -63,6 +67,8 @@ def main() -> None:
     ap.add_argument("--packages", required=True, help="comma-separated packages, none of them trained on")
     ap.add_argument("--reach", default="10,30,100,inf")
     ap.add_argument("--adds-only", action="store_true", help="limit only the inlines LLVM refuses (keep every refusal)")
+    ap.add_argument("--below", action="store_true",
+                    help="limit only refusals of inlines LLVM makes with an estimate over `reach` BELOW the threshold")
     ap.add_argument("--above", action="store_true",
                     help="limit only the inlines LLVM refuses whose estimate is over `reach` ABOVE the threshold")
     ap.add_argument("--jobs", type=int, default=2)
@@ -73,13 +79,14 @@ def main() -> None:
     pkgs = [package_corpus(n, Path(s.var_dir), tc) for n in a.packages.split(",")]
     t = Trainer(tc, Splits((), ()), None, thread_fanout(tc, ExploreCache(None), a.jobs), progress=print)
     reaches = [float(r) for r in a.reach.split(",")]
+    only = "adds" if a.adds_only else "refusals" if a.below else None
     table = {}
     for p in pkgs:
         h = t.heuristic_sizes(p.units)
         row = []
         for r in reaches:
             with ThreadPoolExecutor(a.jobs) as ex:
-                sz = list(ex.map(lambda u, r=r: compile_size(u, limited(net, r, a.adds_only, a.above), tc)[0], p.units))
+                sz = list(ex.map(lambda u, r=r: compile_size(u, limited(net, r, only, a.above), tc)[0], p.units))
             both = [(x, y) for x, y in zip(h, sz, strict=True) if x and y]
             row.append(sum(y for _, y in both) / sum(x for x, _ in both))
         table[p.name] = row

@@ -253,15 +253,18 @@ def _features(items) -> tuple[tuple[str, int, str], ...]:
 
 
 def average(nets: Sequence[Mlp]) -> Mlp:
-    """One network whose logits are the mean of `nets`' (same inputs and normalisation, same depth): the
-    hidden layers side by side (block-diagonal), the output layer their mean. Exact, and still an `Mlp`, so it
-    is measured, perturbed and exported like any other."""
+    """One network whose logits are the mean of `nets`' (same inputs, depth and guard): the hidden layers side by
+    side (block-diagonal), the output layer their mean, `stick` and `hold_no` their mean (the lean is linear in
+    both). Networks normalised differently (say, two retrains' chosen rounds) first take their normalisation into
+    their first layer. Exact, and still an `Mlp`, so it is measured, perturbed and exported like any other."""
     import scipy.linalg
 
     first = nets[0]
-    if any(n.features != first.features or len(n.ws) != len(first.ws) or not np.array_equal(n.mean, first.mean)
-           or not np.array_equal(n.std, first.std) for n in nets):
-        raise ValueError("only networks with the same inputs, normalisation and depth can be averaged")
+    if any(n.features != first.features or len(n.ws) != len(first.ws) or n.guard != first.guard for n in nets):
+        raise ValueError("only networks with the same inputs, depth and guard can be averaged")
+    if any(not np.array_equal(n.mean, first.mean) or not np.array_equal(n.std, first.std) for n in nets):
+        nets = [_unnormalised(n) for n in nets]
+        first = nets[0]
     k, last = len(nets), len(first.ws) - 1
     ws, bs = [], []
     for i in range(len(first.ws)):
@@ -273,4 +276,12 @@ def average(nets: Sequence[Mlp]) -> Mlp:
         else:
             ws.append(scipy.linalg.block_diag(*layer))
         bs.append(np.mean([n.bs[i] for n in nets], axis=0) if i == last else np.concatenate([n.bs[i] for n in nets]))
-    return replace(first, ws=tuple(ws), bs=tuple(bs))
+    return replace(first, ws=tuple(ws), bs=tuple(bs), stick=float(np.mean([n.stick for n in nets])),
+                   hold_no=float(np.mean([n.hold_no for n in nets])))
+
+
+def _unnormalised(net: Mlp) -> Mlp:
+    """The same function with mean 0 and std 1: ((s - mean) / std) @ w + b == s @ (w / std) + (b - (mean / std) @ w)."""
+    w, b = net.ws[0], net.bs[0]
+    return replace(net, mean=np.zeros_like(net.mean), std=np.ones_like(net.std),
+                   ws=(w / net.std[:, None], *net.ws[1:]), bs=(b - (net.mean / net.std) @ w, *net.bs[1:]))

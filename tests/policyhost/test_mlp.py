@@ -99,6 +99,8 @@ def test_holding_llvms_no_only_ever_refuses_and_is_exported_too(net: Mlp, stick:
 
 
 def test_an_average_of_networks_is_one_network_whose_logits_are_the_mean(tmp_path: Path) -> None:
+    from dataclasses import replace
+
     from policyhost.mlp import average
 
     rng = np.random.default_rng(7)
@@ -112,9 +114,15 @@ def test_an_average_of_networks_is_one_network_whose_logits_are_the_mean(tmp_pat
     assert [w.shape for w in avg.ws] == [(5, 24), (24, 18), (18, 2)]
     linear = [Mlp.init(FEATURES, x, (), seed=s) for s in range(2)]
     np.testing.assert_allclose(average(linear).logits(both), np.mean([n.logits(both) for n in linear], axis=0))
-    other = Mlp.init(FEATURES, x[:25], (8, 6), seed=0)  # normalised on other rows: not the same inputs
-    with pytest.raises(ValueError, match="same inputs"):
-        average([nets[0], other])
+    # two retrains: normalised on other rows, leaning on LLVM's decision by other amounts; still exactly the mean
+    other = replace(Mlp.init(FEATURES, x[:25], (8, 6), seed=5), stick=3.0, hold_no=1.0)
+    assert not np.array_equal(other.mean, nets[0].mean)
+    mixed = average([nets[0], other])
+    want = (nets[0].logits(both) + other.logits(both)) / 2
+    np.testing.assert_allclose(mixed.logits(both), want, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(ort.InferenceSession(mixed.to_onnx()).run(None, feeds)[0], want, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="same inputs, depth and guard"):
+        average([nets[0], replace(nets[1], guard=300.0)])
 
 
 def test_a_guard_keeps_llvms_no_far_above_its_threshold_and_is_exported_too(tmp_path: Path) -> None:
