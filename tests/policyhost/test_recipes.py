@@ -33,7 +33,7 @@ EXPERIMENTS = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly
                "nightly-linear": {"bc", "es"}, "nightly-best-seed": {"ensemble"},
                "nightly-bagged": {"bag"}, "nightly-unguarded": {"guard"},
                "nightly-wide": {"max_modules"}, "nightly-strict": {"cap"},
-               "nightly-other-seeds": {"seeds"}}
+               "nightly-other-seeds": {"seeds"}, "nightly-ten-seeds": {"seeds"}}
 
 
 def test_every_nightly_experiment_differs_from_the_nightly_only_where_it_says():
