@@ -58,6 +58,10 @@ class Mlp:
     #: helped 6 times in 581 and cost 504 KB (bench/README.md), and a network meets such states on code it never
     #: saw. Not perturbed by ES
     guard: float | None = None
+    #: its mirror: the furthest LLVM's estimate may be *below* its threshold for the network to refuse an inline
+    #: LLVM makes; further below (a last call to a static function, say) LLVM's "yes" stands (None: no floor). In
+    #: that search such refusals helped 13 times in 522 and cost 29 KB. Not perturbed by ES
+    floor: float | None = None
 
     @classmethod
     def init(cls, features: Sequence[tuple[str, int, str]], x: np.ndarray, hidden: Sequence[int] = (32, 32),
@@ -89,13 +93,21 @@ class Mlp:
             h = h + no + np.outer(x[:, self.default_at], slope)
         if self.guard is not None:
             h = h + np.outer(self.guarded(x), [0.0, -GUARD_PUSH])
+        if self.floor is not None:
+            h = h + np.outer(self.floored(x), [-GUARD_PUSH, 0.0])
         return h
+
+    def _gap(self, x: np.ndarray) -> np.ndarray:
+        cost, threshold = self.gap_at
+        return x[:, cost] - x[:, threshold]
 
     def guarded(self, x: np.ndarray) -> np.ndarray:
         """1.0 for the rows where the guard keeps LLVM's "no" (see `guard`), else 0.0."""
-        cost, threshold = self.gap_at
-        gap = x[:, cost] - x[:, threshold]
-        return ((gap > self.guard) & (x[:, self.default_at] == 0)).astype(np.float64)
+        return ((self._gap(x) > self.guard) & (x[:, self.default_at] == 0)).astype(np.float64)
+
+    def floored(self, x: np.ndarray) -> np.ndarray:
+        """1.0 for the rows where the floor keeps LLVM's "yes" (see `floor`), else 0.0."""
+        return ((self._gap(x) < -self.floor) & (x[:, self.default_at] == 1)).astype(np.float64)
 
     @functools.cached_property  # read on every decision of a guarded network, like default_at
     def gap_at(self) -> tuple[int, int]:
@@ -141,8 +153,9 @@ class Mlp:
         arrays = {"mean": self.mean, "std": self.std, "names": np.array([f[0] for f in self.features]),
                   "widths": np.array([f[1] for f in self.features]), "dtypes": np.array([f[2] for f in self.features])}
         arrays["stick"], arrays["hold_no"] = np.array(self.stick), np.array(self.hold_no)
-        if self.guard is not None:
-            arrays["guard"] = np.array(self.guard)
+        for k in ("guard", "floor"):
+            if getattr(self, k) is not None:
+                arrays[k] = np.array(getattr(self, k))
         arrays.update({f"w{i}": w for i, w in enumerate(self.ws)})
         arrays.update({f"b{i}": b for i, b in enumerate(self.bs)})
         import os
@@ -160,7 +173,7 @@ class Mlp:
             return cls(feats, z["mean"], z["std"], tuple(z[f"w{i}"] for i in range(n)),
                        tuple(z[f"b{i}"] for i in range(n)), float(z["stick"]) if "stick" in z.files else 0.0,
                        float(z["hold_no"]) if "hold_no" in z.files else 0.0,
-                       float(z["guard"]) if "guard" in z.files else None)
+                       *(float(z[k]) if k in z.files else None for k in ("guard", "floor")))
 
     def to_onnx(self, metadata: dict[str, str] | None = None) -> bytes:
         """The network as an ONNX model: one input per feature (batch first), output `inlining_decision`
@@ -194,23 +207,31 @@ class Mlp:
             inits += [const(t(f"w{i}"), w), const(t(f"b{i}"), b)]
             if i < last:
                 nodes.append(helper.make_node("Relu", [gemm_out], [t(f"h{i + 1}")]))
+        z = t("z")
         if self.lean is not None:  # + no + inlining_default * slope (Mlp.lean)
             no, slope = self.lean
             nodes += [helper.make_node("Mul", [t(f"in_{DEFAULT}"), t("slope")], [t("ds")]),
-                      helper.make_node("Add", [t("z"), t("ds")], [t("zd")]),
+                      helper.make_node("Add", [z, t("ds")], [t("zd")]),
                       helper.make_node("Add", [t("zd"), t("no")], [t("zl")])]
             inits += [const(t("slope"), slope), const(t("no"), no)]
-        if self.guard is not None:  # - GUARD_PUSH on the inline logit where `guarded` (Mlp.guard)
-            z = nodes[-1].output[0]
+            z = t("zl")
+        if self.guard is not None or self.floor is not None:
             nodes += [helper.make_node("Sub", [t("in_cost_estimate"), t("in_threshold")], [t("gap")]),
-                      helper.make_node("Greater", [t("gap"), t("guard")], [t("over")]),
-                      helper.make_node("Cast", [t("over")], [t("overf")], to=TensorProto.FLOAT),
-                      helper.make_node("Sub", [t("one"), t(f"in_{DEFAULT}")], [t("llvm_no")]),
-                      helper.make_node("Mul", [t("overf"), t("llvm_no")], [t("held")]),
-                      helper.make_node("Mul", [t("held"), t("push")], [t("pushed")]),
-                      helper.make_node("Add", [z, t("pushed")], [t("zg")])]
-            inits += [const(t("guard"), np.array(self.guard)), const(t("push"), np.array([0.0, -GUARD_PUSH]))]
-        nodes[-1].output[0] = OUTPUT_NAME
+                      helper.make_node("Sub", [t("one"), t(f"in_{DEFAULT}")], [t("llvm_no")])]
+        # - GUARD_PUSH on the inline logit where `guarded`, on the other one where `floored` (Mlp.guard, Mlp.floor)
+        for k, limit, test, llvm_said, push in (
+                ("guard", self.guard, "Greater", t("llvm_no"), [0.0, -GUARD_PUSH]),
+                ("floor", None if self.floor is None else -self.floor, "Less", t(f"in_{DEFAULT}"), [-GUARD_PUSH, 0.0])):
+            if limit is None:
+                continue
+            nodes += [helper.make_node(test, [t("gap"), t(k)], [t(f"{k}_at")]),
+                      helper.make_node("Cast", [t(f"{k}_at")], [t(f"{k}_atf")], to=TensorProto.FLOAT),
+                      helper.make_node("Mul", [t(f"{k}_atf"), llvm_said], [t(f"{k}_held")]),
+                      helper.make_node("Mul", [t(f"{k}_held"), t(f"{k}_push")], [t(f"{k}_pushed")]),
+                      helper.make_node("Add", [z, t(f"{k}_pushed")], [t(f"z_{k}")])]
+            inits += [const(t(k), np.array(limit)), const(t(f"{k}_push"), np.array(push))]
+            z = t(f"z_{k}")
+        nodes.append(helper.make_node("Identity", [z], [OUTPUT_NAME]))
         output = helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, ["batch", 2])
         graph = helper.make_graph(nodes, "mlgo_inline_policy", inputs, [output], inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="mlgo-farm")
@@ -224,14 +245,15 @@ class Mlp:
     def as_json(self) -> dict:
         return {"features": [list(f) for f in self.features], "mean": self.mean.tolist(), "std": self.std.tolist(),
                 "ws": [w.tolist() for w in self.ws], "bs": [b.tolist() for b in self.bs], "stick": self.stick,
-                "hold_no": self.hold_no, "guard": self.guard}
+                "hold_no": self.hold_no, "guard": self.guard, "floor": self.floor}
 
     @classmethod
     def from_json(cls, d: dict) -> Mlp:
         return cls(_features(d["features"]), np.asarray(d["mean"], dtype=np.float64),
                    np.asarray(d["std"], dtype=np.float64), tuple(np.asarray(w, dtype=np.float64) for w in d["ws"]),
                    tuple(np.asarray(b, dtype=np.float64) for b in d["bs"]), float(d.get("stick", 0.0)),
-                   float(d.get("hold_no", 0.0)), None if d.get("guard") is None else float(d["guard"]))
+                   float(d.get("hold_no", 0.0)),
+                   *(None if d.get(k) is None else float(d[k]) for k in ("guard", "floor")))
 
 
 def feature_offset(features: Sequence[tuple[str, int, str]], feature: str) -> int:
@@ -253,15 +275,16 @@ def _features(items) -> tuple[tuple[str, int, str], ...]:
 
 
 def average(nets: Sequence[Mlp]) -> Mlp:
-    """One network whose logits are the mean of `nets`' (same inputs, depth and guard): the hidden layers side by
+    """One network whose logits are the mean of `nets`' (same inputs, depth, guard and floor): the hidden layers side by
     side (block-diagonal), the output layer their mean, `stick` and `hold_no` their mean (the lean is linear in
     both). Networks normalised differently (say, two retrains' chosen rounds) first take their normalisation into
     their first layer. Exact, and still an `Mlp`, so it is measured, perturbed and exported like any other."""
     import scipy.linalg
 
     first = nets[0]
-    if any(n.features != first.features or len(n.ws) != len(first.ws) or n.guard != first.guard for n in nets):
-        raise ValueError("only networks with the same inputs, depth and guard can be averaged")
+    limits = (first.guard, first.floor)
+    if any(n.features != first.features or len(n.ws) != len(first.ws) or (n.guard, n.floor) != limits for n in nets):
+        raise ValueError("only networks with the same inputs, depth, guard and floor can be averaged")
     if any(not np.array_equal(n.mean, first.mean) or not np.array_equal(n.std, first.std) for n in nets):
         nets = [_unnormalised(n) for n in nets]
         first = nets[0]

@@ -283,7 +283,7 @@ class Trainer:
             clones = [(seed, self._clone(results, every, seed)) for seed in self.recipe.seeds]
             if self.recipe.ensemble:
                 clones = [(None, average([net for _, net in clones]))]
-            held = {"hold_no": self.recipe.hold_no, "guard": self.recipe.guard}
+            held = {"hold_no": self.recipe.hold_no, "guard": self.recipe.guard, "floor": self.recipe.floor}
             val, seed, policy = min(((self.validate(p), seed, p) for seed, net in clones
                                      for p in (replace(net, stick=k, **held) for k in self.recipe.sticks)),
                                     key=lambda vsp: vsp[0].rank(self.choose_cap))

@@ -121,7 +121,7 @@ def test_an_average_of_networks_is_one_network_whose_logits_are_the_mean(tmp_pat
     want = (nets[0].logits(both) + other.logits(both)) / 2
     np.testing.assert_allclose(mixed.logits(both), want, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(ort.InferenceSession(mixed.to_onnx()).run(None, feeds)[0], want, rtol=1e-4, atol=1e-4)
-    with pytest.raises(ValueError, match="same inputs, depth and guard"):
+    with pytest.raises(ValueError, match="same inputs, depth, guard and floor"):
         average([nets[0], replace(nets[1], guard=300.0)])
 
 
@@ -154,3 +154,38 @@ def test_a_guard_keeps_llvms_no_far_above_its_threshold_and_is_exported_too(tmp_
     free.save(tmp_path / "f.npz")
     assert Mlp.load(tmp_path / "f.npz").guard is None and Mlp.from_json(free.as_json()).guard is None
     assert np.array_equal(guarded.flat(), free.flat()), "ES does not perturb it"
+
+
+def test_a_floor_keeps_llvms_yes_far_below_its_threshold_and_composes_with_the_guard(tmp_path: Path) -> None:
+    """`Mlp.floor`, the guard's mirror: where LLVM inlines and its estimate is more than `floor` below its threshold,
+    the network inlines too; everywhere else its answer is its own, in numpy and in the ONNX graph alike."""
+    from dataclasses import replace
+
+    from policyhost.mlp import average
+
+    feats = [("cost_estimate", 1, "int64"), ("threshold", 1, "int64"), ("inlining_default", 1, "int64")]
+    rng = np.random.default_rng(6)
+    n = 400
+    x = np.stack([rng.integers(-3000, 2000, n), rng.integers(-50, 50, n), np.arange(n) % 2], axis=1)
+    free = Mlp.init(feats, x, (8,), seed=2)
+    free = replace(free, bs=(free.bs[0], np.array([3.0, -3.0])))  # leans to refuse, so it departs
+    floored = replace(free, floor=100.0)
+    under = (x[:, 0] - x[:, 1] < -100) & (x[:, 2] == 1)
+    assert (free.margin(x)[under] < 0).any(), "the rows must hold a floored refusal for the test to mean anything"
+    assert (floored.margin(x)[under] > 0).all(), "never refuses an inline far below the threshold"
+    np.testing.assert_array_equal(floored.margin(x)[~under], free.margin(x)[~under])
+    both = replace(floored, guard=100.0, stick=1.0)
+    over = (x[:, 0] - x[:, 1] > 100) & (x[:, 2] == 0)
+    feeds = {name: x[:, i:i + 1].astype(np.int64) for i, (name, _, _) in enumerate(feats)}
+    for net, pinned in ((floored, under), (both, under | over)):
+        out = ort.InferenceSession(net.to_onnx()).run(None, feeds)[0]
+        assert ((out[:, 1] > out[:, 0]) == (net.margin(x) > 0)).all()
+        np.testing.assert_allclose(out[~pinned], net.logits(x)[~pinned], rtol=1e-4, atol=1e-4)
+    assert not (both.margin(x)[over] > 0).any() and (both.margin(x)[under] > 0).all()
+    both.save(tmp_path / "b.npz")
+    assert Mlp.load(tmp_path / "b.npz").floor == Mlp.from_json(both.as_json()).floor == 100.0
+    assert Mlp.from_json(free.as_json()).floor is None
+    assert np.array_equal(both.flat(), free.flat()), "ES does not perturb it"
+    assert average([both, both]).floor == 100.0
+    with pytest.raises(ValueError, match="guard and floor"):
+        average([both, replace(both, floor=None)])

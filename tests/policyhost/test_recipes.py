@@ -31,7 +31,8 @@ def test_a_recipes_packages_are_inside_the_declared_splits(name):
 EXPERIMENTS = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly-one-round": {"rounds"},
                "nightly-four-rounds": {"rounds"}, "nightly-guided": {"prior", "sticks", "seeds"},
                "nightly-linear": {"bc", "es"}, "nightly-best-seed": {"ensemble"},
-               "nightly-bagged": {"bag"}, "nightly-unguarded": {"guard"},
+               "nightly-bagged": {"bag"}, "nightly-unguarded": {"guard", "floor"},
+               "nightly-unfloored": {"floor"},
                "nightly-wide": {"max_modules"}, "nightly-strict": {"cap"},
                "nightly-other-seeds": {"seeds"}, "nightly-ten-seeds": {"seeds"}}
 
@@ -46,3 +47,4 @@ def test_every_nightly_experiment_differs_from_the_nightly_only_where_it_says():
     assert RECIPES["nightly"].hold_no == 0.0 and RECIPES["nightly-four-rounds"].rounds == 4
     assert RECIPES["nightly"].ensemble and len(RECIPES["nightly"].seeds) == 5
     assert RECIPES["nightly"].guard == 300.0 and RECIPES["nightly-unguarded"].guard is None
+    assert RECIPES["nightly"].floor == 1000.0 and RECIPES["nightly-unfloored"].floor is None
