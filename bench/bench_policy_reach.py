@@ -33,32 +33,30 @@ from policyhost.trainer import Splits, Trainer, package_corpus
 
 
 class Reach(ReplayPolicy):
-    """The network's decision where it is within `reach` of LLVM's threshold, LLVM's decision elsewhere; `only`
-    limits one kind of departure: "adds" (inlines LLVM refuses) or "refusals" far *below* the threshold (inlines
-    LLVM makes although its estimate is more than `reach` under it; the rest of the network's answers kept)."""
+    """The network's decision where it is within `reach` of LLVM's threshold, LLVM's decision elsewhere."""
 
-    def __init__(self, net: Mlp, reach: float, only: str | None = None) -> None:
+    def __init__(self, net: Mlp, reach: float, adds_only: bool = False) -> None:
         super().__init__(None)
-        self.net, self.reach, self.only = net, reach, only
+        self.net, self.reach, self.adds_only = net, reach, adds_only
 
     def decide(self, obs):
         d = super().decide(obs)
         row = self.rows[-1]
         gap = row[self.names.index("cost_estimate")] - row[self.names.index("threshold")]
         a = int(self.net.margin(np.asarray([row]))[0] > 0)
-        far = gap < -self.reach if self.only == "refusals" else abs(gap) > self.reach
-        if far and (self.only is None or d == {"adds": 0, "refusals": 1}[self.only]):
+        if abs(gap) > self.reach and (d == 0 or not self.adds_only):
             a = d
         self.actions[-1] = a
         return a
 
 
-def limited(net: Mlp, reach: float, only: str | None, above: bool) -> ReplayPolicy:
-    """The policy one column measures: `--above` is the network with the guard it ships with (Mlp.guard: the
-    same mechanism, so the column is what a guarded network publishes); otherwise a `Reach`."""
-    if above:
-        return ReplayPolicy(replace(net, guard=reach if math.isfinite(reach) else None))
-    return Reach(net, reach, only)
+def limited(net: Mlp, reach: float, adds_only: bool, side: str | None) -> ReplayPolicy:
+    """The policy one column measures: `--above` is the network with the guard it ships with (Mlp.guard), `--below`
+    with the floor (Mlp.floor): the same mechanisms, so the column is what such a network publishes; otherwise a
+    `Reach`."""
+    if side is not None:
+        return ReplayPolicy(replace(net, **{side: reach if math.isfinite(reach) else None}))
+    return Reach(net, reach, adds_only)
 
 
 def main() -> None:
@@ -79,14 +77,14 @@ def main() -> None:
     pkgs = [package_corpus(n, Path(s.var_dir), tc) for n in a.packages.split(",")]
     t = Trainer(tc, Splits((), ()), None, thread_fanout(tc, ExploreCache(None), a.jobs), progress=print)
     reaches = [float(r) for r in a.reach.split(",")]
-    only = "adds" if a.adds_only else "refusals" if a.below else None
+    side = "guard" if a.above else "floor" if a.below else None
     table = {}
     for p in pkgs:
         h = t.heuristic_sizes(p.units)
         row = []
         for r in reaches:
             with ThreadPoolExecutor(a.jobs) as ex:
-                sz = list(ex.map(lambda u, r=r: compile_size(u, limited(net, r, only, a.above), tc)[0], p.units))
+                sz = list(ex.map(lambda u, r=r: compile_size(u, limited(net, r, a.adds_only, side), tc)[0], p.units))
             both = [(x, y) for x, y in zip(h, sz, strict=True) if x and y]
             row.append(sum(y for _, y in both) / sum(x for x, _ in both))
         table[p.name] = row

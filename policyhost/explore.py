@@ -294,10 +294,10 @@ def base_digest(base: Mlp | None) -> str:
     if base is None:
         return "heuristic"
     held = np.float64(base.hold_no).tobytes() if base.hold_no else b""  # networks without one keep their keys
-    guard = b"" if base.guard is None else b"guard" + np.float64(base.guard).tobytes()  # (so do unguarded ones)
-    guard += b"" if base.floor is None else b"floor" + np.float64(base.floor).tobytes()
+    limits = b"".join(b"" if v is None else k.encode() + np.float64(v).tobytes()  # (so do unguarded ones)
+                      for k, v in (("guard", base.guard), ("floor", base.floor)))
     h = hashlib.sha256(base.flat().astype("<f8").tobytes() + base.mean.tobytes() + base.std.tobytes()
-                       + np.float64(base.stick).tobytes() + held + guard)
+                       + np.float64(base.stick).tobytes() + held + limits)
     return h.hexdigest()[:16]
 
 
