@@ -276,22 +276,36 @@ def _big_callee_units(tmp_path: Path, toolchain: Toolchain) -> list:
     return corpus_units(from_sources(src, tmp_path / "big", toolchain, jobs=1).path)
 
 
-def _added_inlines(units: list, policy, toolchain: Toolchain, above: float = float("-inf")) -> int:
-    """Inlines `policy` makes, compiled for real, where LLVM would not and its estimate is over `above` past its
-    threshold."""
+def _decisions(units: list, policy, toolchain: Toolchain):
+    """Every decision of `policy` on `units`, compiled for real: its action, LLVM's, `cost_estimate - threshold`."""
     import numpy as np
 
     from policyhost.explore import ReplayPolicy, compile_size
     from policyhost.mlp import DEFAULT
 
-    n = 0
+    acts, llvm, gaps = [], [], []
     for u in units:
         replay = ReplayPolicy(policy)
         assert compile_size(u, replay, toolchain)[0] is not None
         rows, names = np.asarray(replay.rows), replay.names
-        gap = rows[:, names.index("cost_estimate")] - rows[:, names.index("threshold")]
-        n += int(((np.asarray(replay.actions) == 1) & (rows[:, names.index(DEFAULT)] == 0) & (gap > above)).sum())
-    return n
+        acts.append(np.asarray(replay.actions))
+        llvm.append(rows[:, names.index(DEFAULT)])
+        gaps.append(rows[:, names.index("cost_estimate")] - rows[:, names.index("threshold")])
+    return np.concatenate(acts), np.concatenate(llvm), np.concatenate(gaps)
+
+
+def _added_inlines(units: list, policy, toolchain: Toolchain, above: float = float("-inf")) -> int:
+    """Inlines `policy` makes, compiled for real, where LLVM would not and its estimate is over `above` past its
+    threshold."""
+    acts, llvm, gap = _decisions(units, policy, toolchain)
+    return int(((acts == 1) & (llvm == 0) & (gap > above)).sum())
+
+
+def _refused_inlines(units: list, policy, toolchain: Toolchain, below: float) -> int:
+    """Inlines LLVM would make, compiled for real, that `policy` refuses where the estimate is over `below` under
+    the threshold."""
+    acts, llvm, gap = _decisions(units, policy, toolchain)
+    return int(((acts == 0) & (llvm == 1) & (gap < -below)).sum())
 
 
 def _trained(packages: dict[str, Path], tmp_path: Path, toolchain: Toolchain, **recipe):
@@ -332,16 +346,30 @@ def test_a_recipe_that_holds_llvms_no_trains_a_policy_that_only_refuses(packages
     assert _added_inlines(units, replace(eager, hold_no=0.0), toolchain) > 0, "without the hold it adds inlines"
 
 
-def test_a_recipe_with_a_guard_trains_a_policy_that_never_adds_inlines_far_above_the_threshold(
+def test_a_recipe_with_a_guard_and_a_floor_trains_a_policy_that_keeps_llvms_far_decisions(
         packages: dict[str, Path], tmp_path: Path, toolchain: Toolchain) -> None:
-    """`Recipe.guard` is carried by every clone and through ES; compiled for real, a guarded network biased to
-    inline everything adds no inline whose estimate is more than the guard above LLVM's threshold, and without
-    the guard it does."""
+    """`Recipe.guard` and `Recipe.floor` are carried by every clone and through ES; compiled for real, a guarded
+    network biased to inline everything adds no inline whose estimate is more than the guard above LLVM's threshold,
+    a floored one biased to refuse everything refuses none more than the floor below it (a last call to a static
+    function), and without them they do."""
     from dataclasses import replace
 
-    guarded = _trained(packages, tmp_path, toolchain, guard=100.0)
-    assert guarded.guard == 100.0
+    import numpy as np
+
+    from policyhost.explore import corpus_units
+    from workers.corpus import from_sources
+
+    guarded = _trained(packages, tmp_path, toolchain, guard=100.0, floor=1000.0)
+    assert guarded.guard == 100.0 and guarded.floor == 1000.0
     units = _big_callee_units(tmp_path, toolchain)
     eager = _eager(guarded)
     assert _added_inlines(units, eager, toolchain, above=100.0) == 0
     assert _added_inlines(units, replace(eager, guard=None), toolchain, above=100.0) > 0, "without it, it adds them"
+    src = tmp_path / "once-src"
+    src.mkdir()
+    (src / "once.c").write_text("static int once(int x) { return x * 7 + (x >> 3); }\n"
+                                "int entry(int x) { return once(x) + 1; }\n")
+    once = corpus_units(from_sources(src, tmp_path / "once", toolchain, jobs=1).path)
+    reluctant = replace(guarded, bs=(*guarded.bs[:-1], np.array([10.0, -10.0])))
+    assert _refused_inlines(once, reluctant, toolchain, below=1000.0) == 0
+    assert _refused_inlines(once, replace(reluctant, floor=None), toolchain, below=1000.0) > 0, "without it, it refuses"
