@@ -182,6 +182,10 @@ class EsParams:
     step_size: float = 0.02
     min_compiled: float = 0.4
     seed: int = 0
+    #: perturb and move only the weights that are not exactly zero: an average of clones (policyhost/mlp.py
+    #: `average`) is block-diagonal, and perturbing its zero blocks mixes the clones and spends most of each pair's
+    #: noise on weights no clone has (Adam then moves every one of them by about `step_size` a step)
+    only_nonzero: bool = False
 
 
 class Adam:
@@ -225,6 +229,8 @@ def es_step(policy: Mlp, adam: Adam, params: EsParams, step: int, modules: int, 
     rng = np.random.default_rng([params.seed, step])
     theta = policy.flat()
     eps = rng.standard_normal((params.pairs, theta.size))
+    if params.only_nonzero:
+        eps *= theta != 0
     mods = rng.integers(0, modules, params.pairs)
     jobs = [(policy.with_flat(theta + s * params.sigma * e), int(m)) for e, m in zip(eps, mods, strict=True)
             for s in (1, -1)]

@@ -113,6 +113,9 @@ RECIPES = {
     # the nightly with cloning seeds 5-9 instead of 0-4: a second draw of the one command, to see how far two runs of
     # the same recipe land apart on unseen code (bench/README.md)
     "nightly-other-seeds": replace(_NIGHTLY, seeds=(5, 6, 7, 8, 9)),
+    # the nightly whose ES moves only the averaged clones' own weights, not the zero blocks between them (the
+    # experiment in bench/README.md)
+    "nightly-es-blocks": replace(_NIGHTLY, es=replace(_NIGHTLY.es, only_nonzero=True)),
     # the nightly averaging ten cloning seeds a round instead of five: does a wider average hold better on unseen
     # code, or only land between its draws? (the experiment in bench/README.md)
     "nightly-ten-seeds": replace(_NIGHTLY, seeds=tuple(range(10))),

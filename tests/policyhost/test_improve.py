@@ -114,6 +114,30 @@ def test_evolution_strategies_climb_a_known_reward() -> None:
     assert skipped == 0  # a few failed compiles in one step do not skip it
 
 
+def test_evolution_strategies_can_leave_an_averaged_networks_zero_blocks_alone() -> None:
+    """`EsParams.only_nonzero`: an average of clones is block-diagonal; ES perturbs and moves its clones' own weights
+    and leaves the zero blocks between them at zero (without it, it moves those too)."""
+    from dataclasses import replace
+
+    from policyhost.mlp import average
+
+    x, _ = _synthetic(20, 4)
+    net = average([Mlp.init(FEATURES, x, (4, 4), seed=s) for s in (0, 1)])
+    zero = net.flat() == 0
+    assert zero.sum() >= 32, "two clones side by side leave zero blocks between them"
+    params = EsParams(steps=3, pairs=4, only_nonzero=True)
+
+    def evaluate(jobs):
+        return [float(np.sum(p.flat())) for p, _ in jobs]
+
+    for only, moved_zero in ((True, False), (False, True)):
+        p, adam = net, Adam(params.step_size)
+        for step in range(1, params.steps + 1):
+            p, _ = es_step(p, adam, replace(params, only_nonzero=only), step, 4, evaluate)
+        assert (p.flat()[zero] != 0).any() == moved_zero
+        assert (p.flat()[~zero] != net.flat()[~zero]).any()
+
+
 def test_geomean() -> None:
     assert geomean([0.5, 2.0]) == pytest.approx(1.0)
 

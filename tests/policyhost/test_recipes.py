@@ -34,7 +34,8 @@ EXPERIMENTS = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly
                "nightly-bagged": {"bag"}, "nightly-unguarded": {"guard", "floor"},
                "nightly-unfloored": {"floor"},
                "nightly-wide": {"max_modules"}, "nightly-strict": {"cap"},
-               "nightly-other-seeds": {"seeds"}, "nightly-ten-seeds": {"seeds"}}
+               "nightly-other-seeds": {"seeds"}, "nightly-ten-seeds": {"seeds"},
+               "nightly-es-blocks": {"es"}}
 
 
 def test_every_nightly_experiment_differs_from_the_nightly_only_where_it_says():
