@@ -294,8 +294,8 @@ def base_digest(base: Mlp | None) -> str:
     if base is None:
         return "heuristic"
     held = np.float64(base.hold_no).tobytes() if base.hold_no else b""  # networks without one keep their keys
-    limits = b"".join(b"" if v is None else k.encode() + np.float64(v).tobytes()  # (so do unguarded ones)
-                      for k, v in (("guard", base.guard), ("floor", base.floor)))
+    limits = b"".join(lim.name.encode() + np.float64(getattr(base, lim.name)).tobytes()  # (so do unguarded ones)
+                      for lim in base.limits)
     h = hashlib.sha256(base.flat().astype("<f8").tobytes() + base.mean.tobytes() + base.std.tobytes()
                        + np.float64(base.stick).tobytes() + held + limits)
     return h.hexdigest()[:16]

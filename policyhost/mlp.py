@@ -24,10 +24,29 @@ from pathlib import Path
 import numpy as np
 
 OUTPUT_NAME = "inlining_decision"
-#: what the guard takes off the inline logit: far more than any margin a network reaches, so LLVM's "no" stands
-GUARD_PUSH = 1e4
+#: what a limit takes off the other decision's logit: far more than any margin a network reaches, so LLVM's stands
+PIN_PUSH = 1e4
 #: LLVM's own decision, an input of every network (see the module docstring)
 DEFAULT = "inlining_default"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """Where a network keeps LLVM's decision whatever its own: LLVM decided `keeps` and its cost estimate lies more
+    than the limit (the `Mlp` field `name`) beyond its threshold on `side` (+1 above, -1 below)."""
+
+    name: str
+    side: int
+    keeps: int
+
+    @property
+    def push(self) -> np.ndarray:
+        """Added to the logits where the limit holds: the logit of the decision LLVM did not make loses PIN_PUSH."""
+        return -PIN_PUSH * np.eye(2)[1 - self.keeps]
+
+
+#: `Mlp.guard` keeps LLVM's "no" far above its threshold, `Mlp.floor` its "yes" far below it
+LIMITS = (Limit("guard", +1, 0), Limit("floor", -1, 1))
 
 
 def scale(x: np.ndarray) -> np.ndarray:
@@ -91,27 +110,24 @@ class Mlp:
         if self.lean is not None:
             no, slope = self.lean
             h = h + no + np.outer(x[:, self.default_at], slope)
-        if self.guard is not None:
-            h = h + np.outer(self.guarded(x), [0.0, -GUARD_PUSH])
-        if self.floor is not None:
-            h = h + np.outer(self.floored(x), [-GUARD_PUSH, 0.0])
+        for lim in self.limits:
+            h = h + np.outer(self.pinned(x, lim), lim.push)
         return h
 
-    def _gap(self, x: np.ndarray) -> np.ndarray:
+    @property
+    def limits(self) -> tuple[Limit, ...]:
+        """The limits this network has (its `guard`, its `floor`: those not None)."""
+        return tuple(lim for lim in LIMITS if getattr(self, lim.name) is not None)
+
+    def pinned(self, x: np.ndarray, lim: Limit) -> np.ndarray:
+        """1.0 for the rows where `lim` keeps LLVM's decision, else 0.0."""
         cost, threshold = self.gap_at
-        return x[:, cost] - x[:, threshold]
+        beyond = lim.side * (x[:, cost] - x[:, threshold]) > getattr(self, lim.name)
+        return (beyond & (x[:, self.default_at] == lim.keeps)).astype(np.float64)
 
-    def guarded(self, x: np.ndarray) -> np.ndarray:
-        """1.0 for the rows where the guard keeps LLVM's "no" (see `guard`), else 0.0."""
-        return ((self._gap(x) > self.guard) & (x[:, self.default_at] == 0)).astype(np.float64)
-
-    def floored(self, x: np.ndarray) -> np.ndarray:
-        """1.0 for the rows where the floor keeps LLVM's "yes" (see `floor`), else 0.0."""
-        return ((self._gap(x) < -self.floor) & (x[:, self.default_at] == 1)).astype(np.float64)
-
-    @functools.cached_property  # read on every decision of a guarded network, like default_at
+    @functools.cached_property  # read on every decision of a network with a limit, like default_at
     def gap_at(self) -> tuple[int, int]:
-        """Where `cost_estimate` and `threshold` sit in a row (the guard's gap is their difference)."""
+        """Where `cost_estimate` and `threshold` sit in a row (a limit's gap is their difference)."""
         return feature_offset(self.features, "cost_estimate"), feature_offset(self.features, "threshold")
 
     @functools.cached_property  # read on every decision, like default_at
@@ -153,9 +169,7 @@ class Mlp:
         arrays = {"mean": self.mean, "std": self.std, "names": np.array([f[0] for f in self.features]),
                   "widths": np.array([f[1] for f in self.features]), "dtypes": np.array([f[2] for f in self.features])}
         arrays["stick"], arrays["hold_no"] = np.array(self.stick), np.array(self.hold_no)
-        for k in ("guard", "floor"):
-            if getattr(self, k) is not None:
-                arrays[k] = np.array(getattr(self, k))
+        arrays.update({lim.name: np.array(getattr(self, lim.name)) for lim in self.limits})
         arrays.update({f"w{i}": w for i, w in enumerate(self.ws)})
         arrays.update({f"b{i}": b for i, b in enumerate(self.bs)})
         import os
@@ -173,7 +187,7 @@ class Mlp:
             return cls(feats, z["mean"], z["std"], tuple(z[f"w{i}"] for i in range(n)),
                        tuple(z[f"b{i}"] for i in range(n)), float(z["stick"]) if "stick" in z.files else 0.0,
                        float(z["hold_no"]) if "hold_no" in z.files else 0.0,
-                       *(float(z[k]) if k in z.files else None for k in ("guard", "floor")))
+                       *(float(z[lim.name]) if lim.name in z.files else None for lim in LIMITS))
 
     def to_onnx(self, metadata: dict[str, str] | None = None) -> bytes:
         """The network as an ONNX model: one input per feature (batch first), output `inlining_decision`
@@ -215,21 +229,19 @@ class Mlp:
                       helper.make_node("Add", [t("zd"), t("no")], [t("zl")])]
             inits += [const(t("slope"), slope), const(t("no"), no)]
             z = t("zl")
-        if self.guard is not None or self.floor is not None:
-            nodes += [helper.make_node("Sub", [t("in_cost_estimate"), t("in_threshold")], [t("gap")]),
-                      helper.make_node("Sub", [t("one"), t(f"in_{DEFAULT}")], [t("llvm_no")])]
-        # - GUARD_PUSH on the inline logit where `guarded`, on the other one where `floored` (Mlp.guard, Mlp.floor)
-        for k, limit, test, llvm_said, push in (
-                ("guard", self.guard, "Greater", t("llvm_no"), [0.0, -GUARD_PUSH]),
-                ("floor", None if self.floor is None else -self.floor, "Less", t(f"in_{DEFAULT}"), [-GUARD_PUSH, 0.0])):
-            if limit is None:
-                continue
-            nodes += [helper.make_node(test, [t("gap"), t(k)], [t(f"{k}_at")]),
+        if self.limits:
+            nodes.append(helper.make_node("Sub", [t("in_cost_estimate"), t("in_threshold")], [t("gap")]))
+        for lim in self.limits:  # + lim.push where `pinned` (Mlp.guard, Mlp.floor)
+            k = lim.name
+            nodes += [helper.make_node("Mul", [t("gap"), t(f"{k}_side")], [t(f"{k}_gap")]),
+                      helper.make_node("Greater", [t(f"{k}_gap"), t(k)], [t(f"{k}_beyond")]),
+                      helper.make_node("Equal", [t(f"in_{DEFAULT}"), t(f"{k}_keeps")], [t(f"{k}_said")]),
+                      helper.make_node("And", [t(f"{k}_beyond"), t(f"{k}_said")], [t(f"{k}_at")]),
                       helper.make_node("Cast", [t(f"{k}_at")], [t(f"{k}_atf")], to=TensorProto.FLOAT),
-                      helper.make_node("Mul", [t(f"{k}_atf"), llvm_said], [t(f"{k}_held")]),
-                      helper.make_node("Mul", [t(f"{k}_held"), t(f"{k}_push")], [t(f"{k}_pushed")]),
+                      helper.make_node("Mul", [t(f"{k}_atf"), t(f"{k}_push")], [t(f"{k}_pushed")]),
                       helper.make_node("Add", [z, t(f"{k}_pushed")], [t(f"z_{k}")])]
-            inits += [const(t(k), np.array(limit)), const(t(f"{k}_push"), np.array(push))]
+            inits += [const(t(f"{k}_side"), np.array(lim.side)), const(t(k), np.array(getattr(self, k))),
+                      const(t(f"{k}_keeps"), np.array(lim.keeps)), const(t(f"{k}_push"), lim.push)]
             z = t(f"z_{k}")
         nodes.append(helper.make_node("Identity", [z], [OUTPUT_NAME]))
         output = helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, ["batch", 2])
@@ -245,7 +257,7 @@ class Mlp:
     def as_json(self) -> dict:
         return {"features": [list(f) for f in self.features], "mean": self.mean.tolist(), "std": self.std.tolist(),
                 "ws": [w.tolist() for w in self.ws], "bs": [b.tolist() for b in self.bs], "stick": self.stick,
-                "hold_no": self.hold_no, "guard": self.guard, "floor": self.floor}
+                "hold_no": self.hold_no, **{lim.name: getattr(self, lim.name) for lim in LIMITS}}
 
     @classmethod
     def from_json(cls, d: dict) -> Mlp:
@@ -253,7 +265,7 @@ class Mlp:
                    np.asarray(d["std"], dtype=np.float64), tuple(np.asarray(w, dtype=np.float64) for w in d["ws"]),
                    tuple(np.asarray(b, dtype=np.float64) for b in d["bs"]), float(d.get("stick", 0.0)),
                    float(d.get("hold_no", 0.0)),
-                   *(None if d.get(k) is None else float(d[k]) for k in ("guard", "floor")))
+                   *(None if d.get(lim.name) is None else float(d[lim.name]) for lim in LIMITS))
 
 
 def feature_offset(features: Sequence[tuple[str, int, str]], feature: str) -> int:
@@ -282,8 +294,8 @@ def average(nets: Sequence[Mlp]) -> Mlp:
     import scipy.linalg
 
     first = nets[0]
-    limits = (first.guard, first.floor)
-    if any(n.features != first.features or len(n.ws) != len(first.ws) or (n.guard, n.floor) != limits for n in nets):
+    if any(n.features != first.features or len(n.ws) != len(first.ws)
+           or any(getattr(n, lim.name) != getattr(first, lim.name) for lim in LIMITS) for n in nets):
         raise ValueError("only networks with the same inputs, depth, guard and floor can be averaged")
     if any(not np.array_equal(n.mean, first.mean) or not np.array_equal(n.std, first.std) for n in nets):
         nets = [_unnormalised(n) for n in nets]
