@@ -42,7 +42,7 @@ from policyhost.improve import (
     geomean,
     reward,
 )
-from policyhost.mlp import Mlp, average
+from policyhost.mlp import LIMITS, Mlp, average
 from policyhost.recipes import Recipe, recipe
 
 log = logging.getLogger(__name__)
@@ -283,7 +283,7 @@ class Trainer:
             clones = [(seed, self._clone(results, every, seed)) for seed in self.recipe.seeds]
             if self.recipe.ensemble:
                 clones = [(None, average([net for _, net in clones]))]
-            held = {"hold_no": self.recipe.hold_no, "guard": self.recipe.guard, "floor": self.recipe.floor}
+            held = {"hold_no": self.recipe.hold_no, **{lim.name: getattr(self.recipe, lim.name) for lim in LIMITS}}
             val, seed, policy = min(((self.validate(p), seed, p) for seed, net in clones
                                      for p in (replace(net, stick=k, **held) for k in self.recipe.sticks)),
                                     key=lambda vsp: vsp[0].rank(self.choose_cap))
