@@ -16,6 +16,7 @@ from pathlib import Path
 
 from workers import debrecipes_eval as fresh
 from workers import debrecipes_fresh as fresh2
+from workers import debrecipes_more as more
 from workers import debrecipes_train as train
 from workers.debrecipes_eval import _defines
 
@@ -381,3 +382,5 @@ RECIPES: dict[str, Recipe] = {
 RECIPES.update({name: Recipe(**kwargs) for name, kwargs in fresh.RECIPES.items()})
 # Six more, a second fresh evaluation set (workers/packages.py): their recipes are in workers/debrecipes_fresh.py.
 RECIPES.update({name: Recipe(**kwargs) for name, kwargs in fresh2.RECIPES.items()})
+# Eight extra training packages, in no split yet (workers/packages.py): their recipes are in workers/debrecipes_more.py.
+RECIPES.update({name: Recipe(**kwargs) for name, kwargs in more.RECIPES.items()})

@@ -35,7 +35,7 @@ EXPERIMENTS = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly
                "nightly-unfloored": {"floor"},
                "nightly-wide": {"max_modules"}, "nightly-strict": {"cap"},
                "nightly-other-seeds": {"seeds"}, "nightly-ten-seeds": {"seeds"},
-               "nightly-es-blocks": {"es"}}
+               "nightly-es-blocks": {"es"}, "nightly-es-narrow": {"es"}}
 
 
 def test_every_nightly_experiment_differs_from_the_nightly_only_where_it_says():
