@@ -382,5 +382,5 @@ RECIPES: dict[str, Recipe] = {
 RECIPES.update({name: Recipe(**kwargs) for name, kwargs in fresh.RECIPES.items()})
 # Six more, a second fresh evaluation set (workers/packages.py): their recipes are in workers/debrecipes_fresh.py.
 RECIPES.update({name: Recipe(**kwargs) for name, kwargs in fresh2.RECIPES.items()})
-# Eight extra training packages, in no split yet (workers/packages.py): their recipes are in workers/debrecipes_more.py.
+# Eight more, seven of them training packages (workers/packages.py): their recipes are in workers/debrecipes_more.py.
 RECIPES.update({name: Recipe(**kwargs) for name, kwargs in more.RECIPES.items()})

@@ -1,21 +1,19 @@
-"""The recipes of eight more C packages the farm had never compiled: extra training packages, in no split yet
-(workers/packages.py).
+"""The recipes of eight more C packages the farm had never compiled: seven train the policy since 2026-11-26, and
+speexdsp is in no split, as two of its files are near-copies of speex's, an evaluation package (workers/packages.py).
 
 zopfli (Deflate compression), xxhash (non-cryptographic hashing), lzlib (lzip compression), speexdsp (audio
 preprocessing and resampling), openjpeg2 (JPEG 2000 codec), libzip (zip archives), libevent (event loop, DNS and
 HTTP) and libdivsufsort (suffix sorting).
 Plain data, as workers/debrecipes_fresh.py: each entry is the keyword arguments of a `workers.debrecipes.Recipe`,
-which `workers/debrecipes.py` builds and merges into `RECIPES` (this module imports only debrecipes_eval's helpers,
-so there is no import cycle). The headers are those Debian 12's build writes on x86-64, the defines those it passes.
+which `workers/debrecipes.py` builds and merges into `RECIPES` (this module imports only debrecipes_eval's helpers
+and debrecipes_fresh's autoconf defines, so there is no import cycle). The headers are those Debian 12's build
+writes on x86-64, the defines those it passes.
 """
 
 from __future__ import annotations
 
 from workers.debrecipes_eval import _defines, _have, _package
-
-#: What autoconf 2.71's default includes find on Debian 12, and what libtool adds (each build runs autoreconf).
-_AUTOCONF = (*_have("INTTYPES_H", "STDINT_H", "STDIO_H", "STDLIB_H", "STRINGS_H", "STRING_H", "SYS_STAT_H",
-                    "SYS_TYPES_H", "UNISTD_H", "DLFCN_H"), "STDC_HEADERS 1", 'LT_OBJDIR ".libs/"')
+from workers.debrecipes_fresh import _AUTOCONF
 
 #: speexdsp's config.h: the floating-point build (so smallft, not KISS FFT), SSE and SSE2 found in x86-64's
 #: default CFLAGS, C99 variable-length arrays, ELF visibility; AM_INIT_AUTOMAKE has no-define.
