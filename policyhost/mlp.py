@@ -39,10 +39,12 @@ class Limit:
     side: int
     keeps: int
 
-    @property
+    @functools.cached_property  # read on every decision of a network with this limit
     def push(self) -> np.ndarray:
         """Added to the logits where the limit holds: the logit of the decision LLVM did not make loses PIN_PUSH."""
-        return -PIN_PUSH * np.eye(2)[1 - self.keeps]
+        push = -PIN_PUSH * np.eye(2)[1 - self.keeps]
+        push.setflags(write=False)
+        return push
 
 
 #: `Mlp.guard` keeps LLVM's "no" far above its threshold, `Mlp.floor` its "yes" far below it
