@@ -2,6 +2,7 @@
 
     mlgo-farm policy train -o var/policy/inline.onnx     # the nightly recipe on the declared splits
     mlgo-farm policy heldout store:latest                # any policy against the heuristic, held out
+    mlgo-farm policy splits                              # the code the splits' packages share, each decided
 
 Packages are Debian source packages compiled to corpora once (cached under `<var>/policy/corpus/`),
 or `NAME=DIR` for a corpus directory (policyhost/trainer.py `resolve_splits`). Compiles run in
@@ -72,6 +73,23 @@ def _heldout(args: argparse.Namespace) -> int:
     return 0
 
 
+def _splits(args: argparse.Namespace) -> int:
+    """Every overlap of code between packages of different splits (workers/overlap.py), and whether it is decided."""
+    from farm.config import load_settings
+    from workers import debsrc, overlap, packages
+
+    where = Path(load_settings().var_dir) / "debsrc"
+    files = overlap.of_splits(packages.SPLITS, lambda package: debsrc.fetch_source(package, where))
+    found = overlap.overlaps(files)
+    for name, names in packages.SPLITS.items():
+        print(f"{name}: {', '.join(names)}")
+    print(f"{len(files)} C files and headers compiled; {len(found)} overlap(s) across splits")
+    for o in found:
+        print(f"{'decided' if o.packages in packages.OVERLAPS else 'UNDECIDED'}: {o.said()}")
+    overlap.check(found, packages.OVERLAPS)
+    return 0
+
+
 def register(psub: argparse._SubParsersAction) -> None:
     from farm.cli import positive_float, positive_int
 
@@ -98,3 +116,6 @@ def register(psub: argparse._SubParsersAction) -> None:
     ho.add_argument("--vocab", help="the vocabulary the model reads (default: a published policy's own)")
     ho.add_argument("--json", action="store_true", help="print the table as JSON")
     ho.set_defaults(func=_heldout)
+    sp = psub.add_parser("splits", help="the packages of each split, and the code packages of different splits share "
+                         "(fails on an overlap workers/packages.py has no decision for)")
+    sp.set_defaults(func=_splits)
