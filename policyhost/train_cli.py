@@ -76,14 +76,12 @@ def _heldout(args: argparse.Namespace) -> int:
 def _splits(args: argparse.Namespace) -> int:
     """Every overlap of code between packages of different splits (workers/overlap.py), and whether it is decided."""
     from farm.config import load_settings
-    from workers import debsrc, overlap, packages
+    from workers import overlap, packages
 
-    where = Path(load_settings().var_dir) / "debsrc"
-    files = overlap.of_splits(packages.SPLITS, lambda package: debsrc.fetch_source(package, where))
-    found = overlap.overlaps(files)
+    found = overlap.between(packages.SPLITS, Path(load_settings().var_dir) / "debsrc")
     for name, names in packages.SPLITS.items():
         print(f"{name}: {', '.join(names)}")
-    print(f"{len(files)} C files and headers compiled; {len(found)} overlap(s) across splits")
+    print(f"{len(found)} pair(s) of files across splits share code")
     for o in found:
         print(f"{'decided' if o.packages in packages.OVERLAPS else 'UNDECIDED'}: {o.said()}")
     overlap.check(found, packages.OVERLAPS)

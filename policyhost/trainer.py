@@ -16,8 +16,8 @@ beats every one that does, and among those the lower geomean wins. A geomean alo
 package's gains hide another's growth, which is what the gate refuses on the evaluation packages.
 
 Validation and evaluation packages are whole packages never trained on: a policy that only
-memorised its training modules shows it there. A split that leaves any of the three empty is one
-clear line before anything compiles.
+memorised its training modules shows it there. A split that leaves any of the three empty, or whose
+packages share code nobody decided on (workers/overlap.py), is one clear line before anything compiles.
 """
 
 from __future__ import annotations
@@ -32,16 +32,7 @@ from farm import hold, jsonio
 from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policyhost.explore import ModuleResult, Unit, corpus_units, merge
-from policyhost.improve import (
-    Adam,
-    bagged,
-    bc_dataset,
-    es_step,
-    fit_bc,
-    fit_prior,
-    geomean,
-    reward,
-)
+from policyhost.improve import Adam, bagged, bc_dataset, es_step, fit_bc, fit_prior, geomean, reward
 from policyhost.mlp import LIMITS, Mlp, average
 from policyhost.recipes import Recipe, recipe
 
@@ -134,10 +125,15 @@ def specs(split: str, given: str | None, rec: Recipe | None = None) -> list[str]
 def resolve_splits(train: str | None, validation: str | None, evaluation: str | None, var_dir: Path,
                    toolchain: Toolchain, rec: Recipe | None = None) -> Splits:
     """The three splits from comma-separated package specs (None: the recipe's or the declared ones), checked on
-    names before any corpus is compiled; the recipe's `max_modules` caps the modules of each training package."""
+    names before any corpus is compiled, and the Debian packages' sources for code shared across splits with no
+    decision (workers/overlap.py); the recipe's `max_modules` caps the modules of each training package."""
+    from workers import overlap, packages
+
     most = rec.max_modules if rec is not None else None
     wanted = {s: specs(s, g, rec) for s, g in zip(SPLITS, (train, validation, evaluation), strict=True)}
     check_names({s: [n.partition("=")[0] for n in wanted[s]] for s in SPLITS})
+    debian = {s: [n for n in wanted[s] if "=" not in n] for s in SPLITS}
+    overlap.check(overlap.between(debian, var_dir / "debsrc"), packages.OVERLAPS)
     return Splits(*(tuple(package_corpus(n, var_dir, toolchain, most if s == "train" else None) for n in wanted[s])
                     for s in SPLITS))
 

@@ -127,6 +127,13 @@ def of_splits(splits: Mapping[str, Iterable[str]], tree_of: Callable[[str], Path
     return out
 
 
+def between(splits: Mapping[str, Iterable[str]], debsrc_dir: Path) -> list[Overlap]:
+    """The overlaps across `splits` (split name: Debian packages), each source fetched (or found) under `debsrc_dir`."""
+    from workers import debsrc
+
+    return overlaps(of_splits(splits, lambda package: debsrc.fetch_source(package, debsrc_dir)))
+
+
 def undecided(found: Iterable[Overlap], decided: Mapping[frozenset[str], str]) -> list[Overlap]:
     """The overlaps between packages whose pair has no decision written down."""
     return [o for o in found if o.packages not in decided]
@@ -136,5 +143,5 @@ def check(found: Iterable[Overlap], decided: Mapping[frozenset[str], str]) -> No
     """Raise InputError (one line) naming the pairs of packages that share code with no decision written down."""
     left = sorted({" and ".join(sorted(o.packages)) for o in undecided(found, decided)})
     if left:
-        raise InputError(f"policy splits: {len(left)} pair(s) of packages share code with no decision in "
+        raise InputError(f"package splits: {len(left)} pair(s) of packages share code with no decision in "
                          f"workers/packages.py OVERLAPS: {'; '.join(left)}")

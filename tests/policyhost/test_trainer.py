@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from farm.errors import InputError
 from farm.toolchain import Toolchain
-from policyhost.trainer import Measured, check_names
+from policyhost.trainer import Measured, check_names, resolve_splits
 from tests.policyhost.callgraph import write_sources
 from tests.servers import stop, wait_until
 
@@ -44,6 +45,20 @@ def test_splits_are_checked_on_names_before_anything_compiles() -> None:
         check_names({"train": ["a"], "validation": [], "evaluation": ["c"]})
     with pytest.raises(InputError, match="package a is in both the train and the evaluation split"):
         check_names({"train": ["a"], "validation": ["b"], "evaluation": ["a"]})
+
+
+def test_a_training_on_packages_sharing_code_nobody_decided_on_stops_before_compiling(
+        tmp_path: Path, toolchain: Toolchain) -> None:
+    """speexdsp (in no split) carries near-copies of speex's headers: training on one and judging on the other is
+    refused in one line, before any corpus is compiled (the declared splits' decided pairs pass the same check in
+    tests/workers/test_overlap.py)."""
+    if not shutil.which("apt-get"):
+        pytest.skip("needs apt-get source")
+    with pytest.raises(InputError) as e:
+        resolve_splits("speexdsp", "jansson", "speex", tmp_path, toolchain)
+    assert str(e.value) == ("package splits: 1 pair(s) of packages share code with no decision in "
+                            "workers/packages.py OVERLAPS: speex and speexdsp")
+    assert not (tmp_path / "policy").exists()
 
 
 def test_a_checkpoint_within_the_cap_beats_a_lower_geomean_that_grows_a_package() -> None:

@@ -78,7 +78,7 @@ def test_an_undecided_pair_fails_in_one_line_and_a_decided_one_passes() -> None:
     assert {o.packages for o in left} == {frozenset(("alpha", "gamma")), frozenset(("beta", "gamma"))}
     with pytest.raises(InputError) as e:
         overlap.check(found, decided)
-    assert str(e.value) == ("policy splits: 2 pair(s) of packages share code with no decision in workers/packages.py "
+    assert str(e.value) == ("package splits: 2 pair(s) of packages share code with no decision in workers/packages.py "
                             "OVERLAPS: alpha and gamma; beta and gamma")
     overlap.check(found, {**decided, frozenset(("alpha", "gamma")): "why", frozenset(("beta", "gamma")): "why"})
 
