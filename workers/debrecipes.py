@@ -14,8 +14,10 @@ import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workers import debrecipes_data as data
 from workers import debrecipes_eval as fresh
 from workers import debrecipes_fresh as fresh2
+from workers import debrecipes_media as media
 from workers import debrecipes_more as more
 from workers import debrecipes_train as train
 from workers.debrecipes_eval import _defines
@@ -384,3 +386,7 @@ RECIPES.update({name: Recipe(**kwargs) for name, kwargs in fresh.RECIPES.items()
 RECIPES.update({name: Recipe(**kwargs) for name, kwargs in fresh2.RECIPES.items()})
 # Eight more, seven of them training packages (workers/packages.py): their recipes are in workers/debrecipes_more.py.
 RECIPES.update({name: Recipe(**kwargs) for name, kwargs in more.RECIPES.items()})
+# More packages (workers/packages.py says which split each is in): audio and image codecs in
+# workers/debrecipes_media.py, text, data, network and crypto libraries in workers/debrecipes_data.py.
+RECIPES.update({name: Recipe(**kwargs) for name, kwargs in media.RECIPES.items()})
+RECIPES.update({name: Recipe(**kwargs) for name, kwargs in data.RECIPES.items()})
