@@ -1,5 +1,8 @@
 """The recipes of eleven text, data, network and crypto C packages the farm had never compiled, for training data.
 
+In no split (workers/packages.py): with these and debrecipes_media.py's eight, the nightly ranked worse on the
+eleven packages that decide than without them (bench/README.md, "Still more training packages").
+
 yajl (JSON parsing and generation), libmaxminddb (MaxMind DB lookups), utf8proc (Unicode normalisation), libuv1
 (event loop), libcsv (CSV parsing), libsrtp2 (Secure RTP), hiredis (Redis client), tre (approximate regex matching),
 libtasn1-6 (ASN.1 DER), libscrypt (the scrypt key derivation) and pcre3 (Perl-compatible regular expressions, 8.39).

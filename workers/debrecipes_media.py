@@ -1,5 +1,8 @@
 """The recipes of eight audio and image codec packages the farm had never compiled, written as training data.
 
+In no split (workers/packages.py): with these and debrecipes_data.py's eleven, the nightly ranked worse on the
+eleven packages that decide than without them (bench/README.md, "Still more training packages").
+
 lame (MP3 encoder), twolame (MPEG audio layer 2 encoder), faad2 (AAC decoder), a52dec (ATSC A/52 decoder), libdca
 (DTS decoder), vo-aacenc (AAC encoder), libmikmod (tracker-module player) and jbig2dec (JBIG2 decoder). No recipe
 compiles code copied from an evaluation package (workers/packages.py): the copies of GNU getopt (speex has one), the

@@ -7,9 +7,11 @@ so `mlgo-farm corpus debian PKG` makes its corpus. The table is checked when thi
 
 Chosen for variety of C code: an interpreter, compressors, regular-expression engines, cryptography,
 audio and image codecs, parsers, a DNS resolver, a memory-mapped database, colour management, a
-tracker-music player, hashing, zip archives, an event loop, suffix sorting. speexdsp has a recipe but no split:
-two of its files are near-copies of speex's, an evaluation package. LLVM's own code (`llvm-toolchain-19`) is C++
-and feeds the vocabularies, not the policy, so it is in no split.
+tracker-music player, hashing, zip archives, an event loop, suffix sorting. speexdsp has a recipe but no
+split: two of its files are near-copies of speex's, an evaluation package. Nineteen more packages have
+recipes but no split (workers/debrecipes_media.py, debrecipes_data.py): training on them too ranked
+worse. LLVM's own code (`llvm-toolchain-19`) is C++ and feeds the vocabularies, not the policy, so it
+is in no split.
 """
 
 from __future__ import annotations
