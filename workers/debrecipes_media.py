@@ -53,6 +53,10 @@ FAAD2_CONFIG = _defines(
 #: (so no ftime fallback), memalign, 64-byte alignment attributes, `restrict` spelt __restrict__ (autoconf 2.71).
 _MPEG2DEC_FAMILY = (*_AUTOCONF, *_have("SYS_TIME_H", "SYS_TIMEB_H", "MEMALIGN", "GETTIMEOFDAY", "FTIME"),
                     "LIBAO_OSS", "ATTRIBUTE_ALIGNED_MAX 64", "RETSIGTYPE void", "restrict __restrict__")
+#: What a52dec and libdca leave out alike: src/getopt.c (a copy of GNU getopt, as in speex), gettimeofday.c (its
+#: ftime fallback: empty with glibc) and libao's Windows, Solaris and IRIX outputs (empty off those systems).
+_MPEG2DEC_EXCLUDE = ("src/getopt.c", "src/gettimeofday.c", "libao/audio_out_win.c", "libao/audio_out_solaris.c",
+                     "libao/audio_out_al.c")
 #: a52dec's include/config.h; its AC_C_ALWAYS_INLINE makes every `inline` gcc's always_inline.
 A52DEC_CONFIG = _defines(*_MPEG2DEC_FAMILY, "SIZEOF_CHAR 1", "SIZEOF_INT 4", "SIZEOF_SHORT 2",
                          "inline __attribute__ ((__always_inline__))", *_package("a52dec", "0.7.4"))
@@ -119,8 +123,7 @@ RECIPES: dict[str, dict] = {
         subdirs=("liba52", "libao", "src", "test"),
         flags=("-DHAVE_CONFIG_H", "-I{src}/include"),
         generated={"include/config.h": A52DEC_CONFIG},
-        exclude=("src/getopt.c", "src/gettimeofday.c", "libao/audio_out_win.c", "libao/audio_out_solaris.c",
-                 "libao/audio_out_al.c"),
+        exclude=_MPEG2DEC_EXCLUDE,
     ),
     # libdca: the library, libao, dcadec, extract_dca and compare, with the large-file defines of debian/rules; left
     # out as in a52dec (getopt.c a copy of GNU getopt, as in speex).
@@ -129,8 +132,7 @@ RECIPES: dict[str, dict] = {
         flags=("-DHAVE_CONFIG_H", "-I{src}", "-I{src}/include", "-D_FILE_OFFSET_BITS=64", "-D_LARGEFILE_SOURCE",
                "-D_LARGEFILE64_SOURCE"),
         generated={"config.h": LIBDCA_CONFIG},
-        exclude=("src/getopt.c", "src/gettimeofday.c", "libao/audio_out_win.c", "libao/audio_out_solaris.c",
-                 "libao/audio_out_al.c"),
+        exclude=_MPEG2DEC_EXCLUDE,
     ),
     # vo-aacenc: the library, in its C version (the ARM assembly is off); configure writes no header, so its defines
     # are on the command line. Left out: the aac-enc example (--enable-example is off) and the Android sample code.
