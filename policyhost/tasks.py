@@ -173,6 +173,7 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
     from policyhost import recipes, release, trainer
     from policyhost.launcher import published_vocab
     from policyhost.train_tasks import thread_fanout
+    from workers.overlap import check_specs
 
     p = params_from(params)
     rec_name = p["recipe"] or settings.policy.recipe
@@ -190,6 +191,7 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
     var = Path(settings.var_dir)
     trainer.check_names({"train": [*([nightly.name] if nightly else []), *(n.partition("=")[0] for n in train)],
                          **{k: [n.partition("=")[0] for n in v] for k, v in held.items()}})
+    check_specs({"train": train, **held}, var / "debsrc")  # code shared across splits: decided, or one line
     # the recipe's name and everything it sets: a recipe retuned in a new release trains again
     key = _work_key(vocab_manifest["version"], Path(str(training.get("corpus_source"))), {**p, "recipe": rec_name,
                     "recipe_params": rec.as_json(), "train": train, **held,

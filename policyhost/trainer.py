@@ -127,13 +127,12 @@ def resolve_splits(train: str | None, validation: str | None, evaluation: str | 
     """The three splits from comma-separated package specs (None: the recipe's or the declared ones), checked on
     names before any corpus is compiled, and the Debian packages' sources for code shared across splits with no
     decision (workers/overlap.py); the recipe's `max_modules` caps the modules of each training package."""
-    from workers import overlap, packages
+    from workers.overlap import check_specs
 
     most = rec.max_modules if rec is not None else None
     wanted = {s: specs(s, g, rec) for s, g in zip(SPLITS, (train, validation, evaluation), strict=True)}
     check_names({s: [n.partition("=")[0] for n in wanted[s]] for s in SPLITS})
-    debian = {s: [n for n in wanted[s] if "=" not in n] for s in SPLITS}
-    overlap.check(overlap.between(debian, var_dir / "debsrc"), packages.OVERLAPS)
+    check_specs(wanted, var_dir / "debsrc")
     return Splits(*(tuple(package_corpus(n, var_dir, toolchain, most if s == "train" else None) for n in wanted[s])
                     for s in SPLITS))
 

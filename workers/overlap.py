@@ -134,6 +134,15 @@ def between(splits: Mapping[str, Iterable[str]], debsrc_dir: Path) -> list[Overl
     return overlaps(of_splits(splits, lambda package: debsrc.fetch_source(package, debsrc_dir)))
 
 
+def check_specs(specs: Mapping[str, Iterable[str]], debsrc_dir: Path) -> None:
+    """`check` the Debian packages among a training's package specs (split name: specs; a `NAME=CORPUS_DIR` spec is
+    not a Debian package and is passed over) against the decisions of workers/packages.py."""
+    from workers.packages import OVERLAPS
+
+    debian = {split: [s for s in names if "=" not in s] for split, names in specs.items()}
+    check(between(debian, debsrc_dir), OVERLAPS)
+
+
 def undecided(found: Iterable[Overlap], decided: Mapping[frozenset[str], str]) -> list[Overlap]:
     """The overlaps between packages whose pair has no decision written down."""
     return [o for o in found if o.packages not in decided]
