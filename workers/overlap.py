@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from farm.errors import InputError
+from workers import debsrc
+from workers.packages import OVERLAPS
 
 #: the C and header files compared (the modules and the headers they inline from)
 SUFFIXES = (".c", ".h")
@@ -86,8 +88,6 @@ def compiled(package: str, tree: Path) -> list[str]:
     """What of the package's tree a corpus takes in: its recipe's modules and the headers under the directories
     it compiles or searches (`-I`). Bundled code its build leaves alone (openjpeg2's thirdparty/ zlib, lcms2 and
     libpng) is not counted, nor are quilt's copies of patched files (`.pc/`)."""
-    from workers import debsrc
-
     r = debsrc.recipe(package)
     dirs = {tree / d for d in r.subdirs}
     dirs |= {Path(f[2:]) for f in r.flags_for(tree) if f.startswith("-I")}
@@ -129,16 +129,12 @@ def of_splits(splits: Mapping[str, Iterable[str]], tree_of: Callable[[str], Path
 
 def between(splits: Mapping[str, Iterable[str]], debsrc_dir: Path) -> list[Overlap]:
     """The overlaps across `splits` (split name: Debian packages), each source fetched (or found) under `debsrc_dir`."""
-    from workers import debsrc
-
     return overlaps(of_splits(splits, lambda package: debsrc.fetch_source(package, debsrc_dir)))
 
 
 def check_specs(specs: Mapping[str, Iterable[str]], debsrc_dir: Path) -> None:
     """`check` the Debian packages among a training's package specs (split name: specs; a `NAME=CORPUS_DIR` spec is
     not a Debian package and is passed over) against the decisions of workers/packages.py."""
-    from workers.packages import OVERLAPS
-
     debian = {split: [s for s in names if "=" not in s] for split, names in specs.items()}
     check(between(debian, debsrc_dir), OVERLAPS)
 
