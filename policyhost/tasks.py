@@ -191,7 +191,6 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
     var = Path(settings.var_dir)
     trainer.check_names({"train": [*([nightly.name] if nightly else []), *(n.partition("=")[0] for n in train)],
                          **{k: [n.partition("=")[0] for n in v] for k, v in held.items()}})
-    check_specs({"train": train, **held}, var / "debsrc")  # code shared across splits: decided, or one line
     # the recipe's name and everything it sets: a recipe retuned in a new release trains again
     key = _work_key(vocab_manifest["version"], Path(str(training.get("corpus_source"))), {**p, "recipe": rec_name,
                     "recipe_params": rec.as_json(), "train": train, **held,
@@ -200,6 +199,7 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
     model = work / "model.onnx"
     with dir_lock(work):
         if not model.with_suffix(".json").is_file():
+            check_specs({"train": train, **held}, var / "debsrc")  # code shared across splits: decided, or one line
             splits = trainer.Splits(
                 (*([nightly] if nightly else []), *(trainer.package_corpus(n, var, toolchain, rec.max_modules)
                                                     for n in train)),
