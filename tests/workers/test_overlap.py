@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -95,14 +94,14 @@ def test_a_decision_that_is_not_one_fails_in_one_line(decided: dict, message: st
     assert message in str(e.value) and "\n" not in str(e.value)
 
 
-def test_the_declared_splits_share_no_code_without_a_decision(tmp_path: Path, have_apt_source: bool) -> None:
-    """The real check, on every package of the splits as Debian ships it: each overlap it finds is one
+def test_the_declared_splits_share_no_code_without_a_decision(have_apt_source: bool) -> None:
+    """The real check, on every package of the splits as Debian ships it (fetched into the test's own var directory,
+    tests/conftest.py `_isolated_config`): each overlap it finds is one
     workers/packages.py decided (OVERLAPS), and every decided pair still shares code (a stale decision would hide
     the next overlap between the same packages)."""
     if not have_apt_source:
         pytest.skip("needs apt-get source")
-    run = subprocess.run([MLGO_FARM, "policy", "splits"], capture_output=True, text=True, timeout=900,
-                         env={**os.environ, "MLGO_FARM_PATHS_VAR_DIR": str(tmp_path / "var")})
+    run = subprocess.run([MLGO_FARM, "policy", "splits"], capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[:3] == [f"{name}: {', '.join(names)}" for name, names in packages.SPLITS.items()]
