@@ -9,7 +9,7 @@ import pytest
 
 from farm.toolchain import Toolchain
 from tests.conftest import DATA
-from workers import corpus
+from workers import corpus, debsrc
 
 
 @pytest.fixture(scope="session")
@@ -55,6 +55,20 @@ def read_table(path: Path) -> tuple[int, list[list[str]]]:
     lines = path.read_text().split("\n")
     assert lines[-1] == "", f"{path.name} must end with a newline"
     return int(lines[0]), [ln.split("\t") for ln in lines[1:-1]]
+
+
+def lists_and_compiles(package: str, sample: int | None, expected: set[str], left_out: set[str],
+                       sizes: tuple[int, int], tmp_path: Path, toolchain: Toolchain) -> None:
+    """The package lists `expected` and none of `left_out` among between `sizes` C modules, and its corpus (or the
+    `sample` of it) compiles with nothing skipped."""
+    tree = debsrc.fetch_source(package, tmp_path / "src")
+    listed = {j.name for j in debsrc.jobs(package, tree)}
+    assert expected <= listed and not listed & left_out
+    assert sizes[0] <= len(listed) <= sizes[1] and all(n.endswith(".c") for n in listed)
+    c = corpus.from_debian(package, tmp_path / "corpus", toolchain, tmp_path / "src", sample=sample)
+    assert c.skipped == [], c.skipped
+    assert {m.name for m in c.modules} == (listed if sample is None else corpus.sample_names(listed, sample))
+    assert c.lineage["package"] == package
 
 
 @pytest.fixture(scope="session")

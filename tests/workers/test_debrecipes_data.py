@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from farm.toolchain import Toolchain
-from tests.workers.test_debsrc import _lists_and_compiles
+from tests.workers.conftest import lists_and_compiles
 
 
 @pytest.mark.parametrize(("package", "sample", "expected", "left_out"), [
@@ -36,4 +36,4 @@ def test_data_packages_compile(package: str, sample: int | None, expected: set[s
                                tmp_path: Path, toolchain: Toolchain) -> None:
     """Each package of workers/debrecipes_data.py compiles (packages above ~40 modules, a sample of 24) with nothing
     skipped; each lists the modules it should and none that its recipe leaves out."""
-    _lists_and_compiles(package, sample, expected, left_out, (6, 150), tmp_path, toolchain)
+    lists_and_compiles(package, sample, expected, left_out, (6, 150), tmp_path, toolchain)

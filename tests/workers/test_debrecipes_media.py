@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from farm.toolchain import Toolchain
-from tests.workers.test_debsrc import _lists_and_compiles
+from tests.workers.conftest import lists_and_compiles
 
 
 @pytest.mark.parametrize(("package", "sample", "expected", "left_out"), [
@@ -37,4 +37,4 @@ def test_media_packages_compile(package: str, sample: int | None, expected: set[
     """The packages of workers/debrecipes_media.py compile with nothing skipped (jbig2dec in the version its recipe
     falls back to); each lists the modules it should and none that its recipe leaves out, the copies of
     evaluation packages' code among them (GNU getopt, ReplayGain's analysis, libxmp's depackers)."""
-    _lists_and_compiles(package, sample, expected, left_out, (6, 150), tmp_path, toolchain)
+    lists_and_compiles(package, sample, expected, left_out, (6, 150), tmp_path, toolchain)

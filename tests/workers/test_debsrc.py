@@ -10,6 +10,7 @@ import pytest
 
 from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain
+from tests.workers.conftest import lists_and_compiles
 from workers import corpus, debsrc, packages
 
 
@@ -120,21 +121,7 @@ def test_extra_training_packages_compile(package: str, sample: int | None, expec
                                          tmp_path: Path, toolchain: Toolchain) -> None:
     """The training packages in no split yet compile with nothing skipped: the four small ones whole, mbedtls and
     libtommath as a sample (the test's cost); each lists the modules it should and none that its recipe leaves out."""
-    _lists_and_compiles(package, sample, expected, left_out, (20, 200), tmp_path, toolchain)
-
-
-def _lists_and_compiles(package: str, sample: int | None, expected: set[str], left_out: set[str],
-                        sizes: tuple[int, int], tmp_path: Path, toolchain: Toolchain) -> None:
-    """The package lists `expected` and none of `left_out` among between `sizes` C modules, and its corpus (or the
-    `sample` of it) compiles with nothing skipped."""
-    tree = debsrc.fetch_source(package, tmp_path / "src")
-    listed = {j.name for j in debsrc.jobs(package, tree)}
-    assert expected <= listed and not listed & left_out
-    assert sizes[0] <= len(listed) <= sizes[1] and all(n.endswith(".c") for n in listed)
-    c = corpus.from_debian(package, tmp_path / "corpus", toolchain, tmp_path / "src", sample=sample)
-    assert c.skipped == [], c.skipped
-    assert {m.name for m in c.modules} == (listed if sample is None else corpus.sample_names(listed, sample))
-    assert c.lineage["package"] == package
+    lists_and_compiles(package, sample, expected, left_out, (20, 200), tmp_path, toolchain)
 
 
 @pytest.mark.parametrize(("package", "expected", "left_out"), [
@@ -155,7 +142,7 @@ def test_fresh_evaluation_packages_compile(package: str, expected: set[str], lef
                                            toolchain: Toolchain) -> None:
     """The six packages of the fresh evaluation set (workers/debrecipes_eval.py) compile whole with nothing skipped,
     with the headers their recipes write; each lists the modules it should and none that its recipe leaves out."""
-    _lists_and_compiles(package, None, expected, left_out, (10, 150), tmp_path, toolchain)
+    lists_and_compiles(package, None, expected, left_out, (10, 150), tmp_path, toolchain)
 
 
 @pytest.mark.parametrize(("package", "expected", "left_out"), [
@@ -178,7 +165,7 @@ def test_second_fresh_evaluation_packages_compile(package: str, expected: set[st
     whole with nothing skipped, with the headers their recipes write; each lists the modules it should and none that
     its recipe leaves out (jbigkit has nine modules in all, libsndfile over a hundred)."""
     assert packages.split_of(package) == "evaluation"
-    _lists_and_compiles(package, None, expected, left_out, (9, 150), tmp_path, toolchain)
+    lists_and_compiles(package, None, expected, left_out, (9, 150), tmp_path, toolchain)
 
 
 def test_a_changed_recipe_rewrites_the_header_it_generates(tmp_path: Path) -> None:
@@ -241,4 +228,4 @@ def test_more_training_packages_compile(package: str, sample: int | None, expect
     files are near-copies of an evaluation package's) compile with nothing skipped; each lists the modules it should
     and none that its recipe leaves out."""
     assert packages.split_of(package) == (None if package == "speexdsp" else "train")
-    _lists_and_compiles(package, sample, expected, left_out, (6, 150), tmp_path, toolchain)
+    lists_and_compiles(package, sample, expected, left_out, (6, 150), tmp_path, toolchain)
