@@ -74,12 +74,16 @@ def _heldout(args: argparse.Namespace) -> int:
 
 
 def _splits(args: argparse.Namespace) -> int:
-    """Every overlap of code between packages of different splits (workers/overlap.py), and whether it is decided."""
+    """The packages of each split (the declared ones, or those the options name, as `policy train` takes them) and
+    every overlap of code between packages of different splits (workers/overlap.py), decided or not."""
     from farm.config import load_settings
+    from policyhost.trainer import SPLITS, check_names, specs
     from workers import overlap, packages
 
-    found = overlap.between(packages.SPLITS, Path(load_settings().var_dir) / "debsrc")
-    for name, names in packages.SPLITS.items():
+    planned = {s: [n for n in specs(s, getattr(args, s)) if "=" not in n] for s in SPLITS}
+    check_names(planned)
+    found = overlap.between(planned, Path(load_settings().var_dir) / "debsrc")
+    for name, names in planned.items():
         print(f"{name}: {', '.join(names)}")
     print(f"{len(found)} pair(s) of files across splits share code")
     for o in found:
@@ -116,4 +120,6 @@ def register(psub: argparse._SubParsersAction) -> None:
     ho.set_defaults(func=_heldout)
     sp = psub.add_parser("splits", help="the packages of each split, and the code packages of different splits share "
                          "(fails on an overlap workers/packages.py has no decision for)")
+    for what in ("train", "validation", "evaluation"):  # `policy train`'s, so a split can be checked before a training
+        sp.add_argument(f"--{what}", help=f"comma-separated Debian packages (default: the {what} split)")
     sp.set_defaults(func=_splits)
