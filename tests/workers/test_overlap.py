@@ -109,3 +109,21 @@ def test_the_declared_splits_share_no_code_without_a_decision(have_apt_source: b
     decided = [line for line in lines if line.startswith("decided: ")]
     for pair in packages.OVERLAPS:
         assert any(all(f" {p}:" in line for p in pair) for line in decided), f"{sorted(pair)} share nothing now"
+
+
+def test_a_planned_split_is_checked_before_any_training(have_apt_source: bool) -> None:
+    """`policy splits` takes the splits `policy train` would: PCRE's old series (pcre3) held out against the new one
+    (pcre2) in training is refused in one line, as the training would be, and a package named in two splits first."""
+    twice = subprocess.run([MLGO_FARM, "policy", "splits", "--train", "zlib", "--validation", "zlib"],
+                           capture_output=True, text=True, timeout=60)
+    assert twice.returncode == 2
+    assert twice.stderr.strip() == "mlgo-farm: error: package zlib is in both the train and the validation split"
+    if not have_apt_source:
+        pytest.skip("needs apt-get source")
+    run = subprocess.run([MLGO_FARM, "policy", "splits", "--train", "pcre2", "--validation", "jansson",
+                          "--evaluation", "pcre3"], capture_output=True, text=True, timeout=900)
+    assert run.returncode == 2, run.stderr
+    assert run.stdout.splitlines()[:3] == ["train: pcre2", "validation: jansson", "evaluation: pcre3"]
+    assert "UNDECIDED: train pcre2:src/pcre2_jit_compile.c ~ evaluation pcre3:pcre_jit_compile.c" in run.stdout
+    assert run.stderr.strip() == ("mlgo-farm: error: package splits: 1 pair(s) of packages share code with no "
+                                  "decision in workers/packages.py OVERLAPS: pcre2 and pcre3")
