@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,9 @@ def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     empty.write_text("")
     monkeypatch.setenv("MLGO_FARM_CONFIG", str(empty))
     monkeypatch.setenv("MLGO_FARM_PATHS_VAR_DIR", str(tmp_path / "var"))
+
+
+@pytest.fixture(scope="session")
+def have_apt_source() -> bool:
+    """Debian sources can be fetched (the packages' tests and the split check need them)."""
+    return shutil.which("apt-get") is not None

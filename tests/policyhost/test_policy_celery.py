@@ -193,6 +193,25 @@ def test_bad_requests_are_one_line(farm: Farm) -> None:
     assert farm.store.list("policies/") == []
 
 
+def test_a_retrain_on_splits_sharing_code_is_refused_before_it_trains(farm: Farm, ir2vec_vocab: Path,
+                                                                       have_apt_source: bool) -> None:
+    """The Celery retrain checks its splits as `policy train` does (workers/overlap.py): with pcre2 training and
+    pcre3, its older series, held out, the request fails in one line and nothing is trained or published."""
+    if not have_apt_source:
+        pytest.skip("needs apt-get source")
+    w = farm.worker("w1", extra_env={"MLGO_FARM_POLICY_TRAIN": "pcre2", "MLGO_FARM_POLICY_EVALUATION": "pcre3"})
+    vocab = publish_vocab(ir2vec_vocab.read_bytes())
+    res = farm.cli("policy", "retrain", "--vocab", vocab, "--corpus", str(farm.sources), "--wait", "--timeout", "600",
+                   timeout=660)
+    assert res.returncode != 0, res.stdout + w.log()[-3000:]
+    assert res.stderr.strip().splitlines() == [
+        "mlgo-farm: error: package splits: 1 pair(s) of packages share code with no decision in workers/packages.py "
+        "OVERLAPS: pcre2 and pcre3"], res.stderr
+    assert farm.store.list("policies/") == []
+    trained = farm.tmp / "var" / "policy" / "trained"
+    assert not list(trained.rglob("model.json")) and not (trained.parent / "corpus" / "debian-pcre3").exists()
+
+
 def test_worker_killed_mid_training_is_redelivered(farm: Farm, ir2vec_vocab: Path) -> None:
     """The training is held after its first epoch (farm/hold.py) until the kill: no guess at its length."""
     gate = farm.tmp / "hold-training"

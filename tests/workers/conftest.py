@@ -70,7 +70,3 @@ def lists_and_compiles(package: str, sample: int | None, expected: set[str], lef
     assert {m.name for m in c.modules} == (listed if sample is None else corpus.sample_names(listed, sample))
     assert c.lineage["package"] == package
 
-
-@pytest.fixture(scope="session")
-def have_apt_source() -> bool:
-    return shutil.which("apt-get") is not None
