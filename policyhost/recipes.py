@@ -55,6 +55,9 @@ class Recipe:
     #: the cap a checkpoint (stick, round, ES step) is chosen under (policyhost/trainer.py Measured.rank: no validation
     #: package above it if any checkpoint manages that); None: the gate's `1 + policy_size_tolerance`
     cap: float | None = None
+    #: whole trainings of this recipe, each cloning with its own seeds (policyhost/draws.py `seeds_of`), their chosen
+    #: networks averaged into the policy (policyhost/draws.py): one training is a draw
+    draws: int = 1
     #: the packages of each split when the recipe is smaller than the declared splits (each a subset of
     #: workers/packages.py's, so still disjoint); empty: the declared splits
     packages: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -74,12 +77,17 @@ class Recipe:
 # in exploration; on those eleven packages 0.99600x against 0.99616x unguarded), nor refuses one it puts more than 1,000
 # below (Recipe.floor, its mirror: such refusals helped 2.5 % of the time; 0.99635x against 0.99642x without);
 # ES takes 64 pairs a step, each on one training module, nearer ml-compiler-opt's ~100 (0.99658x against 0.99706x
-# with 8; ~8 min more)
+# with 8; ~8 min more). That is one draw; the nightly trains two, seeds 0-4 and 5-9, and averages them
+# (Recipe.draws): on fourteen packages nothing chose on 0.99412x against the two draws' mean, 0.99420x
+# (bench/README.md; ~90 min cold). The experiments below were each measured as one draw.
 _NIGHTLY = Recipe(rounds=2, budget=Budget(16, 2), es=EsParams(steps=16, pairs=64), max_modules=50,
                   sticks=(0.0, 2.0, 4.0, 8.0), seeds=(0, 1, 2, 3, 4), ensemble=True, guard=300.0, floor=1000.0)
 
 RECIPES = {
-    "nightly": _NIGHTLY,
+    "nightly": replace(_NIGHTLY, draws=2),
+    # the nightly's first draw alone: the nightly until 2026-11-26, day (bench/README.md, "Wider validation, and two
+    # draws averaged")
+    "nightly-one-draw": _NIGHTLY,
     # the nightly whose clones only refuse (Recipe.hold_no): less growth in cross-validation, but validation
     # 0.9978x against the nightly's 0.9941x, so not the nightly (bench/README.md)
     "nightly-hold": replace(_NIGHTLY, hold_no=50.0),
@@ -112,8 +120,8 @@ RECIPES = {
     # the nightly choosing its checkpoints so that no validation package grows at all, not by up to the gate's
     # tolerance (the experiment in bench/README.md)
     "nightly-strict": replace(_NIGHTLY, cap=1.0),
-    # the nightly with cloning seeds 5-9 instead of 0-4: a second draw of the one command, to see how far two runs of
-    # the same recipe land apart on unseen code (bench/README.md)
+    # the nightly's second draw alone (cloning seeds 5-9 instead of 0-4), to see how far two runs of the same recipe
+    # land apart on unseen code (bench/README.md)
     "nightly-other-seeds": replace(_NIGHTLY, seeds=(5, 6, 7, 8, 9)),
     # the nightly whose ES moves only the averaged clones' own weights, not the zero blocks between them (the
     # experiment in bench/README.md)

@@ -31,6 +31,7 @@ from pathlib import Path
 from farm import hold, jsonio
 from farm.errors import InputError
 from farm.toolchain import Toolchain
+from policyhost import draws
 from policyhost.explore import ModuleResult, Unit, corpus_units, merge
 from policyhost.improve import Adam, bagged, bc_dataset, es_step, fit_bc, fit_prior, geomean, reward
 from policyhost.mlp import LIMITS, Mlp, average
@@ -375,7 +376,7 @@ def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: st
         raise InputError(f"output {output} must end in .onnx")
     rec = recipe(recipe_name)
     t = Trainer(toolchain, splits, rec, fanout, progress=progress, vocab=vocab, cap=cap)
-    policy, info = t.run()
+    policy, info = draws.run(t)
     table = heldout_table(t, policy)
     meta = {"mlgo.kind": KIND, "mlgo.advice": "inlining_decision", "mlgo.recipe": recipe_name,
             "mlgo.validation": f"{info['validation']:.4f}"}

@@ -106,10 +106,11 @@ def training_curve(history: Any, title: str) -> str | None:
     from master.dashboard import svg
 
     fig, ax = svg.subplots(6.4, 2.6)
-    for stage, marker in (("bc", "o"), ("es", ".")):
+    for stage, marker, label in (("bc", "o", "weighted cloning round"), ("es", ".", "evolution strategies step"),
+                                 ("average", "s", "the draws averaged")):
         xs = [i for i, _, s in points if s == stage]
-        ax.plot(xs, [v for i, v, s in points if s == stage], marker, label={"bc": "weighted cloning round",
-                                                                         "es": "evolution strategies step"}[stage])
+        if xs:
+            ax.plot(xs, [v for i, v, s in points if s == stage], marker, label=label)
     ax.plot([p[0] for p in points], [p[1] for p in points], "-", color="grey", linewidth=0.8)
     ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--", label="LLVM's heuristic")
     ax.set_xlabel("training stage")

@@ -207,7 +207,8 @@ def test_a_trained_policy_shows_its_held_out_table_and_its_training_curve(tmp_pa
                                  "ratio": 1.00106, "failed": []}],
                     "history": [{"stage": "bc", "round": 1, "validation": 0.9614},
                                 {"stage": "es", "step": 1, "validation": 0.9622},
-                                {"stage": "es", "step": 4, "validation": 0.9572}]}
+                                {"stage": "es", "step": 4, "validation": 0.9572},
+                                {"stage": "average", "draws": 2, "validation": 0.9580}]}
     store.put(f"policies/inline/{VA}/model.onnx", MODELS[VA])
     store.put(f"policies/inline/{VA}/manifest.json", json.dumps(m).encode())
     store.put("policies/index.json", json.dumps({"format": 1, "versions": [entry({**m, "metrics": {
@@ -221,4 +222,5 @@ def test_a_trained_policy_shows_its_held_out_table_and_its_training_curve(tmp_pa
     assert "es step 4" in training and "0.9572" in training and "lua5.4, libzstd" in training
     curve = page.split('<div id="curve">')[1].split("</div>")[0]
     assert curve.startswith("<svg") and "validation .text / heuristic" in curve and "evolution strategies step" in curve
+    assert "the draws averaged" in curve  # a recipe of two draws (policyhost/draws.py) ends with their average
     assert "[{" not in _table(page, "metrics"), "the table and curve are shown, not dumped as Python lists"

@@ -191,3 +191,15 @@ def signed_policy_manifest(data: bytes, features: list[str], **extra) -> dict:
     manifest = {"advisor": "inline", "sha256": digest, "features": features, "vocab_version": None,
                 "llvm": {"llvm_version": "22.1.8"}, "metrics": {}, **extra}
     return {**sign(data, manifest, farm_key()), "validation": {"ok": True, "sha256": digest}}
+
+
+@pytest.fixture(scope="module")
+def packages(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> dict[str, Path]:
+    """Three 'packages' of generated C, each its own corpus: train, validation, evaluation."""
+    from tests.policyhost.callgraph import write_sources
+    from workers.corpus import from_sources
+
+    tmp = tmp_path_factory.mktemp("packages")
+    return {name: from_sources(write_sources(tmp / f"{name}-src", files=3, per_file=12, seed=seed),
+                               tmp / name, toolchain, jobs=2).path
+            for name, seed in (("alpha", 11), ("beta", 12), ("gamma", 13))}

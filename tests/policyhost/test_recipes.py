@@ -27,7 +27,8 @@ def test_a_recipes_packages_are_inside_the_declared_splits(name):
     assert rec.seeds and rec.sticks and rec.rounds >= 1
 
 
-#: what each experiment changes in the nightly, and nothing else: a retuned nightly retunes its experiments too
+#: what each experiment changes in one draw of the nightly (each was measured as one), and nothing else: a retuned
+#: nightly retunes its experiments too
 EXPERIMENTS = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly-one-round": {"rounds"},
                "nightly-four-rounds": {"rounds"}, "nightly-guided": {"prior", "sticks", "seeds"},
                "nightly-linear": {"bc", "es"}, "nightly-best-seed": {"ensemble"},
@@ -39,12 +40,13 @@ EXPERIMENTS = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly
 
 
 def test_every_nightly_experiment_differs_from_the_nightly_only_where_it_says():
-    nightly = RECIPES["nightly"].as_json()
-    assert set(EXPERIMENTS) == {n for n in RECIPES if n.startswith("nightly-")}
+    one = RECIPES["nightly-one-draw"]
+    assert set(EXPERIMENTS) | {"nightly-one-draw"} == {n for n in RECIPES if n.startswith("nightly-")}
+    assert RECIPES["nightly"] == replace(one, draws=2) and one.draws == 1
     for name, fields in EXPERIMENTS.items():
-        changed = {k for k, v in RECIPES[name].as_json().items() if v != nightly[k]}
+        changed = {k for k, v in RECIPES[name].as_json().items() if v != one.as_json()[k]}
         assert changed == fields, name
-    assert RECIPES["nightly-hold"] == replace(RECIPES["nightly"], hold_no=50.0)
+    assert RECIPES["nightly-hold"] == replace(one, hold_no=50.0)
     assert RECIPES["nightly"].hold_no == 0.0 and RECIPES["nightly-four-rounds"].rounds == 4
     assert RECIPES["nightly"].ensemble and len(RECIPES["nightly"].seeds) == 5
     assert RECIPES["nightly"].guard == 300.0 and RECIPES["nightly-unguarded"].guard is None

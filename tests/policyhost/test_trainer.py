@@ -13,22 +13,10 @@ import pytest
 from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policyhost.trainer import Measured, check_names, resolve_splits
-from tests.policyhost.callgraph import write_sources
 from tests.servers import stop, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
-
-
-@pytest.fixture(scope="module")
-def packages(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> dict[str, Path]:
-    """Three 'packages' of generated C, each its own corpus: train, validation, evaluation."""
-    from workers.corpus import from_sources
-
-    tmp = tmp_path_factory.mktemp("packages")
-    return {name: from_sources(write_sources(tmp / f"{name}-src", files=3, per_file=12, seed=seed),
-                               tmp / name, toolchain, jobs=2).path
-            for name, seed in (("alpha", 11), ("beta", 12), ("gamma", 13))}
 
 
 def _train_args(packages: dict[str, Path], out: Path) -> list[str]:
