@@ -338,5 +338,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     rt.add_argument("--max-modules", type=positive_int, help="train on at most this many modules of the nightly "
                     "corpus (default 400)")
     rt.add_argument("--wait", action="store_true", help="wait for the published version")
-    rt.add_argument("--timeout", type=positive_float, default=7200, help="seconds to wait with --wait")
+    # the nightly recipe trains two whole draws (policyhost/draws.py): ~90 min cold for the declared packages alone,
+    # more with a cold nightly corpus; the builder's step allows 4 hours (master/registry.py)
+    rt.add_argument("--timeout", type=positive_float, default=4 * 3600, help="seconds to wait with --wait "
+                    "(default 4 hours)")
     rt.set_defaults(func=_retrain)
