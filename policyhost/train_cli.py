@@ -46,7 +46,8 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _heldout(args: argparse.Namespace) -> int:
-    """The evaluation split's table for an ONNX model (a file, or store:VERSION) against the heuristic."""
+    """The evaluation split's table (or another declared split's, --split) for an ONNX model (a file, or
+    store:VERSION) against the heuristic."""
     from farm.config import load_settings
     from farm.toolchain import Toolchain
     from policyhost import trainer
@@ -64,7 +65,7 @@ def _heldout(args: argparse.Namespace) -> int:
 
         vocab = str(resolve_vocab(vocab, "inline"))
     evaluation = tuple(trainer.package_corpus(n, Path(settings.var_dir), tc)
-                       for n in trainer.specs("evaluation", args.evaluation))
+                       for n in trainer.specs(args.split, args.evaluation))
     splits = trainer.Splits((), (), evaluation)
     fan = _fanout(args, settings, tc)
     t = trainer.Trainer(tc, splits, recipe("smoke"), fan, vocab=Path(vocab) if vocab else None)
@@ -74,13 +75,14 @@ def _heldout(args: argparse.Namespace) -> int:
 
 
 def _splits(args: argparse.Namespace) -> int:
-    """The packages of each split (the declared ones, or those the options name, as `policy train` takes them) and
-    every overlap of code between packages of different splits (workers/overlap.py), decided or not."""
+    """The packages of each split (the declared ones, or those the options name, as `policy train` takes them; the
+    decision packages too, which recipes are compared on) and every overlap of code between packages of different
+    splits (workers/overlap.py), decided or not."""
     from farm.config import load_settings
-    from policyhost.trainer import SPLITS, check_names, specs
+    from policyhost.trainer import check_names, specs
     from workers import overlap, packages
 
-    planned = {s: [n for n in specs(s, getattr(args, s)) if "=" not in n] for s in SPLITS}
+    planned = {s: [n for n in specs(s, getattr(args, s)) if "=" not in n] for s in packages.SPLITS}
     check_names(planned)
     found = overlap.between(planned, Path(load_settings().var_dir) / "debsrc")
     for name, names in planned.items():
@@ -117,9 +119,12 @@ def register(psub: argparse._SubParsersAction) -> None:
     ho.add_argument("model", help="an .onnx model, or store:latest / store:VERSION")
     ho.add_argument("--vocab", help="the vocabulary the model reads (default: a published policy's own)")
     ho.add_argument("--json", action="store_true", help="print the table as JSON")
+    ho.add_argument("--split", choices=("evaluation", "decision", "validation"), default="evaluation",
+                    help="the declared split to measure on when --evaluation names no packages (default: evaluation; "
+                    "decision: the packages recipes are compared on)")
     ho.set_defaults(func=_heldout)
     sp = psub.add_parser("splits", help="the packages of each split, and the code packages of different splits share "
                          "(fails on an overlap workers/packages.py has no decision for)")
-    for what in ("train", "validation", "evaluation"):  # `policy train`'s, so a split can be checked before a training
+    for what in ("train", "validation", "decision", "evaluation"):  # `policy train`'s, so a planned split is checked
         sp.add_argument(f"--{what}", help=f"comma-separated Debian packages (default: the {what} split)")
     sp.set_defaults(func=_splits)

@@ -81,15 +81,16 @@ SPLITS = ("train", "validation", "evaluation")
 
 
 def check_names(splits: dict[str, Sequence[str]]) -> None:
-    """Train and validation named, and no package in two splits: checked on names, before any corpus is built."""
+    """Train and validation named, and no package in two splits (any the mapping holds): checked on names, before any
+    corpus is built."""
     for what in ("train", "validation"):
         if not splits.get(what):
             raise InputError(f"the corpus is too small to split honestly: no {what} package "
                              f"(train: {', '.join(splits.get('train') or ()) or 'none'}; validation: "
                              f"{', '.join(splits.get('validation') or ()) or 'none'})")
     seen: dict[str, str] = {}
-    for what in SPLITS:
-        for name in splits.get(what) or ():
+    for what in splits:
+        for name in splits[what] or ():
             if name in seen:
                 raise InputError(f"package {name} is in both the {seen[name]} and the {what} split")
             seen[name] = what

@@ -12,7 +12,7 @@ import pytest
 
 from farm.errors import InputError
 from farm.toolchain import Toolchain
-from policyhost.trainer import Measured, check_names, resolve_splits
+from policyhost.trainer import Measured, check_names, resolve_splits, specs
 from tests.servers import stop, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +47,16 @@ def test_a_training_on_packages_sharing_code_nobody_decided_on_stops_before_comp
     assert str(e.value) == ("package splits: 1 pair(s) of packages share code with no decision in "
                             "workers/packages.py OVERLAPS: speex and speexdsp")
     assert not (tmp_path / "policy").exists()
+
+
+def test_a_split_not_named_is_the_declared_one_the_decision_packages_too() -> None:
+    """`policy heldout --split decision` measures the packages recipes are compared on (workers/packages.py)."""
+    from workers import packages
+
+    assert specs("decision", None) == list(packages.DECISION) and specs("evaluation", None) == list(packages.EVALUATION)
+    assert specs("decision", " zlib, ,bzip2") == ["zlib", "bzip2"]
+    with pytest.raises(InputError, match="package zlib is in both the validation and the decision split"):
+        check_names({"train": ["lua5.4"], "validation": ["zlib"], "decision": ["zlib"]})
 
 
 def test_a_checkpoint_within_the_cap_beats_a_lower_geomean_that_grows_a_package() -> None:

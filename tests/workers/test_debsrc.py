@@ -190,6 +190,7 @@ def test_the_policy_splits_are_disjoint_and_have_recipes() -> None:
     assert {"zlib", "bzip2"} <= set(packages.EVALUATION) and len(packages.EVALUATION) >= 6
     assert len(packages.VALIDATION) >= 5 and packages.TRAIN
     assert packages.split_of("zlib") == "evaluation" and packages.split_of("llvm-toolchain-19") is None
+    assert packages.split_of("twolame") == "decision" and len(packages.DECISION) >= 10
     packages.check()
 
 

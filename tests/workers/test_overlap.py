@@ -104,7 +104,7 @@ def test_the_declared_splits_share_no_code_without_a_decision(have_apt_source: b
     run = subprocess.run([MLGO_FARM, "policy", "splits"], capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    assert lines[:3] == [f"{name}: {', '.join(names)}" for name, names in packages.SPLITS.items()]
+    assert lines[:4] == [f"{name}: {', '.join(names)}" for name, names in packages.SPLITS.items()]
     assert not [line for line in lines if line.startswith("UNDECIDED")]
     decided = [line for line in lines if line.startswith("decided: ")]
     for pair in packages.OVERLAPS:
@@ -121,9 +121,9 @@ def test_a_planned_split_is_checked_before_any_training(have_apt_source: bool) -
     if not have_apt_source:
         pytest.skip("needs apt-get source")
     run = subprocess.run([MLGO_FARM, "policy", "splits", "--train", "pcre2", "--validation", "jansson",
-                          "--evaluation", "pcre3"], capture_output=True, text=True, timeout=900)
+                          "--decision", "", "--evaluation", "pcre3"], capture_output=True, text=True, timeout=900)
     assert run.returncode == 2, run.stderr
-    assert run.stdout.splitlines()[:3] == ["train: pcre2", "validation: jansson", "evaluation: pcre3"]
+    assert run.stdout.splitlines()[:4] == ["train: pcre2", "validation: jansson", "decision: ", "evaluation: pcre3"]
     assert "UNDECIDED: train pcre2:src/pcre2_jit_compile.c ~ evaluation pcre3:pcre_jit_compile.c" in run.stdout
     assert run.stderr.strip() == ("mlgo-farm: error: package splits: 1 pair(s) of packages share code with no "
                                   "decision in workers/packages.py OVERLAPS: pcre2 and pcre3")
