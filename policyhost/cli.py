@@ -336,7 +336,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "corpus), trained on beside [policy] train")
     rt.add_argument("--recipe", help="training recipe: nightly, demo or smoke (default: [policy] recipe)")
     rt.add_argument("--max-modules", type=positive_int, help="train on at most this many modules of the nightly "
-                    "corpus (default 400)")
+                    "corpus (default: the recipe's cap on each training package, 50 in the nightly)")
     rt.add_argument("--wait", action="store_true", help="wait for the published version")
     # the nightly recipe trains two whole draws (policyhost/draws.py): ~90 min cold for the declared packages alone,
     # more with a cold nightly corpus; the builder's step allows 4 hours (master/registry.py)

@@ -40,8 +40,10 @@ from farm.locks import dir_lock, made_once
 
 log = logging.getLogger(__name__)
 #: What `policy retrain` may override: the training recipe (policyhost/recipes.py RECIPES; default
-#: `[policy] recipe`) and how many modules of the nightly corpus train (sampled by name hash).
-DEFAULTS = {"recipe": None, "max_modules": 400}
+#: `[policy] recipe`) and how many modules of the nightly corpus train (sampled by name hash; default: the recipe's
+#: cap on every training package, `Recipe.max_modules`, 50 in the nightly: the nightly corpus is one package among
+#: sixteen, and at 400 of LLVM's TUs (about 2 CPU-s a compile, 33 compiles a module a round) it alone took hours)
+DEFAULTS = {"recipe": None, "max_modules": None}
 ADVISOR = "inline"
 #: The vocabulary `policy retrain` trains with unless one is named: `latest`, or a newer one awaiting this policy.
 NEWEST = "newest"
@@ -62,8 +64,8 @@ def training_corpus(vocab_manifest: dict[str, Any], corpus: str | None, var_dir:
     dataset's corpus: its source directory when this host has it, or compiled again from where it
     came from (a Debian package, LLVM's git repository at the commit, a CMake tree), only the
     `sample` of modules training will use (workers.corpus.sample_names, the rule `max_modules`
-    samples by), so retraining on LLVM's 2,780 TUs compiles 400 of them. ccache makes even that
-    cheap on the worker that built the dataset.
+    samples by), so retraining on LLVM's 2,780 TUs compiles 50 of them (the nightly recipe's cap). ccache makes
+    even that cheap on the worker that built the dataset.
     """
     facts = ((vocab_manifest.get("dataset") or {}).get("corpus")) or {}
     dataset_id = (vocab_manifest.get("lineage") or {}).get("dataset_id")
@@ -183,7 +185,8 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
     vocab_file = published_vocab(vocab_manifest["version"])
     held = {s: trainer.specs(s, getattr(settings.policy, s) or None, rec) for s in ("validation", "evaluation")}
     train = trainer.specs("train", settings.policy.train or None, rec)
-    nightly, training = nightly_package(vocab_manifest, corpus, settings, toolchain, p["max_modules"])
+    most = p["max_modules"] or rec.max_modules  # the nightly corpus is a training package like the others
+    nightly, training = nightly_package(vocab_manifest, corpus, settings, toolchain, most)
     reserved = {n.partition("=")[0] for names in held.values() for n in names}
     if nightly is not None and nightly.name in reserved:
         training = {**training, "nightly_corpus_skipped": f"{nightly.name} validates or evaluates policies"}
@@ -215,7 +218,7 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
         result = release.read_result(model)
         validation = release.validate(model, result, toolchain, ADVISOR, vocab_file)
         manifest = release.manifest_for(model, result, advisor=ADVISOR, vocab_version=vocab_manifest["version"],
-                                        training={**training, "max_modules": p["max_modules"]},
+                                        training={**training, "max_modules": most},
                                         validation=validation)
     return model, manifest
 
