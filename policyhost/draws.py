@@ -5,8 +5,8 @@ package: the nightly's two draws (cloning seeds 0-4 and 5-9, the same data, the 
 geomean apart on eleven packages nobody trained on, and 3.6 % apart on one (bench/README.md). A draw's chosen
 network is kept by its own validation, so each draw runs whole (its rounds, its ES, its choice); the policy is
 then their average (policyhost/mlp.py `average`: exact, and still a network measured and exported like any
-other). An average keeps what the draws agree on and halves what only one of them learned: on packages nothing
-chose on it was never worse than the mean of its draws and twice better than both on the evaluation packages.
+other). An average keeps what the draws agree on and halves what only one of them learned: on the packages that
+decided it beat the mean of its draws in two looks of three, and on the evaluation packages in every look.
 Round 1 searches the heuristic in every draw, so the exploration cache searches it once.
 """
 
