@@ -12,14 +12,24 @@ Round 1 searches the heuristic in every draw, so the exploration cache searches 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from policyhost.mlp import Mlp, average
+from policyhost.recipes import Recipe
 
-if TYPE_CHECKING:
-    from policyhost.recipes import Recipe
-    from policyhost.trainer import Trainer
+
+class Training(Protocol):
+    """What a draw needs of a training run (policyhost/trainer.py `Trainer`, a dataclass; this module sits below it)."""
+
+    recipe: Recipe
+    progress: Callable[[str], None]
+    history: list[dict]
+
+    def run(self) -> tuple[Mlp, dict]: ...
+
+    def validate(self, policy: Mlp) -> Any: ...
 
 
 def seeds_of(recipe: Recipe, draw: int) -> tuple[int, ...]:
@@ -28,7 +38,7 @@ def seeds_of(recipe: Recipe, draw: int) -> tuple[int, ...]:
     return tuple(s + draw * len(recipe.seeds) for s in recipe.seeds)
 
 
-def run(t: Trainer) -> tuple[Mlp, dict]:
+def run(t: Training) -> tuple[Mlp, dict]:
     """`t.run()`, or with `Recipe.draws` above one, each draw run whole and their chosen networks averaged; the
     average is measured on validation for the record (it is not a choice: the draws made theirs)."""
     n = t.recipe.draws
@@ -39,7 +49,9 @@ def run(t: Trainer) -> tuple[Mlp, dict]:
         def say(line: str, d: int = d) -> None:
             t.progress(f"draw {d + 1}/{n}: {line}")
 
-        one = replace(t, recipe=replace(t.recipe, seeds=seeds_of(t.recipe, d), draws=1), progress=say, history=[])
+        # a Trainer is a dataclass: the draw is the same run with its own seeds, lines and history
+        one = replace(t, recipe=replace(t.recipe, seeds=seeds_of(t.recipe, d), draws=1), progress=say,  # type: ignore[type-var]
+                      history=[])
         net, info = one.run()
         t.history += [{**row, "draw": d + 1} for row in info["history"]]
         nets.append(net)
