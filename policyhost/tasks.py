@@ -196,8 +196,9 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
     trainer.check_names({"train": [*([nightly.name] if nightly else []), *(n.partition("=")[0] for n in train)],
                          **{k: [n.partition("=")[0] for n in v] for k, v in held.items()}})
     # the recipe's name and everything it sets: a recipe retuned in a new release trains again
-    key = _work_key(vocab_manifest["version"], Path(str(training.get("corpus_source"))), {**p, "recipe": rec_name,
-                    "recipe_params": rec.as_json(), "train": train, **held,
+    # the cap the corpus was sampled with, not how it was asked for: `--max-modules 50` is the nightly's default
+    key = _work_key(vocab_manifest["version"], Path(str(training.get("corpus_source"))), {**p, "max_modules": most,
+                    "recipe": rec_name, "recipe_params": rec.as_json(), "train": train, **held,
                     "cap": settings.gate.policy_cap}, toolchain.describe())
     work = settings.var_dir / "policy" / "trained" / ADVISOR / key
     model = work / "model.onnx"
