@@ -193,3 +193,15 @@ def read_result(model: Path, key: bytes | None = None) -> dict[str, Any]:
     except SignatureError as e:
         raise SignatureError(f"{path}: {e}") from None
     return result
+
+
+#: The splits whose packages a trained policy has seen: it trained on one and chose its checkpoint on the other.
+SEEN_SPLITS = ("train", "validation")
+
+
+def seen_packages(record: dict[str, Any]) -> list[str]:
+    """The packages a policy trained or validated on, from its training record (`splits`) or its published
+    manifest (`training.splits`): a size measured on them says how well it fits, not how it does on new code, so
+    the size gate leaves them out and `policy heldout` refuses them."""
+    splits = record.get("splits") or (record.get("training") or {}).get("splits") or {}
+    return [p for part in SEEN_SPLITS for p in splits.get(part) or ()]

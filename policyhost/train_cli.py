@@ -15,6 +15,8 @@ import argparse
 import json
 from pathlib import Path
 
+from farm.errors import InputError
+
 
 def _fanout(args: argparse.Namespace, settings, toolchain):
     from policyhost.explore import ExploreCache
@@ -52,6 +54,7 @@ def _heldout(args: argparse.Namespace) -> int:
     from farm.toolchain import Toolchain
     from policyhost import trainer
     from policyhost.recipes import recipe
+    from policyhost.release import seen_packages
 
     settings = load_settings()
     tc = Toolchain.from_settings(settings)
@@ -59,19 +62,36 @@ def _heldout(args: argparse.Namespace) -> int:
     if model.startswith("store:"):
         from policyhost.policies import resolve_published
 
-        model, _, vocab = resolve_published(model, "inline", args.vocab, tc)
-    elif vocab:
-        from policyhost.launcher import resolve_vocab
+        model, record, vocab = resolve_published(model, "inline", args.vocab, tc)
+    else:
+        record = _record_beside(Path(model))
+        if vocab:
+            from policyhost.launcher import resolve_vocab
 
-        vocab = str(resolve_vocab(vocab, "inline"))
-    evaluation = tuple(trainer.package_corpus(n, Path(settings.var_dir), tc)
-                       for n in trainer.specs(args.split, args.evaluation))
+            vocab = str(resolve_vocab(vocab, "inline"))
+    names = trainer.specs(args.split, args.evaluation)
+    seen = sorted(set(seen_packages(record)) & {n.partition("=")[0] for n in names})
+    if seen:
+        raise InputError(f"{args.model} was trained or validated on {', '.join(seen)}: a held-out table measures only "
+                         "packages the policy never saw (choose them with --split or --evaluation)")
+    evaluation = tuple(trainer.package_corpus(n, Path(settings.var_dir), tc) for n in names)
     splits = trainer.Splits((), (), evaluation)
     fan = _fanout(args, settings, tc)
     t = trainer.Trainer(tc, splits, recipe("smoke"), fan, vocab=Path(vocab) if vocab else None)
     table = trainer.heldout_table(t, None, model=str(model))
     print(json.dumps(table, indent=2) if args.json else trainer.format_table(table, settings.gate.policy_cap))
     return 0
+
+
+def _record_beside(model: Path) -> dict:
+    """The training record `policy train` wrote beside MODEL.onnx ({} when there is none: a model from elsewhere)."""
+    try:
+        record = json.loads(model.with_suffix(".json").read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        raise InputError(f"{model.with_suffix('.json')}: not a readable training record: {e}") from None
+    return record if isinstance(record, dict) else {}
 
 
 def _splits(args: argparse.Namespace) -> int:

@@ -36,6 +36,7 @@ def _measured(settings, store, advisor: str, version: str, in_force: str | None)
     """Build the gate's benchmarks with the heuristic, `version` and `in_force` (if any) and check their sizes."""
     from farm.toolchain import Toolchain
     from policyhost.policies import resolve_published
+    from policyhost.release import seen_packages
     from regression import policygate
 
     toolchain = Toolchain.from_settings(settings)
@@ -45,8 +46,7 @@ def _measured(settings, store, advisor: str, version: str, in_force: str | None)
             continue
         model, manifests[name], vocab = resolve_published(f"store:{name}", advisor, toolchain=toolchain)
         policies[name] = policygate.Policy(name, Path(model), Path(vocab) if vocab else None, advisor)
-    splits = (manifests[version].get("training") or {}).get("splits") or {}
-    trained_on = [p for part in ("train", "validation") for p in splits.get(part) or ()]
+    trained_on = seen_packages(manifests[version])
     work = settings.var_dir / "policy" / "gate" / advisor / version
     g = settings.gate
     rows, broken, skipped = policygate.measure_sizes(

@@ -123,6 +123,14 @@ def test_train_writes_a_signed_policy_and_its_held_out_table(packages: dict[str,
     held = _run(["policy", "heldout", str(out), "--evaluation", f"gamma={packages['gamma']}", "--json"])
     assert held.returncode == 0, held.stderr
     assert json.loads(held.stdout)["packages"][0] == row
+    # a package it trained or validated on is no held-out table: refused in one line, nothing compiled
+    for seen in ("alpha", "beta"):
+        evaluation = f"gamma={packages['gamma']},{seen}=/nonexistent"
+        refused = _run(["policy", "heldout", str(out), "--evaluation", evaluation])
+        assert refused.returncode == 2 and refused.stdout == "", refused
+        assert refused.stderr.strip().splitlines() == [
+            f"mlgo-farm: error: {out} was trained or validated on {seen}: a held-out table measures only packages "
+            "the policy never saw (choose them with --split or --evaluation)"], refused.stderr
 
 
 def test_training_without_evaluation_packages_trains_the_same_network_and_says_so(packages: dict[str, Path],
