@@ -25,7 +25,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -243,11 +243,23 @@ def candidate_steps(p: Play, after: int, count: int, seed: str) -> list[int]:
     return steps[:count]
 
 
+class Abandoned(Exception):
+    """A search given up before its end because the run is stopping (`stop` said so): nothing is cached."""
+
+
 def explore(unit: Unit, base: Mlp | None, toolchain: Toolchain, budget: Budget = Budget(), *,
-            timeout: float = 120, vocab: Path | None = None, prior: Mlp | None = None) -> ModuleResult:
+            timeout: float = 120, vocab: Path | None = None, prior: Mlp | None = None,
+            stop: Callable[[], bool] | None = None) -> ModuleResult:
     """Greedy flip search on one module (see the module docstring); never raises for a failing compile.
-    `prior`: the order of a heuristic's steps (ReplayPolicy)."""
-    first = play(unit, base, (), toolchain, timeout=timeout, vocab=vocab, prior=prior)
+    `prior`: the order of a heuristic's steps (ReplayPolicy). `stop`, asked before every compile: the run
+    is being interrupted, so the search raises Abandoned instead of holding the run's exit for its remaining
+    compiles (an LLVM TU's search is a minute of them)."""
+    def play_unless_stopped(flips: tuple[int, ...]) -> Play:
+        if stop is not None and stop():
+            raise Abandoned(unit.name)
+        return play(unit, base, flips, toolchain, timeout=timeout, vocab=vocab, prior=prior)
+
+    first = play_unless_stopped(())
     if first.size is None:
         return ModuleResult(unit.name, None, None, [], 1, error=first.error)
     # the order of a heuristic's steps follows the module's name, not where its bitcode lies (the bytes name it)
@@ -256,8 +268,7 @@ def explore(unit: Unit, base: Mlp | None, toolchain: Toolchain, budget: Budget =
     for _ in range(budget.rounds):
         after = best.flips[-1] + 1 if best.flips else 0
         steps = candidate_steps(best, after, budget.per_round, seed)
-        tried = [play(unit, base, (*best.flips, s), toolchain, timeout=timeout, vocab=vocab, prior=prior)
-                 for s in steps]
+        tried = [play_unless_stopped((*best.flips, s)) for s in steps]
         compiles += len(tried)
         trials += [(best.policy.rows[s], 1 - best.policy.actions[s], t.size - best.size)
                    for s, t in zip(steps, tried, strict=True) if t.size is not None]
@@ -341,13 +352,14 @@ class ExploreCache:
 
 
 def explore_cached(unit: Unit, base: Mlp | None, toolchain: Toolchain, budget: Budget, cache: ExploreCache,
-                   *, timeout: float = 120, vocab: Path | None = None, prior: Mlp | None = None) -> ModuleResult:
+                   *, timeout: float = 120, vocab: Path | None = None, prior: Mlp | None = None,
+                   stop: Callable[[], bool] | None = None) -> ModuleResult:
     key = cache.key(unit, toolchain, base, budget, vocab, prior)
     hit = cache.get(key, unit.name)
     if hit is not None:
         return hit
     try:
-        result = explore(unit, base, toolchain, budget, timeout=timeout, vocab=vocab, prior=prior)
+        result = explore(unit, base, toolchain, budget, timeout=timeout, vocab=vocab, prior=prior, stop=stop)
     except FarmError as e:  # the policy could not answer this module's compiler: skip and list it
         result = ModuleResult(unit.name, None, None, [], 0, error=str(e))
     cache.put(key, result)

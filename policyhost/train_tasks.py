@@ -10,6 +10,7 @@ that sees the corpus: adding workers adds compiles per second, through Celery an
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -35,13 +36,14 @@ def _vocab(item: dict) -> Path | None:
     return Path(item["vocab"]) if item.get("vocab") else None
 
 
-def explore_job(item: dict, toolchain: Toolchain, cache: ExploreCache) -> dict:
+def explore_job(item: dict, toolchain: Toolchain, cache: ExploreCache, stop: threading.Event | None = None) -> dict:
     result = explore_cached(Unit.from_json(item["unit"]), _policy(item.get("base")), toolchain,
-                            Budget(**item["budget"]), cache, vocab=_vocab(item), prior=_policy(item.get("prior")))
+                            Budget(**item["budget"]), cache, vocab=_vocab(item), prior=_policy(item.get("prior")),
+                            stop=None if stop is None else stop.is_set)
     return result.as_json()
 
 
-def size_job(item: dict, toolchain: Toolchain, cache: ExploreCache) -> int | None:
+def size_job(item: dict, toolchain: Toolchain, cache: ExploreCache, stop: threading.Event | None = None) -> int | None:
     """One compile's `.text`: with a network (`policy`), the heuristic (neither), or an ONNX model file (`model`)."""
     unit = Unit.from_json(item["unit"])
     if item.get("model"):
@@ -51,16 +53,27 @@ def size_job(item: dict, toolchain: Toolchain, cache: ExploreCache) -> int | Non
     return play(unit, _policy(item.get("policy")), (), toolchain, vocab=_vocab(item)).size
 
 
-JOBS: dict[str, Callable[[dict, Toolchain, ExploreCache], Any]] = {"explore": explore_job, "size": size_job}
-
+#: Each kind's job: (item, toolchain, cache, stop) -> its JSON result; `stop` (an Event) is set when the run is
+#: being interrupted.
+JOBS: dict[str, Callable[..., Any]] = {"explore": explore_job, "size": size_job}
 
 
 def thread_fanout(toolchain: Toolchain, cache: ExploreCache, jobs: int) -> Fanout:
-    """Jobs in this process, `jobs` at a time (each compile is its own clang process)."""
+    """Jobs in this process, `jobs` at a time (each compile is its own clang process).
+
+    Interrupted (Ctrl-C, SIGTERM: farm/cli.py raises it in the main thread), the queued jobs are dropped and the
+    running ones told to stop, so the run exits after the compiles in flight, not after every search in flight.
+    """
     def run(kind: str, items: Sequence[dict]) -> list:
-        fn = JOBS[kind]
-        with ThreadPoolExecutor(max(1, jobs)) as pool:
-            return list(pool.map(lambda it: fn(it, toolchain, cache), items))
+        fn, stopping = JOBS[kind], threading.Event()
+        pool = ThreadPoolExecutor(max(1, jobs))
+        try:
+            return list(pool.map(lambda it: fn(it, toolchain, cache, stopping), items))
+        except BaseException:
+            stopping.set()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
     return run
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from farm.toolchain import Toolchain, text_sizes
 from policyhost.explore import (
+    Abandoned,
     Budget,
     ExploreCache,
     Unit,
@@ -81,6 +82,24 @@ def test_results_are_cached_by_content_base_and_budget(units: list[Unit], toolch
     assert hit.compiles == 0 and (hit.best_size, hit.flips) == (first.best_size, first.flips)
     np.testing.assert_array_equal(hit.rows, first.rows)
     assert explore_cached(units[1], None, toolchain, Budget(3, 1), cache).compiles >= 1, "another budget, new key"
+
+
+def test_a_search_told_to_stop_gives_up_before_its_next_compile_and_caches_nothing(
+        units: list[Unit], toolchain: Toolchain, tmp_path: Path) -> None:
+    """The run is being interrupted (policyhost/train_tasks.py sets `stop`): the search raises instead of
+    finishing its budget, and no partial result is cached as if it were the module's answer."""
+    asked = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) > 2  # the base compile and one flip, then the run stops
+
+    cache = ExploreCache(tmp_path / "cache")
+    with pytest.raises(Abandoned, match=units[0].name):
+        explore_cached(units[0], None, toolchain, Budget(4, 2), cache, stop=stop)
+    assert len(asked) == 3 and not list((tmp_path / "cache").glob("*.npz"))
+    whole = explore_cached(units[0], None, toolchain, Budget(4, 2), cache, stop=lambda: False)
+    assert whole.compiles > 2 and len(list((tmp_path / "cache").glob("*.npz"))) == 1
 
 
 def test_a_module_that_does_not_compile_is_reported_not_raised(tmp_path: Path, toolchain: Toolchain) -> None:
