@@ -167,9 +167,11 @@ def fit_prior(results: Sequence[ModuleResult], params: PriorParams) -> Mlp | Non
     return fit_bc(features, x, y, w, BcParams(hidden=params.hidden, epochs=params.epochs, seed=params.seed))
 
 
-def reward(policy_size: int, heuristic_size: int) -> float:
-    """ml-compiler-opt's per-module reward (compilation_runner.py): positive when the policy is smaller."""
-    return 1.0 - (policy_size + 0.01) / (heuristic_size + 0.01)
+def reward(policy_size: int, heuristic_size: int, growth_weight: float = 1.0) -> float:
+    """ml-compiler-opt's per-module reward (compilation_runner.py): positive when the policy is smaller; a module
+    the policy grows counts `growth_weight` times (EsParams.growth_weight)."""
+    r = 1.0 - (policy_size + 0.01) / (heuristic_size + 0.01)
+    return r if r >= 0 else growth_weight * r
 
 
 @dataclass(frozen=True)
@@ -186,6 +188,10 @@ class EsParams:
     #: `average`) is block-diagonal, and perturbing its zero blocks mixes the clones and spends most of each pair's
     #: noise on weights no clone has (Adam then moves every one of them by about `step_size` a step)
     only_nonzero: bool = False
+    #: how many times a module's growth counts against the same saving (1: ml-compiler-opt's reward). The size bars
+    #: are not symmetric (one package 0.5 % larger fails the gate however much the others shrink), so a step
+    #: that trades a growth somewhere for a larger saving elsewhere is not what the gate wants
+    growth_weight: float = 1.0
 
 
 class Adam:

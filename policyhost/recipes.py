@@ -135,6 +135,9 @@ RECIPES = {
     # the nightly whose seeds each clone a bootstrap resample of the modules before they are averaged (the
     # experiment in bench/README.md)
     "nightly-bagged": replace(_NIGHTLY, bag=True),
+    # the nightly (two draws) whose ES counts a module's growth twice against the same saving: does a reward as
+    # lopsided as the gate's bars keep packages from growing? (the experiment in bench/README.md)
+    "nightly-averse": replace(_NIGHTLY, draws=2, es=replace(_NIGHTLY.es, growth_weight=2.0)),
     # the nightly with a second, prior-guided search of the heuristic (the experiment in bench/README.md)
     # (measured with one seed and the default sticks, as the nightly then had)
     "nightly-guided": replace(_NIGHTLY, prior=PriorParams(), sticks=Recipe.sticks, seeds=Recipe.seeds),

@@ -317,7 +317,8 @@ class Trainer:
         def evaluate(jobs: list[tuple[Mlp, int]]) -> list[float | None]:
             sizes = self.fanout("size", [{"unit": units[usable[i]].as_json(), "policy": pol.as_json(),
                                           "vocab": self._vocab} for pol, i in jobs])
-            return [None if s is None else reward(s, heur[usable[i]]) for s, (_, i) in zip(sizes, jobs, strict=True)]
+            return [None if s is None else reward(s, heur[usable[i]], es.growth_weight)
+                    for s, (_, i) in zip(sizes, jobs, strict=True)]
 
         for step in range(1, es.steps + 1):
             policy, info = es_step(policy, adam, es, step, len(usable), evaluate)

@@ -55,6 +55,9 @@ def test_bagging_resamples_the_modules_with_decisions_per_seed() -> None:
 def test_reward_is_ml_compiler_opts() -> None:
     assert reward(90, 100) == pytest.approx(1 - 90.01 / 100.01)
     assert reward(100, 100) == 0 and reward(110, 100) < 0
+    # a growth weighed twice (EsParams.growth_weight) costs twice as much; a saving is what it was
+    assert reward(110, 100, 2.0) == pytest.approx(2 * reward(110, 100))
+    assert reward(90, 100, 2.0) == reward(90, 100) and reward(100, 100, 2.0) == 0
 
 
 def test_departures_and_savings_weigh_more() -> None:

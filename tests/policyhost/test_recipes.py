@@ -27,8 +27,8 @@ def test_a_recipes_packages_are_inside_the_declared_splits(name):
     assert rec.seeds and rec.sticks and rec.rounds >= 1
 
 
-#: what each experiment changes in one draw of the nightly (each was measured as one), and nothing else: a retuned
-#: nightly retunes its experiments too
+#: what each experiment changes in one draw of the nightly (each was measured as one, but nightly-averse, measured as
+#: the nightly is, two draws), and nothing else: a retuned nightly retunes its experiments too
 EXPERIMENTS = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly-one-round": {"rounds"},
                "nightly-four-rounds": {"rounds"}, "nightly-guided": {"prior", "sticks", "seeds"},
                "nightly-linear": {"bc", "es"}, "nightly-best-seed": {"ensemble"},
@@ -36,7 +36,7 @@ EXPERIMENTS = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly
                "nightly-unfloored": {"floor"},
                "nightly-wide": {"max_modules"}, "nightly-strict": {"cap"},
                "nightly-other-seeds": {"seeds"}, "nightly-ten-seeds": {"seeds"},
-               "nightly-es-blocks": {"es"}, "nightly-es-narrow": {"es"}}
+               "nightly-es-blocks": {"es"}, "nightly-es-narrow": {"es"}, "nightly-averse": {"es", "draws"}}
 
 
 def test_every_nightly_experiment_differs_from_the_nightly_only_where_it_says():
