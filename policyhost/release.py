@@ -174,20 +174,28 @@ def _trained_metrics(result: dict[str, Any]) -> dict[str, Any]:
             "heldout": held.get("packages"), "history": result.get("history")}
 
 
+def record_beside(model: Path) -> dict[str, Any] | None:
+    """The training record (MODEL.json) a trainer wrote beside MODEL.onnx, unverified; None when there is none."""
+    path = Path(model).with_suffix(".json")
+    try:
+        result = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        raise InputError(f"{path}: not readable JSON: {e}") from None
+    if not isinstance(result, dict):
+        raise InputError(f"{path}: not a JSON object")
+    return result
+
+
 def read_result(model: Path, key: bytes | None = None) -> dict[str, Any]:
     """The MODEL.json `policy train-bc` wrote beside MODEL.onnx, its signature checked against the model's bytes."""
     from farm.signing import SignatureError, farm_key, verify
 
     path = Path(model).with_suffix(".json")
-    try:
-        result = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise InputError(f"{path} not found: publish a model `mlgo-farm policy train-bc` wrote (it writes both)") \
-            from None
-    except (OSError, ValueError) as e:
-        raise InputError(f"{path}: not readable JSON: {e}") from None
-    if not isinstance(result, dict):
-        raise InputError(f"{path}: not a JSON object")
+    result = record_beside(model)
+    if result is None:
+        raise InputError(f"{path} not found: publish a model `mlgo-farm policy train-bc` wrote (it writes both)")
     try:
         verify(Path(model).read_bytes(), result, farm_key() if key is None else key, what="policy")
     except SignatureError as e:

@@ -54,7 +54,7 @@ def _heldout(args: argparse.Namespace) -> int:
     from farm.toolchain import Toolchain
     from policyhost import trainer
     from policyhost.recipes import recipe
-    from policyhost.release import seen_packages
+    from policyhost.release import record_beside, seen_packages
 
     settings = load_settings()
     tc = Toolchain.from_settings(settings)
@@ -64,7 +64,7 @@ def _heldout(args: argparse.Namespace) -> int:
 
         model, record, vocab = resolve_published(model, "inline", args.vocab, tc)
     else:
-        record = _record_beside(Path(model))
+        record = record_beside(Path(model)) or {}  # none: a model from elsewhere, nothing to check it against
         if vocab:
             from policyhost.launcher import resolve_vocab
 
@@ -81,17 +81,6 @@ def _heldout(args: argparse.Namespace) -> int:
     table = trainer.heldout_table(t, None, model=str(model))
     print(json.dumps(table, indent=2) if args.json else trainer.format_table(table, settings.gate.policy_cap))
     return 0
-
-
-def _record_beside(model: Path) -> dict:
-    """The training record `policy train` wrote beside MODEL.onnx ({} when there is none: a model from elsewhere)."""
-    try:
-        record = json.loads(model.with_suffix(".json").read_text())
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as e:
-        raise InputError(f"{model.with_suffix('.json')}: not a readable training record: {e}") from None
-    return record if isinstance(record, dict) else {}
 
 
 def _splits(args: argparse.Namespace) -> int:
