@@ -201,6 +201,11 @@ class PolicyConfig:
     #: Parallel compiles of a retraining in its worker (threads); a farm with more workers trains with
     #: `mlgo-farm policy train --celery` instead, one Celery task per module.
     train_jobs: int = 2
+    #: Seconds a `policy retrain` task may train before Celery stops it (a soft time limit: the training's compiles
+    #: stop, a vocabulary waiting for the policy is told why, and the task fails in one line); its process is killed
+    #: if it has not stopped 5 minutes later. 0: no limit. One draw of the nightly took 96 min on a 2-core worker;
+    #: the builder that waits for it gives up after 4 hours, so by default the task fails first and says why.
+    retrain_time_limit: int = 3 * 3600
 
 
 @dataclass(frozen=True)

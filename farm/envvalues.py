@@ -23,7 +23,7 @@ POSITIVE = frozenset({("llvm", "min_major"), ("celery", "visibility_timeout"), (
                       ("celery", "client_reconnect"), ("policy", "timeout"),
                       ("policy", "shared_idle_exit")})
 NON_NEGATIVE = frozenset({("smtp", "retries"), ("gate", "mrr_tolerance"), ("gate", "hits_at_10_tolerance"),
-                          ("gate", "analogy_tolerance")})
+                          ("gate", "analogy_tolerance"), ("policy", "retrain_time_limit")})
 #: Directories with no "empty" default: an empty value would silently mean the current directory.
 NON_EMPTY = frozenset({("paths", "var_dir"), ("llvm", "bin_dir")})
 #: Settings that are fractions in [0, 1]: the promotion gate's coverage floors.

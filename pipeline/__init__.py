@@ -54,8 +54,10 @@ def vocab_chain(kind: str, dataset: str = "latest", params: dict[str, Any] | Non
 def policy_chain(vocab_version: str = policy.NEWEST, corpus: str | None = None,
                  params: dict[str, Any] | None = None):
     """retrain -> size_check. The check runs whatever the setting: with the gate off it finds nothing
-    pending and says so, so a waiting client reads one kind of result."""
-    return chain(policy.retrain.s(vocab=vocab_version, corpus=corpus, params=params or {}), sizecheck.size_check.s())
+    pending and says so, so a waiting client reads one kind of result. The retrain's time limits are the worker's
+    (`[policy] retrain_time_limit` where it trains), not whatever the requesting process has configured."""
+    retrain = policy.retrain.s(vocab=vocab_version, corpus=corpus, params=params or {})
+    return chain(retrain.set(time_limit=None, soft_time_limit=None), sizecheck.size_check.s())
 
 
 def start_vocab_retrain(kind: str, dataset: str = "latest", params: dict[str, Any] | None = None) -> AsyncResult:

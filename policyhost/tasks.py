@@ -32,10 +32,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
+
 from farm.atomic import atomic_dir
 from farm.celery_app import RELIABLE, app
 from farm.client import PROGRESS
-from farm.errors import InputError
+from farm.errors import FarmError, InputError
 from farm.locks import dir_lock, made_once
 
 log = logging.getLogger(__name__)
@@ -231,7 +233,27 @@ def _explore_cache(settings):
     return ExploreCache(Path(settings.var_dir) / "cache" / "explore")
 
 
-@app.task(name="policyhost.tasks.retrain", bind=True, **RELIABLE)
+#: How long past its soft time limit a retrain may take to stop before Celery kills its process.
+HARD_LIMIT_GRACE = 300
+
+
+def time_limits(limit: int) -> dict[str, int]:
+    """Celery's time limits of `retrain` ([policy] retrain_time_limit, read by the worker as it starts).
+
+    A training that hangs or runs far past the night must not hold a worker, nor the vocabulary waiting
+    for its policy, forever: the soft limit raises inside the training, which stops its compiles
+    (train_tasks.thread_fanout) and tells the vocabulary why; the hard one is for a training that cannot.
+    """
+    return {"soft_time_limit": limit, "time_limit": limit + HARD_LIMIT_GRACE} if limit else {}
+
+
+def _configured_limits() -> dict[str, int]:
+    from farm.config import load_settings
+
+    return time_limits(load_settings().policy.retrain_time_limit)
+
+
+@app.task(name="policyhost.tasks.retrain", bind=True, **RELIABLE, **_configured_limits())
 def retrain(self, vocab: str = NEWEST, corpus: str | None = None,
             params: dict[str, Any] | None = None) -> dict[str, Any]:
     """Train, validate and publish the inliner warm-start policy (pending its size check when the gate
@@ -262,6 +284,10 @@ def retrain(self, vocab: str = NEWEST, corpus: str | None = None,
     except InputError as e:  # a lasting failure: the vocabulary waiting for this policy must not wait forever
         _settle_vocab_failed(s, store, vocab, str(e))
         raise
+    except SoftTimeLimitExceeded:
+        why = f"the training passed its time limit ([policy] retrain_time_limit, {self.soft_time_limit} s)"
+        _settle_vocab_failed(s, store, vocab, why)
+        raise FarmError(f"policy retrain stopped: {why}") from None
     trained = time.monotonic() - t0
     with publish_lock(store, s.celery.broker_url, settings=s):
         result = pstore.publish(store, model.read_bytes(), manifest,

@@ -18,6 +18,7 @@ from farm.errors import FarmError
     (b"[policy]\ntimeout = nan\n", r"\[policy\] timeout: expected a finite number, got nan$"),
     (b"[buildbot]\nwww_port = 70000\n", r"\[buildbot\] www_port: a TCP port is 1..65535, got 70000$"),
     (b"[smtp]\nretries = -2\n", r"\[smtp\] retries: must not be negative, got -2$"),
+    (b"[policy]\nretrain_time_limit = -1\n", r"\[policy\] retrain_time_limit: must not be negative, got -1$"),
 ])
 def test_bad_files_are_one_line(tmp_path: Path, content: bytes, message: str) -> None:
     cfg = tmp_path / "farm.toml"

@@ -50,9 +50,11 @@ class Farm:
     store: S3Store
     workers: list[Worker] = field(default_factory=list)
 
-    def worker(self, name: str, concurrency: int = 1, extra_env: dict[str, str] | None = None) -> Worker:
+    def worker(self, name: str, concurrency: int = 1, extra_env: dict[str, str] | None = None,
+               prefork: bool = False) -> Worker:
+        """A worker; `prefork`: the farm's own pool even for one process (Celery's time limits need it)."""
         log = self.tmp / f"{name}.log"
-        pool = ["--pool=prefork", f"--concurrency={concurrency}"] if concurrency > 1 else ["--pool=solo"]
+        pool = ["--pool=prefork", f"--concurrency={concurrency}"] if concurrency > 1 or prefork else ["--pool=solo"]
         proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "farm.celery_app", "worker", *pool, "--loglevel=INFO",
              "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat", f"--logfile={log}"],
@@ -232,6 +234,30 @@ def test_worker_killed_mid_training_is_redelivered(farm: Farm, ir2vec_vocab: Pat
     assert "(published, size check passed" in out, out
     assert "training the inline policy" in rescuer.log()
     assert pstore.read_latest(farm.store, "inline")["vocab_version"] == vocab
+
+
+def test_a_retrain_past_its_time_limit_stops_and_its_vocabulary_is_told_why(farm: Farm, ir2vec_vocab: Path) -> None:
+    """The training is held (farm/hold.py) until long past a 2 s `[policy] retrain_time_limit`: Celery's soft limit
+    stops it wherever it is, the client gets one line, nothing is published, and the vocabulary that waited for the
+    policy is settled with the reason instead of waiting for ever. No guess at the training's length: held, it
+    cannot finish first."""
+    gate = farm.tmp / "hold-training"
+    gate.touch()
+    w = farm.worker("w1", prefork=True,
+                    extra_env={"MLGO_FARM_POLICY_RETRAIN_TIME_LIMIT": "2", hold.ENV: str(gate)})
+    waiting = publish_vocab(ir2vec_vocab.read_bytes(), awaiting_policy=True)
+    res = farm.cli("policy", "retrain", "--vocab", waiting, "--corpus", str(farm.sources), "--wait", "--timeout", "600",
+                   timeout=660)
+    gate.unlink()
+    why = "the training passed its time limit ([policy] retrain_time_limit, 2 s)"
+    assert res.returncode == 1, res.stdout + res.stderr + w.log()[-3000:]
+    assert res.stderr.strip().splitlines() == [f"mlgo-farm: error: policy retrain stopped: {why}"], res.stderr
+    assert "Soft time limit (2s) exceeded" in w.log()
+    assert farm.store.list("policies/") == []
+    held = next(v for v in vpublish.read_index(farm.store) if v["version"] == waiting)
+    assert held["state"] == "candidate" and held["gate"]["pending"] == [], held["gate"]
+    assert held["gate"]["reasons"] == [f"policy_size: no policy could be trained with it: {why}"], held["gate"]
+    assert not list((farm.tmp / "var" / "policy" / "trained").rglob("model.json"))
 
 
 def test_a_policy_larger_than_the_one_in_force_fails_the_gate_and_holds_back_its_vocabulary(
