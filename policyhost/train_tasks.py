@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from farm import hold
 from farm.celery_app import app
 from farm.errors import InputError
 from farm.toolchain import Toolchain
@@ -78,7 +79,12 @@ def thread_fanout(toolchain: Toolchain, cache: ExploreCache, jobs: int) -> Fanou
 
 
 def celery_fanout(timeout: float, progress: Callable[[str], None] | None = None) -> Fanout:
-    """Jobs as one Celery group per call; a job's failure or the group outliving `timeout` is one line."""
+    """Jobs as one Celery group per call; a job's failure or the group outliving `timeout` is one line.
+
+    Whatever ends the wait early (the timeout, a failed job, Ctrl-C or SIGTERM) revokes the group, so the workers
+    drop its queued jobs instead of searching hundreds of modules for a run that is gone; the jobs in flight finish
+    their module.
+    """
     from celery import group
 
     def run(kind: str, items: Sequence[dict]) -> list:
@@ -92,6 +98,9 @@ def celery_fanout(timeout: float, progress: Callable[[str], None] | None = None)
             res.revoke()
             raise InputError(f"{kind} jobs: {res.completed_count()}/{len(items)} finished within {timeout:g} s; "
                              "are Celery workers running?") from None
+        except BaseException:
+            res.revoke()
+            raise
     return run
 
 
@@ -101,4 +110,5 @@ def work(kind: str, item: dict) -> Any:
 
     settings = load_settings()
     cache = ExploreCache(Path(settings.var_dir) / "cache" / "explore")
+    hold.checkpoint("a training job")  # tests only (farm/hold.py); returns at once otherwise
     return JOBS[kind](item, Toolchain.from_settings(settings), cache)

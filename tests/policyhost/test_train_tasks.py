@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
+from farm import hold
 from policyhost import train_tasks
+from tests.servers import stop, wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
 
 
 def test_an_interrupted_fanout_drops_queued_jobs_and_tells_running_ones_to_stop(
@@ -30,3 +40,45 @@ def test_an_interrupted_fanout_drops_queued_jobs_and_tells_running_ones_to_stop(
         run("test", list(range(50)))
     assert saw_stop and all(saw_stop), saw_stop
     assert len(ran) <= 3, ran  # the interrupting job, the one beside it, at most one the free thread took
+
+
+def test_an_interrupted_celery_training_revokes_its_queued_jobs(packages: dict[str, Path], tmp_path: Path,
+                                                                 redis_url: str) -> None:
+    """`policy train --celery` stopped (SIGTERM, a builder's stop) while a real worker runs its first search: the
+    command exits in one line, and the worker discards every other queued search instead of running them for a
+    training that is gone. The first search is held (farm/hold.py) until the command has exited, so nothing depends
+    on how fast the searches are; the worker is prefork, so it hears the revoke while the search runs."""
+    import redis
+
+    from workers import corpus
+
+    redis.Redis.from_url(redis_url).flushall()
+    env = {**os.environ, "MLGO_FARM_CELERY_BROKER_URL": f"{redis_url}/0",
+           "MLGO_FARM_CELERY_RESULT_BACKEND": f"{redis_url}/1", "MLGO_FARM_PATHS_VAR_DIR": str(tmp_path / "var")}
+    gate, log = tmp_path / "hold", tmp_path / "worker.log"
+    gate.touch()
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "farm.celery_app", "worker", "--pool=prefork", "--concurrency=1",
+         "--loglevel=INFO", "-n", "trainer@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
+         f"--logfile={log}"], cwd=ROOT, env={**env, hold.ENV: str(gate)}, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: log.exists() and "ready." in log.read_text(), 60, "the Celery worker")
+        cli = subprocess.Popen(
+            [MLGO_FARM, "policy", "train", "--recipe", "smoke", "--train", f"alpha={packages['alpha']}",
+             "--validation", f"beta={packages['beta']}", "--evaluation", f"gamma={packages['gamma']}",
+             "-o", str(tmp_path / "p.onnx"), "--celery", "--timeout", "600"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_until(lambda: hold.held_marker(gate).exists() or cli.poll() is not None, 120,
+                   "the first search to start and be held")
+        cli.send_signal(signal.SIGTERM)
+        _, err = cli.communicate(timeout=60)
+        assert cli.returncode == 128 + signal.SIGTERM and err.strip().splitlines() == ["mlgo-farm: error: terminated"]
+        gate.unlink()
+        queued = len(corpus.load(packages["alpha"]).modules) - 1
+        wait_until(lambda: log.read_text().count("Discarding revoked task") == queued, 120,
+                   f"the worker to discard the {queued} queued searches")
+        assert log.read_text().count("policyhost.train_tasks.work[") == 2 * queued + 2, log.read_text()[-3000:]
+        assert not (tmp_path / "p.onnx").exists()
+    finally:
+        stop(worker)
