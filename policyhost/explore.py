@@ -6,7 +6,8 @@ let the base policy finish, recompile, and keep the trajectory whose `.text` is 
 smallest. Here the search is greedy over rounds: round 1 tries single flips on the base
 trajectory; each later round tries one more flip after the last kept one on the best trajectory
 so far (a flip changes every observation after it, so earlier step numbers stay meaningful only
-before it). A module's search ends when a round finds nothing smaller or the budget is spent.
+before it). A module's search ends when a round finds nothing smaller or the budget is spent. With group
+flips (`Budget.groups`) a flip also holds every later call of the same callee to the flipped action.
 
 The base is LLVM's heuristic (`inlining_default`) or a network (policyhost/mlp.py). With a
 network, the steps tried first are those with the smallest margin, as ml-compiler-opt does; the
@@ -92,8 +93,11 @@ class ReplayPolicy:
 
     name = "replay"
 
-    def __init__(self, base: Mlp | None = None, flips: Sequence[int] = (), prior: Mlp | None = None) -> None:
+    def __init__(self, base: Mlp | None = None, flips: Sequence[int] = (), prior: Mlp | None = None,
+                 groups: bool = False) -> None:
         self.base, self.flips, self.prior = base, frozenset(flips), prior
+        #: group flips (Budget.groups): the action each flipped step's callee is held to from there on
+        self.groups: dict[tuple[float, ...], int] | None = {} if groups else None
         #: (name, width, dtype) of every feature the compiler sends, in its order: a row's layout
         self.features: list[tuple[str, int, str]] = []
         self.names: list[str] = []
@@ -116,6 +120,7 @@ class ReplayPolicy:
             raise InputError("the compiler changed its feature set within one compile")
         self.features, self.names = feats, names
         self._default_at = default_offset(feats)
+        self._callee_at = callee_offsets(feats) if self.groups is not None else ()
 
     def decide(self, obs: Observation) -> int:
         feats = obs.features
@@ -128,6 +133,10 @@ class ReplayPolicy:
             action, margin = int(m > 0), abs(m)
         if len(self.actions) in self.flips:
             action = 1 - action
+            if self.groups is not None:
+                self.groups[callee_key(row, self._callee_at)] = action
+        elif self.groups:
+            action = self.groups.get(callee_key(row, self._callee_at), action)
         self.rows.append(row)
         self.actions.append(action)
         self.margins.append(margin)
@@ -158,11 +167,17 @@ def compile_size(unit: Unit, policy: object, toolchain: Toolchain, *, timeout: f
 
 
 def play(unit: Unit, base: Mlp | None, flips: Sequence[int], toolchain: Toolchain, *, timeout: float = 120,
-         vocab: Path | None = None, prior: Mlp | None = None) -> Play:
-    """Compile `unit` once with `base` flipped at `flips`; measure the object's Berkeley `.text`."""
-    pol = ReplayPolicy(base, flips, prior)
+         vocab: Path | None = None, prior: Mlp | None = None, groups: bool = False) -> Play:
+    """Compile `unit` once with `base` flipped at `flips` (and, with `groups`, every later call of their callees);
+    measure the object's Berkeley `.text`."""
+    pol = ReplayPolicy(base, flips, prior, groups)
     size, error = compile_size(unit, pol, toolchain, timeout=timeout, vocab=vocab)
     return Play(tuple(flips), size, error, pol)
+
+
+#: A callee's features that stay put at each of its calls (not its users, which fall as they are inlined, nor its
+#: embedding, sent only with a vocabulary). Two small callees may share a key: a group flip then holds both.
+CALLEE_KEY = ("callee_basic_block_count", "callee_conditionally_executed_blocks", "is_callee_avail_external")
 
 
 @dataclass(frozen=True)
@@ -171,9 +186,14 @@ class Budget:
 
     per_round: int = 12
     rounds: int = 3
+    #: group flips: a flip also holds every later call of its callee (`callee_key`) to the flipped action, so one
+    #: trial refuses (or makes) all of a callee's inlines, which single flips miss when each refusal alone grows
+    #: the code (the body stays and a call is added). Measured in bench/README.md
+    groups: bool = False
 
     def as_json(self) -> dict:
-        return {"per_round": self.per_round, "rounds": self.rounds}
+        d = {"per_round": self.per_round, "rounds": self.rounds}
+        return {**d, "groups": True} if self.groups else d  # (only then: single-flip searches keep their keys)
 
 
 _MATRICES = ("rows", "base_rows", "trial_rows")
@@ -231,9 +251,24 @@ class ModuleResult:
                 "error": self.error}
 
 
-def candidate_steps(p: Play, after: int, count: int, seed: str) -> list[int]:
-    """Up to `count` steps after `after` to try flipping: least sure first, or a content-seeded order."""
+def callee_offsets(features: Sequence[tuple[str, int, str]]) -> tuple[int, ...]:
+    """Where the features that name a callee (CALLEE_KEY) sit in a row."""
+    return tuple(feature_offset(features, name) for name in CALLEE_KEY)
+
+
+def callee_key(row: Sequence[float], at: Sequence[int]) -> tuple[float, ...]:
+    return tuple(row[i] for i in at)
+
+
+def candidate_steps(p: Play, after: int, count: int, seed: str, groups: bool = False) -> list[int]:
+    """Up to `count` steps after `after` to try flipping: least sure first, or a content-seeded order. With
+    `groups`, only each callee's first step after `after` (flipping it flips the callee's later ones too)."""
     steps = list(range(after, len(p.policy.actions)))
+    if groups:
+        at, leaders = callee_offsets(p.policy.features), {}
+        for s in steps:
+            leaders.setdefault(callee_key(p.policy.rows[s], at), s)
+        steps = sorted(leaders.values())
     margins = np.asarray(p.policy.margins)
     if steps and not np.isnan(margins[steps]).any():
         steps.sort(key=lambda s: (margins[s], s))
@@ -257,7 +292,7 @@ def explore(unit: Unit, base: Mlp | None, toolchain: Toolchain, budget: Budget =
     def play_unless_stopped(flips: tuple[int, ...]) -> Play:
         if stop is not None and stop():
             raise Abandoned(unit.name)
-        return play(unit, base, flips, toolchain, timeout=timeout, vocab=vocab, prior=prior)
+        return play(unit, base, flips, toolchain, timeout=timeout, vocab=vocab, prior=prior, groups=budget.groups)
 
     first = play_unless_stopped(())
     if first.size is None:
@@ -267,7 +302,7 @@ def explore(unit: Unit, base: Mlp | None, toolchain: Toolchain, budget: Budget =
     trials: list[tuple[list[float], int, int]] = []  # (state, action tried there, `.text` it cost or saved)
     for _ in range(budget.rounds):
         after = best.flips[-1] + 1 if best.flips else 0
-        steps = candidate_steps(best, after, budget.per_round, seed)
+        steps = candidate_steps(best, after, budget.per_round, seed, budget.groups)
         tried = [play_unless_stopped((*best.flips, s)) for s in steps]
         compiles += len(tried)
         trials += [(best.policy.rows[s], 1 - best.policy.actions[s], t.size - best.size)

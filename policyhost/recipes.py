@@ -129,6 +129,10 @@ RECIPES = {
     # the nightly as it was until 2026-11-26, morning: ES takes 8 steps of 8 pairs, a gradient seen on 8 training
     # modules a step (bench/README.md, "ES with eight times the pairs")
     "nightly-es-narrow": replace(_NIGHTLY, es=replace(_NIGHTLY.es, steps=8, pairs=8)),
+    # the nightly's first draw searching with group flips (Budget.groups: a flip holds every later call of its callee):
+    # does a search that can refuse all of a callee's inlines at once teach clones that win more on unseen code?
+    # (the experiment in bench/README.md)
+    "nightly-groups": replace(_NIGHTLY, budget=replace(_NIGHTLY.budget, groups=True)),
     # the nightly averaging ten cloning seeds a round instead of five: does a wider average hold better on unseen
     # code, or only land between its draws? (the experiment in bench/README.md)
     "nightly-ten-seeds": replace(_NIGHTLY, seeds=tuple(range(10))),

@@ -13,6 +13,9 @@ from policyhost.explore import (
     Budget,
     ExploreCache,
     Unit,
+    callee_key,
+    callee_offsets,
+    candidate_steps,
     corpus_units,
     default_offset,
     explore,
@@ -56,6 +59,40 @@ def test_a_flip_answers_the_opposite_at_that_step_and_the_base_before_it(units: 
     assert flipped.policy.actions[k] == 1 - int(flipped.policy.rows[k][at])
     again = play(unit, None, (k,), toolchain)
     assert (again.size, again.policy.actions) == (flipped.size, flipped.policy.actions), "replays are deterministic"
+
+
+def test_a_group_flip_holds_every_later_call_of_its_callee_to_the_flipped_action(units: list[Unit],
+                                                                                 toolchain: Toolchain) -> None:
+    """With `Budget.groups` a flip at step k also answers the flipped action at every later step whose callee has
+    k's key, whatever the heuristic says there; other steps before and after are the base's. Only each callee's
+    first step is a candidate, and the search replays."""
+    def shared(u: Unit) -> tuple[int, int]:  # (later calls of the callee at the most shared key, -its first step)
+        p = play(u, None, (), toolchain).policy
+        keys = [callee_key(r, callee_offsets(p.features)) for r in p.rows]
+        k = max(keys, key=keys.count)
+        return keys.count(k), -keys.index(k)
+
+    unit = max(units, key=shared)
+    calls, first = shared(unit)
+    assert calls >= 3, "the generated call graph has a callee called from three places"
+    k = -first
+    single, group = play(unit, None, (k,), toolchain), play(unit, None, (k,), toolchain, groups=True)
+    at, pol = callee_offsets(group.policy.features), group.policy
+    key, flipped = callee_key(pol.rows[k], at), group.policy.actions[k]
+    assert flipped == single.policy.actions[k] and pol.actions[:k + 1] == single.policy.actions[:k + 1]
+    later = [s for s in range(k + 1, len(pol.actions)) if callee_key(pol.rows[s], at) == key]
+    assert later and all(pol.actions[s] == flipped for s in later)
+    d = default_offset(pol.features)
+    others = [s for s in range(len(pol.actions)) if s != k and s not in later]
+    assert all(pol.actions[s] == int(pol.rows[s][d]) for s in others)
+    base = play(unit, None, (), toolchain)
+    keys = [callee_key(r, at) for r in base.policy.rows]
+    steps = candidate_steps(base, 0, 10**6, "00" * 8, groups=True)
+    assert sorted(steps) == [s for s, x in enumerate(keys) if x not in keys[:s]] and k in steps
+    r = explore(unit, None, toolchain, Budget(4, 2, groups=True))
+    assert r.best_size <= r.base_size and play(unit, None, r.flips, toolchain, groups=True).size == r.best_size
+    assert Budget(4, 2).as_json() == {"per_round": 4, "rounds": 2}, "single-flip searches keep their cache keys"
+    assert Budget(4, 2, groups=True).as_json() != Budget(4, 2).as_json()
 
 
 def test_exploration_keeps_only_strictly_smaller_trajectories_and_they_replay(units: list[Unit],

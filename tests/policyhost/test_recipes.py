@@ -36,7 +36,8 @@ EXPERIMENTS = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly
                "nightly-unfloored": {"floor"},
                "nightly-wide": {"max_modules"}, "nightly-strict": {"cap"},
                "nightly-other-seeds": {"seeds"}, "nightly-ten-seeds": {"seeds"},
-               "nightly-es-blocks": {"es"}, "nightly-es-narrow": {"es"}, "nightly-averse": {"es", "draws"}}
+               "nightly-es-blocks": {"es"}, "nightly-es-narrow": {"es"}, "nightly-averse": {"es", "draws"},
+               "nightly-groups": {"budget"}}
 
 
 def test_every_nightly_experiment_differs_from_the_nightly_only_where_it_says():
