@@ -252,8 +252,11 @@ class ModuleResult:
 
 
 def callee_offsets(features: Sequence[tuple[str, int, str]]) -> tuple[int, ...]:
-    """Where the features that name a callee (CALLEE_KEY) sit in a row."""
-    return tuple(feature_offset(features, name) for name in CALLEE_KEY)
+    """Where the features that name a callee (CALLEE_KEY) sit in a row (a compiler that sends none: one line)."""
+    try:
+        return tuple(feature_offset(features, name) for name in CALLEE_KEY)
+    except ValueError as e:
+        raise InputError(f"group flips: {e}") from None
 
 
 def callee_key(row: Sequence[float], at: Sequence[int]) -> tuple[float, ...]:
@@ -264,7 +267,7 @@ def candidate_steps(p: Play, after: int, count: int, seed: str, groups: bool = F
     """Up to `count` steps after `after` to try flipping: least sure first, or a content-seeded order. With
     `groups`, only each callee's first step after `after` (flipping it flips the callee's later ones too)."""
     steps = list(range(after, len(p.policy.actions)))
-    if groups:
+    if groups and steps:
         at, leaders = callee_offsets(p.policy.features), {}
         for s in steps:
             leaders.setdefault(callee_key(p.policy.rows[s], at), s)

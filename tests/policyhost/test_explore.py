@@ -92,6 +92,17 @@ def test_a_group_flip_holds_every_later_call_of_its_callee_to_the_flipped_action
     r = explore(unit, None, toolchain, Budget(4, 2, groups=True))
     assert r.best_size <= r.base_size and play(unit, None, r.flips, toolchain, groups=True).size == r.best_size
     assert Budget(4, 2).as_json() == {"per_round": 4, "rounds": 2}, "single-flip searches keep their cache keys"
+
+
+def test_group_flips_on_a_module_without_inlining_decisions(tmp_path: Path, toolchain: Toolchain) -> None:
+    """A module that calls nothing sends no decision, so no feature names a callee: nothing to flip, no error."""
+    from workers.corpus import from_sources
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "leaf.c").write_text("int leaf(int x) { return x * 3 + 1; }\n")
+    unit = corpus_units(from_sources(tmp_path / "src", tmp_path / "corpus", toolchain, jobs=1).path)[0]
+    r = explore(unit, None, toolchain, Budget(4, 2, groups=True))
+    assert r.error is None and r.base_size == r.best_size and r.flips == [] and r.compiles == 1
     assert Budget(4, 2, groups=True).as_json() != Budget(4, 2).as_json()
 
 
