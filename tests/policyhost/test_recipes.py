@@ -37,7 +37,7 @@ EXPERIMENTS = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly
                "nightly-wide": {"max_modules"}, "nightly-strict": {"cap"},
                "nightly-other-seeds": {"seeds"}, "nightly-ten-seeds": {"seeds"},
                "nightly-es-blocks": {"es"}, "nightly-es-narrow": {"es"}, "nightly-averse": {"es", "draws"},
-               "nightly-groups": {"budget"}}
+               "nightly-single-flips": {"budget"}}
 
 
 def test_every_nightly_experiment_differs_from_the_nightly_only_where_it_says():
@@ -52,3 +52,4 @@ def test_every_nightly_experiment_differs_from_the_nightly_only_where_it_says():
     assert RECIPES["nightly"].ensemble and len(RECIPES["nightly"].seeds) == 5
     assert RECIPES["nightly"].guard == 300.0 and RECIPES["nightly-unguarded"].guard is None
     assert RECIPES["nightly"].floor == 1000.0 and RECIPES["nightly-unfloored"].floor is None
+    assert RECIPES["nightly"].budget.groups and not RECIPES["nightly-single-flips"].budget.groups
