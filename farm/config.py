@@ -189,7 +189,8 @@ class PolicyConfig:
     #: The inliner training recipe of `policy retrain` (a name in policyhost/recipes.py RECIPES). One draw of the
     #: nightly: with the vocabulary's embeddings and LLVM's code beside the declared packages, one draw took 96 min
     #: on a 2-core worker and two would take about 2 h 45 min, past the night's 2 hours, for a second draw worth
-    #: 0.008 % on the decision packages (bench/README.md). `policy train`'s own default, `nightly`, trains two.
+    #: 0.008 % on the decision packages (bench/README.md; measured with single flips, before the nightly's search
+    #: flipped a callee's every call). `policy train`'s own default, `nightly`, trains two.
     recipe: str = "nightly-one-draw"
     #: Packages the retrained policy trains and validates on (comma separated Debian source packages, or
     #: NAME=CORPUS_DIR); empty: the splits declared in workers/packages.py.
