@@ -48,7 +48,7 @@ def run(path: Path) -> None:
     s = load_settings()
     tc, var, rec = Toolchain.from_settings(s), Path(s.var_dir), RECIPES["nightly"]
     splits = resolve_splits(None, None, "", var, tc, rec)
-    t = Trainer(tc, splits, rec, thread_fanout(tc, ExploreCache(var / "cache" / "explore"), 2), progress=print)
+    t = Trainer(tc, splits, rec, thread_fanout(tc, ExploreCache.under(var), 2), progress=print)
     found = t.explore(None, [u for p in splits.train for u in p.units])
     owner = [p.name for p in splits.train for _ in p.units]
     names = [p.name for p in splits.train]

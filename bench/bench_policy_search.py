@@ -11,7 +11,6 @@ What a search finds is what cloning can learn from, not what a policy wins on un
 bench_policy_training.py's table. The numbers are in bench/README.md.
 """
 import argparse
-import hashlib
 from pathlib import Path
 
 from farm.config import load_settings
@@ -19,6 +18,7 @@ from farm.toolchain import Toolchain
 from policyhost.explore import Budget, ExploreCache, ModuleResult
 from policyhost.train_tasks import thread_fanout
 from policyhost.trainer import package_corpus
+from workers.corpusdir import sample_names
 from workers.packages import SPLITS
 
 
@@ -34,8 +34,9 @@ def main() -> None:
     units = []
     for name in SPLITS["train"]:
         pkg = package_corpus(name, Path(s.var_dir), tc, 50)
-        units += sorted(pkg.units, key=lambda u: hashlib.sha256(u.name.encode()).hexdigest())[:args.per_package]
-    run = thread_fanout(tc, ExploreCache(Path(s.var_dir) / "cache" / "explore"), args.jobs)
+        keep = sample_names((u.name for u in pkg.units), args.per_package)
+        units += [u for u in pkg.units if u.name in keep]
+    run = thread_fanout(tc, ExploreCache.under(s.var_dir), args.jobs)
     rows = {}
     for label, groups in (("single flips", False), ("group flips", True)):
         budget = Budget(per_round, rounds, groups=groups).as_json()

@@ -40,7 +40,7 @@ tc = Toolchain.from_settings(s)
 var = Path(s.var_dir)
 rec = RECIPES["nightly"]
 splits = resolve_splits(None, None, "", var, tc, rec)
-t = Trainer(tc, splits, rec, thread_fanout(tc, ExploreCache(var / "cache" / "explore"), 2), progress=print)
+t = Trainer(tc, splits, rec, thread_fanout(tc, ExploreCache.under(var), 2), progress=print)
 units = [u for p in splits.train for u in p.units]
 r1 = t.explore(None, units)
 base1 = fit_bc(*bc_dataset(r1, rec.bc), replace(rec.bc, seed=0))

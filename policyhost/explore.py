@@ -356,6 +356,11 @@ class ExploreCache:
     def __init__(self, root: Path | None) -> None:
         self.root = Path(root) if root is not None else None
 
+    @classmethod
+    def under(cls, var_dir: Path | str) -> ExploreCache:
+        """The farm's cache in `<var>/cache/explore`: one for the trainer, its Celery jobs and the benches."""
+        return cls(Path(var_dir) / "cache" / "explore")
+
     def key(self, unit: Unit, toolchain: Toolchain, base: Mlp | None, budget: Budget, vocab: Path | None,
             prior: Mlp | None = None) -> str:
         vocab_digest = hashlib.sha256(Path(vocab).read_bytes()).hexdigest() if vocab else None

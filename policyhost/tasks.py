@@ -176,6 +176,7 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
     from farm.artifacts.kinds import VOCAB
     from farm.store import store_from_settings
     from policyhost import recipes, release, trainer
+    from policyhost.explore import ExploreCache
     from policyhost.launcher import published_vocab
     from policyhost.train_tasks import thread_fanout
     from workers.overlap import check_specs
@@ -212,7 +213,7 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
                                                     for n in train)),
                 tuple(trainer.package_corpus(n, var, toolchain) for n in held["validation"]),
                 tuple(trainer.package_corpus(n, var, toolchain) for n in held["evaluation"]))
-            fanout = thread_fanout(toolchain, _explore_cache(settings), settings.policy.train_jobs)
+            fanout = thread_fanout(toolchain, ExploreCache.under(settings.var_dir), settings.policy.train_jobs)
             with atomic_dir(work, "model.json") as tmp:
                 log.info("training the %s policy (recipe %s) with vocabulary %s", ADVISOR, rec_name,
                          vocab_manifest["version"])
@@ -225,12 +226,6 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
                                         training={**training, "max_modules": most},
                                         validation=validation)
     return model, manifest
-
-
-def _explore_cache(settings):
-    from policyhost.explore import ExploreCache
-
-    return ExploreCache(Path(settings.var_dir) / "cache" / "explore")
 
 
 #: How long past its soft time limit a retrain may take to stop before Celery kills its process.

@@ -24,7 +24,7 @@ def _fanout(args: argparse.Namespace, settings, toolchain):
 
     if args.celery:
         return celery_fanout(args.timeout)
-    return thread_fanout(toolchain, ExploreCache(Path(settings.var_dir) / "cache" / "explore"), args.jobs)
+    return thread_fanout(toolchain, ExploreCache.under(settings.var_dir), args.jobs)
 
 
 def _train(args: argparse.Namespace) -> int:

@@ -109,6 +109,6 @@ def work(kind: str, item: dict) -> Any:
     from farm.config import load_settings
 
     settings = load_settings()
-    cache = ExploreCache(Path(settings.var_dir) / "cache" / "explore")
+    cache = ExploreCache.under(settings.var_dir)
     hold.checkpoint("a training job")  # tests only (farm/hold.py); returns at once otherwise
     return JOBS[kind](item, Toolchain.from_settings(settings), cache)
