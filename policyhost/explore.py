@@ -39,42 +39,11 @@ from farm.toolchain import Toolchain, text_sizes
 from policyhost.launcher import run_compile
 from policyhost.mlp import Mlp, feature_offset
 from policyhost.policies import INLINE_DEFAULT
+from policyhost.units import Unit
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from policyhost.protocol import Header, Observation
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One module to compile: its name, its pre-optimization bitcode and the flags to compile it with."""
-
-    name: str
-    bitcode: Path
-    flags: tuple[str, ...] = ("-Oz",)
-
-    def digest(self) -> str:
-        """What the module's compile depends on: the bitcode's bytes and the flags (not where it lies)."""
-        h = hashlib.sha256(self.bitcode.read_bytes())
-        h.update(json.dumps(self.flags).encode())
-        return h.hexdigest()
-
-    def as_json(self) -> dict:
-        return {"name": self.name, "bitcode": str(self.bitcode), "flags": list(self.flags)}
-
-    @classmethod
-    def from_json(cls, d: dict) -> Unit:
-        return cls(str(d["name"]), Path(d["bitcode"]), tuple(d["flags"]))
-
-    def argv(self, obj: Path) -> list[str]:
-        return ["clang", *self.flags, "-c", str(self.bitcode), "-o", str(obj)]
-
-
-def corpus_units(corpus_dir: Path) -> list[Unit]:
-    """The modules of a corpus (corpus_description.json layout), each compiled at -Oz."""
-    from workers import corpus
-
-    return [Unit(m.name, Path(m.bitcode)) for m in corpus.load(Path(corpus_dir)).modules]
 
 
 def default_offset(features: Sequence[tuple[str, int, str]]) -> int:

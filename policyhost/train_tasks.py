@@ -21,9 +21,10 @@ from farm import hold
 from farm.celery_app import app
 from farm.errors import InputError
 from farm.toolchain import Toolchain
-from policyhost.explore import Budget, ExploreCache, Unit, compile_size, explore_cached, play
+from policyhost.explore import Budget, ExploreCache, compile_size, explore_cached, play
 from policyhost.mlp import Mlp
 from policyhost.trainer import Fanout
+from policyhost.units import Unit
 
 #: The work queue's name: a farm may give training compiles their own workers (`celery -Q policy-train`).
 QUEUE = "celery"

@@ -32,10 +32,11 @@ from farm import hold, jsonio
 from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policyhost import draws
-from policyhost.explore import ModuleResult, Unit, corpus_units, merge
+from policyhost.explore import ModuleResult, merge
 from policyhost.improve import Adam, bagged, bc_dataset, es_step, fit_bc, fit_prior, geomean, reward
 from policyhost.mlp import LIMITS, Mlp, average
 from policyhost.recipes import Recipe, recipe
+from policyhost.units import Unit, corpus_units
 
 log = logging.getLogger(__name__)
 

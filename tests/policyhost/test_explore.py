@@ -12,11 +12,9 @@ from policyhost.explore import (
     Abandoned,
     Budget,
     ExploreCache,
-    Unit,
     callee_key,
     callee_offsets,
     candidate_steps,
-    corpus_units,
     default_offset,
     explore,
     explore_cached,
@@ -24,6 +22,7 @@ from policyhost.explore import (
     play,
 )
 from policyhost.mlp import Mlp
+from policyhost.units import Unit, corpus_units
 from tests.policyhost.callgraph import write_sources
 
 

@@ -285,7 +285,7 @@ def test_an_ensemble_recipe_keeps_the_seeds_average_not_one_seed(packages: dict[
 def _big_callee_units(tmp_path: Path, toolchain: Toolchain) -> list:
     """One module whose large static function is called from three places: LLVM's -Oz heuristic does not inline
     it, and its cost estimate is far above the threshold."""
-    from policyhost.explore import corpus_units
+    from policyhost.units import corpus_units
     from workers.corpus import from_sources
 
     src = tmp_path / "big-src"
@@ -377,7 +377,7 @@ def test_a_recipe_with_a_guard_and_a_floor_trains_a_policy_that_keeps_llvms_far_
 
     import numpy as np
 
-    from policyhost.explore import corpus_units
+    from policyhost.units import corpus_units
     from workers.corpus import from_sources
 
     guarded = _trained(packages, tmp_path, toolchain, guard=100.0, floor=1000.0)
