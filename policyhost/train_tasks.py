@@ -60,8 +60,34 @@ def size_job(item: dict, toolchain: Toolchain, cache: ExploreCache, stop: thread
 JOBS: dict[str, Callable[..., Any]] = {"explore": explore_job, "size": size_job}
 
 
+def largest_first(run: Fanout) -> Fanout:
+    """`run` with each call's jobs handed out largest module first; the results come back in the caller's order.
+
+    A training's jobs differ by three orders of magnitude (a small C file against an LLVM TU with thousands of
+    decisions, whose search is hundreds of compiles), and a corpus lists its big modules together. In that order a
+    round can end with one worker searching the last big module while the others idle, the more so the more
+    workers a farm has. Starting the longest jobs first (the LPT schedule, bitcode size standing for a job's
+    length) lets the small ones fill in beside them.
+    Results do not depend on the order: each job is independent and cached by content.
+    """
+    def size(item: dict) -> int:
+        try:
+            return Path(item["unit"]["bitcode"]).stat().st_size
+        except (KeyError, TypeError, OSError):
+            return 0  # the job itself reports a missing module in one line
+
+    def ordered(kind: str, items: Sequence[dict]) -> list:
+        order = sorted(range(len(items)), key=lambda i: -size(items[i]))
+        results = run(kind, [items[i] for i in order])
+        out: list = [None] * len(items)
+        for i, r in zip(order, results, strict=True):
+            out[i] = r
+        return out
+    return ordered
+
+
 def thread_fanout(toolchain: Toolchain, cache: ExploreCache, jobs: int) -> Fanout:
-    """Jobs in this process, `jobs` at a time (each compile is its own clang process).
+    """Jobs in this process, `jobs` at a time, largest module first (each compile is its own clang process).
 
     Interrupted (Ctrl-C, SIGTERM: farm/cli.py raises it in the main thread), the queued jobs are dropped and the
     running ones told to stop, so the run exits after the compiles in flight, not after every search in flight.
@@ -76,11 +102,11 @@ def thread_fanout(toolchain: Toolchain, cache: ExploreCache, jobs: int) -> Fanou
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-    return run
+    return largest_first(run)
 
 
 def celery_fanout(timeout: float, progress: Callable[[str], None] | None = None) -> Fanout:
-    """Jobs as one Celery group per call; a job's failure or the group outliving `timeout` is one line.
+    """Jobs as one Celery group per call, largest module first; a failed job or the group outliving `timeout`: one line.
 
     Whatever ends the wait early (the timeout, a failed job, Ctrl-C or SIGTERM) revokes the group, so the workers
     drop its queued jobs instead of searching hundreds of modules for a run that is gone; the jobs in flight finish
@@ -102,7 +128,7 @@ def celery_fanout(timeout: float, progress: Callable[[str], None] | None = None)
         except BaseException:
             res.revoke()
             raise
-    return run
+    return largest_first(run)
 
 
 @app.task(name="policyhost.train_tasks.work", acks_late=True, reject_on_worker_lost=True)

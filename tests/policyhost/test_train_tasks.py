@@ -42,6 +42,29 @@ def test_an_interrupted_fanout_drops_queued_jobs_and_tells_running_ones_to_stop(
     assert len(ran) <= 3, ran  # the interrupting job, the one beside it, at most one the free thread took
 
 
+def test_jobs_start_largest_module_first_and_come_back_in_the_callers_order(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A round whose big modules come last ends with one worker busy and the rest idle: the fan-out starts the
+    largest bitcode first. The trainer zips results with its own list, so they must come back in its order; an
+    item whose module is missing goes last and is left to its job to report."""
+    sizes = {"a": 10, "b": 3000, "c": 200, "d": 3000}
+    items = []
+    for name, n in sizes.items():
+        (tmp_path / name).write_bytes(b"x" * n)
+        items.append({"unit": {"name": name, "bitcode": str(tmp_path / name), "flags": ["-Oz"]}})
+    items.insert(1, {"unit": {"name": "gone", "bitcode": str(tmp_path / "gone"), "flags": ["-Oz"]}})
+    started = []
+
+    def job(item: dict, toolchain, cache, stop: threading.Event) -> str:
+        started.append(item["unit"]["name"])
+        return item["unit"]["name"].upper()
+
+    monkeypatch.setitem(train_tasks.JOBS, "test", job)
+    out = train_tasks.thread_fanout(None, None, 1)("test", items)
+    assert started == ["b", "d", "c", "a", "gone"]
+    assert out == ["A", "GONE", "B", "C", "D"]
+
+
 def test_an_interrupted_celery_training_revokes_its_queued_jobs(packages: dict[str, Path], tmp_path: Path,
                                                                  redis_url: str) -> None:
     """`policy train --celery` stopped (SIGTERM, a builder's stop) while a real worker runs its first search: the
