@@ -41,10 +41,21 @@ def _train(args: argparse.Namespace) -> int:
         from policyhost.launcher import resolve_vocab
 
         vocab = resolve_vocab(args.vocab, "inline")
+    version = vocab.stem if args.vocab and args.vocab.startswith("store:") else None  # (the store's file names it)
     splits = trainer.resolve_splits(args.train, args.validation, args.evaluation, Path(settings.var_dir), tc, rec)
     trainer.train_to(Path(args.output), tc, splits, args.recipe, _fanout(args, settings, tc), vocab=vocab,
+                     vocab_version=version,
                      progress=lambda line: print(line, flush=True), cap=settings.gate.policy_cap)
     return 0
+
+
+def _trained_with(record: dict) -> str | None:
+    """The vocabulary a local model's training record names: its store version, else the file if it is still there."""
+    if record.get("vocab_version"):
+        return f"store:{record['vocab_version']}"
+    if record.get("vocab") and Path(record["vocab"]).is_file():
+        return str(record["vocab"])
+    return None
 
 
 def _heldout(args: argparse.Namespace) -> int:
@@ -64,11 +75,19 @@ def _heldout(args: argparse.Namespace) -> int:
 
         model, record, vocab = resolve_published(model, "inline", args.vocab, tc)
     else:
-        record = record_beside(Path(model)) or {}  # none: a model from elsewhere, nothing to check it against
-        if vocab:
-            from policyhost.launcher import resolve_vocab
+        from policyhost.launcher import resolve_vocab
+        from policyhost.release import check_model
 
+        record = record_beside(Path(model)) or {}  # none: a model from elsewhere, nothing to check it against
+        vocab = vocab or _trained_with(record)
+        if vocab:
             vocab = str(resolve_vocab(vocab, "inline"))
+        # a model that reads embeddings measured without its vocabulary fails every compile with a decision, and
+        # the table would show 1.0000x over the modules without one: one line instead, before anything compiles
+        try:
+            check_model(Path(model), tc, "inline", Path(vocab) if vocab else None)
+        except InputError as e:
+            raise type(e)(f"{e} (--vocab: the one it was trained with)" if not vocab else str(e)) from None
     names = trainer.specs(args.split, args.evaluation)
     seen = sorted(set(seen_packages(record)) & {n.partition("=")[0] for n in names})
     if seen:

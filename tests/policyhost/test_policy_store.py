@@ -267,3 +267,21 @@ def test_metrics_and_lineage_are_signed_to_the_model_bytes(trained: Path, ir2vec
     assert store.list("policies/") == []
     pstore.publish(store, other.read_bytes(), copied)  # signed for its own bytes: published
     assert "signature" in pstore.show(store, "inline", "latest")
+
+
+def test_heldout_of_a_model_reading_embeddings_uses_its_training_vocabulary_or_says_it_needs_one(
+        trained: Path, packages: dict[str, Path], tmp_path: Path) -> None:
+    """Measured without its vocabulary, a model that reads IR2Vec embeddings fails every compile with a decision,
+    and the table showed 1.0000x over the modules without one. `policy heldout` takes the vocabulary its training
+    record names; a record that names none is one line before anything compiles."""
+    model = model_copy(trained, tmp_path / "m")
+    evaluation = f"gamma={packages['gamma']}"
+    held = cli("policy", "heldout", str(model), "--evaluation", evaluation, "--json", timeout=600)
+    assert held.returncode == 0, held.stderr
+    row = json.loads(held.stdout)["packages"][0]
+    assert row["failed"] == [] and row["modules"] == 3, row
+    record = json.loads(model.with_suffix(".json").read_text())
+    model.with_suffix(".json").write_text(json.dumps({**record, "vocab": None, "vocab_version": None}))
+    line = one_error_line(cli("policy", "heldout", str(model), "--evaluation", evaluation))
+    assert line == ("mlgo-farm: error: policy warm.onnx reads IR2Vec embeddings: checking it needs its vocabulary "
+                    "(--vocab: the one it was trained with)"), line
