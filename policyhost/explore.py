@@ -70,7 +70,9 @@ class ReplayPolicy:
         #: (name, width, dtype) of every feature the compiler sends, in its order: a row's layout
         self.features: list[tuple[str, int, str]] = []
         self.names: list[str] = []
-        self.rows: list[list[float]] = []
+        #: one float64 array a step (a list of Python floats is four times the memory: an LLVM TU's search holds
+        #: several trajectories of thousands of rows with IR2Vec's hundreds of values each)
+        self.rows: list[np.ndarray] = []
         self.actions: list[int] = []
         self.margins: list[float] = []
 
@@ -93,12 +95,12 @@ class ReplayPolicy:
 
     def decide(self, obs: Observation) -> int:
         feats = obs.features
-        row = [float(v) for n in self.names for v in feats[n]]
+        row = np.array([v for n in self.names for v in feats[n]], dtype=np.float64)
         if self.base is None:
             action = int(row[self._default_at])
-            margin = float("nan") if self.prior is None else -float(self.prior.margin(np.asarray([row]))[0])
+            margin = float("nan") if self.prior is None else -float(self.prior.margin(row[None])[0])
         else:
-            m = float(self.base.margin(np.asarray([row]))[0])
+            m = float(self.base.margin(row[None])[0])
             action, margin = int(m > 0), abs(m)
         if len(self.actions) in self.flips:
             action = 1 - action
@@ -271,21 +273,24 @@ def explore(unit: Unit, base: Mlp | None, toolchain: Toolchain, budget: Budget =
         return ModuleResult(unit.name, None, None, [], 1, error=first.error)
     # the order of a heuristic's steps follows the module's name, not where its bitcode lies (the bytes name it)
     best, compiles, seed = first, 1, hashlib.sha256(unit.name.encode()).hexdigest()
-    trials: list[tuple[list[float], int, int]] = []  # (state, action tried there, `.text` it cost or saved)
+    trials: list[tuple[np.ndarray, int, int]] = []  # (state, action tried there, `.text` it cost or saved)
     for _ in range(budget.rounds):
         after = best.flips[-1] + 1 if best.flips else 0
-        steps = candidate_steps(best, after, budget.per_round, seed, budget.groups)
-        tried = [play_unless_stopped((*best.flips, s)) for s in steps]
-        compiles += len(tried)
-        trials += [(best.policy.rows[s], 1 - best.policy.actions[s], t.size - best.size)
-                   for s, t in zip(steps, tried, strict=True) if t.size is not None]
-        good = [t for t in tried if t.size is not None and t.size < best.size]
-        if not good:
+        won: Play | None = None  # the smallest trial so far; the others' trajectories are dropped as they end
+        for s in candidate_steps(best, after, budget.per_round, seed, budget.groups):
+            t = play_unless_stopped((*best.flips, s))
+            compiles += 1
+            if t.size is None:
+                continue
+            trials.append((best.policy.rows[s], 1 - best.policy.actions[s], t.size - best.size))
+            if t.size < best.size and (won is None or (t.size, t.flips) < (won.size, won.flips)):
+                won = t
+        if won is None:
             break
-        best = min(good, key=lambda t: (t.size, t.flips))
+        best = won
     width = sum(f[1] for f in first.policy.features)
 
-    def matrix(rows: list[list[float]]) -> np.ndarray:
+    def matrix(rows: list[np.ndarray]) -> np.ndarray:
         return np.asarray(rows, dtype=np.float64).reshape(len(rows), width)
 
     return ModuleResult(unit.name, first.size, best.size, list(best.flips), compiles, features=first.policy.features,
