@@ -188,9 +188,9 @@ class PolicyConfig:
     retrain_after_vocab: bool = True
     #: The inliner training recipe of `policy retrain` (a name in policyhost/recipes.py RECIPES). One draw of the
     #: nightly: with the vocabulary's embeddings and LLVM's code beside the declared packages, one draw took 96 min
-    #: on a 2-core worker and two would take about 2 h 45 min, past the night's 2 hours, for a second draw worth
-    #: 0.008 % on the decision packages (bench/README.md; measured with single flips, before the nightly's search
-    #: flipped a callee's every call). `policy train`'s own default, `nightly`, trains two.
+    #: on a 2-core worker with single flips (two: about 2 h 45 min, past the night's 2 hours, for a second draw
+    #: worth 0.008 % on the decision packages) and 72 min with the group flips the nightly searches with since
+    #: (a second draw not measured; bench/README.md). `policy train`'s own default, `nightly`, trains two.
     recipe: str = "nightly-one-draw"
     #: Packages the retrained policy trains and validates on (comma separated Debian source packages, or
     #: NAME=CORPUS_DIR); empty: the splits declared in workers/packages.py.
@@ -204,8 +204,9 @@ class PolicyConfig:
     train_jobs: int = 2
     #: Seconds a `policy retrain` task may train before Celery stops it (a soft time limit: the training's compiles
     #: stop, a vocabulary waiting for the policy is told why, and the task fails in one line); its process is killed
-    #: if it has not stopped 5 minutes later. 0: no limit. One draw of the nightly took 96 min on a 2-core worker;
-    #: the builder that waits for it gives up after 4 hours, so by default the task fails first and says why.
+    #: if it has not stopped 5 minutes later. 0: no limit. One draw of the nightly took 72 min on a 2-core worker
+    #: (96 min with single flips); the builder that waits for it gives up after 4 hours, so by default the task
+    #: fails first and says why.
     retrain_time_limit: int = 3 * 3600
 
 
