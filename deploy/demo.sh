@@ -31,9 +31,14 @@ status=0
 mkdir -p var/demo
 # A regression verdict fails regression-inliner-size on purpose (--fail-on-regression): that is the ML
 # policy's verdict, not a broken pipeline. Any other failed build still fails the demo.
+# The policy this run trained, as its retrain step names it (policyhost/store.py summary): a retrain that
+# reproduces a model published before publishes nothing new, so "the newest policy" may be another one.
+export TRAINED=""
 force() {
-  local log=var/demo/force.log rc=0 failed verdict
+  local log=var/demo/force.log rc=0 failed verdict v
   $mf master force "$@" --reason "make demo" --wait --timeout "$timeout" | tee "$log" || rc=${PIPESTATUS[0]}
+  v=$(grep -oE 'policy inline [^ ]+ \(' "$log" | head -1 | cut -d' ' -f3 || true)
+  if [ -n "$v" ]; then TRAINED=$v; fi
   failed=$(grep -E '^[a-z0-9-]+ #[0-9]+: ' "$log" | grep -v ': success ' | cut -d' ' -f1 | sort -u || true)
   verdict=$($mf regress history --builder regression-inliner-size --limit 1 --json 2>/dev/null \
     | .venv/bin/python -c 'import json, sys; r = json.load(sys.stdin); print(r[-1]["verdict"] if r else "")' \
@@ -45,7 +50,8 @@ force() {
   # The size check holding back a retrained policy (and its vocabulary) fails policy-retrain-inline on
   # purpose too: the policy in force stays latest and is what the regression builders judge.
   if [ "$rc" -ne 0 ] && [ "$failed" = policy-retrain-inline ] && $mf policy list --json 2>/dev/null \
-      | .venv/bin/python -c 'import json, sys; v = max(json.load(sys.stdin), key=lambda e: e["published_at"])
+      | .venv/bin/python -c 'import json, os, sys; rows = json.load(sys.stdin)
+v = next((e for e in rows if e["version"] == os.environ["TRAINED"]), max(rows, key=lambda e: e["published_at"]))
 sys.exit(not any(c["rule"] == "policy_size" and not c["ok"] and not c.get("pending")
                  for c in (v.get("gate") or {}).get("checks", [])))'; then
     echo "demo: the trained policy failed its size check and stays a candidate (its numbers: policy list, and below)"
@@ -79,9 +85,10 @@ fi
 echo "== control: the heuristic through the launcher (must be exactly 1.0000)"
 $mf regress history --builder regression-inliner-control --limit 1 || true
 echo "== the trained policy's size check (against the heuristic on packages it never trained on)"
-$mf policy list --json 2>/dev/null | .venv/bin/python -c 'import json, sys
+$mf policy list --json 2>/dev/null | .venv/bin/python -c 'import json, os, sys
 rows = json.load(sys.stdin)
-for v in sorted(rows, key=lambda e: e.get("published_at") or "")[-1:]:
+mine = [e for e in rows if e["version"] == os.environ["TRAINED"]]
+for v in mine or sorted(rows, key=lambda e: e.get("published_at") or "")[-1:]:
     checks = [c for c in (v.get("gate") or {}).get("checks", []) if c.get("rule") == "policy_size"]
     print("%s: %s; %s" % (v["version"], v.get("state"), "; ".join(c["detail"] for c in checks) or "no size check"))' \
   || true
