@@ -34,8 +34,16 @@ mkdir -p var/demo
 # The policy this run trained, as its retrain step names it (policyhost/store.py summary): a retrain that
 # reproduces a model published before publishes nothing new, so "the newest policy" may be another one.
 export TRAINED=""
+# That policy's entry in `policy list --json` (the newest published if no step named one); nothing if none.
+trained_policy() {
+  $mf policy list --json 2>/dev/null | .venv/bin/python -c 'import json, os, sys
+rows = json.load(sys.stdin)
+mine = [e for e in rows if e["version"] == os.environ["TRAINED"]]
+pick = mine or sorted(rows, key=lambda e: e.get("published_at") or "")[-1:]
+print(json.dumps(pick[0]) if pick else "")'
+}
 force() {
-  local log=var/demo/force.log rc=0 failed verdict v
+  local log=var/demo/force.log rc=0 failed verdict v policy
   $mf master force "$@" --reason "make demo" --wait --timeout "$timeout" | tee "$log" || rc=${PIPESTATUS[0]}
   v=$(grep -oE 'policy inline [^ ]+ \(' "$log" | head -1 | cut -d' ' -f3 || true)
   if [ -n "$v" ]; then TRAINED=$v; fi
@@ -49,9 +57,8 @@ force() {
   fi
   # The size check holding back a retrained policy (and its vocabulary) fails policy-retrain-inline on
   # purpose too: the policy in force stays latest and is what the regression builders judge.
-  if [ "$rc" -ne 0 ] && [ "$failed" = policy-retrain-inline ] && $mf policy list --json 2>/dev/null \
-      | .venv/bin/python -c 'import json, os, sys; rows = json.load(sys.stdin)
-v = next((e for e in rows if e["version"] == os.environ["TRAINED"]), max(rows, key=lambda e: e["published_at"]))
+  if [ "$rc" -ne 0 ] && [ "$failed" = policy-retrain-inline ] && policy=$(trained_policy) && [ -n "$policy" ] \
+      && echo "$policy" | .venv/bin/python -c 'import json, sys; v = json.load(sys.stdin)
 sys.exit(not any(c["rule"] == "policy_size" and not c["ok"] and not c.get("pending")
                  for c in (v.get("gate") or {}).get("checks", [])))'; then
     echo "demo: the trained policy failed its size check and stays a candidate (its numbers: policy list, and below)"
@@ -85,13 +92,14 @@ fi
 echo "== control: the heuristic through the launcher (must be exactly 1.0000)"
 $mf regress history --builder regression-inliner-control --limit 1 || true
 echo "== the trained policy's size check (against the heuristic on packages it never trained on)"
-$mf policy list --json 2>/dev/null | .venv/bin/python -c 'import json, os, sys
-rows = json.load(sys.stdin)
-mine = [e for e in rows if e["version"] == os.environ["TRAINED"]]
-for v in mine or sorted(rows, key=lambda e: e.get("published_at") or "")[-1:]:
-    checks = [c for c in (v.get("gate") or {}).get("checks", []) if c.get("rule") == "policy_size"]
-    print("%s: %s; %s" % (v["version"], v.get("state"), "; ".join(c["detail"] for c in checks) or "no size check"))' \
-  || true
+policy=$(trained_policy || true)
+if [ -n "$policy" ]; then
+  echo "$policy" | .venv/bin/python -c 'import json, sys
+v = json.load(sys.stdin)
+checks = [c for c in (v.get("gate") or {}).get("checks", []) if c.get("rule") == "policy_size"]
+print("%s: %s; %s" % (v["version"], v.get("state"), "; ".join(c["detail"] for c in checks) or "no size check"))' \
+    || true
+fi
 echo "== verdict of the ML policy (store:latest, IR2Vec features from the vocabulary above)"
 if $mf regress history --builder regression-inliner-size --limit 1 --json 2>/dev/null \
     | .venv/bin/python -c 'import json, sys; sys.exit(not json.load(sys.stdin))'; then

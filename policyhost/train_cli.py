@@ -87,7 +87,9 @@ def _heldout(args: argparse.Namespace) -> int:
         try:
             check_model(Path(model), tc, "inline", Path(vocab) if vocab else None)
         except InputError as e:
-            raise type(e)(f"{e} (--vocab: the one it was trained with)" if not vocab else str(e)) from None
+            if vocab:
+                raise
+            raise type(e)(f"{e} (--vocab: the one it was trained with)") from None
     names = trainer.specs(args.split, args.evaluation)
     seen = sorted(set(seen_packages(record)) & {n.partition("=")[0] for n in names})
     if seen:
