@@ -39,6 +39,7 @@ from farm.celery_app import RELIABLE, app
 from farm.client import PROGRESS
 from farm.errors import FarmError, InputError
 from farm.locks import dir_lock, made_once
+from policyhost.units import LEVEL
 
 log = logging.getLogger(__name__)
 #: What `policy retrain` may override: the training recipe (policyhost/recipes.py RECIPES; default
@@ -80,7 +81,7 @@ def training_corpus(vocab_manifest: dict[str, Any], corpus: str | None, var_dir:
         return path, {**record, "corpus_source": str(path)}
     source = str(facts.get("source") or "")
     if source.startswith(("debian:", "git:", "cmake:")):
-        key = hashlib.sha256(json.dumps([source, facts.get("digest"), sample]).encode()).hexdigest()[:16]
+        key = hashlib.sha256(json.dumps([source, facts.get("digest"), sample, LEVEL]).encode()).hexdigest()[:16]
         out = var_dir / "policy" / "corpus" / key
         made_once(out, "corpus_description.json",
                   lambda: _rebuild(source, facts.get("lineage") or {}, out, toolchain, var_dir, sample))
@@ -92,7 +93,9 @@ def training_corpus(vocab_manifest: dict[str, Any], corpus: str | None, var_dir:
 
 
 def _rebuild(source: str, lineage: dict[str, Any], out: Path, toolchain, var_dir: Path, sample: int | None) -> None:
-    """Compile `sample` modules of the corpus `source` names again, as its lineage says it was made."""
+    """Compile `sample` modules of the corpus `source` names again, as its lineage says it was made, but by an -Oz
+    front end: the vocabulary's corpus is `-O2` bitcode (IR diversity), the policy's must carry `-Oz`'s attributes
+    (policyhost/units.py LEVEL)."""
     from workers import cmake_corpus, debsrc, llvm_source
     from workers.corpus import from_debian
 
@@ -100,16 +103,19 @@ def _rebuild(source: str, lineage: dict[str, Any], out: Path, toolchain, var_dir
     kind, _, rest = source.partition(":")
     if kind == "debian" and debsrc.is_llvm(rest.split(":")[0]):
         llvm_source.corpus(rest.split(":")[0], out, toolchain, checkout=var_dir / llvm_source.GIT,
-                           debsrc_dir=var_dir / "debsrc", include=include, defines=defines, sample=sample)
+                           debsrc_dir=var_dir / "debsrc", include=include, defines=defines, sample=sample,
+                           level=LEVEL)
     elif kind == "debian":
-        from_debian(rest.split(":")[0], out, toolchain, var_dir / "debsrc", sample=sample, include=include)
+        from_debian(rest.split(":")[0], out, toolchain, var_dir / "debsrc", sample=sample, include=include,
+                    level=LEVEL)
     elif kind == "git" and rest.startswith(f"{llvm_source.GIT}@") and lineage.get("commit"):
         llvm_source.corpus(llvm_source.GIT, out, toolchain, rev=str(lineage["commit"]),
                            repo=str(lineage.get("repository") or llvm_source.LLVM_REPO),
                            checkout=var_dir / llvm_source.GIT, debsrc_dir=var_dir / "debsrc", include=include,
-                           defines=defines, sample=sample)
+                           defines=defines, sample=sample, level=LEVEL)
     elif kind == "cmake" and Path(rest).is_dir():
         cmake_corpus.from_cmake(Path(rest), out, toolchain, include=include, defines=defines, sample=sample,
+                                level=LEVEL,
                                 lineage={k: v for k, v in lineage.items() if k not in ("include", "defines")})
     else:
         raise InputError(f"no training corpus for the policy: this host cannot rebuild {source}; name one with "
@@ -157,10 +163,11 @@ def nightly_package(vocab_manifest: dict[str, Any], corpus: str | None, settings
     if not (Path(source) / "corpus_description.json").is_file():  # a directory of C sources: compile it once
         from workers.corpus import from_sources
 
-        what = json.dumps([str(Path(source).absolute()), training.get("corpus_digest")])  # where, and what it held
+        what = json.dumps([str(Path(source).absolute()), training.get("corpus_digest"), LEVEL])  # where, what, how
         key = hashlib.sha256(what.encode()).hexdigest()[:16]
         sources, out = Path(source), Path(settings.var_dir) / "policy" / "corpus" / f"sources-{key}"
-        source = made_once(out, "corpus_description.json", lambda: from_sources(sources, out, toolchain))
+        source = made_once(out, "corpus_description.json",
+                           lambda: from_sources(sources, out, toolchain, level=LEVEL))
     return package(name, source, sample), training
 
 

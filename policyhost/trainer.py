@@ -36,7 +36,7 @@ from policyhost.explore import ModuleResult, merge
 from policyhost.improve import Adam, bagged, bc_dataset, es_step, fit_bc, fit_prior, geomean, reward
 from policyhost.mlp import LIMITS, Mlp, average
 from policyhost.recipes import Recipe, recipe
-from policyhost.units import Unit, corpus_units
+from policyhost.units import LEVEL, Unit, corpus_units
 
 log = logging.getLogger(__name__)
 
@@ -98,8 +98,9 @@ def check_names(splits: dict[str, Sequence[str]]) -> None:
 
 
 def package_corpus(spec: str, var_dir: Path, toolchain: Toolchain, most: int | None = None) -> Package:
-    """`NAME=CORPUS_DIR`, or a Debian source package compiled once into `<var>/policy/corpus/debian-NAME[-most]`
-    (only the `most` modules training samples, by the same name-hash rule)."""
+    """`NAME=CORPUS_DIR`, or a Debian source package compiled once, by an -Oz front end, into
+    `<var>/policy/corpus/debian-NAME-Oz[-most]` (only the `most` modules training samples, by the same name-hash
+    rule). A corpus of another level is refused when its units are read (policyhost/units.py LEVEL)."""
     from farm.locks import made_once
     from workers.corpus import from_debian
 
@@ -108,9 +109,9 @@ def package_corpus(spec: str, var_dir: Path, toolchain: Toolchain, most: int | N
         if not (Path(path) / "corpus_description.json").is_file():
             raise InputError(f"package {name}: {path} is not a corpus directory (no corpus_description.json)")
         return package(name, Path(path), most)
-    out = var_dir / "policy" / "corpus" / (f"debian-{name}" + (f"-{most}" if most else ""))
+    out = var_dir / "policy" / "corpus" / (f"debian-{name}-{LEVEL}" + (f"-{most}" if most else ""))
     made_once(out, "corpus_description.json",
-              lambda: from_debian(name, out, toolchain, var_dir / "debsrc", sample=most))
+              lambda: from_debian(name, out, toolchain, var_dir / "debsrc", sample=most, level=LEVEL))
     return package(name, out, most)
 
 

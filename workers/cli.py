@@ -49,9 +49,10 @@ def _corpus(args: argparse.Namespace) -> int:
     tc = _toolchain(args)
     shard = getattr(args, "shard", None)
     if args.source == "sources":
-        c = corpus.from_sources(Path(args.input), Path(args.output), tc, args.jobs, shard=shard)
+        c = corpus.from_sources(Path(args.input), Path(args.output), tc, args.jobs, shard=shard, level=args.level)
     elif args.source == "debian":
-        c = corpus.from_debian(args.input, Path(args.output), tc, _debsrc_dir(args), args.jobs, shard=shard)
+        c = corpus.from_debian(args.input, Path(args.output), tc, _debsrc_dir(args), args.jobs, shard=shard,
+                               level=args.level)
     elif args.source in ("cmake", "llvm"):
         c = _cmake_corpus(args, tc, shard)
     elif args.source == "coverage":
@@ -68,6 +69,7 @@ def _corpus(args: argparse.Namespace) -> int:
         added = {"source": coverage.SOURCE, "prefix": coverage.PREFIX, "sha256": coverage.digest(),
                  "modules": sum(1 for m in c.modules if m.name.startswith(coverage.PREFIX))}
     fields = {"corpus": args.output, "modules": len(c.modules), "skipped": len(c.skipped), "digest": c.digest,
+              "level": c.level,
               "lineage": c.lineage, "lineage_text": describe_lineage(c.lineage), "revision": _revision(c.lineage),
               "coverage": added,
               "skipped_modules": c.skipped}
@@ -82,7 +84,9 @@ def _revision(lineage: Mapping[str, Any] | None) -> str | None:
 
 
 def _corpus_said(f: Mapping[str, Any]) -> str:
-    lines = [f"corpus {f['corpus']}: {f['modules']} modules, {f['skipped']} skipped, digest {f['digest'][:16]}",
+    level = f"-{f['level']}" if f.get("level") else "mixed levels"
+    lines = [f"corpus {f['corpus']}: {f['modules']} modules ({level}), {f['skipped']} skipped, digest "
+             f"{f['digest'][:16]}",
              f"  lineage: {f['lineage_text']}"]
     cov = f["coverage"]
     if cov:
@@ -104,14 +108,14 @@ def _cmake_corpus(args: argparse.Namespace, tc: Toolchain, shard):
     build = Path(args.build) if args.build else None
     if args.source == "cmake":
         return cmake_corpus.from_cmake(Path(args.input), Path(args.output), tc, build=build, include=args.include,
-                                       defines=args.define, jobs=args.jobs, shard=shard)
+                                       defines=args.define, jobs=args.jobs, shard=shard, level=args.level)
     from farm.config import load_settings
 
     checkout = Path(args.checkout) if args.checkout else Path(load_settings().var_dir) / llvm_source.GIT
     return llvm_source.corpus(args.input, Path(args.output), tc, rev=args.rev,
                               repo=args.repo or llvm_source.LLVM_REPO, checkout=checkout,
                               debsrc_dir=_debsrc_dir(args), build=build, include=args.include, defines=args.define,
-                              jobs=args.jobs, shard=shard)
+                              jobs=args.jobs, shard=shard, level=args.level)
 
 
 def _triplets(args: argparse.Namespace) -> int:
@@ -265,10 +269,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="corpus of the farm's coverage sources alone (workers/data/coverage)")
     c.add_argument("-o", "--output", required=True, help="corpus directory to write")
     c.set_defaults(func=_corpus)
+    from workers.corpusdir import LEVELS
+
+    level_help = ("front-end optimization level of every module (O0..O3, Os, Oz; default: -O2, the vocabularies' "
+                  "corpus, or a database's own): a policy trains on its own level's bitcode (policy corpora: Oz)")
+    for name in ("sources", "debian"):
+        csub.choices[name].add_argument("--level", choices=LEVELS, help=level_help)
     debsrc_help = "where Debian source packages are unpacked; a tree already there is reused (default: VAR/debsrc)"
     csub.choices["debian"].add_argument("--debsrc", metavar="DIR", help=debsrc_help)
     configured = argparse.ArgumentParser(add_help=False)
     configured.add_argument("-o", "--output", required=True, help="corpus directory to write")
+    configured.add_argument("--level", choices=LEVELS, help=level_help)
     configured.add_argument("--build", metavar="DIR",
                             help="CMake build directory, kept for the next run (default: VAR/cmake-build/NAME-HASH)")
     configured.add_argument("--include", action="append", default=[], metavar="PATH",

@@ -246,13 +246,14 @@ def detect_lineage(src: Path) -> dict[str, Any] | None:
 def from_cmake(src: Path, out: Path, toolchain: Toolchain, *, build: Path | None = None,
                include: Sequence[str] = (), defines: Sequence[str] = (), jobs: int | None = None,
                lineage: dict[str, Any] | None = None, origin: str | None = None,
-               shard: Shard | None = None, sample: int | None = None) -> Corpus:
+               shard: Shard | None = None, sample: int | None = None, level: str | None = None) -> Corpus:
     """Configure `src`, build only what its (selected) TUs need, compile them to a corpus at `out`.
 
     `lineage` defaults to what the tree says about itself (git commit, Debian changelog); the
     `include` prefixes, `defines` and `sample` are added to it, since they decide what the corpus
     holds. `sample` keeps that many TUs (workers.corpus.sample_names) before anything is built, so
     a consumer that needs 400 modules of LLVM's 2,780 builds the generated headers and TUs of 400.
+    `level`: each TU's own command compiled at that front-end level (corpus.compile_jobs).
     """
     src = Path(src).absolute()
     check_replaceable(out, DESCRIPTION)  # a mistyped -o is refused before the configure, not after it
@@ -276,7 +277,7 @@ def from_cmake(src: Path, out: Path, toolchain: Toolchain, *, build: Path | None
     if sample is not None:
         lineage["sample"] = sample
     return compile_jobs([job for job, _ in chosen], out, toolchain, jobs=jobs, source=origin or f"cmake:{src}",
-                        shard=shard, lineage=lineage or None)
+                        shard=shard, lineage=lineage or None, level=level)
 
 
 def describe_lineage(lineage: dict[str, Any] | None) -> str:

@@ -23,28 +23,34 @@ from farm.toolchain import Toolchain
 from workers.corpusdir import (  # noqa: F401  (what a corpus is: re-exported for its many readers)
     DEFAULT_FLAGS,
     DESCRIPTION,
+    LEVELS,
     SKIPPED,
     SOURCE_SUFFIXES,
     CompileJob,
     Corpus,
     Module,
     Shard,
+    at_level,
+    check_level,
     compile_jobs,
     digest_of,
     jobs_from_compile_commands,
     jobs_from_directory,
+    level_of,
     load,
     sample_names,
 )
 
 
 def from_debian(package: str, out: Path, toolchain: Toolchain, workdir: Path, jobs: int | None = None,
-                shard: Shard | None = None, sample: int | None = None, include: Iterable[str] = ()) -> Corpus:
+                shard: Shard | None = None, sample: int | None = None, include: Iterable[str] = (),
+                level: str | None = None) -> Corpus:
     """Fetch a Debian source package and compile the sources its recipe names.
 
     A recipe that names a CMake project (LLVM's packages) is configured instead, and only its
     generated headers are built (`cmake_corpus`). The package version is the corpus's lineage.
     `sample`: compile only that many modules (`sample_names`), for a consumer that needs no more.
+    `level`: the front-end optimization level (default DEFAULT_FLAGS', the vocabularies'; a policy's its own).
     """
     from workers import debsrc
 
@@ -61,27 +67,31 @@ def from_debian(package: str, out: Path, toolchain: Toolchain, workdir: Path, jo
             lineage["project"] = "llvm-project"
         return cmake_corpus.from_cmake(tree / r.cmake, out, toolchain, defines=r.cmake_defines, jobs=jobs,
                                        lineage=lineage, origin=f"debian:{package}:{tree.name}/{r.cmake}",
-                                       shard=shard, sample=sample, include=tuple(include))
+                                       shard=shard, sample=sample, include=tuple(include), level=level)
     jobs_ = debsrc.jobs(package, tree)
     if sample is not None:
         keep = sample_names((j.name for j in jobs_), sample)
         jobs_ = [j for j in jobs_ if j.name in keep]
         lineage = {**(lineage or {}), "sample": sample}
     return compile_jobs(jobs_, out, toolchain, jobs=jobs, source=f"debian:{package}:{tree.name}", shard=shard,
-                        lineage=lineage)
+                        lineage=lineage, level=level)
 
 
 def from_sources(src: Path, out: Path, toolchain: Toolchain, jobs: int | None = None,
-                 flags: tuple[str, ...] = DEFAULT_FLAGS, shard: Shard | None = None) -> Corpus:
-    """Compile a directory of C/C++ sources, or a `compile_commands.json`, into a corpus."""
+                 flags: tuple[str, ...] = DEFAULT_FLAGS, shard: Shard | None = None,
+                 level: str | None = None) -> Corpus:
+    """Compile a directory of C/C++ sources, or a `compile_commands.json`, into a corpus (at `level`, if given,
+    instead of each command's own)."""
     src = Path(src).absolute()
     if src.is_file() and src.name.endswith(".json"):
-        return compile_jobs(jobs_from_compile_commands(src), out, toolchain, jobs=jobs, source=str(src), shard=shard)
+        return compile_jobs(jobs_from_compile_commands(src), out, toolchain, jobs=jobs, source=str(src), shard=shard,
+                            level=level)
     if not src.is_dir():
         raise InputError(f"source {src} does not exist")
     if (src / "compile_commands.json").is_file():
-        return from_sources(src / "compile_commands.json", out, toolchain, jobs, shard=shard)
-    return compile_jobs(jobs_from_directory(src, flags), out, toolchain, jobs=jobs, source=str(src), shard=shard)
+        return from_sources(src / "compile_commands.json", out, toolchain, jobs, shard=shard, level=level)
+    return compile_jobs(jobs_from_directory(src, flags), out, toolchain, jobs=jobs, source=str(src), shard=shard,
+                        level=level)
 
 
 def from_embedded_build(build: Path, out: Path, toolchain: Toolchain, jobs: int | None = None) -> Corpus:

@@ -14,7 +14,7 @@ import logging
 import re
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +29,15 @@ log = logging.getLogger(__name__)
 DESCRIPTION = "corpus_description.json"
 SKIPPED = "skipped.json"
 SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx")
-#: Pre-optimization IR that `opt` can still optimize at any level.
+#: The front-end optimization levels a corpus can be compiled at (clang's `-O` spellings without the dash).
+LEVELS = ("O0", "O1", "O2", "O3", "Os", "Oz")
+#: Pre-optimization IR for the vocabularies: an `-O2` front end, whose IR `opt` can still optimize at any level
+#: (the triplet datasets sample O0..O3 from it for IR diversity). Not for a policy of one level: clang writes a
+#: level's function attributes in the front end (`-Oz`: `minsize optsize` on every function) and `clang -Oz -c x.bc`
+#: keeps the ones the bitcode has, so `-O2` bitcode optimized at `-Oz` is not the `-Oz` users build. A policy's
+#: corpus is compiled at its own level (`compile_jobs(level=...)`, policyhost/units.py LEVEL).
 DEFAULT_FLAGS = ("-O2", "-Xclang", "-disable-llvm-passes", "-g0")
+_OPT_FLAG = re.compile(r"-O([0-3sz]|fast|g)?")
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,8 @@ class Corpus:
     origin: str = ""  # where its sources came from (`debian:zlib:zlib-1.2.13`, a directory, a build)
     #: The revision of its sources: git commit, or Debian package and version (None when unknown).
     lineage: dict[str, Any] | None = None
+    #: The front-end optimization level its modules were compiled at (`Oz`, ...; None: mixed or unknown).
+    level: str | None = None
 
     @property
     def digest(self) -> str:
@@ -55,7 +64,37 @@ class Corpus:
 
     def describe(self) -> dict[str, Any]:
         """What a dataset manifest records about the corpus it was made from."""
-        return {"digest": self.digest, "modules": len(self.modules), "source": self.origin, "lineage": self.lineage}
+        return {"digest": self.digest, "modules": len(self.modules), "source": self.origin, "lineage": self.lineage,
+                "level": self.level}
+
+
+def level_of(args: Iterable[str]) -> str:
+    """The optimization level a clang command line compiles at: its last `-O` flag wins, as in clang (`-O` alone is
+    `-O1`, `-Ofast` counts as `-O3`, `-Og` as `-O1`); none is `-O0`."""
+    level = "O0"
+    for a in args:
+        m = _OPT_FLAG.fullmatch(a)
+        if m:
+            level = {None: "O1", "g": "O1", "fast": "O3"}.get(m.group(1), f"O{m.group(1)}")
+    return level
+
+
+def at_level(args: Iterable[str], level: str) -> tuple[str, ...]:
+    """A command line's arguments compiling at `level` instead of its own: every `-O` flag dropped, `-LEVEL` first."""
+    if level not in LEVELS:
+        raise InputError(f"unknown optimization level {level!r}: use one of {', '.join(LEVELS)}")
+    return (f"-{level}", *(a for a in args if not _OPT_FLAG.fullmatch(a)))
+
+
+def check_level(corpus: Corpus, level: str, use: str) -> None:
+    """InputError (one line) unless every module of `corpus` came from a front end at `level`: `use` (a policy's
+    training, a held-out table, a comparison) measures the code that level's users build, and a module compiled by
+    another front end carries other function attributes (see DEFAULT_FLAGS)."""
+    if corpus.level == level:
+        return
+    found = f"an -{corpus.level}" if corpus.level else "a mixed or unknown"
+    raise InputError(f"corpus {corpus.path} was compiled by {found} front end, but {use} needs -{level} bitcode "
+                     f"(the front end writes the level's function attributes): rebuild it with --level {level}")
 
 
 def digest_of(modules: Iterable[tuple[str, str]]) -> str:
@@ -94,7 +133,25 @@ def load(path: Path) -> Corpus:
     lineage = data.get("lineage")
     if lineage is not None and not isinstance(lineage, dict):
         raise InputError(f"{desc}: 'lineage' must be an object or null")
-    return Corpus(path, modules, skipped, str(data.get("source", "")), lineage)
+    level = data["level"] if "level" in data else _recorded_level(modules)
+    if level is not None and level not in LEVELS:
+        raise InputError(f"{desc}: 'level' must be one of {', '.join(LEVELS)} or null, not {level!r}")
+    return Corpus(path, modules, skipped, str(data.get("source", "")), lineage, level)
+
+
+def _recorded_level(modules: list[Module]) -> str | None:
+    """The level a corpus without a recorded one was compiled at, from its modules' `.cmd` files (LLVM's layout:
+    the clang arguments, NUL-separated, as extract_ir and older farm corpora write them); None when any module has
+    none or they differ."""
+    levels = set()
+    for m in modules:
+        cmd = m.bitcode.with_suffix(".cmd")
+        if not cmd.is_file():
+            return None
+        levels.add(level_of(cmd.read_bytes().decode("utf-8", "replace").split("\0")))
+        if len(levels) > 1:
+            return None
+    return levels.pop() if levels else None
 
 
 @dataclass(frozen=True)
@@ -212,8 +269,13 @@ def _printable(name: str) -> str:
 
 def compile_jobs(jobs_: list[CompileJob], out: Path, toolchain: Toolchain, *,
                  jobs: int | None = None, timeout: float = 300, source: str = "",
-                 shard: Shard | None = None, lineage: dict[str, Any] | None = None) -> Corpus:
+                 shard: Shard | None = None, lineage: dict[str, Any] | None = None,
+                 level: str | None = None) -> Corpus:
     """Compile every job to bitcode in parallel; failures are skipped and listed.
+
+    `level`: every job compiled at that front-end level instead of its own (`at_level`), as ml-compiler-opt replays
+    a module's own command line at the level a policy is trained for. The description records the jobs' common level
+    (None when they differ), so a consumer of one level can refuse a corpus of another (`check_level`).
 
     Progress is logged now and then: a builder step that stays silent longer than its timeout is
     killed, and LLVM's corpus compiles for longer than that on a small worker. `lineage` goes
@@ -224,6 +286,10 @@ def compile_jobs(jobs_: list[CompileJob], out: Path, toolchain: Toolchain, *,
     """
     if not jobs_:
         raise InputError(f"no C/C++ sources found in {source or 'the input'}")
+    if level is not None:
+        jobs_ = [replace(j, args=at_level(j.args, level)) for j in jobs_]
+    levels = {level_of(j.args) for j in jobs_}
+    common = levels.pop() if len(levels) == 1 else None
     if shard is not None:
         jobs_ = [j for j in jobs_ if shard.owns(j.name)]
     unnamable = {_printable(j.name): why for j in jobs_ if (why := _not_utf8(j))}
@@ -260,13 +326,14 @@ def compile_jobs(jobs_: list[CompileJob], out: Path, toolchain: Toolchain, *,
             first = next(iter(sorted(failed.items())))
             raise InputError(f"no module of {source or 'the corpus'} compiled; first failure: {first[1]}")
         skipped = [{"module": n, "reason": failed[n]} for n in sorted(failed)]
-        _write_description(tmp, names, source, skipped, shard, lineage)
+        _write_description(tmp, names, source, skipped, shard, lineage, common)
     return load(out)
 
 
 def _write_description(root: Path, names: list[str], source: str, skipped: list[dict[str, str]],
-                       shard: Shard | None = None, lineage: dict[str, Any] | None = None) -> None:
-    desc = {"modules": names, "has_thinlto": False, "source": source, "lineage": lineage}
+                       shard: Shard | None = None, lineage: dict[str, Any] | None = None,
+                       level: str | None = None) -> None:
+    desc = {"modules": names, "has_thinlto": False, "source": source, "lineage": lineage, "level": level}
     if shard is not None:
         desc["shard"] = str(shard)
     (root / DESCRIPTION).write_text(dumps(desc))

@@ -117,7 +117,8 @@ def add_to(corpus_dir: Path, toolchain: Toolchain, jobs_: int | None = None, sha
             skipped = load_file(corpus_dir / corpus_mod.SKIPPED) if (corpus_dir / corpus_mod.SKIPPED).is_file() else []
             skipped += extra_skipped
             desc = {**desc, "modules": names, "source": f"{desc.get('source', '')} + {SOURCE}",
-                    "lineage": _lineage(desc.get("lineage"), root)}
+                    "lineage": _lineage(desc.get("lineage"), root),
+                    "level": base.level if extra is None or extra.level == base.level else None}
             # the layout corpus.compile_jobs writes
             (out / corpus_mod.DESCRIPTION).write_text(dumps(desc))
             (out / corpus_mod.SKIPPED).write_text(json.dumps(sorted(skipped, key=lambda s: s["module"]), indent=2)

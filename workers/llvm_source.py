@@ -54,11 +54,12 @@ def fetch(source: str, *, rev: str | None = None, repo: str = LLVM_REPO, checkou
 def corpus(source: str, out: Path, toolchain: Toolchain, *, rev: str | None = None, repo: str = LLVM_REPO,
            checkout: Path, debsrc_dir: Path, build: Path | None = None, include: Sequence[str] = (),
            defines: Sequence[str] = (), jobs: int | None = None, shard: Shard | None = None,
-           sample: int | None = None) -> Corpus:
-    """LLVM's corpus from `source` (see `fetch`); `defines` add to or override the farm's LLVM settings."""
+           sample: int | None = None, level: str | None = None) -> Corpus:
+    """LLVM's corpus from `source` (see `fetch`); `defines` add to or override the farm's LLVM settings; `level`: the
+    front-end level every TU is compiled at (default: its own command's)."""
     check_replaceable(out, DESCRIPTION)  # before a clone or a download, not after
     src, lineage, origin = fetch(source, rev=rev, repo=repo, checkout=checkout, debsrc_dir=debsrc_dir)
     settings = {d.split("=", 1)[0]: d for d in (*debsrc.LLVM_CMAKE_DEFINES, *cmake_corpus.check_defines(defines))}
     return cmake_corpus.from_cmake(src, out, toolchain, build=build, include=include,
                                    defines=list(settings.values()), jobs=jobs, lineage=lineage, origin=origin,
-                                   shard=shard, sample=sample)
+                                   shard=shard, sample=sample, level=level)
