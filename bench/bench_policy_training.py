@@ -45,7 +45,7 @@ def train(recipe: str, out: Path, vocab: str | None, env: dict | None = None) ->
 
 def table(record: dict) -> str:
     from farm.config import load_settings
-    from policyhost.trainer import format_table
+    from policyhost.heldout import format_table
 
     return format_table(record["heldout"], load_settings().gate.policy_cap)  # both bars, as `policy train` prints
 

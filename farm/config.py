@@ -186,12 +186,12 @@ class PolicyConfig:
     #: false on a farm that publishes vocabularies only (then nothing settles a vocabulary's policy check:
     #: turn `[gate] policy_size` off too).
     retrain_after_vocab: bool = True
-    #: The inliner training recipe of `policy retrain` (a name in policyhost/recipes.py RECIPES). One draw of the
-    #: nightly: with the vocabulary's embeddings and LLVM's code beside the declared packages, one draw took 96 min
+    #: The inliner training recipe of `policy retrain` (a name in policyhost/recipes.py RECIPES): the nightly, one
+    #: draw. With the vocabulary's embeddings and LLVM's code beside the declared packages, one draw took 96 min
     #: on a 2-core worker with single flips (two: about 2 h 45 min, past the night's 2 hours, for a second draw
     #: worth 0.008 % on the decision packages) and 72 min with the group flips the nightly searches with since
-    #: (a second draw not measured; bench/README.md). `policy train`'s own default, `nightly`, trains two.
-    recipe: str = "nightly-one-draw"
+    #: (bench/README.md). `policy train`'s default is the same recipe.
+    recipe: str = "nightly"
     #: Packages the retrained policy trains and validates on (comma separated Debian source packages, or
     #: NAME=CORPUS_DIR); empty: the splits declared in workers/packages.py.
     train: str = ""

@@ -171,6 +171,7 @@ def _trained_metrics(result: dict[str, Any]) -> dict[str, Any]:
     return {"validation_ratio": result.get("validation"), "validation_worst": result.get("validation_worst"),
             "validation_packages": result.get("validation_packages"), "chosen": result.get("chosen"),
             "heldout_geomean": held.get("geomean"), "heldout_worst": held.get("worst"),
+            "heldout_all_geomean": (held.get("all") or {}).get("geomean"),
             "heldout": held.get("packages"), "history": result.get("history")}
 
 

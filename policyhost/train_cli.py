@@ -63,7 +63,7 @@ def _heldout(args: argparse.Namespace) -> int:
     store:VERSION) against the heuristic."""
     from farm.config import load_settings
     from farm.toolchain import Toolchain
-    from policyhost import trainer
+    from policyhost import heldout, trainer
     from policyhost.recipes import recipe
     from policyhost.release import record_beside, seen_packages
 
@@ -99,8 +99,8 @@ def _heldout(args: argparse.Namespace) -> int:
     splits = trainer.Splits((), (), evaluation)
     fan = _fanout(args, settings, tc)
     t = trainer.Trainer(tc, splits, recipe("smoke"), fan, vocab=Path(vocab) if vocab else None)
-    table = trainer.heldout_table(t, None, model=str(model))
-    print(json.dumps(table, indent=2) if args.json else trainer.format_table(table, settings.gate.policy_cap))
+    table = heldout.heldout_table(t, None, model=str(model))
+    print(json.dumps(table, indent=2) if args.json else heldout.format_table(table, settings.gate.policy_cap))
     return 0
 
 
@@ -149,12 +149,13 @@ def register(psub: argparse._SubParsersAction) -> None:
     ho.add_argument("model", help="an .onnx model, or store:latest / store:VERSION")
     ho.add_argument("--vocab", help="the vocabulary the model reads (default: a published policy's own)")
     ho.add_argument("--json", action="store_true", help="print the table as JSON")
-    ho.add_argument("--split", choices=("evaluation", "decision", "validation"), default="evaluation",
+    ho.add_argument("--split", choices=("evaluation", "decision", "validation", "retired"), default="evaluation",
                     help="the declared split to measure on when --evaluation names no packages (default: evaluation; "
-                    "decision: the packages recipes are compared on)")
+                    "decision: the packages recipes are compared on; retired: evaluation packages looked at too often "
+                    "to be held out any more, workers/packages.py MAX_LOOKS)")
     ho.set_defaults(func=_heldout)
     sp = psub.add_parser("splits", help="the packages of each split, and the code packages of different splits share "
                          "(fails on an overlap workers/packages.py has no decision for)")
-    for what in ("train", "validation", "decision", "evaluation"):  # `policy train`'s, so a planned split is checked
+    for what in ("train", "validation", "decision", "evaluation", "retired"):  # `policy train`'s, and the others
         sp.add_argument(f"--{what}", help=f"comma-separated Debian packages (default: the {what} split)")
     sp.set_defaults(func=_splits)

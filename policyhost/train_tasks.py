@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from policyhost.explore import Budget, ExploreCache, compile_size, explore_cache
 from policyhost.mlp import Mlp
 from policyhost.trainer import Fanout
 from policyhost.units import Unit
+from workers.parallel import Progress
 
 #: The work queue's name: a farm may give training compiles their own workers (`celery -Q policy-train`).
 QUEUE = "celery"
@@ -58,6 +59,8 @@ def size_job(item: dict, toolchain: Toolchain, cache: ExploreCache, stop: thread
 #: Each kind's job: (item, toolchain, cache, stop) -> its JSON result; `stop` (an Event) is set when the run is
 #: being interrupted.
 JOBS: dict[str, Callable[..., Any]] = {"explore": explore_job, "size": size_job}
+#: Each job's stage in its progress (a tqdm bar on a terminal, a line a minute in a log: workers/parallel.py)
+STAGES = {"explore": "policy: modules searched", "size": "policy: modules compiled and measured"}
 
 
 def largest_first(run: Fanout) -> Fanout:
@@ -95,12 +98,19 @@ def thread_fanout(toolchain: Toolchain, cache: ExploreCache, jobs: int) -> Fanou
     def run(kind: str, items: Sequence[dict]) -> list:
         fn, stopping = JOBS[kind], threading.Event()
         pool = ThreadPoolExecutor(max(1, jobs))
+        progress = Progress(len(items), STAGES[kind], is_failure=lambda r: r is None)
         try:
-            return list(pool.map(lambda it: fn(it, toolchain, cache, stopping), items))
+            futures = {pool.submit(fn, it, toolchain, cache, stopping): i for i, it in enumerate(items)}
+            results: list = [None] * len(items)
+            for fut in as_completed(futures):
+                results[futures[fut]] = fut.result()
+                progress.update(results[futures[fut]])
+            return results
         except BaseException:
             stopping.set()
             raise
         finally:
+            progress.close()
             pool.shutdown(wait=True, cancel_futures=True)
     return largest_first(run)
 

@@ -33,6 +33,7 @@ from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policyhost import draws
 from policyhost.explore import ModuleResult, merge
+from policyhost.heldout import format_table, heldout_table
 from policyhost.improve import Adam, bagged, bc_dataset, es_step, fit_bc, fit_prior, geomean, reward
 from policyhost.mlp import LIMITS, Mlp, average
 from policyhost.recipes import Recipe, recipe
@@ -47,20 +48,24 @@ Fanout = Callable[[str, Sequence[dict]], list]
 
 @dataclass(frozen=True)
 class Package:
-    """A whole package of modules (a corpus directory) under one name."""
+    """A whole package of modules (a corpus directory) under one name; `shipped` names the modules its binary
+    packages install (workers/shipped.py), None when it declares no split between shipped and other code."""
 
     name: str
     units: tuple[Unit, ...]
+    shipped: frozenset[str] | None = None
 
 
 def package(name: str, corpus_dir: Path, most: int | None = None) -> Package:
     from workers.corpus import sample_names
+    from workers.shipped import shipping
 
     units = corpus_units(corpus_dir)
     if most is not None and len(units) > most:
         keep = sample_names((u.name for u in units), most)
         units = [u for u in units if u.name in keep]
-    return Package(name, tuple(units))
+    s = shipping(name)
+    return Package(name, tuple(units), None if s is None else frozenset(u.name for u in units if s.ships(u.name)))
 
 
 @dataclass(frozen=True)
@@ -217,16 +222,19 @@ class Trainer:
                                     for u in units])
 
     def package_ratios(self, packages: Sequence[Package], policy: Mlp | None, model: str | None = None) -> list[dict]:
-        """Per package: `.text` summed over the modules both builds compiled, policy / heuristic."""
+        """Per package: `.text` summed over the modules both builds compiled, policy / heuristic, over all its
+        modules (`ratio`: what validation chooses on, the most decisions) and over the modules it ships (`shipped`:
+        what a held-out table judges; None when the package declares no split, so all of them count)."""
         rows = []
         for p in packages:
             h = self.heuristic_sizes(p.units)
             s = self.policy_sizes(p.units, policy, model) if policy is not None or model else h
-            both = [(a, b) for a, b in zip(h, s, strict=True) if a is not None and b is not None]
+            sizes = [(u.name, a, b) for u, a, b in zip(p.units, h, s, strict=True) if a is not None and b is not None]
             failed = [u.name for u, b in zip(p.units, s, strict=True) if b is None]
-            ht, pt = sum(a for a, _ in both), sum(b for _, b in both)
-            rows.append({"package": p.name, "modules": len(both), "failed": failed, "heuristic": ht, "policy": pt,
-                         "ratio": pt / ht if ht else 1.0})
+            row = {"package": p.name, **_summed(sizes), "failed": failed, "shipped": None}
+            if p.shipped is not None:
+                row["shipped"] = _summed([x for x in sizes if x[0] in p.shipped])
+            rows.append(row)
         return rows
 
     def validate(self, policy: Mlp) -> Measured:
@@ -337,27 +345,10 @@ class Trainer:
         self.history.append(row)
 
 
-def heldout_table(trainer: Trainer, policy: Mlp | None, model: str | None = None) -> dict:
-    """The evaluation packages' ratios and their geomean: what a policy does on code it never saw."""
-    rows = trainer.package_ratios(trainer.splits.evaluation, policy, model)
-    return {"packages": rows, "geomean": geomean([r["ratio"] for r in rows]),
-            "worst": max((r["ratio"] for r in rows), default=float("nan"))}
-
-
-def format_table(table: dict, cap: float | None = None) -> str:
-    """The held-out table, ending with both of the size check's bars: the geomean, and the worst package (with
-    how many are above `cap`, the gate's `1 + policy_size_tolerance`), so one package's growth is never hidden."""
-    rows = table["packages"]
-    lines = [f"{'package':<16} {'modules':>7} {'heuristic':>10} {'policy':>10} {'ratio':>8}"]
-    for r in rows:
-        lines.append(f"{r['package']:<16} {r['modules']:>7} {r['heuristic']:>10,} {r['policy']:>10,} "
-                     f"{r['ratio']:>8.4f}" + (f"  ({len(r['failed'])} failed)" if r["failed"] else ""))
-    lines.append(f"{'geomean':<16} {'':>7} {'':>10} {'':>10} {table['geomean']:>8.4f}")
-    if rows:
-        worst = max(rows, key=lambda r: r["ratio"])
-        above = "" if cap is None else f"  ({sum(r['ratio'] > cap for r in rows)} of {len(rows)} above {cap:.4f}x)"
-        lines.append(f"{'worst':<16} {worst['package']:>29} {worst['ratio']:>8.4f}{above}")
-    return "\n".join(lines)
+def _summed(sizes: Sequence[tuple[str, int, int]]) -> dict:
+    """Modules, `.text` summed per build, and policy / heuristic, of (module, heuristic, policy) sizes."""
+    ht, pt = sum(a for _, a, _ in sizes), sum(b for _, _, b in sizes)
+    return {"modules": len(sizes), "heuristic": ht, "policy": pt, "ratio": pt / ht if ht else 1.0}
 
 
 KIND = "inline-es"

@@ -98,9 +98,12 @@ def training_units(source: Path, out_dir: Path) -> list[tuple[str, list[str]]]:
     """(module name, compile command) per module: a corpus' bitcode, or each C file of a directory."""
     source = Path(source)
     if (source / "corpus_description.json").is_file():
+        from policyhost.units import LEVEL
         from workers import corpus
 
-        mods = corpus.load(source).modules
+        c = corpus.load(source)
+        corpus.check_level(c, LEVEL, "the inliner's warm start")  # -O2 bitcode at -Oz is not a user's -Oz build
+        mods = c.modules
         return [(m.name, ["clang", "-Oz", "-c", str(m.bitcode), "-o", str(out_dir / f"{i}.o")])
                 for i, m in enumerate(mods)]
     if source.is_dir():

@@ -81,6 +81,11 @@ def _check_request(req: RunRequest) -> None:
     if req.corpus is not None:
         check_name("corpus directory name", Path(req.corpus).absolute().name)
         build.corpus_modules(req.corpus)  # fails early on a malformed corpus
+        from workers.corpus import check_level, level_of, load
+
+        # a module from another front end carries that level's function attributes: the comparison would measure a
+        # build nobody makes at these flags (workers/corpusdir.py DEFAULT_FLAGS)
+        check_level(load(req.corpus), level_of(req.opt_flags), f"a comparison at -{level_of(req.opt_flags)}")
     _check_policy(req)
 
 

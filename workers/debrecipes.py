@@ -390,3 +390,7 @@ RECIPES.update({name: Recipe(**kwargs) for name, kwargs in more.RECIPES.items()}
 # workers/debrecipes_media.py, text, data, network and crypto libraries in workers/debrecipes_data.py.
 RECIPES.update({name: Recipe(**kwargs) for name, kwargs in media.RECIPES.items()})
 RECIPES.update({name: Recipe(**kwargs) for name, kwargs in data.RECIPES.items()})
+# Packages whose recipes are data (workers/data/recipes.toml, read by workers/recipedata.py).
+from workers import recipedata  # noqa: E402  (recipedata imports nothing of this module's: no cycle)
+
+RECIPES.update(recipedata.load(Recipe, defined=RECIPES))

@@ -17,7 +17,10 @@ vocabularies, not the policy, so it is in no split.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
 
+from farm import datafile
 from farm.errors import InputError
 from workers.debrecipes import RECIPES
 
@@ -65,13 +68,29 @@ OVERLAPS: dict[frozenset[str], str] = {
 }
 #: Fewer evaluation packages than this and one odd package decides the verdict.
 MIN_EVALUATION = 5
+#: An evaluation package whose numbers have been looked at this many times (workers/data/looks.toml) is retired:
+#: each look informs the next choice, so after a few a table on it is no longer held out. Moved to RETIRED, it
+#: still never trains, validates or decides, and `policy heldout --split retired` still measures it.
+MAX_LOOKS = 3
+LOOKS = Path(__file__).parent / "data" / "looks.toml"
+_LOOKS_SCHEMA = {"looks": (int, True, "a whole number of looks"), "where": (str, True, "which tables looked")}
+
+
+@cache
+def looks(path: Path = LOOKS) -> dict[str, int]:
+    """How many times each package's numbers have been looked at (a package without an entry: never)."""
+    entries = datafile.tables(datafile.read(path), _LOOKS_SCHEMA, str(path))
+    bad = next((name for name, e in entries.items() if e["looks"] < 0), None)
+    if bad:
+        raise InputError(f"{path}: [{bad}] looks must not be negative")
+    return {name: e["looks"] for name, e in entries.items()}
 
 
 def check(splits: Mapping[str, tuple[str, ...]] = SPLITS, recipes: Mapping[str, object] = RECIPES,
-          overlaps: Mapping[frozenset[str], str] | None = None) -> None:
+          overlaps: Mapping[frozenset[str], str] | None = None, counts: Mapping[str, int] | None = None) -> None:
     """Raise InputError (one line) unless the splits are known, disjoint, have recipes, every decided overlap (by
-    default OVERLAPS, for the declared splits) joins two packages of different splits with a reason, and evaluation
-    is big enough."""
+    default OVERLAPS, for the declared splits) joins two packages of different splits with a reason, evaluation
+    is big enough, and no evaluation package has been looked at MAX_LOOKS times (`counts`, default `looks()`)."""
     if overlaps is None:
         overlaps = OVERLAPS if splits is SPLITS else {}
     unknown = sorted(set(splits) - set(SPLITS))
@@ -94,6 +113,11 @@ def check(splits: Mapping[str, tuple[str, ...]] = SPLITS, recipes: Mapping[str, 
     n = len(splits.get("evaluation", ()))
     if n < MIN_EVALUATION:
         raise InputError(f"package splits: {n} evaluation package(s), at least {MIN_EVALUATION} needed")
+    counts = looks() if counts is None else counts
+    often = [(pkg, counts[pkg]) for pkg in splits.get("evaluation", ()) if counts.get(pkg, 0) >= MAX_LOOKS]
+    if often:
+        raise InputError(f"package splits: evaluation package {often[0][0]} has been looked at {often[0][1]} times "
+                         f"(workers/data/looks.toml; {MAX_LOOKS} retire a package): move it to the retired split")
 
 
 def split_of(package: str) -> str | None:

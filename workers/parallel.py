@@ -51,8 +51,10 @@ class Progress:
         now = time.monotonic()
         if now - self.last >= self.every and self.done < self.total:
             self.last = now
-            print(f"{self.desc}: {self.done}/{self.total} done ({self.failed} failed), {_elapsed(now - self.start)}",
-                  file=self.stream, flush=True)
+            spent = now - self.start
+            left = spent / self.done * (self.total - self.done)
+            print(f"{self.desc}: {self.done}/{self.total} done ({self.failed} failed), {_elapsed(spent)}, "
+                  f"about {_elapsed(left)} left", file=self.stream, flush=True)
 
     def close(self) -> None:
         if self.bar is not None:

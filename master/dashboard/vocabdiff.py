@@ -8,7 +8,9 @@ page ranks by aligned drift and shows the nearest-neighbour overlap and the simi
 structure, which need no alignment (vocabgen/compare.py: the math and why); the raw drift stays
 as a column. An entity that is filler (its section's mean, vocabgen/layout.py) in either
 version did not move because of training data: it is marked, and is no anchor of the alignment
-nor anyone's neighbour.
+nor anyone's neighbour. When the entities trained in both do not fix the map (fewer than the
+dimensions, or all in a lower-dimensional subspace) there is no aligned drift: the page says so and
+ranks by the raw drift, rather than show one of the maps that fit equally well, picked by rounding.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ class Drift:
     drift: float
     filler_a: bool
     filler_b: bool
-    #: the same after the orthogonal map that best carries a onto b (None: no entity trained in both).
+    #: the same after the orthogonal map that best carries a onto b (None: the entities trained in both do not fix it).
     aligned: float | None = None
     #: share of the entity's nearest trained neighbours that are the same in both versions.
     overlap: float | None = None
@@ -70,6 +72,10 @@ class Diff:
     k: int = 0
     #: the version b's training started from (its manifest's `warm_start`, vocabgen/warm.py), if any
     warm_from: str | None = None
+    #: the anchors fix the orthogonal map (vocabgen/compare.py, `rotation`): there is an aligned drift
+    fixed: bool = False
+    #: anchors measured by the map the other anchors fix (the rest by the map of all of them)
+    held_out: int = 0
 
     @property
     def comparable(self) -> bool:
@@ -130,11 +136,12 @@ def diff(data_a: bytes, manifest_a: dict[str, Any], data_b: bytes, manifest_b: d
     common = {s: [k for k in va.get(s, {}) if k in vb.get(s, {})] for s in order}
     rows = [(s, k, k in fa.get(s, ()), k in fb.get(s, ())) for s in order for k in common[s]]
     entities: list[Drift] = []
-    anchors = k = 0
+    anchors = k = held_out = 0
+    fixed = False
     if dim_a == dim_b and rows:
         c = compare([va[s][key] for s, key, _, _ in rows], [vb[s][key] for s, key, _, _ in rows],
                     [not (x or y) for _, _, x, y in rows])
-        anchors, k = c.anchors, c.k
+        anchors, k, fixed, held_out = c.anchors, c.k, c.fixed, c.held_out
         entities = [Drift(s, key, float(c.raw[i]), x, y, _finite(c.aligned[i]), _finite(c.overlap[i]),
                           _finite(c.structure[i])) for i, (s, key, x, y) in enumerate(rows)]
     sections = [_summary(s, len(common[s]), sorted(set(va.get(s, {})) - set(vb.get(s, {}))),
@@ -142,7 +149,7 @@ def diff(data_a: bytes, manifest_a: dict[str, Any], data_b: bytes, manifest_b: d
                 for s in order]
     warm = manifest_b.get("warm_start")
     warm_from = warm.get("from") if isinstance(warm, dict) and isinstance(warm.get("from"), str) else None
-    return Diff(dim_a, dim_b, entities, sections, anchors, k, warm_from)
+    return Diff(dim_a, dim_b, entities, sections, anchors, k, warm_from, fixed, held_out)
 
 
 def plot_top(d: Diff, n: int = TOP) -> str:

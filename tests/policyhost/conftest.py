@@ -201,5 +201,5 @@ def packages(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> 
 
     tmp = tmp_path_factory.mktemp("packages")
     return {name: from_sources(write_sources(tmp / f"{name}-src", files=3, per_file=12, seed=seed),
-                               tmp / name, toolchain, jobs=2).path
+                               tmp / name, toolchain, jobs=2, level="Oz").path
             for name, seed in (("alpha", 11), ("beta", 12), ("gamma", 13))}

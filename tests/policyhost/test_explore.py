@@ -31,7 +31,8 @@ def units(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> lis
     from workers.corpus import from_sources
 
     tmp = tmp_path_factory.mktemp("explore")
-    corpus = from_sources(write_sources(tmp / "src", files=4, per_file=12, seed=5), tmp / "corpus", toolchain, jobs=2)
+    corpus = from_sources(write_sources(tmp / "src", files=4, per_file=12, seed=5), tmp / "corpus", toolchain, jobs=2,
+                          level="Oz")
     return corpus_units(corpus.path)
 
 
@@ -99,7 +100,7 @@ def test_group_flips_on_a_module_without_inlining_decisions(tmp_path: Path, tool
 
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "leaf.c").write_text("int leaf(int x) { return x * 3 + 1; }\n")
-    unit = corpus_units(from_sources(tmp_path / "src", tmp_path / "corpus", toolchain, jobs=1).path)[0]
+    unit = corpus_units(from_sources(tmp_path / "src", tmp_path / "corpus", toolchain, jobs=1, level="Oz").path)[0]
     r = explore(unit, None, toolchain, Budget(4, 2, groups=True))
     assert r.error is None and r.base_size == r.best_size and r.flips == [] and r.compiles == 1
     assert Budget(4, 2, groups=True).as_json() != Budget(4, 2).as_json()

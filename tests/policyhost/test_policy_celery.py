@@ -112,7 +112,7 @@ def farm(redis_url: str, tmp_path: Path, toolchain: Toolchain, monkeypatch: pyte
     sources = write_sources(tmp_path / "callgraph")
     for c in CSRC.glob("*.c"):  # their opcodes take the vocabulary past the promotion gate's coverage floor
         shutil.copy(c, sources / c.name)
-    corpus = from_sources(sources, tmp_path / "corpus", toolchain, jobs=2)
+    corpus = from_sources(sources, tmp_path / "corpus", toolchain, jobs=2, level="Oz")
     publish_dataset(build_dataset(corpus.path, tmp_path / "dataset", "ir", toolchain), store)
     f = Farm({**os.environ}, tmp_path, sources, store)
     try:
@@ -130,7 +130,7 @@ def _policy_packages(tmp: Path, toolchain: Toolchain) -> dict[str, str]:
     env = {}
     for split, seed in (("train", 21), ("validation", 22), ("evaluation", 23)):
         src = write_sources(tmp / f"{split}-src", files=3, per_file=10, seed=seed)
-        corpus = from_sources(src, tmp / f"{split}-corpus", toolchain, jobs=2)
+        corpus = from_sources(src, tmp / f"{split}-corpus", toolchain, jobs=2, level="Oz")
         env[f"MLGO_FARM_POLICY_{split.upper()}"] = f"{split}pkg={corpus.path}"
     return env
 

@@ -285,3 +285,24 @@ def test_heldout_of_a_model_reading_embeddings_uses_its_training_vocabulary_or_s
     line = one_error_line(cli("policy", "heldout", str(model), "--evaluation", evaluation))
     assert line == ("mlgo-farm: error: policy warm.onnx reads IR2Vec embeddings: checking it needs its vocabulary "
                     "(--vocab: the one it was trained with)"), line
+
+
+def test_heldout_refuses_a_corpus_from_another_front_end_and_judges_shipped_modules(
+        trained: Path, packages: dict[str, Path], tmp_path: Path, toolchain: Toolchain) -> None:
+    """Issue 34: `-O2` bitcode compiled at `-Oz` is not the `-Oz` users build (no `minsize optsize`), so a held-out
+    table on it is refused in one line; on `-Oz` bitcode the table judges shipped modules, all modules beside."""
+    from workers.corpus import from_sources
+
+    model = model_copy(trained, tmp_path / "m")
+    o2 = from_sources(write_sources(tmp_path / "src", files=2, per_file=8, seed=3), tmp_path / "o2", toolchain,
+                      jobs=2).path
+    line = one_error_line(cli("policy", "heldout", str(model), "--evaluation", f"delta={o2}"))
+    assert f"corpus {o2} was compiled by an -O2 front end, but the inliner for size needs -Oz bitcode" in line
+    held = cli("policy", "heldout", str(model), "--evaluation", f"gamma={packages['gamma']}", "--json", timeout=600)
+    assert held.returncode == 0, held.stderr
+    table = json.loads(held.stdout)
+    row = table["packages"][0]
+    assert row["shipped"] is None  # no shipped list for a corpus named NAME=DIR: every module counts, and says so
+    assert table["geomean"] == pytest.approx(row["ratio"]) and table["all"]["geomean"] == pytest.approx(row["ratio"])
+    text = cli("policy", "heldout", str(model), "--evaluation", f"gamma={packages['gamma']}", timeout=600).stdout
+    assert "(no shipped list: all modules)" in text

@@ -294,7 +294,7 @@ def _big_callee_units(tmp_path: Path, toolchain: Toolchain) -> list:
     (src / "big.c").write_text(f"static int big(int x) {{\n    int acc = x;\n{body}    return acc;\n}}\n"
                                "int a(int x) { return big(x) + 1; }\nint b(int x) { return big(x * 3); }\n"
                                "int c(int x) { return big(x - 7) ^ 5; }\n")
-    return corpus_units(from_sources(src, tmp_path / "big", toolchain, jobs=1).path)
+    return corpus_units(from_sources(src, tmp_path / "big", toolchain, jobs=1, level="Oz").path)
 
 
 def _decisions(units: list, policy, toolchain: Toolchain):
@@ -390,7 +390,7 @@ def test_a_recipe_with_a_guard_and_a_floor_trains_a_policy_that_keeps_llvms_far_
     src.mkdir()
     (src / "once.c").write_text("static int once(int x) { return x * 7 + (x >> 3); }\n"
                                 "int entry(int x) { return once(x) + 1; }\n")
-    once = corpus_units(from_sources(src, tmp_path / "once", toolchain, jobs=1).path)
+    once = corpus_units(from_sources(src, tmp_path / "once", toolchain, jobs=1, level="Oz").path)
     reluctant = replace(guarded, bs=(*guarded.bs[:-1], np.array([10.0, -10.0])))
     assert _refused_inlines(once, reluctant, toolchain, below=1000.0) == 0
     assert _refused_inlines(once, replace(reluctant, floor=None), toolchain, below=1000.0) > 0, "without it, it refuses"

@@ -21,7 +21,7 @@ from workers import corpus
 @pytest.fixture(scope="module")
 def training_corpus(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> Path:
     out = tmp_path_factory.mktemp("wscorpus") / "csrc"
-    corpus.from_sources(CSRC, out, toolchain)
+    corpus.from_sources(CSRC, out, toolchain, level="Oz")
     return out
 
 

@@ -17,7 +17,7 @@ def compare_corpus(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchai
     """A real corpus (LLVM's layout) of the C files in tests/data/csrc, made by the workers' code."""
     from workers.corpus import from_sources
 
-    return from_sources(CSRC, tmp_path_factory.mktemp("compare") / "csrc", toolchain, jobs=2).path
+    return from_sources(CSRC, tmp_path_factory.mktemp("compare") / "csrc", toolchain, jobs=2, level="Oz").path
 
 
 @pytest.fixture

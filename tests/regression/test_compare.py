@@ -301,3 +301,17 @@ def test_report_that_cannot_be_written_keeps_the_verdict_and_the_alert(tmp_path:
     disk_full[0] = False
     assert main(["regress", "report", "f1", "--builder", "full"]) == 0
     assert "run f1 on builder full: REGRESSION" in capsys.readouterr().out
+
+
+def test_a_corpus_from_another_front_end_is_refused_before_recording(tmp_path: Path, toolchain,
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    """Issue 34: `-O2` bitcode compiled at `-Oz` lacks `minsize optsize`, so a comparison on it measures a build
+    nobody makes at those flags: one line, nothing recorded."""
+    from workers.corpus import from_sources
+
+    o2 = from_sources(CSRC, tmp_path / "o2", toolchain, jobs=2).path
+    assert main(["regress", "run", "--corpus", str(o2), "--no-publish", "--policy", "never"]) == 2
+    assert capsys.readouterr().err == (f"mlgo-farm: error: corpus {o2} was compiled by an -O2 front end, but a "
+                                       "comparison at -Oz needs -Oz bitcode (the front end writes the level's "
+                                       "function attributes): rebuild it with --level Oz\n")
+    assert compare.open_history().runs() == []

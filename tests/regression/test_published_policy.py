@@ -28,7 +28,7 @@ def callgraph_corpus(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolch
     from workers.corpus import from_sources
 
     root = tmp_path_factory.mktemp("cg")
-    return from_sources(write_sources(root / "src"), root / "callgraph", toolchain, jobs=2).path
+    return from_sources(write_sources(root / "src"), root / "callgraph", toolchain, jobs=2, level="Oz").path
 
 
 def publish_model(path: Path, feature: str, when: float) -> str:

@@ -1,0 +1,62 @@
+"""workers/shipped.py: which modules of a package its binary packages ship, read from workers/data/shipped.toml."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from farm.errors import InputError
+from workers import packages, shipped
+
+GOOD = {"unshipped": ["tests/*", "examples/*.c"], "why": "debian/libfoo1.install: the library only"}
+
+
+def _error(data: dict[str, object]) -> str:
+    with pytest.raises(InputError) as e:
+        shipped.parse(data, "shipped.toml")
+    return str(e.value)
+
+
+def test_a_good_entry_parses_and_its_patterns_say_what_is_shipped() -> None:
+    entry = shipped.parse({"libfoo": GOOD})["libfoo"]
+    assert entry.unshipped == ("tests/*", "examples/*.c") and entry.why == GOOD["why"]
+    assert entry.ships("src/foo.c")
+    assert not entry.ships("tests/unit/test_foo.c") and not entry.ships("examples/demo.c")
+    assert shipped.parse({"libbar": {"unshipped": [], "why": "everything is installed"}})["libbar"].ships("x.c")
+
+
+@pytest.mark.parametrize(("entry", "key"), [
+    ({**GOOD, "shipped": ["src/*"]}, r"unknown key 'shipped'"),            # an unknown key
+    ({"unshipped": ["tests/*"]}, r"\bwhy\b"),                              # no why
+    ({**GOOD, "unshipped": "tests/*"}, r"\bunshipped\b"),                  # a string, not a list
+    ({**GOOD, "unshipped": ["tests/*", 3]}, r"\bunshipped\b"),             # a list of something else
+    ({**GOOD, "why": "  "}, r"\bwhy\b"),                                   # an empty why
+])
+def test_a_bad_entry_is_one_line_naming_the_package_and_the_key(entry: dict[str, object], key: str) -> None:
+    message = _error({"good": GOOD, "libfoo": entry})
+    assert message.startswith("shipped.toml: [libfoo] ") and "\n" not in message
+    assert re.search(key, message.removeprefix("shipped.toml: [libfoo] ")), message
+
+
+def test_an_entry_that_is_not_a_table_is_refused() -> None:
+    assert _error({"libfoo": ["tests/*"]}).startswith("shipped.toml: [libfoo] ")
+
+
+def test_a_package_without_an_entry_keeps_all_its_modules() -> None:
+    modules = {"src/a.c", "tests/test_a.c", "examples/demo.c"}
+    assert "no-such-package" not in shipped.load()
+    assert shipped.shipped_names("no-such-package", modules) == modules
+    assert shipped.missing(["no-such-package"]) == ["no-such-package"]
+
+
+def test_a_package_with_an_entry_drops_what_it_does_not_ship() -> None:
+    assert shipped.shipped_names("cjson", {"cJSON.c", "cJSON_Utils.c", "tests/parse_array.c",
+                                           "fuzzing/afl.c"}) == {"cJSON.c"}
+
+
+def test_every_held_out_package_has_an_entry() -> None:
+    held_out = [pkg for split, pkgs in packages.SPLITS.items() if split != "train" for pkg in pkgs]
+    assert held_out and shipped.missing(held_out) == []
+    for pkg in held_out:
+        assert shipped.shipping(pkg).why.strip()
