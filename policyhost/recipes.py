@@ -80,9 +80,9 @@ class Recipe:
 # with 8; ~8 min more). That is one draw; from 2026-11-26 to 2026-11-27 the nightly trained two, seeds 0-4 and 5-9,
 # and averaged them (Recipe.draws, `nightly-two-draws`): on fourteen packages nothing chose on 0.99412x against the
 # two draws' mean, 0.99420x (bench/README.md; ~90 min cold). Its search flips a callee's every later call with each
-# flip (Budget.groups): one draw measured 0.99193x on those fourteen packages against 0.99442x and 0.99398x for the single-flip draws (since
-# 2026-11-26, evening). The experiments below were each measured as one draw, those before that evening with
-# single flips.
+# flip (Budget.groups): one draw measured 0.99193x on those fourteen packages against 0.99442x and 0.99398x for the
+# single-flip draws (since 2026-11-26, evening). The experiments below were each measured as one draw, those before
+# that evening with single flips.
 _NIGHTLY = Recipe(rounds=2, budget=Budget(16, 2, groups=True), es=EsParams(steps=16, pairs=64), max_modules=50,
                   sticks=(0.0, 2.0, 4.0, 8.0), seeds=(0, 1, 2, 3, 4), ensemble=True, guard=300.0, floor=1000.0)
 
