@@ -1,0 +1,125 @@
+"""Recipes kept as data (workers/recipedata.py): the loader gives the same Recipe objects the Python recipes are, and
+a bad entry is one line naming the file, the package and the key, so a typo in recipes.toml cannot silently give a
+package the default (all of its C files, no defines)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from farm.errors import InputError
+from workers import recipedata, shipped
+from workers.debrecipes import RECIPES, Recipe
+
+GOOD = '''
+[tool]
+subdirs = ["src", "test"]
+flags = ["-DHAVE_CONFIG_H", "-I{src}/include"]
+exclude = ["src/win32.c", "test/fuzz_*.c"]
+file_flags = { "*_avx2.c" = ["-mavx2"], "*_sse41.c" = ["-msse4.1"] }
+fallback_version = "1.0-1"
+[tool.generated]
+"config.h" = """
+#define HAVE_UNISTD_H 1
+#define VERSION "1.0"
+"""
+
+[built]
+cmake = "llvm"
+cmake_defines = ["CMAKE_BUILD_TYPE=Release"]
+cxx = true
+copies = { "src/config.h" = "src/config.h.generic" }
+'''
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "recipes.toml"
+    path.write_text(text)
+    return path
+
+
+def _one_line_error(path: Path, *words: str, defined: dict[str, object] | None = None) -> str:
+    with pytest.raises(InputError) as e:
+        recipedata.load(Recipe, path, defined=defined or {})
+    msg = str(e.value)
+    assert "\n" not in msg
+    for word in (str(path), *words):
+        assert word in msg
+    return msg
+
+
+def test_a_good_file_gives_the_recipes_python_would(tmp_path):
+    got = recipedata.load(Recipe, _write(tmp_path, GOOD))
+    assert got == {
+        "tool": Recipe(subdirs=("src", "test"), flags=("-DHAVE_CONFIG_H", "-I{src}/include"),
+                       exclude=("src/win32.c", "test/fuzz_*.c"),
+                       file_flags={"*_avx2.c": ("-mavx2",), "*_sse41.c": ("-msse4.1",)},
+                       fallback_version="1.0-1",
+                       generated={"config.h": '#define HAVE_UNISTD_H 1\n#define VERSION "1.0"\n'}),
+        "built": Recipe(cmake="llvm", cmake_defines=("CMAKE_BUILD_TYPE=Release",), cxx=True,
+                        copies={"src/config.h": "src/config.h.generic"}),
+    }
+    assert got["tool"].flags_of("src/x_avx2.c") == ("-mavx2",)  # tuples, as Recipe's methods expect
+
+
+def _toml(recipe: Recipe) -> str:
+    """A recipe's non-default fields as TOML lines (JSON strings and arrays are TOML's too)."""
+    lines = []
+    for key, value in vars(recipe).items():
+        if value == getattr(Recipe(), key):
+            continue
+        if isinstance(value, dict):
+            items = ", ".join(f"{json.dumps(k)} = {json.dumps(list(v) if isinstance(v, tuple) else v)}"
+                              for k, v in value.items())
+            lines.append(f"{key} = {{ {items} }}")
+        else:
+            lines.append(f"{key} = {json.dumps(list(value) if isinstance(value, tuple) else value)}")
+    return "\n".join(lines)
+
+
+def test_every_python_recipe_survives_the_trip_through_toml(tmp_path):
+    # Every kind of field the Python recipes use (generated headers with quotes and backslashes, per-file flags,
+    # copies, CMake projects) reads back equal: moving a recipe into recipes.toml changes nothing.
+    text = "\n".join(f"[{json.dumps(name)}]\n{_toml(r)}\n" for name, r in RECIPES.items())
+    assert recipedata.load(Recipe, _write(tmp_path, text)) == RECIPES
+
+
+def test_an_unknown_key_is_one_line_naming_package_and_key(tmp_path):
+    path = _write(tmp_path, '[tool]\nflags = ["-DX"]\nexcludes = ["a.c"]\n')
+    msg = _one_line_error(path, "[tool]", "'excludes'")
+    assert "exclude" in msg.split("keys:")[1]  # says which keys there are
+
+
+@pytest.mark.parametrize(("text", "key", "said"), [
+    ('flags = "-DX"', "flags", "must be a list, not a string"),
+    ("subdirs = [1]", "subdirs", "item 0 must be a string, not an integer"),
+    ("cxx = 1", "cxx", "must be true or false, not an integer"),
+    ('file_flags = { "*.c" = "-mavx2" }', "file_flags", "'*.c' must be a list, not a string"),
+    ('generated = ["config.h"]', "generated", "must be a table, not a list"),
+    ('fallback_version = ["1.0"]', "fallback_version", "must be a string, not a list"),
+])
+def test_a_wrong_type_is_one_line_naming_package_and_key(tmp_path, text, key, said):
+    _one_line_error(_write(tmp_path, f"[tool]\n{text}\n"), "[tool]", key, said)
+
+
+def test_a_package_the_python_recipes_have_cannot_be_defined_again(tmp_path):
+    path = _write(tmp_path, '[zlib]\nflags = ["-DX"]\n')
+    _one_line_error(path, "[zlib]", "already", defined={"zlib": Recipe()})
+
+
+def test_a_package_must_be_a_table_and_the_file_valid_toml(tmp_path):
+    _one_line_error(_write(tmp_path, 'tool = "yes"\n'), "[tool]", "must be a table")
+    _one_line_error(_write(tmp_path, "[tool\nflags = []\n"), "line 1")
+    _one_line_error(tmp_path / "missing.toml", "cannot read")
+
+
+def test_the_data_file_joins_the_python_recipes_and_every_package_has_a_shipped_entry():
+    with open(recipedata.DATA, "rb") as f:
+        names = list(tomllib.load(f))
+    assert len(names) >= 12
+    assert all(RECIPES[name] is not None for name in names)  # merged into RECIPES by workers/debrecipes.py
+    assert all(not RECIPES[name].cxx for name in names)  # the policy's packages are C
+    assert shipped.missing(names) == []
