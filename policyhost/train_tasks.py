@@ -98,7 +98,7 @@ def thread_fanout(toolchain: Toolchain, cache: ExploreCache, jobs: int) -> Fanou
     def run(kind: str, items: Sequence[dict]) -> list:
         fn, stopping = JOBS[kind], threading.Event()
         pool = ThreadPoolExecutor(max(1, jobs))
-        progress = Progress(len(items), STAGES[kind], is_failure=lambda r: r is None)
+        progress = Progress(len(items), STAGES.get(kind, f"policy: {kind} jobs"), is_failure=lambda r: r is None)
         try:
             futures = {pool.submit(fn, it, toolchain, cache, stopping): i for i, it in enumerate(items)}
             results: list = [None] * len(items)

@@ -91,15 +91,23 @@ def test_a_recipes_own_cap_chooses_checkpoints_instead_of_the_gates() -> None:
 
 
 def test_the_held_out_table_ends_with_both_bars() -> None:
-    from policyhost.trainer import format_table
+    """Both bars judge the shipped modules (the row's `shipped`, or all modules where a package declares none)."""
+    from policyhost.heldout import format_table
 
-    rows = [{"package": p, "modules": 3, "heuristic": 1000, "policy": round(1000 * r), "ratio": r, "failed": f}
-            for p, r, f in (("a", 0.95, []), ("b", 1.01, ["x.c"]), ("c", 1.006, []))]
-    lines = format_table({"packages": rows, "geomean": 0.9882}, cap=1.005).splitlines()
-    assert lines[2].endswith("1.0100  (1 failed)")
-    assert lines[-2].split() == ["geomean", "0.9882"]
-    assert lines[-1].split() == ["worst", "b", "1.0100", "(2", "of", "3", "above", "1.0050x)"]
-    assert format_table({"packages": rows, "geomean": 0.9882}).splitlines()[-1].split() == ["worst", "b", "1.0100"]
+    def row(p: str, r: float, f: list[str], shipped: float | None) -> dict:
+        part = None if shipped is None else {"modules": 1, "heuristic": 100, "policy": round(100 * shipped),
+                                             "ratio": shipped}
+        return {"package": p, "modules": 3, "heuristic": 1000, "policy": round(1000 * r), "ratio": r, "failed": f,
+                "shipped": part}
+
+    rows = [row("a", 0.95, [], None), row("b", 1.01, ["x.c"], None), row("c", 1.006, [], 0.99)]
+    table = {"packages": rows, "geomean": 0.9882, "all": {"geomean": 0.9883}}
+    lines = format_table(table, cap=1.005).splitlines()
+    assert lines[2].endswith("1.0100  (1 failed)  (no shipped list: all modules)")
+    assert lines[3].split() == ["c", "1", "100", "99", "0.9900", "3", "1.0060"]
+    assert lines[-2].split() == ["geomean", "0.9882", "0.9883"]
+    assert lines[-1].split() == ["worst", "b", "1.0100", "(1", "of", "3", "above", "1.0050x)"]
+    assert format_table(table).splitlines()[-1].split() == ["worst", "b", "1.0100"]
 
 
 def test_train_writes_a_signed_policy_and_its_held_out_table(packages: dict[str, Path], tmp_path: Path) -> None:

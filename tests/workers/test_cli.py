@@ -25,7 +25,7 @@ def test_corpus_then_triplets_then_publish(tmp_path: Path) -> None:
     (src / "broken.c").write_text((DATA / "bad" / "syntax_error.c").read_text())
     p = run("corpus", "sources", str(src), "-o", str(tmp_path / "corpus"))
     assert p.returncode == 0, p.stderr
-    assert "2 modules, 1 skipped" in p.stdout and "skipped broken.c: clang exited with code 1" in p.stdout
+    assert "2 modules (-O2), 1 skipped" in p.stdout and "skipped broken.c: clang exited with code 1" in p.stdout
 
     p = run("triplets", "ir", str(tmp_path / "corpus"), "-o", str(tmp_path / "ds"), "--opt-levels", "O0,O1")
     assert p.returncode == 0, p.stderr

@@ -102,7 +102,7 @@ def test_debian_package_version_is_the_lineage(tmp_path: Path) -> None:
     p = subprocess.run([*cli, "corpus", "llvm", "llvm-toolchain-99", "--debsrc", str(deb), "--include", "lib/core",
                         "--build", str(tmp_path / "b1"), "-o", str(tmp_path / "c1")], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    assert "corpus " in p.stdout and "2 modules, 0 skipped" in p.stdout
+    assert "corpus " in p.stdout and "2 modules (-O3), 0 skipped" in p.stdout
     assert "lineage: llvm-toolchain-99 1:99.1.0-1~test1 (debian), only lib/core" in p.stdout
     lineage = corpus.load(tmp_path / "c1").lineage
     assert lineage == {"kind": "debian", "package": "llvm-toolchain-99", "version": "1:99.1.0-1~test1",
@@ -111,7 +111,7 @@ def test_debian_package_version_is_the_lineage(tmp_path: Path) -> None:
     p = subprocess.run([*cli, "corpus", "debian", "llvm-toolchain-99", "--debsrc", str(deb), "-o",
                         str(tmp_path / "c2")], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    assert "7 modules, 1 skipped" in p.stdout and "skipped lib/broken/broken.c: clang exited" in p.stdout
+    assert "7 modules (-O3), 1 skipped" in p.stdout and "skipped lib/broken/broken.c: clang exited" in p.stdout
     c2 = corpus.load(tmp_path / "c2")
     assert "_up1/third-party/vendored.c" in {m.name for m in c2.modules}, "named from the tree, not from /"
     assert c2.lineage == {"kind": "debian", "package": "llvm-toolchain-99", "version": "1:99.1.0-1~test1",

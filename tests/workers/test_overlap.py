@@ -104,7 +104,7 @@ def test_the_declared_splits_share_no_code_without_a_decision(have_apt_source: b
     run = subprocess.run([MLGO_FARM, "policy", "splits"], capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    assert lines[:4] == [f"{name}: {', '.join(names)}" for name, names in packages.SPLITS.items()]
+    assert lines[:len(packages.SPLITS)] == [f"{name}: {', '.join(names)}" for name, names in packages.SPLITS.items()]
     assert not [line for line in lines if line.startswith("UNDECIDED")]
     decided = [line for line in lines if line.startswith("decided: ")]
     for pair in packages.OVERLAPS:
