@@ -3,6 +3,11 @@
 Outputs are for other users too (a web server serving the store runs as one): files are 0644 and
 the directories made for them 0755 whatever the umask; only secrets pass a private mode. A full
 disk or any other write failure is one line naming the path, and no temporary is left behind.
+
+Atomic replacement is for regular files. An output that names a character device or a FIFO
+(`-o /dev/null`, `-o /dev/stdout`, a named pipe a reader waits on) is written to, never replaced:
+renaming over it would put a regular file where the device was (for root, in /dev too). A block
+device or a socket is refused in one line: nothing the farm writes belongs on a disk's raw blocks.
 """
 
 from __future__ import annotations
@@ -11,9 +16,11 @@ import contextlib
 import errno
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from farm.errors import FarmError, InputError
 
@@ -74,6 +81,60 @@ def _make_parent(parent: Path) -> None:
             d.chmod(DIR_MODE)
     except OSError as e:
         raise FarmError(f"cannot create output directory {parent}: {describe(e)}") from None
+
+
+def special_output(path: Path) -> str | None:
+    """What kind of special file `path` is when it is one written to in place (a character device or a FIFO,
+    symlinks followed), None for a regular file, a directory or a missing path; a block device, a socket or
+    anything else special is refused in one line. Callers that prove a directory writable first skip that probe
+    for these: writing to /dev/null needs no right to create files in /dev."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise FarmError(f"cannot write {path}: {describe(e)}") from None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISCHR(mode):
+        return "character device"
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    what = "block device" if stat.S_ISBLK(mode) else "socket" if stat.S_ISSOCK(mode) else "special file"
+    raise InputError(f"output {path} is a {what}: refusing to write to it (give a file name)")
+
+
+def check_output_file(path: Path) -> None:
+    """Prove a file output could be written before any work is done: a character device or a FIFO is written in
+    place (no file is created beside it), a block device or a socket is refused, any other path needs a writable
+    directory."""
+    path = Path(path).absolute()
+    if special_output(path) is None:
+        check_writable(path.parent)
+
+
+def _write_through(path: Path, raw: bytes, kind: str) -> None:
+    """Write `raw` into the device or FIFO at `path` itself. A FIFO is opened without waiting: no reader is one
+    line, not a process blocked for ever. The opened file is checked to be the special file seen (a regular
+    file put there meanwhile is not half-written in place)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno == errno.ENXIO and kind == "FIFO":
+            raise FarmError(f"cannot write {path}: the FIFO has no reader") from None
+        raise FarmError(f"cannot write {path}: {describe(e)}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
+            raise FarmError(f"cannot write {path}: it changed while it was opened (no longer a {kind})")
+        os.set_blocking(fd, True)
+        view = memoryview(raw)
+        while view:  # a pipe takes what fits in its buffer at a time
+            view = view[os.write(fd, view):]
+    except OSError as e:
+        raise FarmError(f"cannot write {path}: {describe(e)}") from None
+    finally:
+        os.close(fd)
 
 
 def _not_writable(where: Path, e: OSError) -> FarmError:
@@ -138,11 +199,27 @@ def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
     server serving the store runs as one). Secrets pass 0o600; the mode is set before the rename,
     so a secret is never readable by others, not even for an instant. Any failure (a full disk
     above all) is a one-line FarmError naming `path`; `path` keeps its old content and the
-    temporary is removed.
+    temporary is removed. A character device or a FIFO is written to in place (its mode untouched), never
+    replaced by a regular file; a block device or a socket is refused (special_output).
     """
     path = Path(path)
-    _make_parent(path.parent)
     raw = data.encode() if isinstance(data, str) else data
+    kind = special_output(path)
+    if kind is not None:
+        _write_through(path, raw, kind)
+        return
+    with atomic_file(path, mode) as f:
+        f.write(raw)
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path, mode: int = 0o644) -> Iterator[BinaryIO]:
+    """write_atomic for bytes that arrive in pieces (a download streamed to disk, never whole in memory): the body
+    writes the yielded file, `path` appears on success only. A write failure is one line naming `path`; any
+    failure, the body's own included, removes the temporary and leaves `path` as it was. The body's errors should
+    be the farm's own: an OSError out of it reads as a write failure."""
+    path = Path(path)
+    _make_parent(path.parent)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     except OSError as e:
@@ -151,7 +228,7 @@ def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
         try:
             os.fchmod(fd, mode)
             with os.fdopen(fd, "wb") as f:
-                f.write(raw)
+                yield f
             os.replace(tmp, path)
         except OSError as e:
             raise FarmError(f"cannot write {path}: {describe(e)}") from None

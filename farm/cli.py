@@ -21,7 +21,8 @@ from typing import NoReturn, TextIO
 from farm import answer
 from farm.errors import FarmError
 
-ROLES = ("farm.toolchain_cli", "workers.cli", "vocabgen.cli", "policyhost.cli", "regression.cli", "master.cli")
+ROLES = ("farm.toolchain_cli", "farm.store_cli", "workers.cli", "vocabgen.cli", "policyhost.cli", "regression.cli",
+         "master.cli")
 
 
 def _no_master() -> set[str]:

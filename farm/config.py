@@ -11,14 +11,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from farm import jsonio
+from farm import datafile
 from farm.envvalues import check_range, coerce, env_key
-from farm.errors import FarmError
+from farm.errors import FarmError, InputError
 
 
 @dataclass(frozen=True)
@@ -27,10 +26,12 @@ class LLVMConfig:
     bin_dir: str = "/usr/lib/llvm-22/bin"
     #: The oldest LLVM major version the farm accepts there; an older tool is an error (exit 3).
     min_major: int = 22
-    #: The llvm-project git repository the nightly LLVM builders follow: the master polls it (Buildbot's
+    #: The llvm-project git repository the nightly LLVM builders follow (upstream:
+    #: https://github.com/llvm/llvm-project.git, or a local mirror): the master polls it (Buildbot's
     #: GitPoller), so their builds carry the commit they were scheduled at and Buildbot's console and grid
-    #: views list them by commit.
-    repo: str = "https://github.com/llvm/llvm-project.git"
+    #: views list them by commit. Empty (the default): nothing is polled, so a farm on a machine without that
+    #: network (the single-machine stack, a test) never reaches out; nightly builds then carry no revision.
+    repo: str = ""
     #: Its branch the master follows.
     branch: str = "main"
     #: Seconds between two polls of `repo`; 0: no poller (nightly builds then carry no revision).
@@ -39,8 +40,13 @@ class LLVMConfig:
     def __post_init__(self) -> None:
         if self.poll_interval < 0:
             raise FarmError(f"[llvm] poll_interval must not be negative, got {self.poll_interval!r}")
-        if self.poll_interval and not (self.repo.strip() and self.branch.strip()):
-            raise FarmError("[llvm] repo and branch must be set while poll_interval is not 0")
+        if self.polls and not self.branch.strip():
+            raise FarmError("[llvm] branch must be set while repo is (and poll_interval is not 0)")
+
+    @property
+    def polls(self) -> bool:
+        """Whether the master polls `repo`: only when one is named, and poll_interval is not 0."""
+        return bool(self.repo.strip() and self.poll_interval)
 
 
 @dataclass(frozen=True)
@@ -343,8 +349,8 @@ def _check_type(value: Any, like: Any, where: str) -> Any:
           else isinstance(value, int | float) and not isinstance(value, bool) if isinstance(like, float)
           else isinstance(value, type(like)))
     if not ok:
-        raise FarmError(f"{where}: expected {type(like).__name__}, got {value!r}")
-    return float(value) if isinstance(like, float) else value
+        raise InputError(f"{where}: expected {type(like).__name__}, got {value!r}")
+    return float(value) if isinstance(like, float) else value  # no OverflowError: datafile bounds integers
 
 
 #: `MLGO_FARM_*` variables that are not settings: the config file's path, the set-up script's
@@ -354,21 +360,13 @@ NON_SETTING_VARIABLES = frozenset({"MLGO_FARM_CONFIG", "MLGO_FARM_VENV", "MLGO_F
                                    "MLGO_FARM_DEMO_TIMEOUT"})
 
 def _read_file(p: Path) -> dict[str, Any]:
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise FarmError(f"config {p}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise FarmError(f"config {p}: cannot read it: {e.strerror}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise FarmError(f"config {p}: {e}") from None
-    except ValueError as e:  # an integer of more than 4,300 digits (int(str)'s limit), not a TOMLDecodeError
-        raise FarmError(f"config {p}: {jsonio.too_long(e)}") from None
+    """The file's tables, through the farm's one TOML reader (farm/datafile.py: hostile text and integers beyond
+    TOML's 64 bits are one line there). What is wrong in the file is bad input (InputError, exit 2); a bad
+    environment variable stays a FarmError (exit 1), as the per-compile launcher reports it too."""
+    data = datafile.read(p, "config")
     for name, value in data.items():
         if not isinstance(value, dict):
-            raise FarmError(f"config {p}: {name!r} must be a table ([{name}] with keys), got {value!r}")
+            raise InputError(f"config {p}: {name!r} must be a table ([{name}] with keys), got {value!r}")
     return data
 
 
@@ -381,9 +379,9 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
     if p.is_file():
         data = _read_file(p)
     elif p.exists():
-        raise FarmError(f"config {p} is not a file")
+        raise InputError(f"config {p} is not a file")
     elif "MLGO_FARM_CONFIG" in env and env["MLGO_FARM_CONFIG"] == str(path):
-        raise FarmError(f"config file {p} does not exist")
+        raise InputError(f"config file {p} does not exist")
     sections = {}
     known_vars = set(NON_SETTING_VARIABLES)
     for f in dataclasses.fields(Settings):
@@ -395,7 +393,8 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
             value = default
             if sub.name in data.get(f.name, {}):
                 where = f"config {p}: [{f.name}] {sub.name}"
-                value = check_range(f.name, sub.name, _check_type(data[f.name][sub.name], default, where), where)
+                value = check_range(f.name, sub.name, _check_type(data[f.name][sub.name], default, where), where,
+                                    InputError)
             key = env_key(f.name, sub.name)
             known_vars.add(key)
             if key in env:
@@ -403,11 +402,11 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
             values[sub.name] = value
         unknown = set(data.get(f.name, {})) - {s.name for s in dataclasses.fields(base)}
         if unknown:
-            raise FarmError(f"config {p}: unknown key(s) in [{f.name}]: {', '.join(sorted(unknown))}")
+            raise InputError(f"config {p}: unknown key(s) in [{f.name}]: {', '.join(sorted(unknown))}")
         sections[f.name] = cls(**values)
     unknown_sections = set(data) - set(sections)
     if unknown_sections:
-        raise FarmError(f"config {p}: unknown section(s): {', '.join(sorted(unknown_sections))}")
+        raise InputError(f"config {p}: unknown section(s): {', '.join(sorted(unknown_sections))}")
     stray = sorted(k for k in env if k.startswith("MLGO_FARM_") and k not in known_vars)
     if stray:
         raise FarmError(f"environment variable {stray[0]} names no setting (settings are MLGO_FARM_<SECTION>_<KEY>, "

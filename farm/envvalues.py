@@ -53,22 +53,23 @@ def coerce(value: str, like: object, key: str) -> object:
     return value
 
 
-def check_range(section: str, key: str, value: object, where: str) -> object:
-    """`value` if it is allowed for [section] key, else a one-line FarmError naming `where`."""
+def check_range(section: str, key: str, value: object, where: str, error: type[FarmError] = FarmError) -> object:
+    """`value` if it is allowed for [section] key, else a one-line `error` naming `where` (the configuration file's
+    values are bad input, InputError; an environment variable's stay a FarmError)."""
     if (section, key) in NON_EMPTY and isinstance(value, str) and not value.strip():
-        raise FarmError(f"{where}: must name a directory, got {value!r} (empty would mean the current directory)")
+        raise error(f"{where}: must name a directory, got {value!r} (empty would mean the current directory)")
     if isinstance(value, bool) or not isinstance(value, int | float):
         return value
     if isinstance(value, float) and not math.isfinite(value):
-        raise FarmError(f"{where}: expected a finite number, got {value!r}")
+        raise error(f"{where}: expected a finite number, got {value!r}")
     if (section, key) in POSITIVE and value <= 0:
-        raise FarmError(f"{where}: must be greater than 0, got {value!r}")
+        raise error(f"{where}: must be greater than 0, got {value!r}")
     if (section, key) in NON_NEGATIVE and value < 0:
-        raise FarmError(f"{where}: must not be negative, got {value!r}")
+        raise error(f"{where}: must not be negative, got {value!r}")
     if (section, key) in FRACTION and not 0 <= value <= 1:
-        raise FarmError(f"{where}: a fraction is 0..1, got {value!r}")
+        raise error(f"{where}: a fraction is 0..1, got {value!r}")
     if (key.endswith("_port") or key == "port") and value > 65535:
-        raise FarmError(f"{where}: a TCP port is 1..65535, got {value!r}")
+        raise error(f"{where}: a TCP port is 1..65535, got {value!r}")
     return value
 
 

@@ -6,12 +6,15 @@ is a few hundred kilobytes), and an integer of more digits than the interpreter 
 a plain ValueError, not a JSONDecodeError). All four become one line naming the file, as an
 InputError or the caller's own FarmError class (a corrupt object in the store is a StoreError).
 Every reader of JSON the farm did not write itself goes through `loads`, so a new way to fail
-is handled here once.
+is handled here once. A fifth way is not the parser's: JSON integers are unbounded, and one of 400
+digits parses, then raises OverflowError wherever it is used as a number; `find` and `beyond_float`
+let a reader that computes with what it read refuse one, as one line too.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,37 @@ def loads(data: bytes | str, where: str, error: type[FarmError] = InputError) ->
         raise error(f"{where}: JSON nested too deeply to read") from None
     except ValueError as e:  # "Exceeds the limit (4300 digits) for integer string conversion: ..."
         raise error(f"{where}: invalid JSON: {too_long(e)}") from None
+
+
+def find(data: Any, bad: Callable[[Any], bool]) -> tuple[str, Any] | None:
+    """(where, value) of the first value in `data` that is `bad`, its place written `a.b[2]`; None when none is.
+    Walked without recursion: what a parser accepted may nest deeper than a recursive walk can follow."""
+    todo: list[tuple[str, Any]] = [("", data)]
+    while todo:
+        name, value = todo.pop()
+        if isinstance(value, dict):
+            todo.extend((f"{name}.{k}" if name else str(k), v) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            todo.extend((f"{name}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+        elif bad(value):
+            return name, value
+    return None
+
+
+def beyond_float(value: Any) -> bool:
+    """An integer no float holds (`float()`, `math.isfinite` and every comparison with a float raise on it)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return True
+    return False
+
+
+def digits(value: int) -> str:
+    """An integer too long to print in a message, as how long it is (`an integer of 401 digits`)."""
+    return f"an integer of {len(str(abs(value)))} digits"
 
 
 def dumps(data: Any) -> str:

@@ -21,7 +21,6 @@ held by a live worker or lost with its worker, and the staging cleaner tell an a
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -30,6 +29,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from celery import Celery, signals
+
+from farm import jsonio
+from farm.errors import InputError
 
 log = logging.getLogger(__name__)
 #: kombu's defaults (kombu.transport.redis.Channel), overridable with broker_transport_options.
@@ -155,8 +157,8 @@ class Sighting:
 
 def _headers(raw: bytes | str) -> dict[str, Any]:
     try:
-        payload = json.loads(raw)
-    except (ValueError, TypeError):
+        payload = jsonio.loads(raw, "a queued message")
+    except (InputError, TypeError):  # not JSON (too deep, too long a number too): no headers to read
         return {}
     if isinstance(payload, list) and payload:  # the unacked hash stores [message, exchange, routing key]
         payload = payload[0]

@@ -9,6 +9,7 @@ directories 0755: a web server running as another user serves them as they are.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -19,6 +20,8 @@ from farm.atomic import describe, write_atomic
 from farm.errors import FarmError, InputError, StoreError
 
 _KEY = re.compile(r"^[A-Za-z0-9._+=@-]+(/[A-Za-z0-9._+=@-]+)*$")
+#: Bytes read per step when an object is hashed.
+_CHUNK = 1 << 20
 
 
 def check_key(key: str) -> str:
@@ -37,6 +40,7 @@ class ObjectStore(Protocol):
     def list(self, prefix: str = "") -> list[str]: ...
     def delete(self, key: str) -> None: ...
     def link(self, key: str) -> str: ...
+    def sha256(self, key: str) -> tuple[str, int]: ...
 
 
 class MissingObject(StoreError):
@@ -117,6 +121,20 @@ class FileStore:
     def link(self, key: str) -> str:
         return self._path(key).as_uri()
 
+    def sha256(self, key: str) -> tuple[str, int]:
+        """(sha256, size) of an object, read in chunks (`store verify` holds one chunk, never a whole model)."""
+        h, size = hashlib.sha256(), 0
+        try:
+            with self._path(key).open("rb") as f:
+                while chunk := f.read(_CHUNK):
+                    h.update(chunk)
+                    size += len(chunk)
+        except FileNotFoundError:
+            raise MissingObject(f"{key} not found in {self.url}") from None
+        except OSError as e:
+            raise StoreError(f"get {key} from {self.url} failed: {describe(e)}") from None
+        return h.hexdigest(), size
+
 
 class S3Store:
     """An S3 bucket (AWS, MinIO, or any S3 endpoint) under an optional key prefix."""
@@ -183,6 +201,22 @@ class S3Store:
     def get(self, key: str) -> bytes:
         resp = self._call(f"get {key}", self.client.get_object, Bucket=self.bucket, Key=self._key(key))
         return resp["Body"].read()
+
+    def sha256(self, key: str) -> tuple[str, int]:
+        """(sha256, size) of an object, its body streamed in chunks."""
+        from botocore.exceptions import BotoCoreError
+
+        body = self._call(f"get {key}", self.client.get_object, Bucket=self.bucket, Key=self._key(key))["Body"]
+        h, size = hashlib.sha256(), 0
+        try:
+            for chunk in body.iter_chunks(_CHUNK):
+                h.update(chunk)
+                size += len(chunk)
+        except (BotoCoreError, OSError) as e:
+            raise StoreError(f"get {key} on {self.url} failed: {e}") from None
+        finally:
+            body.close()
+        return h.hexdigest(), size
 
     def exists(self, key: str) -> bool:
         try:

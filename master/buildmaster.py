@@ -36,7 +36,7 @@ def _build(s: Settings, registry: Sequence[Builder], farm_command: Sequence[str]
     workers = parse_workers(bb.workers)
     password = worker_password(s)
     active = active_builders(registry, workers)
-    llvm = (s.llvm.repo, s.llvm.branch) if s.llvm.poll_interval and any(b.follows_llvm for b in active) else None
+    llvm = (s.llvm.repo, s.llvm.branch) if s.llvm.polls and any(b.follows_llvm for b in active) else None
     c: dict[str, Any] = {
         "title": "mlgo-farm",
         "titleURL": bb.url,

@@ -32,8 +32,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from farm import jsonio
 from farm.config import Settings
-from farm.errors import FarmError
+from farm.errors import FarmError, InputError
 
 log = logging.getLogger(__name__)
 
@@ -134,9 +135,9 @@ class MasterAPI:
         except urllib.error.HTTPError as e:
             body = e.read().decode(errors="replace")[:300]
             try:
-                body = json.loads(body)["error"]
+                body = jsonio.loads(body, "")["error"]
                 body = body.get("message", body) if isinstance(body, dict) else body
-            except (ValueError, KeyError, TypeError):
+            except (InputError, KeyError, TypeError):
                 pass
             hint = ""
             if e.code == 403:
@@ -147,7 +148,7 @@ class MasterAPI:
             raise MasterUnreachable(f"buildbot master at {self.base} is not reachable: {reason}") from None
 
     def _open(self, req: urllib.request.Request) -> Any:
-        return json.loads(self._fetch(req) or b"null")
+        return jsonio.loads(self._fetch(req) or b"null", f"buildbot {req.full_url}", FarmError)
 
     def login(self) -> None:
         """Buildbot's /auth/login with HTTP basic authentication; the answer sets the session cookie."""

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from buildbot.plugins import changes, schedulers, util
+from buildbot.changes.gitpoller import GitError, GitPoller
+from buildbot.plugins import schedulers, util
 from buildbot.schedulers.forcesched import CollectedValidationError, StringParameter
 from twisted.internet import defer
+from twisted.python import log
 
 from master.factories import trigger_scheduler
 from master.fanout import shard_builder, shard_scheduler
@@ -123,13 +125,40 @@ def make_schedulers(active: Sequence[Builder], llvm: tuple[str, str] | None = No
 LLVM_PROJECT = "llvm-project"
 
 
+class LLVMPoller(GitPoller):
+    """Buildbot's GitPoller whose failed poll is one line in the master's log.
+
+    Buildbot logs a failed poll as a traceback of some forty lines, at every poll, for as long as the repository
+    cannot be reached (a machine without that network, a mirror that is down): the log fills with them and the
+    reason, git's own last words, is buried. Here it is the one line, and the next poll tries again.
+    """
+
+    @defer.inlineCallbacks
+    def poll(self):
+        try:
+            yield super().poll()
+        except (GitError, OSError) as e:  # git's exit 128 (unreachable, no such repository), another exit, no git
+            log.msg(f"{self.name}: cannot poll {self.repourl} (branch {', '.join(self.branches)}): "
+                    f"{git_reason(e)}; next poll in {self.pollInterval} s")
+
+
+def git_reason(e: Exception) -> str:
+    """What git said, without the command line Buildbot puts before it: the last line of its stderr."""
+    said = str(e)
+    if " failed with exit code " in said:  # "command [...] in DIR on repourl URL failed with exit code N: STDERR"
+        said = said.split(" failed with exit code ", 1)[1].split(": ", 1)[-1]
+    lines = [ln.strip() for ln in said.splitlines() if ln.strip()]
+    return (lines[-1] if lines else type(e).__name__)[:300]
+
+
 def llvm_poller(repo: str, branch: str, interval: int) -> list:
-    """Buildbot's GitPoller on the llvm-project repository the LLVM builders follow ([llvm] repo, branch); none
-    when `interval` is 0. Its first poll only notes where the branch stands; every commit after it is a change."""
-    if not interval:
+    """Buildbot's GitPoller (one line per failed poll: LLVMPoller) on the llvm-project repository the LLVM
+    builders follow ([llvm] repo, branch); none when `repo` is empty or `interval` is 0 (the default names no
+    repository). Its first poll only notes where the branch stands; every commit after it is a change."""
+    if not (repo.strip() and interval):
         return []
-    return [changes.GitPoller(repourl=repo, branches=[branch], pollInterval=interval, project=LLVM_PROJECT,
-                              workdir="gitpoller-llvm", name="llvm-project")]
+    return [LLVMPoller(repourl=repo, branches=[branch], pollInterval=interval, project=LLVM_PROJECT,
+                       workdir="gitpoller-llvm", name="llvm-project")]
 
 
 def _nightly(b: Builder, llvm: tuple[str, str] | None):

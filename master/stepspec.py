@@ -11,13 +11,13 @@ read as fields, never the sentences people read.
 
 from __future__ import annotations
 
-import json
 import re
 import string
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from farm import jsonio
 from farm.answer import OPTION as JSON_OPTION
 from farm.config import DASHBOARD_PATH
 from farm.errors import InputError
@@ -168,8 +168,8 @@ class StepOutput:
         if not stripped.startswith("{"):
             return
         try:
-            found = json.loads(stripped)
-        except ValueError:  # RecursionError too: a line the verb did not print as its answer
+            found = jsonio.loads(stripped, "a line of the step's output")
+        except InputError:  # not JSON (too deep, too long a number too): a line the verb did not print as its answer
             return
         if isinstance(found, dict):
             self.answer = found

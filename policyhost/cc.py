@@ -201,7 +201,10 @@ def run(opts: Options) -> int:
             outcome.error = f"{tool} exited with code {rc}" if rc > 0 else f"{tool} crashed with signal {-rc}"
     else:
         outcome = compile_with_host(
-            opts.command, tool, args, policy, lambda full, errfd: Process([compiler, *full], stderr=errfd),
+            # a session of its own: a compiler killed on timeout or on the launcher's SIGTERM, SIGINT or SIGHUP
+            # takes its children with it (policyhost.host.kill kills the group)
+            opts.command, tool, args, policy,
+            lambda full, errfd: Process([compiler, *full], stderr=errfd, setsid=True),
             vocab=vocab, timeout=opts.timeout, advisor=opts.advisor, max_silence=opts.max_silence,
         )
         _write(2, outcome.stderr.encode())
@@ -270,21 +273,27 @@ def launcher_command(policy: str | None = None, *, server: str | None = None, vo
 
 
 class Terminated(BaseException):
-    """SIGTERM (make or CMake stopping a build): unwinds like Ctrl-C, so the compiler is killed and reaped."""
+    """SIGTERM (make or CMake stopping a build) or SIGHUP (the terminal closed): unwinds like Ctrl-C, so the
+    compiler's process group is killed and the compiler reaped (its own session gets no terminal signals)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _terminate(signum: int, frame: object) -> None:
-    raise Terminated
+    raise Terminated(signum)
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        from _signal import SIGTERM
+        from _signal import SIGHUP, SIGTERM
         from _signal import signal as set_handler  # `signal` itself would import enum
     except ImportError:  # pragma: no cover
-        from signal import SIGTERM
+        from signal import SIGHUP, SIGTERM
         from signal import signal as set_handler
     set_handler(SIGTERM, _terminate)
+    set_handler(SIGHUP, _terminate)
     args = sys.argv[1:] if argv is None else list(argv)
     if args and args[0] in ("-h", "--help"):
         print(help_text())
@@ -302,9 +311,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _write(2, b"mlgo-farm: interrupted\n")
         return 130
-    except Terminated:
-        _write(2, b"mlgo-farm: terminated\n")
-        return 143
+    except Terminated as e:
+        _write(2, b"mlgo-farm: hung up\n" if e.signum == SIGHUP else b"mlgo-farm: terminated\n")
+        return 128 + e.signum
 
 
 if __name__ == "__main__":

@@ -124,14 +124,18 @@ def _train_bc(args: argparse.Namespace) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    """Exit 0 only for a model a compile can use: loaded, and bound to the header this LLVM really sends."""
+    """Exit 0 only for a model a compile can use: loaded, bound to the header this LLVM really sends, and answering
+    its first decision within the bound every model run has (`[policy] timeout`, as `policy serve`), finitely."""
+    from farm.config import load_settings
     from farm.toolchain import Toolchain
     from policyhost import release
     from policyhost.launcher import resolve_vocab
 
+    settings = load_settings()
     model, vocab = _published(args.model, args.advisor, args.vocab)
     vocab_file = resolve_vocab(vocab, args.advisor) if vocab else None
-    pol, header = release.check_model(Path(model), Toolchain.from_settings(), args.advisor, vocab_file)
+    pol, header = release.check_model(Path(model), Toolchain.from_settings(settings), args.advisor, vocab_file,
+                                      run=float(settings.policy.timeout))
     info = {
         "model": str(pol.path),
         "inputs": {name: {"type": t, "shape": s} for name, (t, s) in pol.inputs.items()},

@@ -166,12 +166,18 @@ def process_tree_cpu(pid: int) -> float:
 
 
 def kill(proc) -> None:
-    """Kill the compiler (it may be stopped) and reap it."""
+    """Kill the compiler (it may be stopped) and everything it started, and reap it.
+
+    The launchers start it in a session of its own, so its pid names its process group: killing the pid
+    alone would leave its children (a driver's jobs, a wrapper's real compiler) running with nobody to stop
+    them. Unreaped, the pid and so the group are still ours; a compiler started in its parent's group leads
+    none, and `killpg` then finds no group (ESRCH) rather than another's."""
     if proc.poll() is None:
-        try:  # noqa: SIM105
-            proc.kill()
-        except ProcessLookupError:
-            pass
+        for send in (lambda: os.killpg(proc.pid, SIGKILL), proc.kill):
+            try:  # noqa: SIM105 - contextlib is an import this module avoids
+                send()
+            except ProcessLookupError:
+                pass
         proc.wait()
 
 

@@ -106,17 +106,18 @@ def check_vocab(vocab: str | os.PathLike) -> Path:
     """A readable IR2Vec vocabulary JSON, or a one-line InputError."""
     from pathlib import Path
 
-    from policyhost.protocol import loads
+    from farm.jsonio import load_file
+    from vocabgen.vocabfile import check_schema
 
     p = Path(vocab)
     if not p.is_file():
         raise InputError(f"IR2Vec vocabulary {p} not found")
-    try:
-        data = loads(p.read_bytes())
-    except (OSError, ValueError) as e:
-        raise InputError(f"IR2Vec vocabulary {p} is not readable JSON: {e}") from None
-    if not isinstance(data, dict) or not {"Opcodes", "Types", "Arguments"} <= set(data):
+    data = load_file(p, "IR2Vec vocabulary")  # one line for bad JSON, huge integers, deep nesting
+    if not isinstance(data, dict):
         raise InputError(f"IR2Vec vocabulary {p} lacks the Opcodes/Types/Arguments sections")
+    # what clang would otherwise be handed: NaN or inf vectors give four lines of clang errors, or non-finite features
+    # the policy is then blamed for (the standalone host checks the same, policyhost/standalone); one InputError line
+    check_schema("ir", data, f"IR2Vec vocabulary {p}")
     return p.absolute()
 
 
@@ -263,7 +264,9 @@ def run_compile(
         return outcome
 
     def spawn(full_args: list[str], errfd: int) -> subprocess.Popen:
-        return toolchain.popen(tool, full_args, cwd=cwd, env=env, stdout=stdout, stderr=errfd, die_with_parent=True)
+        # its own session: the host's kill (timeout, failure, Ctrl-C) takes the compiler's children with it
+        return toolchain.popen(tool, full_args, cwd=cwd, env=env, stdout=stdout, stderr=errfd, die_with_parent=True,
+                               start_new_session=True)
 
     return compile_with_host(argv, tool, args, pol, spawn, vocab=vocab_path, timeout=timeout, advisor=advisor,
                              max_silence=max_silence)

@@ -16,13 +16,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from farm.errors import InputError, ValidationFailed
+from farm.errors import InputError, ValidationFailed, first_line
 from farm.toolchain import Toolchain
 from policyhost import advisors
 from policyhost.store import sha256
 
 if TYPE_CHECKING:
-    from policyhost.protocol import Header
+    from policyhost.protocol import Header, Observation
     from policyhost.runnable import OnnxPolicy
 
 #: One call site LLVM must decide on at -Oz, so the inliner opens its channel and sends its header.
@@ -46,8 +46,25 @@ def llvm_features(toolchain: Toolchain, advisor: str = "inline", vocab: Path | N
 
 def llvm_header(toolchain: Toolchain, advisor: str = "inline", vocab: Path | None = None) -> Header:
     """The channel header this LLVM sends the advisor, read from a real probe compile."""
+    return llvm_probe(toolchain, advisor, vocab)[0]
+
+
+def llvm_probe(toolchain: Toolchain, advisor: str = "inline",
+               vocab: Path | None = None) -> tuple[Header, Observation | None]:
+    """The channel header this LLVM sends the advisor and the first observation it asks a decision on (None if it
+    asked none), read from a real probe compile."""
     from policyhost.launcher import run_compile
+    from policyhost.protocol import Observation
     from policyhost.warmstart import RecordingPolicy
+
+    class Probe(RecordingPolicy):
+        first: Observation | None = None
+
+        def decide(self, obs: Observation) -> int:
+            if self.first is None:  # a copy: the decoder's buffer is reused
+                raw = None if obs.raw is None else bytes(obs.raw)
+                self.first = Observation(obs.index, None, None if raw else dict(obs.features), raw, obs.header)
+            return super().decide(obs)
 
     if advisor != "inline":
         raise InputError(f"feature probe for the {advisor} advisor is not implemented; only inline policies are "
@@ -55,12 +72,46 @@ def llvm_header(toolchain: Toolchain, advisor: str = "inline", vocab: Path | Non
     with tempfile.TemporaryDirectory(prefix="mlgo-probe-") as tmp:
         src = Path(tmp) / "probe.c"
         src.write_text(_PROBE_SOURCE)
-        rec = RecordingPolicy()
+        rec = Probe()
         outcome = run_compile(["clang", "-Oz", "-c", str(src), "-o", str(Path(tmp) / "probe.o")], rec,
                               vocab=vocab, toolchain=toolchain, advisor=advisor)
     if not outcome.ok or rec.header is None:
         raise InputError(f"cannot read LLVM's {advisor} features: {outcome.error or 'the compiler sent no header'}")
-    return rec.header
+    return rec.header, rec.first
+
+
+def run_once(policy: OnnxPolicy, header: Header, obs: Observation, seconds: float) -> None:
+    """The model's advice on one real observation within `seconds`, or ValidationFailed: a model that never answers
+    (an endless `Loop`) or answers NaN binds like any other, and was found only by the compiles it then failed.
+
+    The run is in a thread the main thread waits for, so Ctrl-C and SIGTERM (which Python delivers to the main
+    thread, between bytecodes) end the wait at once and stop the run (watchdog.Stop)."""
+    import threading
+
+    from policyhost.watchdog import Stop
+
+    policy.time_limit, policy.stopping = seconds, Stop()
+    policy.bind(header)  # again: this binding's run is the one the Stop stops
+    done: list = []
+    ended = threading.Event()  # not Thread.join: interrupted, 3.11's join marks a running thread as ended
+
+    def run() -> None:
+        try:
+            done.append(policy.decide(obs))
+        except Exception as e:
+            done.append(e)
+        finally:
+            ended.set()
+
+    threading.Thread(target=run, name="policy-probe", daemon=True).start()
+    try:
+        ended.wait()
+    except BaseException:
+        policy.stopping.set()
+        ended.wait(5)  # the stopped run returns at once: leave no thread inside onnxruntime as the process exits
+        raise
+    if isinstance(done[0], Exception):
+        raise ValidationFailed(f"{first_line(done[0])} (the probe compile's first decision)")
 
 
 def model_inputs(model: Path) -> list[str]:
@@ -70,12 +121,14 @@ def model_inputs(model: Path) -> list[str]:
 
 
 def check_model(model: Path, toolchain: Toolchain | None, advisor: str = "inline",
-                vocab: Path | None = None) -> tuple[OnnxPolicy, Header | None]:
+                vocab: Path | None = None, run: float | None = None) -> tuple[OnnxPolicy, Header | None]:
     """The model loaded (onnx's checker too) and bound to the header this LLVM sends `advisor`.
 
     Binding checks what a compile would: every input a feature LLVM sends, in a shape it can be fed,
-    and an output the advisor can use (ValidationFailed naming the first problem). Without a toolchain, or
-    for an advisor with no probe compile, only the output is checked against the advisor: header None.
+    and an output the advisor can use (ValidationFailed naming the first problem). With `run` (seconds: the
+    `[policy] timeout` that bounds every run of a model), the model also answers the probe compile's first
+    decision within it, finitely (`run_once`). Without a toolchain, or for an advisor with no probe compile, only
+    the output is checked against the advisor: header None.
     """
     from policyhost.runnable import OnnxPolicy, check_output
 
@@ -90,12 +143,14 @@ def check_model(model: Path, toolchain: Toolchain | None, advisor: str = "inline
     inputs = sorted(policy.inputs)
     if any(i.endswith("_embedding") for i in inputs) and vocab is None:
         raise InputError(f"policy {policy.name} reads IR2Vec embeddings: checking it needs its vocabulary")
-    header = llvm_header(toolchain, advisor, vocab)
+    header, obs = llvm_probe(toolchain, advisor, vocab)
     check_features(policy.name, inputs, [f.name for f in header.features])
     try:
         policy.bind(header)
     except InputError as e:  # a shape LLVM cannot feed: the model fails validation, the command line was fine
         raise ValidationFailed(str(e)) from None
+    if run is not None and obs is not None:
+        run_once(policy, header, obs, run)
     return policy, header
 
 
@@ -112,7 +167,9 @@ def validate(model: Path, metrics: dict[str, Any], toolchain: Toolchain, advisor
              vocab: Path | None = None) -> dict[str, Any]:
     """The validation record of `model` (ValidationFailed naming the first failed check)."""
     model = Path(model)
-    _, header = check_model(model, toolchain, advisor, vocab)
+    from farm.config import load_settings
+
+    _, header = check_model(model, toolchain, advisor, vocab, run=float(load_settings().policy.timeout))
     if header is None:
         raise InputError(f"feature probe for the {advisor} advisor is not implemented; only inline policies are "
                          "trained and published")

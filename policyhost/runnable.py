@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the built-ins are on every compile's path: no typing or pat
     from pathlib import Path
 
     from policyhost.protocol import Header, Observation
+    from policyhost.watchdog import Stop
 
 _INLINER = advisors.serving("heuristic")  # the advisor whose default decision `heuristic` repeats
 INLINE_DEFAULT = _INLINER.default_feature
@@ -155,6 +156,9 @@ class OnnxPolicy:
     #: seconds one inference may run before it is stopped (a `Loop` that never ends); None: no limit.
     #: `policy serve` sets the compile's timeout, so a model cannot keep a server busy after its compile gave up.
     time_limit: float | None = None
+    #: a watchdog.Stop set when the work this policy serves is interrupted: the run in flight is stopped, and no
+    #: other starts (`policy heldout`'s threads; the main thread, where Ctrl-C lands, waits for them to end)
+    stopping: Stop | None = None
 
     def __init__(self, path: str | os.PathLike, *, strict: bool = False) -> None:
         from pathlib import Path
@@ -245,6 +249,8 @@ class OnnxPolicy:
         # -1 is its documented "no graph capture", which is what a CPU session does anyway
         self._run_options.add_run_config_entry("gpu_graph_id", "-1")
         self._stop = lambda options=self._run_options: setattr(options, "terminate", True)
+        if self.stopping is not None:
+            self.stopping.on_set(self._stop)
         from policyhost.watchdog import WATCHDOG
 
         self._watchdog = WATCHDOG
@@ -271,21 +277,26 @@ class OnnxPolicy:
         return masked_argmax(values.tolist(), obs.features.get(EVICT_MASK) if self._mask else None)
 
     def _run(self, obs: Observation) -> None:
-        if self.time_limit is None:
+        if self.time_limit is None and self.stopping is None:
             self._session.run_with_iobinding(self._binding)
             return
-        options, watchdog = self._run_options, self._watchdog
-        key = watchdog.arm(self.time_limit, self._stop)
+        options, watchdog, stopping = self._run_options, self._watchdog, self.stopping
+        if stopping is not None and stopping.is_set():  # (set after the last run ended: `terminate` was reset)
+            raise InputError(f"policy model {self.name}: stopped before observation {obs.index} (interrupted)")
+        key = None if self.time_limit is None else watchdog.arm(self.time_limit, self._stop)
         try:
             self._session.run_with_iobinding(self._binding, options)
-            watchdog.disarm(key)
         except Exception:
-            watchdog.disarm(key)
             if not options.terminate:
                 raise
+            if stopping is not None and stopping.is_set():
+                raise InputError(f"policy model {self.name}: its run on observation {obs.index} was stopped "
+                                 "(interrupted)") from None
             raise InputError(f"policy model {self.name} gave no advice within {self.time_limit:g}s "
                              f"(observation {obs.index}); its run was stopped") from None
         finally:
+            if key is not None:
+                watchdog.disarm(key)
             options.terminate = False  # the next decision runs again
 
 

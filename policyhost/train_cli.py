@@ -15,7 +15,7 @@ import argparse
 import json
 from pathlib import Path
 
-from farm.errors import InputError
+from farm.errors import FarmError, InputError
 
 
 def _fanout(args: argparse.Namespace, settings, toolchain):
@@ -27,25 +27,55 @@ def _fanout(args: argparse.Namespace, settings, toolchain):
     return thread_fanout(toolchain, ExploreCache.under(settings.var_dir), args.jobs)
 
 
+def _check_output(output: Path) -> None:
+    """Where `policy train` writes, checked before it trains: `-o` naming a directory was found when the model was
+    written, an hour of training later."""
+    from farm.atomic import check_writable
+
+    for path in (output, output.with_suffix(".json"), output.with_suffix(".npz")):
+        if path.is_dir():
+            raise InputError(f"output {path} is a directory: -o names the model's file (MODEL.onnx; MODEL.json and "
+                             "MODEL.npz are written beside it)")
+    if output.suffix != ".onnx":
+        raise InputError(f"output {output} must end in .onnx")
+    check_writable(output.parent)
+
+
 def _train(args: argparse.Namespace) -> int:
+    """Every argument is checked before anything compiles, cheapest first: the output, the recipe, the splits'
+    names and corpus directories (policyhost/splits.py `plan_splits`), LLVM, the vocabulary; then the Debian
+    packages' sources and corpora, and the training."""
     from farm.config import load_settings
     from farm.toolchain import Toolchain
-    from policyhost import trainer
+    from policyhost import heldout, trainer
     from policyhost.recipes import recipe
+    from policyhost.splits import named
 
     settings = load_settings()
-    tc = Toolchain.from_settings(settings)
+    output = Path(args.output)
+    _check_output(output)
     rec = recipe(args.recipe)
+    if args.no_evaluation and args.evaluation is not None:
+        raise InputError("--no-evaluation and --evaluation: give one of them")
+    named("--evaluation", args.evaluation, "leave it out for the declared split, or --no-evaluation to train "
+          "without a held-out table")
+    var = Path(settings.var_dir)
+    plan = trainer.plan_splits(args.train, args.validation, "" if args.no_evaluation else args.evaluation, var, rec)
+    tc = Toolchain.from_settings(settings)
     vocab = None
     if args.vocab:
         from policyhost.launcher import resolve_vocab
 
         vocab = resolve_vocab(args.vocab, "inline")
     version = vocab.stem if args.vocab and args.vocab.startswith("store:") else None  # (the store's file names it)
-    splits = trainer.resolve_splits(args.train, args.validation, args.evaluation, Path(settings.var_dir), tc, rec)
-    trainer.train_to(Path(args.output), tc, splits, args.recipe, _fanout(args, settings, tc), vocab=vocab,
-                     vocab_version=version,
-                     progress=lambda line: print(line, flush=True), cap=settings.gate.policy_cap)
+    splits = trainer.build_splits(plan, var, tc)
+    record = trainer.train_to(output, tc, splits, args.recipe, _fanout(args, settings, tc), vocab=vocab,
+                              vocab_version=version,
+                              progress=lambda line: print(line, flush=True), cap=settings.gate.policy_cap)
+    try:
+        heldout.check_complete(record["heldout"])
+    except FarmError as e:
+        raise type(e)(f"{e}; the model is written to {output}") from None
     return 0
 
 
@@ -66,7 +96,9 @@ def _heldout(args: argparse.Namespace) -> int:
     from policyhost import heldout, trainer
     from policyhost.recipes import recipe
     from policyhost.release import record_beside, seen_packages
+    from policyhost.splits import given_corpora, named
 
+    named("--evaluation", args.evaluation, f"or leave it out for the {args.split} split")
     settings = load_settings()
     tc = Toolchain.from_settings(settings)
     model, vocab = args.model, args.vocab
@@ -95,12 +127,16 @@ def _heldout(args: argparse.Namespace) -> int:
     if seen:
         raise InputError(f"{args.model} was trained or validated on {', '.join(seen)}: a held-out table measures only "
                          "packages the policy never saw (choose them with --split or --evaluation)")
-    evaluation = tuple(trainer.package_corpus(n, Path(settings.var_dir), tc) for n in names)
+    var = Path(settings.var_dir)
+    given = given_corpora({"evaluation": names}, var)  # every NAME=DIR read before a Debian corpus is compiled
+    evaluation = tuple(given.get(("evaluation", n)) or trainer.package_corpus(n, var, tc) for n in names)
     splits = trainer.Splits((), (), evaluation)
     fan = _fanout(args, settings, tc)
     t = trainer.Trainer(tc, splits, recipe("smoke"), fan, vocab=Path(vocab) if vocab else None)
     table = heldout.heldout_table(t, None, model=str(model))
-    print(json.dumps(table, indent=2) if args.json else heldout.format_table(table, settings.gate.policy_cap))
+    print(json.dumps(table, indent=2) if args.json else heldout.format_table(table, settings.gate.policy_cap),
+          flush=True)
+    heldout.check_complete(table)  # the table shows which packages; the exit status and one line say it failed
     return 0
 
 
@@ -143,6 +179,8 @@ def register(psub: argparse._SubParsersAction) -> None:
                     "policyhost/recipes.py (nightly, demo, smoke, and the experiments bench/README.md measured)")
     tr.add_argument("--vocab", help="IR2Vec vocabulary JSON (or store:VERSION): the policy also reads the callee "
                     "and caller embeddings (default: LLVM's features alone)")
+    tr.add_argument("--no-evaluation", action="store_true", help="train without a held-out table, keeping the "
+                    "evaluation packages unseen (an experiment's; later: mlgo-farm policy heldout MODEL)")
     tr.set_defaults(func=_train)
     ho = psub.add_parser("heldout", parents=[common], help="`.text` of an inliner policy against LLVM's heuristic "
                          "on the evaluation packages, each module at -Oz")
@@ -150,7 +188,7 @@ def register(psub: argparse._SubParsersAction) -> None:
     ho.add_argument("--vocab", help="the vocabulary the model reads (default: a published policy's own)")
     ho.add_argument("--json", action="store_true", help="print the table as JSON")
     ho.add_argument("--split", choices=("evaluation", "decision", "validation", "retired"), default="evaluation",
-                    help="the declared split to measure on when --evaluation names no packages (default: evaluation; "
+                    help="the declared split to measure on when --evaluation is not given (default: evaluation; "
                     "decision: the packages recipes are compared on; retired: evaluation packages looked at too often "
                     "to be held out any more, workers/packages.py MAX_LOOKS)")
     ho.set_defaults(func=_heldout)

@@ -25,6 +25,7 @@ from policyhost.explore import Budget, ExploreCache, compile_size, explore_cache
 from policyhost.mlp import Mlp
 from policyhost.trainer import Fanout
 from policyhost.units import Unit
+from policyhost.watchdog import Stop
 from workers.parallel import Progress
 
 #: The work queue's name: a farm may give training compiles their own workers (`celery -Q policy-train`).
@@ -46,14 +47,32 @@ def explore_job(item: dict, toolchain: Toolchain, cache: ExploreCache, stop: thr
     return result.as_json()
 
 
-def size_job(item: dict, toolchain: Toolchain, cache: ExploreCache, stop: threading.Event | None = None) -> int | None:
-    """One compile's `.text`: with a network (`policy`), the heuristic (neither), or an ONNX model file (`model`)."""
+def size_job(item: dict, toolchain: Toolchain, cache: ExploreCache,
+             stop: threading.Event | None = None) -> int | list | None:
+    """One compile's `.text`: with a network (`policy`), the heuristic (neither), or an ONNX model file (`model`);
+    with `why` in the item, [size, why it failed or None].
+
+    A model runs in this process, so each of its runs is bounded as `policy serve` bounds them (`[policy] timeout`,
+    policyhost/runnable.py `OnnxPolicy.time_limit`): one that never answers fails its compile instead of holding a
+    thread, and the run's end, forever. An interrupted fan-out (`stop`, a watchdog.Stop) stops the run in flight."""
     unit = Unit.from_json(item["unit"])
     if item.get("model"):
+        from farm.config import load_settings
         from policyhost.policies import OnnxPolicy
 
-        return compile_size(unit, OnnxPolicy(item["model"]), toolchain, vocab=_vocab(item))[0]
-    return play(unit, _policy(item.get("policy")), (), toolchain, vocab=_vocab(item)).size
+        policy = OnnxPolicy(item["model"])
+        policy.time_limit = float(load_settings().policy.timeout)
+        policy.stopping = stop if isinstance(stop, Stop) else None
+        hold.checkpoint("a compile with a model")  # tests only (farm/hold.py): a signal lands while models run
+        size, error = compile_size(unit, policy, toolchain, vocab=_vocab(item))
+    else:
+        done = play(unit, _policy(item.get("policy")), (), toolchain, vocab=_vocab(item))
+        size, error = done.size, done.error
+    return [size, error] if item.get("why") else size
+
+
+def _failed(result: Any) -> bool:
+    return result is None or (isinstance(result, list) and result[0] is None)
 
 
 #: Each kind's job: (item, toolchain, cache, stop) -> its JSON result; `stop` (an Event) is set when the run is
@@ -93,12 +112,14 @@ def thread_fanout(toolchain: Toolchain, cache: ExploreCache, jobs: int) -> Fanou
     """Jobs in this process, `jobs` at a time, largest module first (each compile is its own clang process).
 
     Interrupted (Ctrl-C, SIGTERM: farm/cli.py raises it in the main thread), the queued jobs are dropped and the
-    running ones told to stop, so the run exits after the compiles in flight, not after every search in flight.
+    running ones told to stop, so the run exits after the compiles in flight, not after every search in flight; a
+    model's run in flight is stopped at once (watchdog.Stop), so a model that never answers cannot keep the
+    process waiting for its thread.
     """
     def run(kind: str, items: Sequence[dict]) -> list:
-        fn, stopping = JOBS[kind], threading.Event()
+        fn, stopping = JOBS[kind], Stop()
         pool = ThreadPoolExecutor(max(1, jobs))
-        progress = Progress(len(items), STAGES.get(kind, f"policy: {kind} jobs"), is_failure=lambda r: r is None)
+        progress = Progress(len(items), STAGES.get(kind, f"policy: {kind} jobs"), is_failure=_failed)
         try:
             futures = {pool.submit(fn, it, toolchain, cache, stopping): i for i, it in enumerate(items)}
             results: list = [None] * len(items)

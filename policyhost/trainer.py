@@ -16,8 +16,9 @@ beats every one that does, and among those the lower geomean wins. A geomean alo
 package's gains hide another's growth, which is what the gate refuses on the evaluation packages.
 
 Validation and evaluation packages are whole packages never trained on: a policy that only
-memorised its training modules shows it there. A split that leaves any of the three empty, or whose
-packages share code nobody decided on (workers/overlap.py), is one clear line before anything compiles.
+memorised its training modules shows it there. A split that leaves any of the three empty, names one corpus
+twice, or whose packages share code nobody decided on (workers/overlap.py), is one clear line before anything
+compiles (policyhost/splits.py, re-exported here).
 """
 
 from __future__ import annotations
@@ -33,117 +34,33 @@ from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policyhost import draws
 from policyhost.explore import ModuleResult, merge
-from policyhost.heldout import format_table, heldout_table
+from policyhost.heldout import format_table, heldout_table, package_row
 from policyhost.improve import Adam, bagged, bc_dataset, es_step, fit_bc, fit_prior, geomean, reward
 from policyhost.mlp import LIMITS, Mlp, average
 from policyhost.recipes import Recipe, recipe
-from policyhost.units import LEVEL, Unit, corpus_units
+from policyhost.splits import (
+    SPLITS,
+    Package,
+    Plan,
+    Splits,
+    build_splits,
+    check_names,
+    package,
+    package_corpus,
+    plan_splits,
+    resolve_splits,
+    specs,
+)
+from policyhost.splits import names as _names
+from policyhost.units import Unit
 
+__all__ = ["SPLITS", "Fanout", "Measured", "Package", "Plan", "Splits", "Trainer", "build_splits", "check_names",
+           "package", "package_corpus", "plan_splits", "resolve_splits", "specs", "train_to"]
 log = logging.getLogger(__name__)
 
 #: run(kind, items) -> results in order: `kind` a job of policyhost/train_tasks.py (`explore`, `size`), each item
 #: plain JSON; threads or Celery tasks (train_tasks.thread_fanout, celery_fanout)
 Fanout = Callable[[str, Sequence[dict]], list]
-
-
-@dataclass(frozen=True)
-class Package:
-    """A whole package of modules (a corpus directory) under one name; `shipped` names the modules its binary
-    packages install (workers/shipped.py), None when it declares no split between shipped and other code."""
-
-    name: str
-    units: tuple[Unit, ...]
-    shipped: frozenset[str] | None = None
-
-
-def package(name: str, corpus_dir: Path, most: int | None = None) -> Package:
-    from workers.corpus import sample_names
-    from workers.shipped import shipping
-
-    units = corpus_units(corpus_dir)
-    if most is not None and len(units) > most:
-        keep = sample_names((u.name for u in units), most)
-        units = [u for u in units if u.name in keep]
-    s = shipping(name)
-    return Package(name, tuple(units), None if s is None else frozenset(u.name for u in units if s.ships(u.name)))
-
-
-@dataclass(frozen=True)
-class Splits:
-    train: tuple[Package, ...]
-    validation: tuple[Package, ...]
-    evaluation: tuple[Package, ...] = ()
-
-    def check(self) -> None:
-        """One line naming what is missing or shared, before anything compiles."""
-        check_names({s: [p.name for p in getattr(self, s)] for s in SPLITS})
-        for what in ("train", "validation"):
-            if not any(p.units for p in getattr(self, what)):
-                raise InputError(f"the corpus is too small to split honestly: no {what} package has a module "
-                                 f"(train: {_names(self.train)}; validation: {_names(self.validation)})")
-
-
-SPLITS = ("train", "validation", "evaluation")
-
-
-def check_names(splits: dict[str, Sequence[str]]) -> None:
-    """Train and validation named, and no package in two splits (any the mapping holds): checked on names, before any
-    corpus is built."""
-    for what in ("train", "validation"):
-        if not splits.get(what):
-            raise InputError(f"the corpus is too small to split honestly: no {what} package "
-                             f"(train: {', '.join(splits.get('train') or ()) or 'none'}; validation: "
-                             f"{', '.join(splits.get('validation') or ()) or 'none'})")
-    seen: dict[str, str] = {}
-    for what in splits:
-        for name in splits[what] or ():
-            if name in seen:
-                raise InputError(f"package {name} is in both the {seen[name]} and the {what} split")
-            seen[name] = what
-
-
-def package_corpus(spec: str, var_dir: Path, toolchain: Toolchain, most: int | None = None) -> Package:
-    """`NAME=CORPUS_DIR`, or a Debian source package compiled once, by an -Oz front end, into
-    `<var>/policy/corpus/debian-NAME-Oz[-most]` (only the `most` modules training samples, by the same name-hash
-    rule). A corpus of another level is refused when its units are read (policyhost/units.py LEVEL)."""
-    from farm.locks import made_once
-    from workers.corpus import from_debian
-
-    name, eq, path = spec.partition("=")
-    if eq:
-        if not (Path(path) / "corpus_description.json").is_file():
-            raise InputError(f"package {name}: {path} is not a corpus directory (no corpus_description.json)")
-        return package(name, Path(path), most)
-    out = var_dir / "policy" / "corpus" / (f"debian-{name}-{LEVEL}" + (f"-{most}" if most else ""))
-    made_once(out, "corpus_description.json",
-              lambda: from_debian(name, out, toolchain, var_dir / "debsrc", sample=most, level=LEVEL))
-    return package(name, out, most)
-
-
-def specs(split: str, given: str | None, rec: Recipe | None = None) -> list[str]:
-    """Comma-separated package specs of one split; None: the recipe's, else the split workers/packages.py declares."""
-    if given is None and rec is not None and rec.split(split) is not None:
-        given = ",".join(rec.split(split))
-    if given is None:
-        from workers.packages import SPLITS as DECLARED
-
-        given = ",".join(DECLARED[split])
-    return [x.strip() for x in given.split(",") if x.strip()]
-
-
-def resolve_splits(train: str | None, validation: str | None, evaluation: str | None, var_dir: Path,
-                   toolchain: Toolchain, rec: Recipe | None = None) -> Splits:
-    """The three splits from comma-separated package specs (None: the recipe's or the declared ones), checked on
-    names before any corpus is compiled, and the Debian packages' sources for code shared across splits with no
-    decision (workers/overlap.py); the recipe's `max_modules` caps the modules of each training package."""
-    from workers.overlap import check_specs
-
-    most = rec.max_modules if rec is not None else None
-    wanted = {s: specs(s, g, rec) for s, g in zip(SPLITS, (train, validation, evaluation), strict=True)}
-    check_names({s: [n.partition("=")[0] for n in wanted[s]] for s in SPLITS})
-    check_specs(wanted, var_dir / "debsrc")
-    return Splits(*(tuple(package_corpus(n, var_dir, toolchain, most if s == "train" else None) for n in wanted[s])
-                    for s in SPLITS))
 
 
 def _which(seed: int | None, seeds: int) -> str:
@@ -153,23 +70,24 @@ def _which(seed: int | None, seeds: int) -> str:
     return f", {seeds} seeds averaged" if seed is None else f", seed {seed} of {seeds}"
 
 
-def _names(ps: Sequence[Package]) -> str:
-    return ", ".join(p.name for p in ps) or "none"
-
-
 @dataclass(frozen=True)
 class Measured:
-    """A checkpoint on validation: `.text` policy / heuristic per package, and their geomean and worst."""
+    """A checkpoint on validation: `.text` policy / heuristic per package (None: a compile failed), and their geomean
+    and worst (NaN while a package has no ratio)."""
 
-    packages: tuple[tuple[str, float], ...]
+    packages: tuple[tuple[str, float | None], ...]
+
+    @property
+    def failed(self) -> list[str]:
+        return [n for n, r in self.packages if r is None]
 
     @property
     def geomean(self) -> float:
-        return geomean([r for _, r in self.packages])
+        return float("nan") if self.failed else geomean([r for _, r in self.packages])
 
     @property
     def worst(self) -> float:
-        return max(r for _, r in self.packages)
+        return float("nan") if self.failed else max(r for _, r in self.packages)
 
     def fields(self) -> dict:
         """A history row's or the result's validation fields (`validation` stays the geomean the dashboard plots)."""
@@ -177,12 +95,17 @@ class Measured:
 
     def rank(self, cap: float | None) -> tuple[int, float]:
         """Lower is better: every checkpoint within `cap` before any beyond it; then geomean, or the worst
-        package for those beyond (the least growth is the nearest to acceptable)."""
+        package for those beyond (the least growth is the nearest to acceptable). A checkpoint that failed a
+        compile comes last: what it does to the package it failed on is unknown."""
+        if self.failed:
+            return (2, float(len(self.failed)))
         if cap is None or self.worst <= cap:
             return (0, self.geomean)
         return (1, self.worst)
 
     def __str__(self) -> str:
+        if self.failed:
+            return f"no ratio (failed compiles in {', '.join(self.failed)})"
         return f"{self.geomean:.4f}x (worst package {self.worst:.4f}x)"
 
 
@@ -215,26 +138,28 @@ class Trainer:
         self._heuristic.update({k: s for (k, _), s in zip(todo, sizes, strict=True)})
         return [self._heuristic[k] for k in keys]
 
-    def policy_sizes(self, units: Sequence[Unit], policy: Mlp | None, model: str | None = None) -> list[int | None]:
-        """`.text` per module compiled with the network `policy`, or with the ONNX file `model`."""
+    def policy_sizes(self, units: Sequence[Unit], policy: Mlp | None, model: str | None = None,
+                     why: list[str | None] | None = None) -> list[int | None]:
+        """`.text` per module compiled with the network `policy`, or with the ONNX file `model`; `why`, when given,
+        receives each compile's failure (None where it compiled) for the line a failed table ends with."""
         p = None if policy is None else policy.as_json()
-        return self.fanout("size", [{"unit": u.as_json(), "policy": p, "model": model, "vocab": self._vocab}
-                                    for u in units])
+        got = self.fanout("size", [{"unit": u.as_json(), "policy": p, "model": model, "vocab": self._vocab,
+                                    **({} if why is None else {"why": True})} for u in units])
+        if why is None:
+            return got
+        pairs = [r if isinstance(r, list) else [r, None] for r in got]  # (a worker of an older release: the size)
+        why += [e for _, e in pairs]
+        return [s for s, _ in pairs]
 
     def package_ratios(self, packages: Sequence[Package], policy: Mlp | None, model: str | None = None) -> list[dict]:
-        """Per package: `.text` summed over the modules both builds compiled, policy / heuristic, over all its
-        modules (`ratio`: what validation chooses on, the most decisions) and over the modules it ships (`shipped`:
-        what a held-out table judges; None when the package declares no split, so all of them count)."""
+        """Each package's row (policyhost/heldout.py `package_row`): policy / heuristic `.text` over all its modules
+        and over those it ships; no ratio for a package with a failed compile."""
         rows = []
         for p in packages:
             h = self.heuristic_sizes(p.units)
-            s = self.policy_sizes(p.units, policy, model) if policy is not None or model else h
-            sizes = [(u.name, a, b) for u, a, b in zip(p.units, h, s, strict=True) if a is not None and b is not None]
-            failed = [u.name for u, b in zip(p.units, s, strict=True) if b is None]
-            row = {"package": p.name, **_summed(sizes), "failed": failed, "shipped": None}
-            if p.shipped is not None:
-                row["shipped"] = _summed([x for x in sizes if x[0] in p.shipped])
-            rows.append(row)
+            why: list[str | None] = []
+            s = self.policy_sizes(p.units, policy, model, why) if policy is not None or model else h
+            rows.append(package_row(p, h, s, why))
         return rows
 
     def validate(self, policy: Mlp) -> Measured:
@@ -345,12 +270,6 @@ class Trainer:
         self.history.append(row)
 
 
-def _summed(sizes: Sequence[tuple[str, int, int]]) -> dict:
-    """Modules, `.text` summed per build, and policy / heuristic, of (module, heuristic, policy) sizes."""
-    ht, pt = sum(a for _, a, _ in sizes), sum(b for _, _, b in sizes)
-    return {"modules": len(sizes), "heuristic": ht, "policy": pt, "ratio": pt / ht if ht else 1.0}
-
-
 KIND = "inline-es"
 
 
@@ -377,7 +296,8 @@ def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: st
             "mlgo.validation": f"{info['validation']:.4f}"}
     if splits.evaluation:
         progress("held out (never trained or validated on):\n" + format_table(table, cap))
-        meta["mlgo.heldout_geomean"] = f"{table['geomean']:.4f}"
+        if table["geomean"] is not None:  # None: a package has no ratio (the verb fails on it, the model is kept)
+            meta["mlgo.heldout_geomean"] = f"{table['geomean']:.4f}"
     else:  # a run that keeps the evaluation packages unseen (an experiment's), not a table of nothing
         progress(f"held out: no evaluation packages; later: mlgo-farm policy heldout {output}")
     output.parent.mkdir(parents=True, exist_ok=True)

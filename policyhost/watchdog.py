@@ -64,3 +64,32 @@ class Watchdog:
 
 #: the process's one watchdog
 WATCHDOG = Watchdog()
+
+
+class Stop(threading.Event):
+    """An Event that also calls back what asked to be told (`on_set`) when it is set.
+
+    An interrupted fan-out (policyhost/train_tasks.py) sets its Stop so that a model's run in flight in one of its
+    threads ends now, not at its deadline: the main thread is where Ctrl-C and SIGTERM land, and it can only leave
+    once the threads it waits for have.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._calls: list[Callable[[], None]] = []
+        self._calls_lock = threading.Lock()
+
+    def on_set(self, call: Callable[[], None]) -> None:
+        """Call `call()` when this is set (at once if it is); `call` must be quick and must not block."""
+        with self._calls_lock:
+            if not self.is_set():
+                self._calls.append(call)
+                return
+        call()
+
+    def set(self) -> None:
+        with self._calls_lock:
+            super().set()
+            calls, self._calls = self._calls, []
+        for call in calls:
+            call()

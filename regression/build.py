@@ -9,7 +9,6 @@ and skipped; the rest of the build goes on.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -20,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from farm import jsonio
 from farm.atomic import atomic_dir
 from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain, describe_failure
@@ -148,12 +148,12 @@ def _compile_all(toolchain: Toolchain, variant: Variant, jobs: list[tuple[str, l
 def corpus_modules(corpus: Path) -> list[str]:
     """Module names listed in the corpus description (LLVM's extract_ir layout)."""
     desc = Path(corpus) / "corpus_description.json"
-    try:
-        modules = json.loads(desc.read_text())["modules"]
-    except FileNotFoundError:
-        raise InputError(f"{corpus} is not a corpus: no corpus_description.json") from None
-    except (ValueError, KeyError, TypeError) as e:
-        raise InputError(f"{desc}: malformed corpus description ({e})") from None
+    if not desc.exists():
+        raise InputError(f"{corpus} is not a corpus: no corpus_description.json")
+    data = jsonio.load_file(desc, "corpus description")  # the farm's one JSON reader: hostile text is one line
+    if not isinstance(data, dict) or "modules" not in data:
+        raise InputError(f"{desc}: malformed corpus description (no 'modules')")
+    modules = data["modules"]
     if not isinstance(modules, list) or not all(isinstance(m, str) for m in modules):
         raise InputError(f"{desc}: 'modules' must be a list of names")
     if not modules:

@@ -72,16 +72,21 @@ def policy_id(policy: str) -> str:
 
 
 def vocab_version(vocab: Path | None) -> str | None:
-    """The farm's version of a downloaded vocabulary (its manifest beside it), else a content digest."""
+    """The farm's version of a downloaded vocabulary (its manifest beside it), else a content digest. A version
+    that is not a plain version name (`../../tmp/x`, from a hand-made or hostile manifest) is no version: it would
+    reach the report and the history."""
+    from farm.artifacts.kind import check_version_name
+    from farm.errors import InputError
+
     if vocab is None:
         return None
     manifest = Path(vocab).with_name("manifest.json")
     if manifest.is_file():
         try:
-            version = json.loads(manifest.read_text()).get("version")
-        except (OSError, ValueError, AttributeError):
+            version = check_version_name(json.loads(manifest.read_text()).get("version"))
+        except (OSError, ValueError, AttributeError, TypeError, RecursionError, InputError):
             version = None
-        if isinstance(version, str) and version:
+        if version and version != "latest":
             return version
     return f"sha256-{_digest(vocab)}"
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from farm import datafile
 from farm.errors import InputError
 from regression.metrics import COMPILE_TIME, INSTRUCTIONS, METRICS, TEXT_SIZE, WALL_TIME, Judging, Metric
 
@@ -110,10 +110,7 @@ def load_rules(path: Path | None = None) -> dict[str, Rule]:
     rules = dict(DEFAULT_RULES)
     if path is None:
         return rules
-    try:
-        data = tomllib.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-        raise InputError(f"rules file {path}: {e}") from None
+    data = datafile.read(Path(path), "rules file")  # the farm's one TOML reader: hostile text is one line there
     names = set(_FIELD_TYPES)
     for metric, values in data.items():
         if not isinstance(values, dict) or set(values) - names:

@@ -176,3 +176,18 @@ def stop_all(stops) -> None:
             errors.append(e)
     if errors:
         raise errors[0]
+
+
+def stop_master(settings) -> None:
+    """`buildbot stop`; a master that does not go away (a build stuck in shutdown) is killed, never left behind."""
+    import os
+    import signal
+
+    from master import control
+
+    pid = control.running(settings)
+    try:
+        control.stop(settings)
+    finally:
+        if pid is not None and control.running(settings) == pid:
+            os.kill(pid, signal.SIGKILL)

@@ -217,14 +217,15 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _download(args: argparse.Namespace) -> int:
-    """The output's directory is proven writable (and not full) before anything is fetched."""
-    from farm.atomic import check_writable
+    """The output's directory is proven writable (and not full) before anything is fetched; a device or a FIFO
+    (`-o /dev/null`) is written to, never replaced, and needs no writable directory."""
+    from farm.atomic import check_output_file
     from vocabgen.publish import download, llvm_flag
 
     out = Path(args.output).absolute()
     if out.is_dir():
         raise InputError(f"{out} is a directory: give a file name")
-    check_writable(out.parent)
+    check_output_file(out)
     manifest = download(_store(), args.kind, args.version, out)
     print(f"{args.kind} {manifest['version']} -> {out} (sha256 {manifest['sha256'][:12]} verified)", file=sys.stderr)
     print(llvm_flag(args.kind, out))

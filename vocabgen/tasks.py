@@ -30,6 +30,7 @@ from celery import Task
 
 from farm import lease
 from farm.artifacts.kinds import DATASET, VOCAB
+from farm.artifacts.store import CorruptObject, get_json
 from farm.celery_app import RELIABLE, app, will_retry
 from farm.config import Settings, load_settings
 from farm.errors import StoreError
@@ -130,7 +131,7 @@ def validate(self, staged: dict[str, Any]) -> dict[str, Any]:
     vocab_key, manifest_key = _stage_keys(staged)
     with _staging_dropped_on_failure(self, store, staged):
         try:
-            data, manifest = store.get(vocab_key), json.loads(store.get(manifest_key))
+            data, manifest = store.get(vocab_key), get_json(store, manifest_key)
         except MissingObject:
             if _already_published(store, staged):
                 return staged
@@ -158,7 +159,7 @@ def publish(self, staged: dict[str, Any]) -> dict[str, Any]:
     vocab_key, manifest_key = _stage_keys(staged)
     with _staging_dropped_on_failure(self, store, staged), publish_lock(store, s.celery.broker_url, settings=s):
         try:
-            data, manifest = store.get(vocab_key), json.loads(store.get(manifest_key))
+            data, manifest = store.get(vocab_key), get_json(store, manifest_key)
         except MissingObject:
             version = _already_published(store, staged)
             if not version:
@@ -177,7 +178,7 @@ def publish(self, staged: dict[str, Any]) -> dict[str, Any]:
 
 def _latest(store: ObjectStore, key: str) -> dict[str, Any] | None:
     try:
-        return json.loads(store.get(key))
+        return get_json(store, key)
     except MissingObject:
         return None
 
@@ -220,8 +221,8 @@ def _staged_at(store: ObjectStore, directory: str, keys: list[str]) -> float | N
     if f"{directory}/{MARKER}" not in keys:
         return None
     try:
-        return float(json.loads(store.get(f"{directory}/{MARKER}"))["staged_at"])
-    except (MissingObject, ValueError, TypeError, KeyError):
+        return float(get_json(store, f"{directory}/{MARKER}")["staged_at"])
+    except (MissingObject, CorruptObject, ValueError, TypeError, KeyError, OverflowError):
         return None
 
 

@@ -13,13 +13,17 @@ entities; `warm_start: false` in the training parameters trains cold.
 
 from __future__ import annotations
 
-import json
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from farm import jsonio
+from farm.artifacts.kind import check_version_name
 from farm.artifacts.kinds import VOCAB
+from farm.artifacts.store import CorruptObject, get_json
+from farm.errors import InputError
 from farm.store import MissingObject, ObjectStore
 from vocabgen import layout
 
@@ -45,7 +49,9 @@ def cold(reason: str) -> dict[str, Any]:
 def from_vocab(kind: str, entities: list[str], data: bytes, manifest: dict[str, Any], dim: int,
                version: str | None = None) -> WarmStart | dict[str, Any]:
     """The start for `entities` from a published vocabulary (bytes and manifest), or why there is none."""
-    vocab = json.loads(data)
+    vocab = jsonio.loads(data, f"vocabulary {version or 'the previous version'}", CorruptObject)
+    if not isinstance(vocab, dict) or not all(isinstance(e, dict) for e in vocab.values()):
+        raise CorruptObject(f"vocabulary {version or 'the previous version'} is not {{section: {{entity: vector}}}}")
     filler = {(s, k) for s, c in (manifest.get("coverage") or {}).items() if isinstance(c, dict)
               for k in c.get("filler") or []}
     vectors = np.zeros((len(entities), dim), np.float32)
@@ -65,11 +71,18 @@ def from_vocab(kind: str, entities: list[str], data: bytes, manifest: dict[str, 
 
 
 def from_latest(store: ObjectStore, kind: str, entities: list[str], dim: int) -> WarmStart | dict[str, Any]:
-    """The start from the store's `latest` vocabulary of `kind`, or why there is none."""
+    """The start from the store's `latest` vocabulary of `kind`, or why there is none; its bytes are checked
+    against their manifest (CorruptObject: a training never starts from rotten vectors)."""
     try:
-        version = json.loads(store.get(VOCAB.latest_key(kind)))["version"]
+        version = get_json(store, VOCAB.latest_key(kind)).get("version")
+        version = check_version_name(version if isinstance(version, str) else "")
         data = store.get(f"{VOCAB.prefix(kind, version)}/vocab.json")
-        manifest = json.loads(store.get(VOCAB.manifest_key(kind, version)))
+        manifest = get_json(store, VOCAB.manifest_key(kind, version))
     except MissingObject:
         return cold(f"no {kind} vocabulary is published yet")
+    except InputError:
+        raise CorruptObject(f"{VOCAB.latest_key(kind)} in {store.url} names no version") from None
+    if hashlib.sha256(data).hexdigest() != manifest.get("sha256"):
+        raise CorruptObject(f"{VOCAB.prefix(kind, version)}/vocab.json in {store.url} does not match its manifest's "
+                            "sha256 (`mlgo-farm store verify` lists every such file)")
     return from_vocab(kind, entities, data, manifest, dim, version)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
@@ -127,9 +126,10 @@ def _triplets(args: argparse.Namespace) -> int:
                                  levels, args.seed, args.sample, args.timeout, shard=args.shard,
                                  predicates=False if args.no_predicates else None, marches=marches)
     if args.shard is not None:
+        from farm.jsonio import load_file
         from workers.shards import PART_MANIFEST
 
-        m = json.loads((out / PART_MANIFEST).read_text())
+        m = load_file(out / PART_MANIFEST, "shard manifest")
         return Answer({"shard": m["shard"], "output": str(out), "modules": len(m["modules"]), "raw": m["raw"],
                        "max_relation": m["max_relation"]}, _shard_said)
     return _dataset_answer(out)

@@ -21,13 +21,13 @@ import cycle, and the tests can load small files of their own.
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 import types
 import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from farm import datafile
 from farm.errors import InputError
 
 DATA = Path(__file__).parent / "data" / "recipes.toml"
@@ -116,11 +116,4 @@ def parse(recipe_cls: type[R], data: Mapping[str, object], where: str = str(DATA
 def load(recipe_cls: type[R], path: Path = DATA,
          defined: Mapping[str, object] = types.MappingProxyType({})) -> dict[str, R]:
     """The recipes in the TOML file at `path`, as `recipe_cls` objects (package name: recipe), checked by `parse`."""
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror})") from None
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{path}: {e}") from None
-    return parse(recipe_cls, data, str(path), defined)
+    return parse(recipe_cls, datafile.read(path), str(path), defined)

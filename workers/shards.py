@@ -25,7 +25,6 @@ never mix in, and a part whose bytes changed is refused by its checksum.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -106,9 +105,9 @@ def write_part(out_dir: Path, shard: Shard, facts: dict[str, Any], unique: Itera
 
 def _load_json(data: bytes, where: str) -> dict[str, Any]:
     try:
-        value = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise InputError(f"{where} is not valid JSON ({e}): a corrupt shard") from None
+        value = jsonio.loads(data, where)
+    except InputError as e:  # the farm's one JSON reader: too deep, too long a number, not UTF-8 too
+        raise InputError(f"{where} is not valid JSON ({str(e).removeprefix(f'{where}: ')}): a corrupt shard") from None
     if not isinstance(value, dict) or value.get("format") != FORMAT or not isinstance(value.get("files"), dict):
         raise InputError(f"{where} is not a shard manifest of format {FORMAT}: a corrupt shard")
     return value

@@ -34,6 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from farm import jsonio
+from farm.errors import InputError
+
 log = logging.getLogger(__name__)
 
 #: Version of the entry layout below; entries of another version are never read (2: compare predicates).
@@ -96,8 +99,8 @@ def decode(key: str, data: bytes) -> Entry:
         raise ValueError("checksum mismatch")
     try:
         head, body = zlib.decompress(payload).split(b"\n", 1)
-        h = json.loads(head)
-    except (zlib.error, ValueError) as err:
+        h = jsonio.loads(head, "its header")
+    except (zlib.error, ValueError, InputError) as err:
         raise ValueError(f"unreadable payload: {err}") from None
     n, m = h["lines_bytes"], h["mir_bytes"]
     if h["key"] != key or len(body) != n + (m or 0):

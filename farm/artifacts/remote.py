@@ -13,24 +13,32 @@ records runs by version) and a policy brings its vocabulary's name.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-from farm.atomic import write_atomic
+from farm import jsonio
+from farm.artifacts import urlget
+from farm.artifacts.kind import check_version_name
+from farm.atomic import atomic_file, write_atomic
 from farm.errors import FarmError, InputError, StoreError
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-#: Seconds one request may take before the fetch is a one-line error.
-TIMEOUT = 120
-#: The most bytes one artifact may have (a vocabulary is a few MB, a policy less).
-MAX_BYTES = 1 << 30
+#: Seconds one fetch (one URL, its redirects and its whole body) may take before it is a one-line error.
+TIMEOUT = 300
+#: The most bytes one artifact may have: a vocabulary is a few MB, a policy less. Streamed to disk, so
+#: the cap is about the disk and the time a hostile server may take, not memory.
+MAX_BYTES = 256 << 20
+#: The most bytes of a `.sha256` file and of a manifest.
+SHA256_BYTES, MANIFEST_BYTES = 4096, 16 << 20
 MANIFEST = "manifest.json"
+#: The manifest fields that name versions: checked like a version given on the command line, since they reach
+#: file names, the report and the history.
+VERSION_FIELDS = ("version", "vocab_version")
 
 
 def is_url(spec: object) -> bool:
@@ -46,61 +54,88 @@ def check_sha256(value: str | None) -> str | None:
     return value
 
 
-def _get(url: str, limit: int = MAX_BYTES) -> bytes:
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers={"User-Agent": "mlgo-farm"}),
-                                    timeout=TIMEOUT) as r:
-            data = r.read(limit + 1)
-    except urllib.error.HTTPError as e:
-        raise StoreError(f"{url}: HTTP {e.code} {e.reason}") from None
-    except (urllib.error.URLError, OSError) as e:
-        raise StoreError(f"{url}: {getattr(e, 'reason', None) or e}") from None
-    if len(data) > limit:
-        raise StoreError(f"{url}: more than {limit} bytes")
-    return data
-
-
 def _sibling(url: str, name: str) -> str:
     parts = urllib.parse.urlsplit(url)
     return urllib.parse.urlunsplit(parts._replace(path=parts.path.rsplit("/", 1)[0] + "/" + name))
 
 
-def _manifest(url: str, digest: str) -> dict[str, Any] | None:
-    """The manifest beside `url` if the server has one recording `digest` (else None: only the bytes are known)."""
-    try:
-        m = json.loads(_get(_sibling(url, MANIFEST), 16 << 20))
-    except (StoreError, ValueError):
+def check_manifest(m: Any, digest: str, where: str) -> dict[str, Any] | None:
+    """`m` when it is a manifest recording `digest` (else None: only the bytes are known); a version it names that
+    is not a plain version name (`../../tmp/x`) is refused in one line, as `--version` would be."""
+    if not (isinstance(m, dict) and m.get("sha256") == digest):
         return None
-    return m if isinstance(m, dict) and m.get("sha256") == digest else None
+    for name in VERSION_FIELDS:
+        value = m.get(name)
+        if value is None:
+            continue
+        try:
+            if not isinstance(value, str):
+                raise InputError(f"invalid version name {str(value)[:80]!r}: not a string")
+            check_version_name(value)
+        except InputError as e:
+            raise InputError(f"{where}: {name}: {e}") from None
+    return m
 
 
-def fetch(url: str, sha256: str | None, cache: Path, name: str) -> tuple[Path, dict[str, Any] | None]:
+def _manifest(url: str, digest: str, timeout: float) -> dict[str, Any] | None:
+    """The manifest beside `url` if the server has one recording `digest` (else None: only the bytes are known)."""
+    where = _sibling(url, MANIFEST)
+    try:
+        m = jsonio.loads(urlget.get_bytes(where, MANIFEST_BYTES, timeout), where, StoreError)
+    except StoreError:
+        return None
+    return check_manifest(m, digest, where)
+
+
+def _file_sha256(path: Path) -> str | None:
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def fetch(url: str, sha256: str | None, cache: Path, name: str, *, limit: int | None = None,
+          timeout: float | None = None) -> tuple[Path, dict[str, Any] | None]:
     """`url`'s bytes as `cache/<sha256>/<name>` once their sha256 is checked (nothing is kept on a mismatch), and
-    the manifest beside it that records the same sha256 (or None). A cached copy is checked again on every use."""
+    the manifest beside it that records the same sha256 (or None). A cached copy is checked again on every use.
+    Each URL is one bounded fetch (farm/artifacts/urlget.py): at most `limit` bytes (MAX_BYTES) streamed to disk,
+    within `timeout` seconds in all (TIMEOUT)."""
+    limit = MAX_BYTES if limit is None else limit
+    timeout = TIMEOUT if timeout is None else timeout
     if not is_url(url):
         raise InputError(f"{url!r} is not an http(s) URL")
+    urlget.check_url(url)  # a bad URL is the user's error, before anything is asked of a server
     digest = check_sha256(sha256)
     if digest is None:
-        line = _get(f"{url}.sha256", 4096).decode(errors="replace").split()
-        digest = check_sha256(line[0] if line else "") if line else None
+        line = urlget.get_bytes(f"{url}.sha256", SHA256_BYTES, timeout).decode(errors="replace").split()
+        digest = check_sha256(line[0]) if line else None
         if digest is None:
             raise InputError(f"{url}.sha256 is empty: give the sha256 to check")
     out = Path(cache) / digest / name
-    if not (out.is_file() and hashlib.sha256(out.read_bytes()).hexdigest() == digest):
-        data = _get(url)
-        got = hashlib.sha256(data).hexdigest()
-        if got != digest:
-            raise FarmError(f"checksum mismatch for {url}: expected sha256 {digest}, got {got}; nothing kept")
-        write_atomic(out, data)
+    if _file_sha256(out) != digest:
+        try:
+            with atomic_file(out) as f:
+                got = urlget.get_to(url, f, limit, timeout)
+                if got != digest:
+                    raise FarmError(f"checksum mismatch for {url}: expected sha256 {digest}, got {got}; "
+                                    f"nothing kept")
+        except BaseException:
+            with contextlib.suppress(OSError):
+                out.parent.rmdir()  # the digest's directory, when nothing else is in it
+            raise
     beside = out.with_name(MANIFEST)
     manifest = None
     if beside.is_file():
         try:
-            manifest = json.loads(beside.read_text())
-        except ValueError:
-            manifest = None
-    if not isinstance(manifest, dict) or manifest.get("sha256") != digest:
-        manifest = _manifest(url, digest)
+            manifest = check_manifest(jsonio.load_file(beside), digest, str(beside))
+        except InputError:
+            manifest = None  # a damaged or hostile copy: asked for again, and replaced if the server's is good
+    if manifest is None:
+        manifest = _manifest(url, digest, timeout)
         if manifest is not None:
             write_atomic(beside, json.dumps(manifest, sort_keys=True).encode())
     return out, manifest

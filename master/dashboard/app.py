@@ -14,6 +14,13 @@ Everything here only reads. Anonymous visitors may look, never act: every method
 and HEAD is answered 405 before any page code runs (middleware below, for every path, existing or
 not), and no page writes to the store or the history. What is served of the store is decided in
 master/dashboard/files.py (published prefixes only; no staging, no traversal).
+
+Nothing corrupt is served as good: a version's file whose bytes do not hash to its manifest's sha256 (the
+digest computed once per object identity: path, inode, size and modification time, or S3's ETag), or an
+index or manifest that does not parse, is answered `500` with one line naming it and `Cache-Control:
+no-store` (a cache must not keep the refusal either: the next request, after an operator restored the
+file, gets the bytes), and a version's page says its file is corrupt. `mlgo-farm store verify` finds
+every such object at once (farm/artifacts/scrub.py).
 """
 
 from __future__ import annotations
@@ -29,8 +36,9 @@ from flask import Flask, Response, abort, jsonify, request
 from werkzeug.exceptions import NotFound
 
 from farm.artifacts.kinds import POLICY, VOCAB
+from farm.artifacts.store import CorruptObject
 from farm.config import Settings
-from farm.errors import StoreError
+from farm.errors import StoreError, first_line
 from farm.store import ObjectStore, store_from_settings
 from master.dashboard import files, stream
 from master.dashboard.memo import Memo
@@ -88,6 +96,45 @@ class Farm:
             return hashlib.sha256(got.data or b"").hexdigest()
         return self.digests.get(got.blob.identity, got.blob.sha256)
 
+    def verified(self, got: files.Served) -> str:
+        """The served bytes' sha256, if it is the one their manifest records (CorruptObject, one line, if not)."""
+        digest = self.digest(got)
+        if got.expected is not None and digest != got.expected[1]:
+            key, recorded = got.expected
+            raise CorruptObject(f"{key}: its bytes' sha256 is {digest}, not the {recorded} its manifest records")
+        return digest
+
+    def read_verified(self, key: str) -> bytes:
+        """A version's file whole (for the diffs), checked like a download (NotServed, CorruptObject)."""
+        got = files.serve(self.store, key)
+        try:
+            self.verified(got)
+            return got.read()
+        finally:
+            got.close()
+
+    def integrity(self, base: str, names: Iterable[str]) -> dict[str, str | None]:
+        """What a version's page says of its files under `base`: None for bytes that match the manifest, else the
+        one line why they are not served (corrupt, missing)."""
+        out: dict[str, str | None] = {}
+        for name in names:
+            try:
+                self.read_check(f"{base}/{name}")
+                out[name] = None
+            except CorruptObject as e:
+                out[name] = first_line(e)
+            except files.NotServed:
+                out[name] = f"{base}/{name} is missing from the store"
+        return out
+
+    def read_check(self, key: str) -> None:
+        """Check `key` like a download, reading nothing but what its digest needs (once per object identity)."""
+        got = files.serve(self.store, key)
+        try:
+            self.verified(got)
+        finally:
+            got.close()
+
     @property
     def store(self) -> ObjectStore:
         with self._lock:
@@ -103,7 +150,7 @@ def _download(farm: Farm, key: str) -> Response:
     except files.NotServed:
         abort(404)
     try:
-        etag = farm.digest(got)
+        etag = farm.verified(got)
         if got.blob is None:
             resp = Response(got.data, content_type=got.content_type)
         else:
@@ -121,6 +168,13 @@ def _download(farm: Farm, key: str) -> Response:
     if got.content_type.startswith("text/html"):
         resp.headers["Content-Security-Policy"] = STORE_HTML_CSP
     return resp.make_conditional(request)
+
+
+def _plain_error(status: int, reason: str, text: str) -> Response:
+    """An error as one line of plain text that no cache keeps."""
+    resp = Response(f"{status} {reason}: {' '.join(text.split())}\n", status, content_type="text/plain; charset=utf-8")
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
 
 
 def download_index(farm: Farm) -> dict[str, Any]:
@@ -186,6 +240,13 @@ def create_app(settings: Settings, store: ObjectStore | None = None, history: Pa
         if len(text) > MAX_404:  # a hostile path of 4 KB is not echoed back whole
             text = text[:MAX_404] + "…"
         return Response(f"404 Not Found: {text}\n", 404, content_type="text/plain; charset=utf-8")
+
+    @app.errorhandler(CorruptObject)
+    def _corrupt(e: CorruptObject) -> Response:
+        """A stored object that is not what the farm published: one line naming it, a status that says the fault
+        is the server's, and nothing a cache keeps (the object may be restored in a minute)."""
+        return _plain_error(500, "Internal Server Error", f"corrupt object in the store: {first_line(e, 600)} "
+                                                        "(an operator runs `mlgo-farm store verify`)")
 
     @app.errorhandler(StoreError)
     def _store_down(e: StoreError) -> Response:

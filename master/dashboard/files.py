@@ -21,6 +21,14 @@ that their sha256 (the ETag) is computed once per object (master/dashboard/memo.
 Stable names that are not objects: `{root}/{kind}/latest/{file}` follows the kind's `latest.json`
 pointer, and `{file}.sha256` beside a version's artifact is the checksum its manifest records,
 in `sha256sum -c` format, so a user checks the bytes against what the farm validated.
+
+A version's files (a vocabulary's `vocab.json`, a policy's `model.onnx`, a dataset's three text files) are
+served only if their bytes hash to the sha256 their manifest records: a file truncated or rotten on disk
+(or in a bucket) is a CorruptObject, which the app answers with an error and never caches (app.py). A
+Served names the digest its bytes must have; the app compares it with the digest it computes once per
+object identity. The indexes, pointers and manifests are read by `read_json` through the farm's one JSON
+reader (farm/jsonio.py): one that does not parse (a 5,001-digit integer, arrays 100,000 deep, no JSON at
+all) or holds an integer no float holds is a CorruptObject too, one line naming the key, never a traceback.
 """
 
 from __future__ import annotations
@@ -29,18 +37,20 @@ import contextlib
 import dataclasses
 import hashlib
 import io
-import json
 import mimetypes
 import os
+import re
 import stat
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from farm import jsonio
 from farm.artifacts.kind import MANIFEST as DATASET_MANIFEST
-from farm.artifacts.kind import check_version_name
+from farm.artifacts.kind import ArtifactKind, check_version_name
 from farm.artifacts.kinds import DATASET, POLICY, VOCAB
+from farm.artifacts.store import CorruptObject
 from farm.errors import InputError
 from farm.kinds import KINDS
 from farm.store import FileStore, MissingObject, ObjectStore, S3Store, check_key
@@ -48,6 +58,9 @@ from farm.store import FileStore, MissingObject, ObjectStore, S3Store, check_key
 #: Published prefixes: their versioned artifact file, as named in each version's manifest sha256 (the kinds'
 #: declarations, farm/artifacts/kinds.py).
 ARTIFACTS = {kind.root: kind.files[0] for kind in (VOCAB, POLICY)}
+#: The kinds whose version files are checked against their manifest's digests before they are served.
+VERSIONED: dict[str, ArtifactKind] = {kind.root: kind for kind in (VOCAB, POLICY, DATASET)}
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 #: Where `dataset publish` puts datasets (its `shards/` staging is never served).
 DATASETS = DATASET.root
 DATASET_FILES = DATASET.files
@@ -104,6 +117,8 @@ class Served:
     data: bytes | None = None
     #: a store object, open, to be streamed.
     blob: Blob | None = None
+    #: (its key, the sha256 its version's manifest records): a version's file is served only with that digest.
+    expected: tuple[str, str] | None = None
 
     def close(self) -> None:
         if self.blob is not None:
@@ -207,13 +222,34 @@ def _read(store: ObjectStore, key: str) -> bytes:
 
 
 def read_json(store: ObjectStore, key: str) -> dict[str, Any]:
-    try:
-        obj = json.loads(_read(store, key))
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise NotServed(key) from None
+    """A small JSON object of the store (an index, a pointer, a manifest): NotServed when there is none, a one-line
+    CorruptObject when it is not what the farm writes (the pages show what they read as numbers: an integer no
+    float holds would raise OverflowError in one of them)."""
+    obj = jsonio.loads(_read(store, key), key, CorruptObject)
     if not isinstance(obj, dict):
-        raise NotServed(key)
+        raise CorruptObject(f"{key}: not a JSON object")
+    found = jsonio.find(obj, jsonio.beyond_float)
+    if found is not None:
+        raise CorruptObject(f"{key}: {found[0]} is {jsonio.digits(found[1])}, beyond any number")
     return obj
+
+
+def expected_digest(store: ObjectStore, key: str) -> str | None:
+    """The sha256 the manifest of `key`'s version records for it, when `key` is a version's file
+    (`{root}/{group}/{version}/{file}` of a kind, farm/artifacts/kinds.py); None for any other key. NotServed
+    when the version has no manifest (an upload cut short: not published), CorruptObject when it records none."""
+    parts = key.split("/")
+    kind = VERSIONED.get(parts[0])
+    if kind is None or len(parts) != 4 or parts[3] not in kind.files:
+        return None
+    where = "/".join((*parts[:3], DATASET_MANIFEST))
+    try:
+        digest = kind.digests(read_json(store, where)).get(parts[3])
+    except (TypeError, ValueError):  # a dataset's `files` that is not an object
+        digest = None
+    if not isinstance(digest, str) or not _SHA256.match(digest):
+        raise CorruptObject(f"{where}: records no sha256 for {parts[3]}")
+    return digest
 
 
 def latest_version(store: ObjectStore, root: str, kind: str) -> str:
@@ -261,13 +297,20 @@ def serve(store: ObjectStore, key: str) -> Served:
                 raise NotServed(key)
             return Served(key, content_type(name), immutable=True, version=version,
                           data=checksum_line(digest, artifact))
-        return Served(key, content_type(name), immutable=True, version=version, blob=open_blob(store, key))
+        return _versioned(store, key, version)
     if len(parts) == 4 and parts[0] == DATASETS:
         # a dataset id is the digest of its files: they never change once its manifest says they are published
-        with open_blob(store, f"{'/'.join(parts[:3])}/{DATASET_MANIFEST}").reader:
-            pass
-        return Served(key, content_type(key), immutable=True, version=parts[2], blob=open_blob(store, key))
+        # (a file is checked against the manifest, so one without a manifest is NotServed)
+        return _versioned(store, key, parts[2])
     return Served(key, content_type(key), immutable=False, blob=open_blob(store, key))
+
+
+def _versioned(store: ObjectStore, key: str, version: str) -> Served:
+    """A file of a published version: immutable, with the digest its manifest records when it is one of the
+    kind's files (the manifest is read before the file is opened: nothing is left open when it fails)."""
+    digest = expected_digest(store, key)
+    return Served(key, content_type(key), immutable=True, version=version, blob=open_blob(store, key),
+                  expected=None if digest is None else (key, digest))
 
 
 def dataset_ids(store: ObjectStore, kind: str) -> list[str]:

@@ -161,6 +161,7 @@ def register(app: Flask, farm) -> None:
         entry = next((v for v in _vocab_rows(farm, kind) if v.get("version") == version), {})
         path = f"vocab-{kind}-{version}.json"
         return render_template("vocab_version.html", kind=kind, version=version, m=manifest, entry=entry,
+                               corrupt=farm.integrity(f"vocab/{kind}/{version}", VOCAB.files)[VOCAB.files[0]],
                                warm=_warm_start(manifest.get("warm_start")),
                                flags=[(what, cmd.format(path=path)) for what, cmd in _FLAGS[kind]], local=path,
                                others=[v["version"] for v in _vocab_rows(farm, kind) if v.get("version") != version])
@@ -182,10 +183,10 @@ def register(app: Flask, farm) -> None:
 
         def compute() -> tuple[vocabdiff.Diff, str | None]:
             try:
-                data = [files.serve(farm.store, f"vocab/{kind}/{v}/vocab.json").read() for v in (a, b)]
+                data = [farm.read_verified(f"vocab/{kind}/{v}/vocab.json") for v in (a, b)]
             except files.NotServed:
                 abort(404)
-            d = vocabdiff.diff(data[0], manifests[0], data[1], manifests[1])
+            d = vocabdiff.diff(data[0], manifests[0], data[1], manifests[1], (a, b))
             return d, vocabdiff.plot_top(d) if d.comparable else None
 
         # published versions never change: the diff (and its plot) of two of them is computed once

@@ -69,7 +69,7 @@ def _datasets(farm, kind: str) -> list[dict[str, Any]]:
         try:
             rows.append(facts(dataset_id, files.dataset_manifest(farm.store, kind, dataset_id), latest))
         except files.NotServed:
-            continue  # a manifest that is not JSON: listed nowhere rather than a broken page
+            continue  # deleted since it was listed (a manifest that does not parse is a CorruptObject: one line)
     return sorted(rows, key=lambda r: (not r["latest"], r["id"]))
 
 
@@ -105,4 +105,5 @@ def register(app: Flask, farm) -> None:
         vocabs, policies = trained_from(farm, kind, dataset_id)
         return render_template("dataset.html", kind=kind, d=facts(dataset_id, m, latest), m=m, vocabs=vocabs,
                                policies=policies, base=f"{files.DATASETS}/{kind}/{dataset_id}",
-                               names=[*files.DATASET_FILES, files.DATASET_MANIFEST])
+                               names=[*files.DATASET_FILES, files.DATASET_MANIFEST],
+                               corrupt=farm.integrity(f"{files.DATASETS}/{kind}/{dataset_id}", files.DATASET_FILES))

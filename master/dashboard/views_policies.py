@@ -85,7 +85,7 @@ def _diff(farm, advisor: str, versions: tuple[str, str]) -> tuple[list[dict[str,
 
     def compute() -> tuple[policydiff.Diff, str | None]:
         try:
-            data = [files.serve(farm.store, f"{ROOT}/{advisor}/{v}/{MODEL}").read() for v in versions]
+            data = [farm.read_verified(f"{ROOT}/{advisor}/{v}/{MODEL}") for v in versions]
         except files.NotServed:
             abort(404, description="no such policy version")
         d = policydiff.diff(data[0], manifests[0], data[1], manifests[1])
@@ -196,6 +196,7 @@ def register(app: Flask, farm) -> None:
         vkind = vocab_kind(farm, m.get("vocab_version"))
         return render_template(
             "policy_version.html", advisor=advisor, version=version, m=m, entry=entry, training=training, curve=curve,
+            corrupt=farm.integrity(f"{ROOT}/{advisor}/{version}", (MODEL,))[MODEL],
             vocab_kind=vkind, dataset_id=dataset_id,
             dataset_kind=dataset_kind(farm, dataset_id), runs=runs_with(farm, advisor, version),
             use=use_it(farm, advisor, version, m, vkind),

@@ -11,15 +11,20 @@ version did not move because of training data: it is marked, and is no anchor of
 nor anyone's neighbour. When the entities trained in both do not fix the map (fewer than the
 dimensions, or all in a lower-dimensional subspace) there is no aligned drift: the page says so and
 ranks by the raw drift, rather than show one of the maps that fit equally well, picked by rounding.
+
+The two files are read by the farm's one JSON reader (farm/jsonio.py) and must be what `vocab publish`
+writes, {section: {entity: [numbers]}} of one dimension, each number one a float holds: anything else is a
+CorruptObject (one line on the page), never a traceback from deep in the alignment.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
 
+from farm import jsonio
+from farm.artifacts.store import CorruptObject
 from vocabgen.compare import compare
 
 #: How many of the entities that moved most the page lists and plots.
@@ -110,6 +115,23 @@ def _dim(vocab: dict[str, Any]) -> int:
     return 0
 
 
+def _number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and not jsonio.beyond_float(x)
+
+
+def vectors(data: bytes, where: str) -> dict[str, dict[str, list[float]]]:
+    """A published vocabulary's sections as the diff reads them; CorruptObject naming the first thing that is not."""
+    vocab = jsonio.loads(data, where, CorruptObject)
+    if not isinstance(vocab, dict) or not all(isinstance(e, dict) for e in vocab.values()):
+        raise CorruptObject(f"{where}: not a vocabulary ({{section: {{entity: [numbers]}}}})")
+    dim = _dim(vocab)
+    for section, entries in vocab.items():
+        for key, vec in entries.items():
+            if not isinstance(vec, list) or len(vec) != dim or not all(_number(x) for x in vec):
+                raise CorruptObject(f"{where}: {section}.{key} is not a list of {dim} numbers")
+    return vocab
+
+
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
@@ -127,9 +149,11 @@ def _finite(x: float) -> float | None:
     return None if math.isnan(x) else float(x)
 
 
-def diff(data_a: bytes, manifest_a: dict[str, Any], data_b: bytes, manifest_b: dict[str, Any]) -> Diff:
-    """Compare two published vocabularies of one kind (bytes as served, manifests for the filler lists)."""
-    va, vb = json.loads(data_a), json.loads(data_b)
+def diff(data_a: bytes, manifest_a: dict[str, Any], data_b: bytes, manifest_b: dict[str, Any],
+         names: tuple[str, str] = ("a", "b")) -> Diff:
+    """Compare two published vocabularies of one kind (bytes as served, manifests for the filler lists; `names`
+    say which is which in an error)."""
+    va, vb = vectors(data_a, f"vocabulary {names[0]}"), vectors(data_b, f"vocabulary {names[1]}")
     fa, fb = _fillers(manifest_a), _fillers(manifest_b)
     dim_a, dim_b = _dim(va), _dim(vb)
     order = [*va, *(s for s in vb if s not in va)]

@@ -23,13 +23,17 @@ batch dimension of 1, as float32 or int64. Output 0 is the advice itself (intege
 positive means inline) or two scores (no, yes: the higher wins). NaN or infinite advice fails the compile.
 
 It never waits forever: a compiler that neither talks nor uses CPU for --timeout seconds, or sends nothing
-for --max-silence seconds after opening the channel, is killed; a model run that takes longer than
---timeout is stopped. Every failure is one line on stderr and a non-zero exit; a compiler's own failure
-keeps its message and exit code; commands that compile nothing (linking) run unchanged.
+for --max-silence seconds after opening the channel, is killed with everything it started (it runs in a
+session of its own, whose process group is killed, also when this host gets SIGTERM, SIGINT or SIGHUP); a
+model run that takes longer than --timeout is stopped. The vocabulary is checked before the compiler
+starts (LLVM's sections, one dimension, finite numbers). Every failure is one line on stderr and a
+non-zero exit; a compiler's own failure keeps its message and exit code; commands that compile nothing
+(linking) run unchanged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -56,6 +60,8 @@ VOCAB_FLAGS = ("-ml-inliner-ir2vec-vocab-file={vocab}", "-ir2vec-vocab-path={voc
 ADVICE = "inlining_decision"
 DEFAULT_FEATURE = "inlining_default"
 VOCAB_SECTIONS = ("Opcodes", "Types", "Arguments")
+#: the largest float32: LLVM hands the embeddings to the policy as `float`, so a larger value arrives as inf
+FLOAT32_MAX = 3.4028234663852886e38
 
 #: LLVM's element type names as numpy dtypes (the compiler writes native little-endian)
 ELEMENT_TYPES = {"float": "<f4", "double": "<f8", "int8_t": "i1", "uint8_t": "u1", "int16_t": "<i2",
@@ -291,8 +297,11 @@ class Model:
         if not self.out_type.startswith("float"):
             return int(values[0])
         if not np.isfinite(values).all():  # NaN > 0 is False: it would pass silently as "do not inline"
+            fed = [n for n, v in feed.items() if v.dtype.kind == "f" and not np.isfinite(v).all()]
+            why = (f": the compiler sent non-finite {fed[0]!r} (an IR2Vec vocabulary whose sums overflow a float?)"
+                   if fed else "; refusing to guess a decision")  # the model is not to blame for inf features
             raise Failure(f"policy model {self.path} gave non-finite advice {values.tolist()[:4]} on "
-                          f"observation {index}; refusing to guess a decision", 2)
+                          f"observation {index}{why}", 2)
         return int(values[0] > 0) if values.size == 1 else int(np.argmax(values))
 
 
@@ -396,8 +405,13 @@ def serve(proc: subprocess.Popen, rfd: int, wfd: int, model_path: str, timeout: 
 
 
 def _kill(proc: subprocess.Popen) -> None:
+    """Kill the compiler and all it started, then reap it. It leads a session of its own (start_new_session),
+    so its pid is its process group's: killing the pid alone would leave its children (a driver's jobs, a
+    wrapper's real compiler) running with nobody to stop them. Not yet reaped, the group is surely still ours."""
     if proc.poll() is None:
-        proc.kill()  # Popen sends nothing to a pid it has reaped
+        with contextlib.suppress(ProcessLookupError):  # the compiler may have made a group of its own
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.kill()
         proc.wait()
 
 
@@ -416,13 +430,15 @@ def run(model: str, vocab: str | None, command: list[str], timeout: float, max_s
         wfd, rfd = os.open(base + ".in", os.O_RDWR), os.open(base + ".out", os.O_RDWR | os.O_NONBLOCK)
         try:
             try:
-                proc = subprocess.Popen([*command, *flags(base, vocab)])
+                # its own session: its children are killed with it, and the terminal's signals reach the host,
+                # which kills the whole group (Ctrl-C, SIGHUP)
+                proc = subprocess.Popen([*command, *flags(base, vocab)], start_new_session=True)
             except OSError as e:
                 raise Failure(f"cannot run {command[0]}: {e.strerror}", 127) from None
             try:
                 serve(proc, rfd, wfd, model, timeout, max_silence)
                 rc = proc.wait()
-            except BaseException:  # a failure, Ctrl-C, SIGTERM: no compiler is left behind
+            except BaseException:  # a failure, Ctrl-C, SIGTERM, SIGHUP: no compiler or child of it is left behind
                 _kill(proc)
                 raise
         finally:
@@ -468,25 +484,67 @@ def parse(argv: list[str]) -> tuple[dict[str, str], list[str]]:
 
 
 def check_vocab(path: str) -> str:
-    """An absolute path to a readable IR2Vec vocabulary (LLVM's three sections), or a Failure."""
+    """An absolute path to an IR2Vec vocabulary LLVM takes and the policy can use, or a one-line Failure.
+
+    LLVM refuses NaN and a bad section in several lines of its own, and takes 1e400 (inf) and a value no float
+    holds, which then reach the model as inf features: both are said here, in one line, before the compile."""
     try:
         with open(path, "rb") as f:
             data = json.load(f)
     except OSError as e:
         raise Failure(f"IR2Vec vocabulary {path}: {e.strerror}", 2) from None
-    except ValueError as e:
-        raise Failure(f"IR2Vec vocabulary {path} is not readable JSON: {e}", 2) from None
+    except RecursionError:  # a deep array: json's own recursion, not this check's (which recurses nowhere)
+        raise Failure(f"IR2Vec vocabulary {path} is not readable JSON: nested too deeply", 2) from None
+    except ValueError as e:  # syntax, not UTF-8, an integer of more than 4,300 digits
+        raise Failure(f"IR2Vec vocabulary {path} is not readable JSON: {_first_line(e)}", 2) from None
     if not isinstance(data, dict) or not set(VOCAB_SECTIONS) <= set(data):
         raise Failure(f"IR2Vec vocabulary {path} lacks the {'/'.join(VOCAB_SECTIONS)} sections", 2)
+    problem = vocab_problem(data)
+    if problem:
+        raise Failure(f"IR2Vec vocabulary {path}: {problem}", 2)
     return os.path.abspath(path)
 
 
+_JSON_NAMES = {list: "an array", dict: "an object", str: "a string", bool: "a boolean", type(None): "null"}
+
+
+def vocab_problem(data: dict) -> str | None:
+    """What LLVM (IR2Vec.cpp) or the policy would make of the sections: each a non-empty object of vectors,
+    every vector the same non-zero dimension, numbers (not booleans) that a float holds; None when all hold.
+    Loops, no recursion: a nested array is a non-number, whatever its depth. Other sections LLVM ignores."""
+    dim = None
+    for section in VOCAB_SECTIONS:
+        entries = data[section]
+        if not isinstance(entries, dict) or not entries:
+            return f"section {section} is not a non-empty object of vectors"
+        for key, vec in entries.items():
+            where = f"{section}[{json.dumps(key[:60])}]"  # quoted: a key may hold a newline
+            if not isinstance(vec, list) or not vec:
+                return f"{where} is not a non-empty array of numbers"
+            dim = dim or len(vec)
+            if len(vec) != dim:
+                return f"{where} has dimension {len(vec)}, not {dim} like the first vector (LLVM needs one)"
+            for x in vec:
+                if type(x) not in (int, float):
+                    return f"{where} holds {_JSON_NAMES.get(type(x), type(x).__name__)}, not a number"
+                if not (-FLOAT32_MAX <= x <= FLOAT32_MAX):  # NaN fails too; an integer of any size compares
+                    shown = f"{x:g}" if isinstance(x, float) else f"an integer of {len(str(x))} digits"
+                    return f"{where} holds {shown}; the vectors must be finite numbers a float holds (LLVM " \
+                           f"sends the embeddings to the policy as float)"
+    return None
+
+
 class Terminated(BaseException):
-    """SIGTERM (make or CMake stopping a build): unwinds like Ctrl-C, so the compiler is killed."""
+    """SIGTERM (make or CMake stopping a build) or SIGHUP (the terminal closed): unwinds like Ctrl-C, so the
+    compiler's process group is killed; the compiler's own session does not get the terminal's signals."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _terminate(signum: int, frame: object) -> None:
-    raise Terminated
+    raise Terminated(signum)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -498,7 +556,8 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] == "--version":
         print(f"{PROG} {VERSION}")
         return 0
-    signal.signal(signal.SIGTERM, _terminate)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _terminate)
     try:
         values, command = parse(args)
         timeout = _seconds(values["timeout"], "--timeout") if "timeout" in values else TIMEOUT
@@ -515,9 +574,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: interrupted\n")
         return 130
-    except Terminated:
-        sys.stderr.write(f"{PROG}: terminated\n")
-        return 143
+    except Terminated as e:
+        sys.stderr.write(f"{PROG}: {'hung up' if e.signum == signal.SIGHUP else 'terminated'}\n")
+        return 128 + e.signum
 
 
 if __name__ == "__main__":

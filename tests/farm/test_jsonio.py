@@ -85,7 +85,7 @@ def test_a_5001_digit_integer_in_the_configuration_is_one_line(tmp_path: Path) -
     assert str(e.value) == (f"config {config}: Exceeds the limit (4300 digits) for integer string conversion: "
                             "value has 5001 digits")
     res = _farm("vocab", "list", env={"MLGO_FARM_CONFIG": str(config)})
-    assert res.returncode == 1 and _one_line(res) == str(e.value)
+    assert res.returncode == 2 and _one_line(res) == str(e.value)  # a bad configuration file is bad input
 
 
 def test_loads_raises_the_callers_error_class() -> None:

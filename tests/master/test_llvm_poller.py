@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from buildbot.changes.base import ReconfigurablePollingChangeSource as Polling
 from buildbot.changes.gitpoller import GitPoller
+from buildbot.changes.pb import PBChangeSource
 from buildbot.config.errors import ConfigErrors
 
 from farm.config import load_settings
 from farm.errors import FarmError
 from master.buildmaster import build_config
+from master.schedulers import llvm_poller
 
 PASSWORD = {"MLGO_FARM_BUILDBOT_WORKER_PASSWORD": "pw", "MLGO_FARM_BUILDBOT_ADMIN_PASSWORD": "pw"}
 
@@ -33,11 +38,25 @@ def test_the_nightly_llvm_builder_follows_the_configured_repository() -> None:
 
 @pytest.mark.parametrize("env, message", [
     ({"MLGO_FARM_LLVM_POLL_INTERVAL": "-1"}, "poll_interval must not be negative"),
-    ({"MLGO_FARM_LLVM_REPO": ""}, "repo and branch must be set"),
+    ({"MLGO_FARM_LLVM_REPO": "https://git.example.org/llvm.git", "MLGO_FARM_LLVM_BRANCH": " "},
+     "branch must be set while repo is"),
 ])
 def test_a_bad_poller_setting_is_one_line(env: dict[str, str], message: str) -> None:
     with pytest.raises((FarmError, ConfigErrors), match=message):
         load_settings(env={**PASSWORD, **env})
+
+
+def test_the_default_settings_poll_no_remote_repository(tmp_path: Path) -> None:
+    """The embedded default names no repository: a master (the single-machine stack's too) reaches out to nothing;
+    the only change source is the one that listens (`buildbot sendchange`)."""
+    s = load_settings(tmp_path / "none.toml", env=PASSWORD)
+    c = build_config(s)
+    assert not [cs for cs in c["change_source"] if isinstance(cs, Polling)], c["change_source"]
+    assert (s.llvm.repo, s.llvm.polls) == ("", False)
+    assert all(isinstance(cs, PBChangeSource) for cs in c["change_source"])
+    nightly = {sch.name: sch._config_kwargs for sch in c["schedulers"] if sch.name.startswith("nightly-")}
+    assert "codebases" not in nightly["nightly-llvm-tot"]
+    assert llvm_poller("", "main", 600) == []
 
 
 def test_a_nightly_llvm_build_builds_the_commit_its_source_stamp_names() -> None:

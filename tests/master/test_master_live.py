@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import urllib.error
@@ -25,7 +24,7 @@ from master.procs import farm_env, run, venv_tool
 from master.registry import DEBIAN_PACKAGES
 from master.rest import MasterAPI
 from tests.master.pipeline import PIPELINE
-from tests.servers import free_port, stop_all, wait_until
+from tests.servers import free_port, stop_all, stop_master, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 FORBIDDEN = {"code": -32600, "message": "you need to have role 'operator'"}
@@ -44,14 +43,6 @@ def live(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mailbox):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     started: list = []
 
-    def stop_master(s) -> None:
-        """`buildbot stop`; a master that does not go away (a build stuck in shutdown) is killed, never left behind."""
-        pid = control.running(s)
-        try:
-            control.stop(s)
-        finally:
-            if pid is not None and control.running(s) == pid:
-                os.kill(pid, signal.SIGKILL)
 
     def start(config_file: Path = control.MASTER_CFG) -> MasterAPI:
         s = load_settings()

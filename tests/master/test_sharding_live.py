@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from master import buildbot_worker, control
 from master.rest import MasterAPI
 from tests.conftest import CSRC, DATA
 from tests.master.sharded import NAME
-from tests.servers import free_port, stop_all, wait_until
+from tests.servers import free_port, stop_all, stop_master, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 WORKERS = ("local", "second")
@@ -46,18 +45,10 @@ def farm(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     s = load_settings()
     stops: list = []
 
-    def stop_master() -> None:
-        """`buildbot stop`; a master that does not go away is killed, never left behind."""
-        pid = control.running(s)
-        try:
-            control.stop(s)
-        finally:
-            if pid is not None and control.running(s) == pid:
-                os.kill(pid, signal.SIGKILL)
 
     try:
         control.start(s, cfg)
-        stops.append(stop_master)
+        stops.append(lambda: stop_master(s))
         dirs = {}
         for name in WORKERS:
             dirs[name] = buildbot_worker.create(s, name=name)

@@ -110,7 +110,7 @@ def test_missing_or_broken_vocabulary(toolchain: Toolchain, tmp_path: Path) -> N
         run_compile(argv, "heuristic", vocab=tmp_path / "missing.json", toolchain=toolchain)
     bad = tmp_path / "bad.json"
     bad.write_text('{"Opcodes": {}}')
-    with pytest.raises(InputError, match="lacks the Opcodes/Types/Arguments sections"):
+    with pytest.raises(InputError, match="ir sections must be Opcodes, Types, Arguments; missing Arguments, Types"):
         run_compile(argv, "heuristic", vocab=bad, toolchain=toolchain)
     assert not (tmp_path / "s.o").exists()
 
@@ -340,3 +340,21 @@ def test_a_compiler_dies_with_the_host_that_was_killed(tmp_path: Path) -> None:
         for p in clangs:
             if process_running(p, "clang"):
                 os.kill(p, signal.SIGKILL)
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('{"Opcodes":{"Ret":[NaN,1]},"Types":{"I":[1,2]},"Arguments":{"C":[1,2]}}', "Opcodes.Ret holds nan"),
+    ('{"Opcodes":{"Ret":[1e400,1]},"Types":{"I":[1,2]},"Arguments":{"C":[1,2]}}', "Opcodes.Ret holds inf"),
+    ('{"Opcodes":{"Ret":[1,2,3]},"Types":{"I":[1,2]},"Arguments":{"C":[1,2]}}', "has dimension 2, expected 3"),
+    ('{"Opcodes":' + "[" * 100000 + "]" * 100000 + "}", "nested too deeply"),
+])
+def test_the_farm_launcher_checks_what_it_hands_the_compiler(tmp_path: Path, text: str, said: str) -> None:
+    """Issue 35, item 7: a vocabulary clang would choke on (four lines of its errors), or whose infinities the
+    policy would be blamed for, is one line before any compile."""
+    from farm.errors import InputError
+    from policyhost.launcher import check_vocab
+
+    (tmp_path / "v.json").write_text(text)
+    with pytest.raises(InputError) as e:
+        check_vocab(tmp_path / "v.json")
+    assert said in str(e.value) and "\n" not in str(e.value)

@@ -71,6 +71,9 @@ def test_a_checkpoint_within_the_cap_beats_a_lower_geomean_that_grows_a_package(
     assert min([hides, worse_growth], key=lambda m: m.rank(cap)) is hides
     assert min([hides, modest, better, worse_growth], key=lambda m: m.rank(None)) is worse_growth
     assert str(hides) == "0.9800x (worst package 1.0080x)"
+    failed = Measured((("a", 0.5), ("b", None)))  # a validation compile failed: what it does to b is unknown
+    assert all(max([failed, m], key=lambda x: x.rank(c)) is failed for m in (hides, worse_growth) for c in (cap, None))
+    assert str(failed) == "no ratio (failed compiles in b)" and failed.fields()["validation_packages"]["b"] is None
 
 
 def test_a_recipes_own_cap_chooses_checkpoints_instead_of_the_gates() -> None:
@@ -94,20 +97,48 @@ def test_the_held_out_table_ends_with_both_bars() -> None:
     """Both bars judge the shipped modules (the row's `shipped`, or all modules where a package declares none)."""
     from policyhost.heldout import format_table
 
-    def row(p: str, r: float, f: list[str], shipped: float | None) -> dict:
+    def row(p: str, r: float, shipped: float | None) -> dict:
         part = None if shipped is None else {"modules": 1, "heuristic": 100, "policy": round(100 * shipped),
                                              "ratio": shipped}
-        return {"package": p, "modules": 3, "heuristic": 1000, "policy": round(1000 * r), "ratio": r, "failed": f,
+        return {"package": p, "modules": 3, "heuristic": 1000, "policy": round(1000 * r), "ratio": r, "failed": [],
                 "shipped": part}
 
-    rows = [row("a", 0.95, [], None), row("b", 1.01, ["x.c"], None), row("c", 1.006, [], 0.99)]
+    rows = [row("a", 0.95, None), row("b", 1.01, None), row("c", 1.006, 0.99)]
     table = {"packages": rows, "geomean": 0.9882, "all": {"geomean": 0.9883}}
     lines = format_table(table, cap=1.005).splitlines()
-    assert lines[2].endswith("1.0100  (1 failed)  (no shipped list: all modules)")
+    assert lines[2].endswith("1.0100  (no shipped list: all modules)")
     assert lines[3].split() == ["c", "1", "100", "99", "0.9900", "3", "1.0060"]
     assert lines[-2].split() == ["geomean", "0.9882", "0.9883"]
     assert lines[-1].split() == ["worst", "b", "1.0100", "(1", "of", "3", "above", "1.0050x)"]
     assert format_table(table).splitlines()[-1].split() == ["worst", "b", "1.0100"]
+
+
+def test_a_package_with_a_failed_compile_has_no_ratio_and_its_table_fails() -> None:
+    """The modules that did compile are not the package: a policy whose every compile failed showed `0 modules ...
+    1.0000 (5 failed)` and passed. Its row, the bars and the verb's one line say there is no ratio."""
+    from farm.errors import FarmError
+    from policyhost.heldout import check_complete, format_table, package_row
+    from policyhost.trainer import Package
+    from policyhost.units import Unit
+
+    units = tuple(Unit(n, Path(f"/c/{n}.bc")) for n in ("a.c", "b.c", "t.c"))
+    good = package_row(Package("good", units), [100, 200, 300], [90, 200, 310])
+    assert good["ratio"] == pytest.approx(600 / 600) and good["failed"] == [] and "errors" not in good
+    bad = package_row(Package("c", units, frozenset({"a.c"})), [100, 200, 300], [None, 190, None],
+                      [None, None, "policy model x.onnx gave no advice within 1s"])
+    assert bad["ratio"] is None and bad["shipped"]["ratio"] is None and bad["failed"] == ["a.c", "t.c"]
+    assert bad["errors"] == {"a.c": "the compile failed", "t.c": "policy model x.onnx gave no advice within 1s"}
+    assert bad["modules"] == 1 and bad["heuristic"] == 200 and bad["policy"] == 190  # what did compile, shown
+    table = {"packages": [good, bad], "geomean": None, "worst": None, "all": {"geomean": None, "worst": None}}
+    lines = format_table(table, cap=1.005).splitlines()
+    assert lines[2].split()[:7] == ["c", "0", "0", "0", "-", "1", "-"] and lines[2].endswith(
+        "(2 of 3 failed to compile: no ratio)"), lines
+    assert lines[-1].split() == ["geomean", "-", "-", "(1", "of", "2", "packages", "without", "a", "ratio)"]
+    check_complete({"packages": [good]})
+    with pytest.raises(FarmError) as e:
+        check_complete(table)
+    assert str(e.value) == ("the held-out table has no ratio for c: 2 of 3 modules failed to compile (first, a.c: "
+                            "the compile failed)")
 
 
 def test_train_writes_a_signed_policy_and_its_held_out_table(packages: dict[str, Path], tmp_path: Path) -> None:
@@ -143,15 +174,16 @@ def test_train_writes_a_signed_policy_and_its_held_out_table(packages: dict[str,
 
 def test_training_without_evaluation_packages_trains_the_same_network_and_says_so(packages: dict[str, Path],
                                                                                  tmp_path: Path) -> None:
-    """The held-out packages never steer training: an experiment that keeps them unseen (`--evaluation ""`) gets
+    """The held-out packages never steer training: an experiment that keeps them unseen (`--no-evaluation`) gets
     the same network, and one line saying how to measure it later instead of a table of nothing."""
     import numpy as np
 
     runs = {}
-    for name, evaluation in (("with", f"gamma={packages['gamma']}"), ("without", "")):
+    for name in ("with", "without"):
         out = tmp_path / f"{name}.onnx"
         args = _train_args(packages, out)
-        args[args.index("--evaluation") + 1] = evaluation
+        if name == "without":
+            args[args.index("--evaluation"):args.index("--evaluation") + 2] = ["--no-evaluation"]
         res = _run(args)
         assert res.returncode == 0, res.stderr
         runs[name] = (res.stdout, np.load(out.with_suffix(".npz")))
@@ -163,7 +195,7 @@ def test_training_without_evaluation_packages_trains_the_same_network_and_says_s
 
 def test_a_missing_validation_split_is_one_line(packages: dict[str, Path], tmp_path: Path) -> None:
     res = _run(["policy", "train", "--recipe", "smoke", "--train", f"alpha={packages['alpha']}", "--validation", "",
-                "--evaluation", "", "-o", str(tmp_path / "p.onnx")])
+                "--no-evaluation", "-o", str(tmp_path / "p.onnx")])
     assert res.returncode != 0 and res.stderr.strip().splitlines() == [
         "mlgo-farm: error: the corpus is too small to split honestly: no validation package (train: alpha; "
         "validation: none)"]
