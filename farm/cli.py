@@ -209,5 +209,21 @@ def _fail(message: str, code: int, json_out: TextIO | None = None) -> int:
     return code
 
 
+def console() -> None:
+    """The `mlgo-farm` command: main(), then exit with its code.
+
+    SIGTERM and Ctrl-C always end the process. An interrupted verb tells its worker threads to stop and waits for
+    them a short grace (policyhost/train_tasks.py); a thread still in flight after it (a compile or a model run that
+    did not stop) would otherwise hold the interpreter at exit, which joins every worker thread, for as long as that
+    thread runs. Only here, in the command, never in a `main()` a test calls in-process."""
+    code = main()
+    if code in (128 + signal.SIGINT, 128 + signal.SIGTERM) and any(
+            t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

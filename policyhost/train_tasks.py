@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +78,8 @@ def _failed(result: Any) -> bool:
 #: Each kind's job: (item, toolchain, cache, stop) -> its JSON result; `stop` (an Event) is set when the run is
 #: being interrupted.
 JOBS: dict[str, Callable[..., Any]] = {"explore": explore_job, "size": size_job}
+#: Seconds an interrupted fan-out waits for its jobs in flight to stop (they are told to at once)
+INTERRUPT_GRACE = 10.0
 #: Each job's stage in its progress (a tqdm bar on a terminal, a line a minute in a log: workers/parallel.py)
 STAGES = {"explore": "policy: modules searched", "size": "policy: modules compiled and measured"}
 
@@ -120,6 +122,7 @@ def thread_fanout(toolchain: Toolchain, cache: ExploreCache, jobs: int) -> Fanou
         fn, stopping = JOBS[kind], Stop()
         pool = ThreadPoolExecutor(max(1, jobs))
         progress = Progress(len(items), STAGES.get(kind, f"policy: {kind} jobs"), is_failure=_failed)
+        futures: dict = {}
         try:
             futures = {pool.submit(fn, it, toolchain, cache, stopping): i for i, it in enumerate(items)}
             results: list = [None] * len(items)
@@ -129,10 +132,14 @@ def thread_fanout(toolchain: Toolchain, cache: ExploreCache, jobs: int) -> Fanou
             return results
         except BaseException:
             stopping.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            # the jobs in flight were told to stop; one that has not within the grace is left to the command's exit
+            # (farm/cli.py `console`), so an interrupt never waits on a compile or a model run that will not end
+            wait(futures, timeout=INTERRUPT_GRACE)
             raise
         finally:
             progress.close()
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=not stopping.is_set(), cancel_futures=True)
     return largest_first(run)
 
 

@@ -124,3 +124,13 @@ def test_version_names_the_farm_from_its_metadata_and_the_llvm_it_drives(prog: s
     assert got.returncode == 0 and got.stderr == "", got.stderr
     assert got.stdout.splitlines() == [f"{prog} {version('mlgo-farm')}",
                                        f"LLVM {toolchain.version} ({toolchain.bin_dir})"]
+
+
+@pytest.mark.parametrize("code", [130, 143])
+def test_an_interrupted_command_ends_though_a_worker_thread_never_does(code: int) -> None:
+    """SIGTERM always ends a process: a verb that was interrupted (130, 143) but left a worker thread in flight (a
+    compile or a model run that did not stop) would hang at exit, where Python joins every worker thread."""
+    script = ("import threading; from farm import cli; threading.Thread(target=threading.Event().wait).start(); "
+              f"cli.main = lambda: {code}; cli.console()")
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert p.returncode == code, p.stderr
