@@ -191,3 +191,11 @@ def stop_master(settings) -> None:
     finally:
         if pid is not None and control.running(settings) == pid:
             os.kill(pid, signal.SIGKILL)
+
+
+def sigint_default() -> None:
+    """A child's SIGINT as a terminal delivers it (`preexec_fn`), even under a runner started with it ignored: a
+    POSIX shell ignores SIGINT in its background jobs (`cmd &`), children inherit that, and Python then keeps it."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -24,7 +24,7 @@ from policyhost.cc import launcher_command
 from policyhost.launcher import run_compile
 from tests.policyhost.conftest import CSRC, VOCAB_DIM, ir2vec_vocab, process_running  # noqa: F401 - a fixture
 from tests.policyhost.test_standalone import host_cmd, host_venv, load_host, run  # noqa: F401 - a fixture
-from tests.servers import wait_until
+from tests.servers import sigint_default, wait_until
 
 FORKING = """#!{python}
 import os, subprocess, sys, time
@@ -70,11 +70,6 @@ def forking(tmp_path: Path):
     yield stand_in
     for pid in stand_in.running():  # what this test started and the code under test left behind
         os.kill(pid, signal.SIGKILL)
-
-
-def sigint_default() -> None:
-    """SIGINT as a terminal delivers it, even under a runner started with it ignored (`cmd &`)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def signal_host(cmd: list, forking: Forking, sig: int) -> tuple[int, str]:

@@ -15,7 +15,7 @@ import pytest
 from farm import hold
 from tests.policyhost.conftest import write_onnx_nan_logit, write_onnx_policy
 from tests.policyhost.test_policy_server import write_onnx_loop
-from tests.servers import wait_until
+from tests.servers import sigint_default, wait_until
 
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
 
@@ -77,7 +77,7 @@ def test_a_signal_ends_heldout_while_a_model_that_never_answers_runs(
     monkeypatch.setenv(hold.ENV, str(gate))
     model = write_onnx_loop(tmp_path / "endless.onnx", bounded_by_feature=False)
     p = subprocess.Popen([MLGO_FARM, "policy", "heldout", str(model), "--evaluation", f"gamma={packages['gamma']}"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default)
     try:
         wait_until(lambda: hold.held_marker(gate).exists() or p.poll() is not None, 120,
                    "a compile with the model to start and be held")
