@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -77,14 +76,15 @@ def vocab_version(vocab: Path | None) -> str | None:
     reach the report and the history."""
     from farm.artifacts.kind import check_version_name
     from farm.errors import InputError
+    from farm.jsonio import load_file
 
     if vocab is None:
         return None
     manifest = Path(vocab).with_name("manifest.json")
     if manifest.is_file():
-        try:
-            version = check_version_name(json.loads(manifest.read_text()).get("version"))
-        except (OSError, ValueError, AttributeError, TypeError, RecursionError, InputError):
+        try:  # the farm's one reader: hostile numbers and nesting are its InputError
+            version = check_version_name(load_file(manifest).get("version"))
+        except (AttributeError, TypeError, InputError):
             version = None
         if version and version != "latest":
             return version

@@ -199,3 +199,15 @@ def sigint_default() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def end_with_signal(proc: subprocess.Popen, sig: int, timeout: float = 30) -> tuple[str, str]:
+    """Send `sig` to a started process and collect its output; one that outlives `timeout` is killed (never left
+    behind) and the test fails on communicate's TimeoutExpired."""
+    try:
+        proc.send_signal(sig)
+        return proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()

@@ -24,7 +24,7 @@ from policyhost.cc import launcher_command
 from policyhost.launcher import run_compile
 from tests.policyhost.conftest import CSRC, VOCAB_DIM, ir2vec_vocab, process_running  # noqa: F401 - a fixture
 from tests.policyhost.test_standalone import host_cmd, host_venv, load_host, run  # noqa: F401 - a fixture
-from tests.servers import sigint_default, wait_until
+from tests.servers import end_with_signal, sigint_default, wait_until
 
 FORKING = """#!{python}
 import os, subprocess, sys, time
@@ -77,12 +77,10 @@ def signal_host(cmd: list, forking: Forking, sig: int) -> tuple[int, str]:
     host = subprocess.Popen([str(c) for c in cmd], stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default)
     try:
         forking.pids()
-        host.send_signal(sig)
-        _, err = host.communicate(timeout=30)
-    finally:
-        if host.poll() is None:
-            host.kill()
-            host.wait()
+    except BaseException:
+        end_with_signal(host, signal.SIGKILL)
+        raise
+    _, err = end_with_signal(host, sig)
     return host.returncode, err
 
 

@@ -15,7 +15,7 @@ import pytest
 from farm import hold
 from tests.policyhost.conftest import write_onnx_nan_logit, write_onnx_policy
 from tests.policyhost.test_policy_server import write_onnx_loop
-from tests.servers import sigint_default, wait_until
+from tests.servers import end_with_signal, sigint_default, wait_until
 
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
 
@@ -82,13 +82,11 @@ def test_a_signal_ends_heldout_while_a_model_that_never_answers_runs(
         wait_until(lambda: hold.held_marker(gate).exists() or p.poll() is not None, 120,
                    "a compile with the model to start and be held")
         assert p.poll() is None
-        gate.unlink()  # the held compiles go on into the model's endless run
-        p.send_signal(sig)
-        out, err = p.communicate(timeout=30)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
+    except BaseException:
+        end_with_signal(p, signal.SIGKILL)
+        raise
+    gate.unlink()  # the held compiles go on into the model's endless run
+    out, err = end_with_signal(p, sig)
     assert p.returncode == code, err
     assert [ln for ln in err.splitlines() if "by the test file" not in ln] == [f"mlgo-farm: error: {said}"], err
     assert out == ""
