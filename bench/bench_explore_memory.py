@@ -29,8 +29,8 @@ def child(args: argparse.Namespace) -> None:
 
     from farm.config import load_settings
     from farm.toolchain import Toolchain
-    from policyhost.explore import Budget, explore
-    from policyhost.units import corpus_units
+    from policytrain.explore import Budget, explore
+    from policytrain.units import corpus_units
 
     tc = Toolchain.from_settings(load_settings())
     unit = next(u for u in corpus_units(Path(args.corpus)) if u.name == args.module)
@@ -76,7 +76,7 @@ def main() -> None:
         ap.error("--baseline-tree is required")
     if not args.module:
         sys.path.insert(0, str(ROOT))
-        from policyhost.units import corpus_units
+        from policytrain.units import corpus_units
 
         args.module = max(corpus_units(Path(args.corpus)), key=lambda u: u.bitcode.stat().st_size).name
     import numpy as np

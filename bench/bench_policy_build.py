@@ -156,7 +156,7 @@ def main() -> int:
     variants["heuristic, mlgo-farm policy-cc"] = ("verb", [MLGO_FARM, "policy-cc", "--policy", "heuristic",
                                                             "--stats", stats("verb"), "--"])
     if args.train:
-        from policyhost import warmstart
+        from policytrain import warmstart
 
         t0 = time.perf_counter()
         r = warmstart.train_from(corpus_dir, out / "bc.onnx", tc, seed=0, jobs=args.jobs)

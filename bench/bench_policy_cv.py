@@ -9,7 +9,7 @@ other six packages' exploration from the heuristic (the nightly's round 1, read 
 exploration cache) with seeds 0-4, and measured on the fold's packages whole (every module, not
 the 50 training samples). The networks trained on all nine are measured on validation. Each
 network is measured as it is, sticking to LLVM's decision (stick 4), holding LLVM's "no"
-(`hold_no` 50: it only refuses), and as the average of the five seeds (policyhost/mlp.py
+(`hold_no` 50: it only refuses), and as the average of the five seeds (policytrain/mlp.py
 `average`). The evaluation packages are never compiled. One JSON line per (fold, network);
 `--summary` folds them per network over all 14 packages; a stopped run resumes where it stopped (the
 (fold, network) pairs already in OUT are skipped). The numbers are in bench/README.md.
@@ -22,12 +22,12 @@ from pathlib import Path
 
 from farm.config import load_settings
 from farm.toolchain import Toolchain
-from policyhost.explore import ExploreCache
-from policyhost.improve import bc_dataset, fit_bc, geomean
-from policyhost.mlp import average
-from policyhost.recipes import RECIPES
-from policyhost.train_tasks import thread_fanout
-from policyhost.trainer import Trainer, package_corpus, resolve_splits
+from policytrain.explore import ExploreCache
+from policytrain.fanout import thread_fanout
+from policytrain.improve import bc_dataset, fit_bc, geomean
+from policytrain.mlp import average
+from policytrain.recipes import RECIPES
+from policytrain.trainer import Trainer, package_corpus, resolve_splits
 
 SEEDS = range(5)
 

@@ -25,11 +25,11 @@ import numpy as np
 
 from farm.config import load_settings
 from farm.toolchain import Toolchain
-from policyhost.explore import ExploreCache, ReplayPolicy, compile_size
-from policyhost.improve import geomean
-from policyhost.mlp import Mlp
-from policyhost.train_tasks import thread_fanout
-from policyhost.trainer import Splits, Trainer, package_corpus
+from policytrain.explore import ExploreCache, ReplayPolicy, compile_size
+from policytrain.fanout import thread_fanout
+from policytrain.improve import geomean
+from policytrain.mlp import Mlp
+from policytrain.trainer import Splits, Trainer, package_corpus
 
 
 class Reach(ReplayPolicy):

@@ -5,7 +5,7 @@
 Both search LLVM's heuristic trajectory of the same modules (the first `--per-package` of each declared training
 package's nightly sample, by name hash) with the same budget: `Budget(16, 2)` flips one step at a time, as the
 nightly did until 2026-11-26; `Budget(16, 2, groups=True)` also holds every later call of the flipped step's callee
-to the flipped action (policyhost/explore.py). Baseline: the heuristic's own `.text`, the same compile. The
+to the flipped action (policytrain/explore.py). Baseline: the heuristic's own `.text`, the same compile. The
 searches are cached where the trainer caches them, so a module the nightly already searched costs nothing here.
 What a search finds is what cloning can learn from, not what a policy wins on unseen code: that is
 bench_policy_training.py's table. The numbers are in bench/README.md.
@@ -15,11 +15,11 @@ from pathlib import Path
 
 from farm.config import load_settings
 from farm.toolchain import Toolchain
-from policyhost.explore import Budget, ExploreCache, ModuleResult
-from policyhost.train_tasks import thread_fanout
-from policyhost.trainer import package_corpus
+from policytrain.explore import Budget, ExploreCache, ModuleResult
+from policytrain.fanout import thread_fanout
+from policytrain.packages import SPLITS
+from policytrain.trainer import package_corpus
 from workers.corpusdir import sample_names
-from workers.packages import SPLITS
 
 
 def main() -> None:

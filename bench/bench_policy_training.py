@@ -2,8 +2,8 @@
 
 Three measurements, each a ratio against a named baseline in the same run:
 
-* `heldout`: train with a recipe (policyhost/trainer.py) on the declared splits
-  (workers/packages.py) and print the evaluation table: per package, `.text` of every module
+* `heldout`: train with a recipe (policytrain/trainer.py) on the declared splits
+  (policytrain/packages.py) and print the evaluation table: per package, `.text` of every module
   compiled at -Oz with the policy / with the heuristic (plain LLVM, same clang, same run).
 * `vocab`: what the vocabulary is worth downstream (the experiment of the 2025 LLVM talk
   "Enhancing MLGO Inlining with IR2Vec Embeddings"): the same training with LLVM's features
@@ -45,7 +45,7 @@ def train(recipe: str, out: Path, vocab: str | None, env: dict | None = None) ->
 
 def table(record: dict) -> str:
     from farm.config import load_settings
-    from policyhost.heldout import format_table
+    from policytrain.heldout import format_table
 
     return format_table(record["heldout"], load_settings().gate.policy_cap)  # both bars, as `policy train` prints
 
@@ -78,7 +78,7 @@ def cmd_vocab(args: argparse.Namespace) -> None:
 def cmd_throughput(args: argparse.Namespace) -> None:
     """One exploration job per module through Celery, with 1 then 2 single-process workers; compiles/s each."""
     from farm.toolchain import Toolchain
-    from policyhost.trainer import package_corpus
+    from policytrain.trainer import package_corpus
     from tests import servers
 
     tc = Toolchain.from_settings()
@@ -98,7 +98,7 @@ def cmd_throughput(args: argparse.Namespace) -> None:
                  "--without-heartbeat"], cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL) for i in range(n)]
             try:
-                from policyhost.train_tasks import celery_fanout  # its Celery app reads the environment above
+                from policytrain.fanout import celery_fanout  # its Celery app reads the environment above
 
                 servers.wait_until(lambda n=n: len(_ping()) >= n, 60, f"{n} worker(s)")
                 t0 = time.monotonic()

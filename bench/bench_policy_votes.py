@@ -15,11 +15,11 @@ import numpy as np
 
 from farm.config import load_settings
 from farm.toolchain import Toolchain
-from policyhost.explore import ExploreCache, ReplayPolicy, compile_size
-from policyhost.improve import bc_dataset, fit_bc, geomean
-from policyhost.recipes import RECIPES
-from policyhost.train_tasks import thread_fanout
-from policyhost.trainer import Trainer, resolve_splits
+from policytrain.explore import ExploreCache, ReplayPolicy, compile_size
+from policytrain.fanout import thread_fanout
+from policytrain.improve import bc_dataset, fit_bc, geomean
+from policytrain.recipes import RECIPES
+from policytrain.trainer import Trainer, resolve_splits
 
 
 class Vote(ReplayPolicy):

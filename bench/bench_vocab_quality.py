@@ -17,7 +17,7 @@ Every step runs niced and is cached under --work (a step whose output exists is 
 4. Analogies (vocabgen/analogy.py) on both: over the questions whose entities are trained, and
    over all questions with untrained counting as wrong. The farm's filler entries (the
    manifest's `coverage.*.filler`) count as untrained, as do the in-tree file's missing entries.
-5. Downstream: the inliner warm start (policyhost/warmstart.py) with IR2Vec features from
+5. Downstream: the inliner warm start (policytrain/warmstart.py) with IR2Vec features from
    (a) no vocabulary, (b) the in-tree one, (c) the farm's (each recipe): decisions logged from the same corpus,
    the same seeds (same held-out modules per seed), held-out agreement with LLVM's heuristic, and
    the held-out modules' `.text` (llvm-size) compiled with each trained policy against the
@@ -175,8 +175,8 @@ def compile_text(toolchain, corpus_dir: Path, modules: list[str], work: Path, po
 
 def downstream(toolchain, corpus_dir: Path, farms: dict[str, Path], work: Path, seeds: list[int], jobs: int,
                epochs: int) -> dict:
-    from policyhost import warmstart as ws
     from policyhost.policies import OnnxPolicy
+    from policytrain import warmstart as ws
 
     variants = {"none": None, "in-tree": IN_TREE, **{label: d / "vocab.json" for label, d in farms.items()}}
     out: dict = {"heuristic": {}, **{v: {} for v in variants}}

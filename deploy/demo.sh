@@ -2,8 +2,8 @@
 # The main job on embedded defaults (one machine, everything on loopback, store under var/store):
 # bring the stack up, force the nightly pipeline on the local worker (IR and MIR triplets from the
 # Debian zlib sources, which trigger the Celery vocabulary retraining; the IR vocabulary's publish
-# trains the inliner-for-size policy with it (the `demo` recipe of policyhost/trainer.py: a few small
-# packages; the nightly one trains on all of workers/packages.py), whose size check against the
+# trains the inliner-for-size policy with it (the `demo` recipe of policytrain/trainer.py: a few small
+# packages; the nightly one trains on all of policytrain/packages.py), whose size check against the
 # heuristic on packages it never saw promotes it or holds it back, and the inliner-for-size
 # regression builder then judges the published policy, store:latest), run the heuristic control
 # builder, wait for every build, print where the results are and the ML policy's verdict, bring

@@ -21,8 +21,8 @@ from typing import NoReturn, TextIO
 from farm import answer
 from farm.errors import FarmError
 
-ROLES = ("farm.toolchain_cli", "farm.store_cli", "workers.cli", "vocabgen.cli", "policyhost.cli", "regression.cli",
-         "master.cli")
+ROLES = ("farm.toolchain_cli", "farm.store_cli", "workers.cli", "vocabgen.cli", "policyhost.cli", "policytrain.cli",
+         "regression.cli", "master.cli")
 
 
 def _no_master() -> set[str]:
@@ -121,6 +121,17 @@ class _Version(argparse.Action):
         parser.exit(0)
 
 
+def verb_group(sub: argparse._SubParsersAction, name: str, help: str) -> argparse._SubParsersAction:
+    """The verbs of `mlgo-farm NAME`, made by the first role that asks: two roles add verbs to one group (the
+    policy host's `policy serve` and `policy publish`, the trainer's `policy train` and `policy retrain`), and
+    neither imports the other for it."""
+    group = sub.choices.get(name)
+    if group is None:
+        group = sub.add_parser(name, help=help)
+        group.add_subparsers(dest=f"{name}_verb", metavar="VERB", required=True)
+    return group._subparsers._group_actions[0]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = FarmParser(
         prog="mlgo-farm",
@@ -213,7 +224,7 @@ def console() -> None:
     """The `mlgo-farm` command: main(), then exit with its code.
 
     SIGTERM and Ctrl-C always end the process. An interrupted verb tells its worker threads to stop and waits for
-    them a short grace (policyhost/train_tasks.py); a thread still in flight after it (a compile or a model run that
+    them a short grace (policytrain/fanout.py); a thread still in flight after it (a compile or a model run that
     did not stop) would otherwise hold the interpreter at exit, which joins every worker thread, for as long as that
     thread runs. Only here, in the command, never in a `main()` a test calls in-process."""
     code = main()

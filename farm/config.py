@@ -192,14 +192,14 @@ class PolicyConfig:
     #: false on a farm that publishes vocabularies only (then nothing settles a vocabulary's policy check:
     #: turn `[gate] policy_size` off too).
     retrain_after_vocab: bool = True
-    #: The inliner training recipe of `policy retrain` (a name in policyhost/recipes.py RECIPES): the nightly, one
+    #: The inliner training recipe of `policy retrain` (a name in policytrain/recipes.py RECIPES): the nightly, one
     #: draw. With the vocabulary's embeddings and LLVM's code beside the declared packages, one draw took 96 min
     #: on a 2-core worker with single flips (two: about 2 h 45 min, past the night's 2 hours, for a second draw
     #: worth 0.008 % on the decision packages) and 72 min with the group flips the nightly searches with since
     #: (bench/README.md). `policy train`'s default is the same recipe.
     recipe: str = "nightly"
     #: Packages the retrained policy trains and validates on (comma separated Debian source packages, or
-    #: NAME=CORPUS_DIR); empty: the splits declared in workers/packages.py.
+    #: NAME=CORPUS_DIR); empty: the splits declared in policytrain/packages.py.
     train: str = ""
     #: The packages it validates on (the same form; empty: the declared split).
     validation: str = ""
@@ -284,7 +284,7 @@ class GateConfig:
     @property
     def policy_cap(self) -> float:
         """The `.text` ratio no benchmark may exceed (`1 + policy_size_tolerance` percent): the size check's, and
-        the one policy training prefers its validation checkpoints within (policyhost/trainer.py)."""
+        the one policy training prefers its validation checkpoints within (policytrain/trainer.py)."""
         return 1 + self.policy_size_tolerance / 100
 
     def __post_init__(self) -> None:

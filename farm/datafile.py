@@ -63,10 +63,12 @@ def read(path: Path, what: str = "") -> dict[str, Any]:
     return loads(data, where)
 
 
-def tables(data: Mapping[str, Any], schema: Schema, where: str) -> dict[str, dict[str, Any]]:
-    """Every top-level table of `data`, checked against `schema`: InputError naming the first bad table and key."""
+def tables(data: Mapping[str, Any], schema: Schema, where: str, within: str = "") -> dict[str, dict[str, Any]]:
+    """Every top-level table of `data`, checked against `schema`: InputError naming the first bad table and key
+    (`within`: the table `data` is, for sub-tables such as `[split.train]`)."""
     out: dict[str, dict[str, Any]] = {}
-    for name, entry in data.items():
+    for key_name, entry in data.items():
+        name = f"{within}.{key_name}" if within else key_name
         if not isinstance(entry, dict):
             raise InputError(f"{where}: [{name}] must be a table")
         unknown = sorted(set(entry) - set(schema))
@@ -80,5 +82,5 @@ def tables(data: Mapping[str, Any], schema: Schema, where: str) -> dict[str, dic
             value = entry[key]
             if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
                 raise InputError(f"{where}: [{name}] {key} must be {what}, not {value!r}")
-        out[name] = entry
+        out[key_name] = entry
     return out

@@ -28,8 +28,8 @@ from farm.celery_app import RELIABLE, app, schedule_from
 from farm.client import one_line
 from farm.config import Settings, load_settings
 from farm.kinds import KINDS
-from policyhost import tasks as policy
-from policyhost import train_tasks  # noqa: F401  (registers the training fan-out's tasks)
+from policytrain import fanout  # noqa: F401  (registers the training fan-out's tasks)
+from policytrain import tasks as policy
 from regression import tasks as sizecheck
 from vocabgen import tasks as vocab
 from vocabgen.dataset import check_kind

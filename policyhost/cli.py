@@ -7,8 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from farm.answer import Answer, json_option
-from farm.cli import fraction, positive_float, positive_int
+from farm.cli import positive_float, verb_group
 from farm.errors import InputError
 from policyhost import advisors
 
@@ -101,26 +100,6 @@ def _remove_launcher_files(sock: Path) -> None:
             os.unlink(f"{sock}.lock")
         finally:
             os.close(fd)
-
-
-def _train_bc(args: argparse.Namespace) -> int:
-    from farm.toolchain import Toolchain
-    from policyhost import warmstart
-
-    tc = Toolchain.from_settings()
-    vocab, version = args.vocab, None
-    if vocab and vocab.startswith("store:"):  # recorded, so that `policy publish` names the vocabulary
-        from policyhost.launcher import resolve_vocab
-
-        path = resolve_vocab(vocab, "inline")
-        vocab, version = str(path), path.stem
-    result = warmstart.train_from(
-        Path(args.source), Path(args.output), tc,
-        seed=args.seed, epochs=args.epochs, holdout=args.holdout, jobs=args.jobs,
-        vocab=vocab, save_log=Path(args.save_log) if args.save_log else None, vocab_version=version,
-    )
-    print(json.dumps(result, indent=2))
-    return 0
 
 
 def _inspect(args: argparse.Namespace) -> int:
@@ -232,24 +211,8 @@ def _download(args: argparse.Namespace) -> int:
     return 0
 
 
-#: `policy retrain --wait` when the new policy failed its size check (it stays a candidate).
-EXIT_SIZE_CHECK = 12
-
-
-def _retrain(args: argparse.Namespace) -> int:
-    from farm.celery_app import app
-    from farm.client import submit, wait_for
-    from pipeline import POLICY_STEPS as CHAIN_STEPS  # a verb starts the pipeline (tests/test_layout.py)
-    from pipeline import start_policy_retrain as enqueue_retrain
-
-    params = {"recipe": args.recipe, "max_modules": args.max_modules}
-    corpus = str(Path(args.corpus).absolute()) if args.corpus else None
-    res = submit(app, lambda: enqueue_retrain(args.vocab, corpus, params), "the policy retrain")
-    if not args.wait:
-        return Answer({"task_id": res.id}, lambda f: f["task_id"])
-    from policyhost.store import retrained
-
-    return retrained(wait_for(app, res, args.timeout, CHAIN_STEPS), EXIT_SIZE_CHECK)
+#: The `policy` group's one line (policytrain/cli.py adds the training verbs to the same group).
+POLICY_HELP = "policy models: training, inspection, published versions"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -275,22 +238,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     cc.add_argument("command", nargs=argparse.REMAINDER, help="-- COMPILER ARGS...")
     cc.set_defaults(func=_policy_cc)
 
-    pol = sub.add_parser("policy", help="policy models: warm-start training, inspection, published versions")
-    psub = pol.add_subparsers(dest="policy_verb", metavar="VERB", required=True)
-    bc = psub.add_parser(
-        "train-bc",
-        help="behavioural cloning of LLVM's inlining heuristic on a corpus, exported to ONNX",
-    )
-    bc.add_argument("source", help="a corpus directory (corpus_description.json), a directory of C files, "
-                    "or a decision log (.npz) saved by --save-log")
-    bc.add_argument("-o", "--output", required=True, help="the .onnx model to write (plus MODEL.json metadata)")
-    bc.add_argument("--seed", type=int, default=0)
-    bc.add_argument("--epochs", type=positive_int, default=60)
-    bc.add_argument("--holdout", type=fraction, default=0.2, help="fraction of modules held out for agreement")
-    bc.add_argument("--jobs", type=positive_int, default=None, help="parallel compiles while logging (default: CPUs)")
-    bc.add_argument("--vocab", help="IR2Vec vocabulary JSON: also log and learn from the embedding features")
-    bc.add_argument("--save-log", help="also save the logged (features, inlining_default) pairs as .npz")
-    bc.set_defaults(func=_train_bc)
+    psub = verb_group(sub, "policy", POLICY_HELP)
     srv = psub.add_parser("serve", help="load a policy once and answer every policy-cc --server of a build")
     srv.add_argument("--policy", required=True, help="built-in name or .onnx model")
     srv.add_argument("--socket", required=True, help="Unix socket path to listen on")
@@ -300,9 +248,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="stop a model's inference that runs longer than this many seconds and answer the "
                      "compile with an error (default: [policy] timeout, the compile's own)")
     srv.set_defaults(func=_serve)
-    from policyhost import train_cli
-
-    train_cli.register(psub)
     ins = psub.add_parser("inspect", help="validate an ONNX policy against this LLVM and show its inputs and output")
     ins.add_argument("model", help="an .onnx file, or store:latest / store:VERSION")
     ins.add_argument("--advisor", choices=advisors.NAMES, default=advisors.DEFAULT,
@@ -332,18 +277,3 @@ def register(sub: argparse._SubParsersAction) -> None:
     dl.add_argument("--version", default="latest")
     dl.add_argument("-o", "--output", required=True, help="the .onnx file to write")
     dl.set_defaults(func=_download)
-    rt = psub.add_parser("retrain", parents=[json_option()], help="enqueue the Celery chain train -> validate -> "
-                         "publish -> size check of the inliner-for-size policy")
-    rt.add_argument("--vocab", default="newest", help="IR vocabulary version in the store (default: newest, the "
-                    "latest or a newer one waiting for its policy's size check)")
-    rt.add_argument("--corpus", help="nightly training corpus directory (default: the vocabulary's dataset's "
-                    "corpus), trained on beside [policy] train")
-    rt.add_argument("--recipe", help="training recipe: nightly, demo or smoke (default: [policy] recipe)")
-    rt.add_argument("--max-modules", type=positive_int, help="train on at most this many modules of the nightly "
-                    "corpus (default: the recipe's cap on each training package, 50 in the nightly)")
-    rt.add_argument("--wait", action="store_true", help="wait for the published version")
-    # the nightly recipe trains two whole draws (policyhost/draws.py): ~90 min cold for the declared packages alone,
-    # more with a cold nightly corpus; the builder's step allows 4 hours (master/registry.py)
-    rt.add_argument("--timeout", type=positive_float, default=4 * 3600, help="seconds to wait with --wait "
-                    "(default 4 hours)")
-    rt.set_defaults(func=_retrain)

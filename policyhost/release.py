@@ -31,11 +31,11 @@ _PROBE_SOURCE = "int g(int);\nstatic int f(int x) { return g(x) + g(x + 1); }\ni
 _METRICS = ("decisions", "modules", "train_decisions", "heldout_decisions", "train_agreement",
             "heldout_agreement", "heldout_majority_baseline", "inline_rate", "onnx_agreement_all")
 _PARAMETERS = ("seed", "epochs", "holdout", "hidden")
-#: The kind policyhost/trainer.py writes (exploration, weighted cloning, evolution strategies) and what
+#: The kind policytrain/trainer.py writes (exploration, weighted cloning, evolution strategies) and what
 #: its manifest records: `.text` ratios against the heuristic on packages it never trained on.
 TRAINED = "inline-es"
 _TRAINED_METRICS = ("validation", "chosen")
-_KINDS = {TRAINED: "exploration + weighted behavioural cloning + evolution strategies (policyhost/trainer.py)",
+_KINDS = {TRAINED: "exploration + weighted behavioural cloning + evolution strategies (policytrain/trainer.py)",
           None: "warm-start (behavioural cloning of LLVM's heuristic)"}
 
 
@@ -55,7 +55,7 @@ def llvm_probe(toolchain: Toolchain, advisor: str = "inline",
     asked none), read from a real probe compile."""
     from policyhost.launcher import run_compile
     from policyhost.protocol import Observation
-    from policyhost.warmstart import RecordingPolicy
+    from policyhost.runnable import RecordingPolicy
 
     class Probe(RecordingPolicy):
         first: Observation | None = None

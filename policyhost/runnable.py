@@ -67,6 +67,30 @@ class HeuristicPolicy:
         return int(obs.scalar(INLINE_DEFAULT))
 
 
+class RecordingPolicy(HeuristicPolicy):
+    """The heuristic policy that also keeps every observation's features and default decision: what behavioural
+    cloning learns from (policytrain/warmstart.py) and what `release.llvm_probe` reads LLVM's feature list with."""
+
+    name = "heuristic+log"
+
+    def __init__(self) -> None:
+        self.header: Header | None = None
+        self.rows: list[list[float]] = []
+        self.labels: list[int] = []
+
+    def bind(self, header: Header) -> None:
+        super().bind(header)
+        if self.header is not None and header != self.header:
+            raise InputError("the compiler changed its feature set within one compile")
+        self.header = header
+
+    def decide(self, obs: Observation) -> int:
+        default = super().decide(obs)
+        self.rows.append([v for f in self.header.features if f.name != INLINE_DEFAULT for v in obs.features[f.name]])
+        self.labels.append(default)
+        return default
+
+
 class ConstantPolicy:
     """Always the same inlining decision (`never` = 0, `always` = 1)."""
 

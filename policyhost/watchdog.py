@@ -69,7 +69,7 @@ WATCHDOG = Watchdog()
 class Stop(threading.Event):
     """An Event that also calls back what asked to be told (`on_set`) when it is set.
 
-    An interrupted fan-out (policyhost/train_tasks.py) sets its Stop so that a model's run in flight in one of its
+    An interrupted fan-out (policytrain/fanout.py) sets its Stop so that a model's run in flight in one of its
     threads ends now, not at its deadline: the main thread is where Ctrl-C and SIGTERM land, and it can only leave
     once the threads it waits for have.
     """

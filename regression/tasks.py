@@ -1,6 +1,6 @@
 """Celery: the size check that settles a retrained policy's state and its vocabulary's (regression/policygate.py).
 
-`size_check` is the second link of the policy chain (pipeline/: policyhost.tasks.retrain, then this;
+`size_check` is the second link of the policy chain (pipeline/: policytrain.tasks.retrain, then this;
 the policy side never imports this one). It takes the retrain's publish result, builds the gate's
 benchmarks with the new policy and with the policy in force, and, under the farm's publish lock,
 records the `policy_size` outcome on the policy (policyhost/store.py `settle`) and on the IR
@@ -68,7 +68,7 @@ def summary(advisor: str, version: str, created: bool, check: Check, latest: str
 # named as it was (`size_gate`): the name queued messages and workers of the previous release carry
 @app.task(name="regression.tasks.size_gate", bind=True, **RELIABLE)
 def size_check(self, published: dict[str, Any]) -> dict[str, Any]:
-    """Settle `published` (policyhost.tasks.retrain's result); the outcome, states and a summary line."""
+    """Settle `published` (policytrain.tasks.retrain's result); the outcome, states and a summary line."""
     from farm.artifacts import store as artifacts
     from farm.artifacts.kinds import VOCAB
     from farm.config import load_settings

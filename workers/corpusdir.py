@@ -35,7 +35,7 @@ LEVELS = ("O0", "O1", "O2", "O3", "Os", "Oz")
 #: (the triplet datasets sample O0..O3 from it for IR diversity). Not for a policy of one level: clang writes a
 #: level's function attributes in the front end (`-Oz`: `minsize optsize` on every function) and `clang -Oz -c x.bc`
 #: keeps the ones the bitcode has, so `-O2` bitcode optimized at `-Oz` is not the `-Oz` users build. A policy's
-#: corpus is compiled at its own level (`compile_jobs(level=...)`, policyhost/units.py LEVEL).
+#: corpus is compiled at its own level (`compile_jobs(level=...)`, policytrain/units.py LEVEL).
 DEFAULT_FLAGS = ("-O2", "-Xclang", "-disable-llvm-passes", "-g0")
 _OPT_FLAG = re.compile(r"-O([0-3sz]|fast|g)?")
 
@@ -342,7 +342,7 @@ def _write_description(root: Path, names: list[str], source: str, skipped: list[
 
 def sample_names(names: Iterable[str], most: int | None) -> set[str]:
     """At most `most` of `names`, chosen by the sha256 of each name: the same corpus gives the same sample,
-    and a sample taken before compiling is the sample taken after (policyhost/warmstart.py)."""
+    and a sample taken before compiling is the sample taken after (policytrain/warmstart.py)."""
     names = list(names)
     if most is None or len(names) <= most:
         return set(names)

@@ -96,7 +96,7 @@ def _diff(farm, advisor: str, versions: tuple[str, str]) -> tuple[list[dict[str,
 
 
 def training_curve(history: Any, title: str) -> str | None:
-    """The trainer's record (policyhost/trainer.py) as an inline SVG: validation `.text` / heuristic per stage."""
+    """The trainer's record (policytrain/trainer.py) as an inline SVG: validation `.text` / heuristic per stage."""
     if not isinstance(history, list):
         return None
     points = [(i, float(h["validation"]), str(h.get("stage", "?"))) for i, h in enumerate(history)

@@ -194,11 +194,11 @@ def test_runs_of_another_advisor_with_the_same_id_are_not_this_versions(client, 
 
 
 def test_a_trained_policy_shows_its_held_out_table_and_its_training_curve(tmp_path: Path) -> None:
-    """The manifest of policyhost/trainer.py's kind: the held-out packages and the validation curve per stage."""
+    """The manifest of policytrain/trainer.py's kind: the held-out packages and the validation curve per stage."""
     store = FileStore(tmp_path / "store")
     populate(tmp_path / "store")
     m = manifest(VA, 0.0, 0, "2026-02-10T00:00:00Z")
-    m["kind"] = "exploration + weighted behavioural cloning + evolution strategies (policyhost/trainer.py)"
+    m["kind"] = "exploration + weighted behavioural cloning + evolution strategies (policytrain/trainer.py)"
     m["training"]["splits"] = {"train": ["lua5.4", "libzstd"], "validation": ["xz-utils"], "evaluation": ["zlib"]}
     m["metrics"] = {"validation_ratio": 0.9572, "chosen": "es step 4", "heldout_geomean": 0.9637,
                     "heldout": [{"package": "zlib", "modules": 33, "heuristic": 162176, "policy": 161864,
@@ -222,5 +222,5 @@ def test_a_trained_policy_shows_its_held_out_table_and_its_training_curve(tmp_pa
     assert "es step 4" in training and "0.9572" in training and "lua5.4, libzstd" in training
     curve = page.split('<div id="curve">')[1].split("</div>")[0]
     assert curve.startswith("<svg") and "validation .text / heuristic" in curve and "evolution strategies step" in curve
-    assert "the draws averaged" in curve  # a recipe of two draws (policyhost/draws.py) ends with their average
+    assert "the draws averaged" in curve  # a recipe of two draws (policytrain/draws.py) ends with their average
     assert "[{" not in _table(page, "metrics"), "the table and curve are shown, not dumped as Python lists"

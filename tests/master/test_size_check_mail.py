@@ -13,7 +13,7 @@ from master.registry import Builder, Step
 from tests.master.test_mails_live import _body, _field, _finished, _mails_of, _show, _subject
 from tests.master.test_master_live import live  # noqa: F401  (the real master and worker)
 from tests.policyhost.conftest import ir2vec_vocab, publish_vocab  # noqa: F401
-from tests.policyhost.test_policy_celery import Farm, farm  # noqa: F401
+from tests.policytrain.test_policy_celery import Farm, farm  # noqa: F401
 from tests.servers import wait_until
 
 BUILDER = Builder(

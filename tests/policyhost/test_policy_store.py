@@ -15,7 +15,7 @@ from farm.signing import sign
 from farm.store import FileStore, store_from_settings
 from farm.toolchain import Toolchain
 from policyhost import store as pstore
-from policyhost import warmstart
+from policytrain import warmstart
 from tests.policyhost.callgraph import write_sources
 from tests.policyhost.conftest import publish_vocab, signed_policy_manifest, write_onnx_policy
 

@@ -145,10 +145,10 @@ def zlib_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def inline_model(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain, ir2vec_vocab: Path) -> Path:  # noqa: F811
-    """A policy of the kind the farm publishes: an MLP (policyhost/mlp.py) over every feature LLVM sends,
+    """A policy of the kind the farm publishes: an MLP (policytrain/mlp.py) over every feature LLVM sends,
     embeddings and `inlining_default` included, two scores out; seeded weights that depart from the heuristic."""
-    from policyhost.mlp import Mlp
     from policyhost.release import llvm_header
+    from policytrain.mlp import Mlp
 
     feats = [(f.name, f.count, "float32" if f.is_float else "int64")
              for f in llvm_header(toolchain, "inline", ir2vec_vocab).features]

@@ -10,8 +10,9 @@ import pytest
 
 from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain
+from policytrain import packages
 from tests.workers.conftest import lists_and_compiles
-from workers import corpus, debsrc, packages
+from workers import corpus, debsrc
 
 
 def test_zlib_source_becomes_a_corpus(tmp_path: Path, toolchain: Toolchain) -> None:
@@ -164,7 +165,7 @@ def test_second_fresh_evaluation_packages_compile(package: str, expected: set[st
     """The six packages of the second fresh evaluation set (workers/debrecipes_fresh.py, evaluation only) compile
     whole with nothing skipped, with the headers their recipes write; each lists the modules it should and none that
     its recipe leaves out (jbigkit has nine modules in all, libsndfile over a hundred)."""
-    assert packages.split_of(package) == "retired"  # looked at too often since (workers/data/looks.toml)
+    assert packages.split_of(package) == "retired"  # looked at too often since (policytrain/data/looks.toml)
     lists_and_compiles(package, None, expected, left_out, (9, 150), tmp_path, toolchain)
 
 
@@ -181,51 +182,6 @@ def test_a_package_is_not_mistaken_for_one_whose_name_it_starts(tmp_path: Path) 
     for d in ("opus-1.3.1", "opus-tools-0.2"):
         (tmp_path / d).mkdir()
     assert debsrc.fetch_source("opus", tmp_path) == tmp_path / "opus-1.3.1"
-
-
-def test_the_policy_splits_are_disjoint_and_have_recipes() -> None:
-    every = [p for split in packages.SPLITS.values() for p in split]
-    assert len(every) == len(set(every)), "a package in two splits"
-    assert all(p in debsrc.RECIPES for p in every)
-    assert {"zlib", "bzip2"} <= set(packages.RETIRED) and len(packages.EVALUATION) >= 10
-    assert len(packages.VALIDATION) >= 5 and packages.TRAIN
-    assert packages.split_of("zlib") == "retired" and packages.split_of("llvm-toolchain-19") is None
-    assert packages.split_of("lhasa") == "evaluation"
-    assert all(packages.looks().get(p, 0) < packages.MAX_LOOKS for p in packages.EVALUATION)
-    assert packages.split_of("twolame") == "decision" and len(packages.DECISION) >= 10
-    packages.check()
-
-
-def test_an_evaluation_package_looked_at_too_often_must_retire(tmp_path: Path) -> None:
-    """A table looked at again and again stops being held out: at MAX_LOOKS the check names the package."""
-    five = ("zlib", "bzip2", "lz4", "cjson", "giflib")
-    packages.check({"evaluation": five}, counts={"zlib": packages.MAX_LOOKS - 1})
-    with pytest.raises(InputError) as e:
-        packages.check({"evaluation": five}, counts={"lz4": packages.MAX_LOOKS})
-    assert str(e.value) == (f"package splits: evaluation package lz4 has been looked at {packages.MAX_LOOKS} times "
-                            f"(workers/data/looks.toml; {packages.MAX_LOOKS} retire a package): move it to the "
-                            "retired split")
-    packages.check({"evaluation": (*five[:2], *five[3:], "libxmp"), "retired": ("lz4",)}, counts={"lz4": 9})
-    bad = tmp_path / "looks.toml"
-    bad.write_text('[zlib]\nlooks = "many"\nwhere = "x"\n')
-    with pytest.raises(InputError, match=r"\[zlib\] looks must be a whole number of looks, not 'many'"):
-        packages.looks(bad)
-    bad.write_text('[zlib]\nlooks = 2\n')
-    with pytest.raises(InputError, match=r"\[zlib\] needs 'where'"):
-        packages.looks(bad)
-
-
-@pytest.mark.parametrize(("splits", "message"), [
-    ({"train": ("zlib",), "evaluation": ("zlib", "bzip2")}, "zlib is in train and in evaluation"),
-    ({"train": ("lua5.4", "lua5.4")}, "lua5.4 is twice in train"),
-    ({"validation": ("no-such-recipe",)}, "no-such-recipe (validation) has no recipe"),
-    ({"evaluation": ("zlib", "bzip2")}, "2 evaluation package(s), at least 5"),
-    ({"test": ("zlib",)}, "unknown split 'test'"),
-])
-def test_a_bad_split_table_fails_in_one_line(splits: dict, message: str) -> None:
-    with pytest.raises(InputError) as e:
-        packages.check(splits)
-    assert message in str(e.value) and "\n" not in str(e.value)
 
 
 @pytest.mark.parametrize(("package", "sample", "expected", "left_out"), [

@@ -7,7 +7,8 @@ import re
 import pytest
 
 from farm.errors import InputError
-from workers import packages, shipped
+from policytrain import packages
+from workers import shipped
 
 GOOD = {"unshipped": ["tests/*", "examples/*.c"], "why": "debian/libfoo1.install: the library only"}
 

@@ -1,0 +1,275 @@
+"""`mlgo-farm policy train` and `policy heldout`: the inliner-for-size trainer and its held-out table.
+
+    mlgo-farm policy train -o var/policy/inline.onnx     # the nightly recipe on the declared splits
+    mlgo-farm policy heldout store:latest                # any policy against the heuristic, held out
+    mlgo-farm policy splits                              # the code the splits' packages share, each decided
+
+Packages are Debian source packages compiled to corpora once (cached under `<var>/policy/corpus/`),
+or `NAME=DIR` for a corpus directory (policytrain/trainer.py `resolve_splits`). Compiles run in
+threads (`--jobs`) or as Celery tasks (`--celery`), which is how a farm adds workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from farm.errors import FarmError, InputError
+from policytrain.problem import INLINE_SIZE
+
+
+def _fanout(args: argparse.Namespace, settings, toolchain):
+    from policytrain.explore import ExploreCache
+    from policytrain.fanout import celery_fanout, thread_fanout
+
+    if args.celery:
+        return celery_fanout(args.timeout)
+    return thread_fanout(toolchain, ExploreCache.under(settings.var_dir), args.jobs)
+
+
+def _check_output(output: Path) -> None:
+    """Where `policy train` writes, checked before it trains: `-o` naming a directory was found when the model was
+    written, an hour of training later."""
+    from farm.atomic import check_writable
+
+    for path in (output, output.with_suffix(".json"), output.with_suffix(".npz")):
+        if path.is_dir():
+            raise InputError(f"output {path} is a directory: -o names the model's file (MODEL.onnx; MODEL.json and "
+                             "MODEL.npz are written beside it)")
+    if output.suffix != ".onnx":
+        raise InputError(f"output {output} must end in .onnx")
+    check_writable(output.parent)
+
+
+def _train(args: argparse.Namespace) -> int:
+    """Every argument is checked before anything compiles, cheapest first: the output, the recipe, the splits'
+    names and corpus directories (policytrain/splits.py `plan_splits`), LLVM, the vocabulary; then the Debian
+    packages' sources and corpora, and the training."""
+    from farm.config import load_settings
+    from farm.toolchain import Toolchain
+    from policytrain import heldout, trainer
+    from policytrain.recipes import recipe
+    from policytrain.splits import named
+
+    settings = load_settings()
+    output = Path(args.output)
+    _check_output(output)
+    rec = recipe(args.recipe)
+    if args.no_evaluation and args.evaluation is not None:
+        raise InputError("--no-evaluation and --evaluation: give one of them")
+    named("--evaluation", args.evaluation, "leave it out for the declared split, or --no-evaluation to train "
+          "without a held-out table")
+    var = Path(settings.var_dir)
+    plan = trainer.plan_splits(args.train, args.validation, "" if args.no_evaluation else args.evaluation, var, rec)
+    tc = Toolchain.from_settings(settings)
+    vocab = None
+    if args.vocab:
+        from policyhost.launcher import resolve_vocab
+
+        vocab = resolve_vocab(args.vocab, INLINE_SIZE.advisor)
+    version = vocab.stem if args.vocab and args.vocab.startswith("store:") else None  # (the store's file names it)
+    splits = trainer.build_splits(plan, var, tc)
+    record = trainer.train_to(output, tc, splits, args.recipe, _fanout(args, settings, tc), vocab=vocab,
+                              vocab_version=version,
+                              progress=lambda line: print(line, flush=True), cap=settings.gate.policy_cap)
+    try:
+        heldout.check_complete(record["heldout"])
+    except FarmError as e:
+        raise type(e)(f"{e}; the model is written to {output}") from None
+    return 0
+
+
+def _trained_with(record: dict) -> str | None:
+    """The vocabulary a local model's training record names: its store version, else the file if it is still there."""
+    if record.get("vocab_version"):
+        return f"store:{record['vocab_version']}"
+    if record.get("vocab") and Path(record["vocab"]).is_file():
+        return str(record["vocab"])
+    return None
+
+
+def _heldout(args: argparse.Namespace) -> int:
+    """The evaluation split's table (or another declared split's, --split) for an ONNX model (a file, or
+    store:VERSION) against the heuristic."""
+    from farm.config import load_settings
+    from farm.toolchain import Toolchain
+    from policyhost.release import record_beside, seen_packages
+    from policytrain import heldout, trainer
+    from policytrain.recipes import recipe
+    from policytrain.splits import given_corpora, named
+
+    named("--evaluation", args.evaluation, f"or leave it out for the {args.split} split")
+    settings = load_settings()
+    tc = Toolchain.from_settings(settings)
+    model, vocab = args.model, args.vocab
+    if model.startswith("store:"):
+        from policyhost.policies import resolve_published
+
+        model, record, vocab = resolve_published(model, INLINE_SIZE.advisor, args.vocab, tc)
+    else:
+        from policyhost.launcher import resolve_vocab
+        from policyhost.release import check_model
+
+        record = record_beside(Path(model)) or {}  # none: a model from elsewhere, nothing to check it against
+        vocab = vocab or _trained_with(record)
+        if vocab:
+            vocab = str(resolve_vocab(vocab, INLINE_SIZE.advisor))
+        # a model that reads embeddings measured without its vocabulary fails every compile with a decision, and
+        # the table would show 1.0000x over the modules without one: one line instead, before anything compiles
+        try:
+            check_model(Path(model), tc, INLINE_SIZE.advisor, Path(vocab) if vocab else None)
+        except InputError as e:
+            if vocab:
+                raise
+            raise type(e)(f"{e} (--vocab: the one it was trained with)") from None
+    names = trainer.specs(args.split, args.evaluation)
+    seen = sorted(set(seen_packages(record)) & {n.partition("=")[0] for n in names})
+    if seen:
+        raise InputError(f"{args.model} was trained or validated on {', '.join(seen)}: a held-out table measures only "
+                         "packages the policy never saw (choose them with --split or --evaluation)")
+    var = Path(settings.var_dir)
+    given = given_corpora({"evaluation": names}, var)  # every NAME=DIR read before a Debian corpus is compiled
+    evaluation = tuple(given.get(("evaluation", n)) or trainer.package_corpus(n, var, tc) for n in names)
+    splits = trainer.Splits((), (), evaluation)
+    fan = _fanout(args, settings, tc)
+    t = trainer.Trainer(tc, splits, recipe("smoke"), fan, vocab=Path(vocab) if vocab else None)
+    table = heldout.heldout_table(t, None, model=str(model))
+    print(json.dumps(table, indent=2) if args.json else heldout.format_table(table, settings.gate.policy_cap),
+          flush=True)
+    heldout.check_complete(table)  # the table shows which packages; the exit status and one line say it failed
+    return 0
+
+
+def _splits(args: argparse.Namespace) -> int:
+    """The packages of each split (the declared ones, or those the options name, as `policy train` takes them; the
+    decision packages too, which recipes are compared on) and every overlap of code between packages of different
+    splits (policytrain/overlap.py), decided or not."""
+    from farm.config import load_settings
+    from policytrain import overlap, packages
+    from policytrain.trainer import check_names, specs
+
+    planned = {s: [n for n in specs(s, getattr(args, s)) if "=" not in n] for s in packages.SPLITS}
+    check_names(planned)
+    found = overlap.between(planned, Path(load_settings().var_dir) / "debsrc")
+    for name, names in planned.items():
+        print(f"{name}: {', '.join(names)}")
+    print(f"{len(found)} pair(s) of files across splits share code")
+    for o in found:
+        print(f"{'decided' if o.packages in packages.OVERLAPS else 'UNDECIDED'}: {o.said()}")
+    overlap.check(found, packages.OVERLAPS)
+    return 0
+
+
+def _train_bc(args: argparse.Namespace) -> int:
+    from farm.toolchain import Toolchain
+    from policyhost import warmstart
+
+    tc = Toolchain.from_settings()
+    vocab, version = args.vocab, None
+    if vocab and vocab.startswith("store:"):  # recorded, so that `policy publish` names the vocabulary
+        from policyhost.launcher import resolve_vocab
+
+        path = resolve_vocab(vocab, INLINE_SIZE.advisor)
+        vocab, version = str(path), path.stem
+    result = warmstart.train_from(
+        Path(args.source), Path(args.output), tc,
+        seed=args.seed, epochs=args.epochs, holdout=args.holdout, jobs=args.jobs,
+        vocab=vocab, save_log=Path(args.save_log) if args.save_log else None, vocab_version=version,
+    )
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+#: `policy retrain --wait` when the new policy failed its size check (it stays a candidate).
+EXIT_SIZE_CHECK = 12
+
+
+def _retrain(args: argparse.Namespace) -> int:
+    from farm.answer import Answer
+    from farm.celery_app import app
+    from farm.client import submit, wait_for
+    from pipeline import POLICY_STEPS as CHAIN_STEPS  # a verb starts the pipeline (tests/test_layout.py)
+    from pipeline import start_policy_retrain as enqueue_retrain
+
+    params = {"recipe": args.recipe, "max_modules": args.max_modules}
+    corpus = str(Path(args.corpus).absolute()) if args.corpus else None
+    res = submit(app, lambda: enqueue_retrain(args.vocab, corpus, params), "the policy retrain")
+    if not args.wait:
+        return Answer({"task_id": res.id}, lambda f: f["task_id"])
+    from policyhost.store import retrained
+
+    return retrained(wait_for(app, res, args.timeout, CHAIN_STEPS), EXIT_SIZE_CHECK)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the trainer's verbs to `mlgo-farm policy` (the group the policy host's verbs are in)."""
+    from farm.answer import json_option
+    from farm.cli import fraction, positive_float, positive_int, verb_group
+    from policyhost.cli import POLICY_HELP
+
+    psub = verb_group(sub, "policy", POLICY_HELP)
+    bc = psub.add_parser(
+        "train-bc",
+        help="behavioural cloning of LLVM's inlining heuristic on a corpus, exported to ONNX",
+    )
+    bc.add_argument("source", help="a corpus directory (corpus_description.json), a directory of C files, "
+                    "or a decision log (.npz) saved by --save-log")
+    bc.add_argument("-o", "--output", required=True, help="the .onnx model to write (plus MODEL.json metadata)")
+    bc.add_argument("--seed", type=int, default=0)
+    bc.add_argument("--epochs", type=positive_int, default=60)
+    bc.add_argument("--holdout", type=fraction, default=0.2, help="fraction of modules held out for agreement")
+    bc.add_argument("--jobs", type=positive_int, default=None, help="parallel compiles while logging (default: CPUs)")
+    bc.add_argument("--vocab", help="IR2Vec vocabulary JSON: also log and learn from the embedding features")
+    bc.add_argument("--save-log", help="also save the logged (features, inlining_default) pairs as .npz")
+    bc.set_defaults(func=_train_bc)
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--train", help="comma-separated packages to train on (Debian names or NAME=CORPUS_DIR; "
+                        "default: the train split of policytrain/packages.py)")
+    common.add_argument("--validation", help="packages that choose the best policy (default: the validation split)")
+    common.add_argument("--evaluation", help="held-out packages of the final table (default: the evaluation split)")
+    common.add_argument("--jobs", type=positive_int, default=2, help="parallel compiles in this process")
+    common.add_argument("--celery", action="store_true", help="run the compiles as Celery tasks on the farm's workers")
+    common.add_argument("--timeout", type=positive_float, default=7200, help="seconds a fan-out may take (--celery)")
+    tr = psub.add_parser("train", parents=[common], help="train an inliner-for-size policy: explore, weighted "
+                         "behavioural cloning, evolution strategies; print the held-out table")
+    tr.add_argument("-o", "--output", required=True, help="the .onnx model to write (MODEL.json, MODEL.npz beside)")
+    # checked when the verb runs (policytrain/recipes.py `recipe`): building the parser imports no numpy
+    tr.add_argument("--recipe", default="nightly", help="how hard each stage works: a recipe of "
+                    "policytrain/recipes.py (nightly, demo, smoke, and the experiments bench/README.md measured)")
+    tr.add_argument("--vocab", help="IR2Vec vocabulary JSON (or store:VERSION): the policy also reads the callee "
+                    "and caller embeddings (default: LLVM's features alone)")
+    tr.add_argument("--no-evaluation", action="store_true", help="train without a held-out table, keeping the "
+                    "evaluation packages unseen (an experiment's; later: mlgo-farm policy heldout MODEL)")
+    tr.set_defaults(func=_train)
+    ho = psub.add_parser("heldout", parents=[common], help="`.text` of an inliner policy against LLVM's heuristic "
+                         "on the evaluation packages, each module at -Oz")
+    ho.add_argument("model", help="an .onnx model, or store:latest / store:VERSION")
+    ho.add_argument("--vocab", help="the vocabulary the model reads (default: a published policy's own)")
+    ho.add_argument("--json", action="store_true", help="print the table as JSON")
+    ho.add_argument("--split", choices=("evaluation", "decision", "validation", "retired"), default="evaluation",
+                    help="the declared split to measure on when --evaluation is not given (default: evaluation; "
+                    "decision: the packages recipes are compared on; retired: evaluation packages looked at too often "
+                    "to be held out any more, policytrain/packages.py MAX_LOOKS)")
+    ho.set_defaults(func=_heldout)
+    sp = psub.add_parser("splits", help="the packages of each split, and the code packages of different splits share "
+                         "(fails on an overlap policytrain/packages.py has no decision for)")
+    for what in ("train", "validation", "decision", "evaluation", "retired"):  # `policy train`'s, and the others
+        sp.add_argument(f"--{what}", help=f"comma-separated Debian packages (default: the {what} split)")
+    sp.set_defaults(func=_splits)
+    rt = psub.add_parser("retrain", parents=[json_option()], help="enqueue the Celery chain train -> validate -> "
+                         "publish -> size check of the inliner-for-size policy")
+    rt.add_argument("--vocab", default="newest", help="IR vocabulary version in the store (default: newest, the "
+                    "latest or a newer one waiting for its policy's size check)")
+    rt.add_argument("--corpus", help="nightly training corpus directory (default: the vocabulary's dataset's "
+                    "corpus), trained on beside [policy] train")
+    rt.add_argument("--recipe", help="training recipe: nightly, demo or smoke (default: [policy] recipe)")
+    rt.add_argument("--max-modules", type=positive_int, help="train on at most this many modules of the nightly "
+                    "corpus (default: the recipe's cap on each training package, 50 in the nightly)")
+    rt.add_argument("--wait", action="store_true", help="wait for the published version")
+    # the nightly recipe trains two whole draws (policytrain/draws.py): ~90 min cold for the declared packages alone,
+    # more with a cold nightly corpus; the builder's step allows 4 hours (master/registry.py)
+    rt.add_argument("--timeout", type=positive_float, default=4 * 3600, help="seconds to wait with --wait "
+                    "(default 4 hours)")
+    rt.set_defaults(func=_retrain)
