@@ -5,7 +5,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 venv=${MLGO_FARM_VENV:-$here/.venv}
 # chromium + chromium-driver: the browser tests drive Debian's browser (no browser download at install time)
-# the headers corpus recipes compile against (workers/debrecipes*.py): gmp.h (libtomcrypt), OpenSSL's (libevent,
+# the headers corpus recipes compile against (workers/data/recipes.toml): gmp.h (libtomcrypt), OpenSSL's (libevent,
 # libzip), zlib.h and png.h (libpng1.6, libzip, jbig2dec), NSS's (libsrtp2's crypto engine), termcap.h (lame)
 apt_pkgs=(clang-22 llvm-22 lld-22 redis-server valgrind ninja-build cmake git dpkg-dev ca-certificates ccache
   chromium chromium-driver libgmp-dev libssl-dev zlib1g-dev libpng-dev libnss3-dev libncurses-dev)

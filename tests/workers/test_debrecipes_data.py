@@ -1,4 +1,5 @@
-"""The packages of workers/debrecipes_data.py compile with nothing skipped."""
+"""The text, data, network and crypto packages written as training data (workers/data/recipes.toml) compile with
+nothing skipped."""
 
 from __future__ import annotations
 
@@ -34,6 +35,6 @@ from tests.workers.conftest import lists_and_compiles
 ])
 def test_data_packages_compile(package: str, sample: int | None, expected: set[str], left_out: set[str],
                                tmp_path: Path, toolchain: Toolchain) -> None:
-    """Each package of workers/debrecipes_data.py compiles (packages above ~40 modules, a sample of 24) with nothing
-    skipped; each lists the modules it should and none that its recipe leaves out."""
+    """Each of these packages (workers/data/recipes.toml) compiles (packages above ~40 modules, a sample of 24) with
+    nothing skipped; each lists the modules it should and none that its recipe leaves out."""
     lists_and_compiles(package, sample, expected, left_out, (6, 150), tmp_path, toolchain)

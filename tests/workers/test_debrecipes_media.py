@@ -1,4 +1,5 @@
-"""The audio and image codec packages of workers/debrecipes_media.py compile with their recipes."""
+"""The audio and image codec packages written as training data (workers/data/recipes.toml) compile with their
+recipes."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from tests.workers.conftest import lists_and_compiles
 ])
 def test_media_packages_compile(package: str, sample: int | None, expected: set[str], left_out: set[str],
                                 tmp_path: Path, toolchain: Toolchain) -> None:
-    """The packages of workers/debrecipes_media.py compile with nothing skipped (jbig2dec in the version its recipe
+    """These packages (workers/data/recipes.toml) compile with nothing skipped (jbig2dec in the version its recipe
     falls back to); each lists the modules it should and none that its recipe leaves out, the copies of
     evaluation packages' code among them (GNU getopt, ReplayGain's analysis, libxmp's depackers)."""
     lists_and_compiles(package, sample, expected, left_out, (6, 150), tmp_path, toolchain)

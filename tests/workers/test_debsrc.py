@@ -141,7 +141,7 @@ def test_extra_training_packages_compile(package: str, sample: int | None, expec
 ])
 def test_fresh_evaluation_packages_compile(package: str, expected: set[str], left_out: set[str], tmp_path: Path,
                                            toolchain: Toolchain) -> None:
-    """The six packages of the fresh evaluation set (workers/debrecipes_eval.py) compile whole with nothing skipped,
+    """The six packages of the fresh evaluation set (workers/data/recipes.toml) compile whole with nothing skipped,
     with the headers their recipes write; each lists the modules it should and none that its recipe leaves out."""
     lists_and_compiles(package, None, expected, left_out, (10, 150), tmp_path, toolchain)
 
@@ -162,7 +162,7 @@ def test_fresh_evaluation_packages_compile(package: str, expected: set[str], lef
 ])
 def test_second_fresh_evaluation_packages_compile(package: str, expected: set[str], left_out: set[str],
                                                   tmp_path: Path, toolchain: Toolchain) -> None:
-    """The six packages of the second fresh evaluation set (workers/debrecipes_fresh.py, evaluation only) compile
+    """The six packages of the second fresh evaluation set (workers/data/recipes.toml; evaluation only) compile
     whole with nothing skipped, with the headers their recipes write; each lists the modules it should and none that
     its recipe leaves out (jbigkit has nine modules in all, libsndfile over a hundred)."""
     assert packages.split_of(package) == "retired"  # looked at too often since (policytrain/data/looks.toml)
@@ -202,8 +202,8 @@ def test_a_package_is_not_mistaken_for_one_whose_name_it_starts(tmp_path: Path) 
 ])
 def test_more_training_packages_compile(package: str, sample: int | None, expected: set[str], left_out: set[str],
                                         tmp_path: Path, toolchain: Toolchain) -> None:
-    """The packages of workers/debrecipes_more.py (training since 2026-11-26, but speexdsp, in no split: two of its
-    files are near-copies of an evaluation package's) compile with nothing skipped; each lists the modules it should
-    and none that its recipe leaves out."""
+    """The eight packages that joined on 2026-11-26 (workers/data/recipes.toml; training since, but speexdsp, in no
+    split: two of its files are near-copies of an evaluation package's) compile with nothing skipped; each lists the
+    modules it should and none that its recipe leaves out."""
     assert packages.split_of(package) == (None if package == "speexdsp" else "train")
     lists_and_compiles(package, sample, expected, left_out, (6, 150), tmp_path, toolchain)

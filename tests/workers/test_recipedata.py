@@ -1,9 +1,11 @@
-"""Recipes kept as data (workers/recipedata.py): the loader gives the same Recipe objects the Python recipes are, and
-a bad entry is one line naming the file, the package and the key, so a typo in recipes.toml cannot silently give a
-package the default (all of its C files, no defines)."""
+"""The Debian package catalogue as data (workers/recipedata.py): the loader gives the Recipe objects the Python recipes
+were, byte for byte, and a bad entry (a key, a missing generated file) is one line naming the file, the package and the
+key, so a typo in recipes.toml cannot silently give a package the default (all of its C files, no defines)."""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import tomllib
 from pathlib import Path
@@ -116,10 +118,80 @@ def test_a_package_must_be_a_table_and_the_file_valid_toml(tmp_path):
     _one_line_error(tmp_path / "missing.toml", "cannot read")
 
 
+#: The twelve packages recipes.toml held before the whole catalogue moved in (commit d4c6c2b): an evaluation set, so
+#: each has a shipped entry (tests/workers/test_shipped.py checks every held-out package's).
+FIRST_IN_DATA = ("lhasa", "libmspack", "mxml", "serd", "potrace", "tinycdb", "libdvdread", "fribidi", "nlopt",
+                 "libspiro", "discount", "bc")
+
+
 def test_the_data_file_joins_the_python_recipes_and_every_package_has_a_shipped_entry():
     with open(recipedata.DATA, "rb") as f:
-        names = list(tomllib.load(f))
+        assert list(tomllib.load(f)) == list(RECIPES)  # the data file is the whole catalogue
+    names = [name for name in RECIPES if name in FIRST_IN_DATA]
     assert len(names) >= 12
-    assert all(RECIPES[name] is not None for name in names)  # merged into RECIPES by workers/debrecipes.py
+    assert all(RECIPES[name] is not None for name in names)  # read into RECIPES by workers/debrecipes.py
     assert all(not RECIPES[name].cxx for name in names)  # the policy's packages are C
     assert shipped.missing(names) == []
+
+
+#: sha256 of the canonical JSON of every recipe (`_canonical`), 81 packages, produced from the Python recipes at
+#: commit d4c6c2b (workers/debrecipes.py and its six debrecipes_*.py modules, with the twelve of recipes.toml) before
+#: they became data: the conversion changed no byte. A recipe changed on purpose changes it: the failure prints the
+#: new sum to put here, and the commit says which recipe changed and why.
+CATALOGUE_SHA256 = "2b163202e5567fced468ea10c7bba0462581fee29b7b45b474c303085c1dd94e"
+
+
+def _canonical() -> bytes:
+    """Every recipe, all fields (`dataclasses.asdict`), as sorted compact JSON."""
+    d = {name: dataclasses.asdict(r) for name, r in RECIPES.items()}
+    return json.dumps(d, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def test_the_catalogue_is_the_python_recipes_byte_for_byte():
+    got = hashlib.sha256(_canonical()).hexdigest()
+    assert got == CATALOGUE_SHA256, f"the catalogue changed: its sha256 is now {got}"
+
+
+def test_every_generated_file_belongs_to_a_table():
+    # A header left behind when its table dropped it (or misnamed beside it) would be dead data nobody reads.
+    root = recipedata.DATA.parent / recipedata.FILES_DIR
+    on_disk = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    with open(recipedata.DATA, "rb") as f:
+        listed = {f"{pkg}/{name}" for pkg, entry in tomllib.load(f).items()
+                  for name in entry.get(recipedata.FILES_KEY, ())}
+    assert on_disk == listed
+
+
+def _with_files(tmp_path: Path, text: str, files: dict[str, bytes]) -> Path:
+    for name, data in files.items():
+        f = tmp_path / "debian" / name
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(data)
+    return _write(tmp_path, text)
+
+
+def test_generated_files_are_read_byte_for_byte_beside_the_data_file(tmp_path):
+    header = b'#define X "a\\b"\r\n\t#define Y 1'  # a \r\n, a tab, no final newline: all kept
+    path = _with_files(tmp_path, '[tool]\ngenerated_files = ["config.h", "src/x.h"]\n'
+                       'generated = { "inline.h" = "#define Z 1\\n" }\n',
+                       {"tool/config.h": header, "tool/src/x.h": b""})
+    got = recipedata.load(Recipe, path)["tool"]
+    assert got.generated == {"inline.h": "#define Z 1\n", "config.h": header.decode(), "src/x.h": ""}
+
+
+def test_a_missing_generated_file_is_one_line_naming_package_key_and_file(tmp_path):
+    path = _with_files(tmp_path, '[tool]\ngenerated_files = ["config.h", "src/x.h"]\n', {"tool/config.h": b"\n"})
+    _one_line_error(path, "[tool]", "generated_files", "'src/x.h'", str(tmp_path / "debian" / "tool" / "src" / "x.h"))
+
+
+@pytest.mark.parametrize(("text", "files", "said"), [
+    ('generated_files = ["../other/config.h"]', {"other/config.h": b"\n"}, "relative path inside the tree"),
+    ('generated_files = ["/etc/passwd"]', {}, "relative path inside the tree"),
+    ('generated_files = ["config.h", "config.h"]', {"tool/config.h": b"\n"}, "listed twice"),
+    ('generated_files = "config.h"', {}, "must be a list, not a string"),
+    ('generated_files = ["config.h"]', {"tool/config.h": b"\xff\n"}, "not UTF-8"),
+    ('generated_files = ["config.h"]\ngenerated = { "config.h" = "x" }', {"tool/config.h": b"\n"}, "in generated too"),
+    ('generated = { "../x.h" = "x" }', {}, "relative path inside the tree"),
+])
+def test_a_bad_generated_file_is_one_line_naming_package_and_key(tmp_path, text, files, said):
+    _one_line_error(_with_files(tmp_path, f"[tool]\n{text}\n", files), "[tool]", "generated", said)

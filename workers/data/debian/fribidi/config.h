@@ -1,0 +1,29 @@
+#define PACKAGE_NAME "GNU FriBidi"
+#define PACKAGE_TARNAME "fribidi"
+#define PACKAGE_VERSION "1.0.8"
+#define PACKAGE_STRING "GNU FriBidi 1.0.8"
+#define PACKAGE_BUGREPORT "https://github.com/fribidi/fribidi/issues/new"
+#define PACKAGE_URL "http://fribidi.org/"
+#define HAVE_DLFCN_H 1
+#define HAVE_INTTYPES_H 1
+#define HAVE_STDINT_H 1
+#define HAVE_STDIO_H 1
+#define HAVE_STDLIB_H 1
+#define HAVE_STRINGS_H 1
+#define HAVE_STRING_H 1
+#define HAVE_SYS_STAT_H 1
+#define HAVE_SYS_TIMES_H 1
+#define HAVE_SYS_TYPES_H 1
+#define HAVE_UNISTD_H 1
+#define HAVE_WCHAR_H 1
+#define STDC_HEADERS 1
+#define LT_OBJDIR ".libs/"
+#define HAVE_MEMMOVE 1
+#define HAVE_MEMSET 1
+#define HAVE_STRDUP 1
+#define HAVE_STRINGIZE 1
+#define RETSIGTYPE void
+#define SIZEOF_INT 4
+#define SIZEOF_SHORT 2
+#define SIZEOF_VOID_P 8
+#define SIZEOF_WCHAR_T 4

@@ -1,0 +1,30 @@
+#define HAVE_INTTYPES_H 1
+#define HAVE_STDINT_H 1
+#define HAVE_STDIO_H 1
+#define HAVE_STDLIB_H 1
+#define HAVE_STRINGS_H 1
+#define HAVE_STRING_H 1
+#define HAVE_SYS_STAT_H 1
+#define HAVE_SYS_TYPES_H 1
+#define HAVE_UNISTD_H 1
+#define HAVE_DLFCN_H 1
+#define STDC_HEADERS 1
+#define LT_OBJDIR ".libs/"
+#define HAVE_LIBINTL_H 1
+#define HAVE_STDDEF_H 1
+#define HAVE_MEMSET 1
+#define HAVE_STRDUP 1
+#define HAVE_LIBPNG 1
+#define HAVE_GETOPT_LONG
+#define SIZEOF_CHAR 1
+#define SIZEOF_SHORT 2
+#define SIZEOF_INT 4
+#define SIZEOF_LONG 8
+#define PACKAGE_NAME "jbig2dec"
+#define PACKAGE_TARNAME "jbig2dec"
+#define PACKAGE_VERSION "0.19"
+#define PACKAGE_STRING "jbig2dec 0.19"
+#define PACKAGE_BUGREPORT "gs-devel@ghostscript.com"
+#define PACKAGE_URL ""
+#define PACKAGE "jbig2dec"
+#define VERSION "0.19"

@@ -1,0 +1,3 @@
+#ifdef HAVE_STDINT_H
+#  include <stdint.h>
+#endif

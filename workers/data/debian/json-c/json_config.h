@@ -1,0 +1,1 @@
+#define JSON_C_HAVE_INTTYPES_H 1

@@ -1,0 +1,71 @@
+#ifndef LAME_CONFIG_H
+#define LAME_CONFIG_H
+#define HAVE_INTTYPES_H 1
+#define HAVE_STDINT_H 1
+#define HAVE_STDIO_H 1
+#define HAVE_STDLIB_H 1
+#define HAVE_STRINGS_H 1
+#define HAVE_STRING_H 1
+#define HAVE_SYS_STAT_H 1
+#define HAVE_SYS_TYPES_H 1
+#define HAVE_UNISTD_H 1
+#define HAVE_DLFCN_H 1
+#define STDC_HEADERS 1
+#define LT_OBJDIR ".libs/"
+#define HAVE_ERRNO_H 1
+#define HAVE_FCNTL_H 1
+#define HAVE_LIMITS_H 1
+#define HAVE_SYS_SOUNDCARD_H 1
+#define HAVE_SYS_TIME_H 1
+#define HAVE_LINUX_SOUNDCARD_H 1
+#define HAVE_XMMINTRIN_H 1
+#define HAVE_TERMCAP_H 1
+#define HAVE_GETTIMEOFDAY 1
+#define HAVE_STRTOL 1
+#define HAVE_SOCKET 1
+#define HAVE_ICONV 1
+#define HAVE_TERMCAP 1
+#define HAVE_MPGLIB 1
+#define HAVE_LONG_DOUBLE 1
+#define HAVE_LONG_DOUBLE_WIDER 1
+#define HAVE_IEEE854_FLOAT80 1
+#define HAVE_INT8_T 1
+#define HAVE_INT16_T 1
+#define HAVE_INT32_T 1
+#define HAVE_INT64_T 1
+#define HAVE_UINT8_T 1
+#define HAVE_UINT16_T 1
+#define HAVE_UINT32_T 1
+#define HAVE_UINT64_T 1
+#define HAVE_ALLOCA 1
+#define HAVE_ALLOCA_H 1
+#define ICONV_CONST
+#define DECODE_ON_THE_FLY 1
+#define LAME_LIBRARY_BUILD 1
+#define LIBSNDFILE 1
+#define TAKEHIRO_IEEE754_HACK 1
+#define USE_FAST_LOG 1
+#define TIME_WITH_SYS_TIME 1
+#define SIZEOF_DOUBLE 8
+#define SIZEOF_FLOAT 4
+#define SIZEOF_INT 4
+#define SIZEOF_LONG 8
+#define SIZEOF_LONG_DOUBLE 16
+#define SIZEOF_LONG_LONG 8
+#define SIZEOF_SHORT 2
+#define SIZEOF_UNSIGNED_INT 4
+#define SIZEOF_UNSIGNED_LONG 8
+#define SIZEOF_UNSIGNED_LONG_LONG 8
+#define SIZEOF_UNSIGNED_SHORT 2
+#define PACKAGE_NAME "lame"
+#define PACKAGE_TARNAME "lame"
+#define PACKAGE_VERSION "3.100"
+#define PACKAGE_STRING "lame 3.100"
+#define PACKAGE_BUGREPORT "lame-dev@lists.sf.net"
+#define PACKAGE_URL ""
+#define PACKAGE "lame"
+#define VERSION "3.100"
+typedef float ieee754_float32_t;
+typedef double ieee754_float64_t;
+typedef long double ieee854_float80_t;
+#endif

@@ -1,0 +1,26 @@
+#define PACKAGE "libdvdread"
+#define VERSION "6.1.3"
+#define PACKAGE_NAME "libdvdread"
+#define PACKAGE_TARNAME "libdvdread"
+#define PACKAGE_VERSION "6.1.3"
+#define PACKAGE_STRING "libdvdread 6.1.3"
+#define PACKAGE_BUGREPORT ""
+#define PACKAGE_URL ""
+#define HAVE_DLFCN_H 1
+#define HAVE_INTTYPES_H 1
+#define HAVE_LIMITS_H 1
+#define HAVE_STDINT_H 1
+#define HAVE_STDIO_H 1
+#define HAVE_STDLIB_H 1
+#define HAVE_STRINGS_H 1
+#define HAVE_STRING_H 1
+#define HAVE_SYS_PARAM_H 1
+#define HAVE_SYS_STAT_H 1
+#define HAVE_SYS_TYPES_H 1
+#define HAVE_UNISTD_H 1
+#define STDC_HEADERS 1
+#define LT_OBJDIR ".libs/"
+#define HAVE_GETMNTENT_R 1
+#define HAVE_STRERROR_R 1
+#define HAVE_DECL_STRERROR_R 1
+#define UNUSED __attribute__((unused))

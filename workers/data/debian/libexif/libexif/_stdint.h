@@ -1,0 +1,2 @@
+/* This file is generated automatically by configure */
+#include <stdint.h>

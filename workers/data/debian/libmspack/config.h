@@ -1,0 +1,24 @@
+#define PACKAGE "libmspack"
+#define VERSION "0.11alpha"
+#define PACKAGE_NAME "libmspack"
+#define PACKAGE_TARNAME "libmspack"
+#define PACKAGE_VERSION "0.11alpha"
+#define PACKAGE_STRING "libmspack 0.11alpha"
+#define PACKAGE_BUGREPORT "kyzer@cabextract.org.uk"
+#define PACKAGE_URL ""
+#define HAVE_DLFCN_H 1
+#define HAVE_INTTYPES_H 1
+#define HAVE_STDINT_H 1
+#define HAVE_STDIO_H 1
+#define HAVE_STDLIB_H 1
+#define HAVE_STRINGS_H 1
+#define HAVE_STRING_H 1
+#define HAVE_SYS_STAT_H 1
+#define HAVE_SYS_TYPES_H 1
+#define HAVE_UNISTD_H 1
+#define STDC_HEADERS 1
+#define LT_OBJDIR ".libs/"
+#define HAVE_MKDIR 1
+#define HAVE_TOWLOWER 1
+#define HAVE_FSEEKO 1
+#define SIZEOF_OFF_T 8

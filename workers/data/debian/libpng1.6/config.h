@@ -1,0 +1,23 @@
+#define HAVE_DLFCN_H 1
+#define HAVE_INTTYPES_H 1
+#define HAVE_STDINT_H 1
+#define HAVE_STDIO_H 1
+#define HAVE_STDLIB_H 1
+#define HAVE_STRINGS_H 1
+#define HAVE_STRING_H 1
+#define HAVE_SYS_STAT_H 1
+#define HAVE_SYS_TYPES_H 1
+#define HAVE_UNISTD_H 1
+#define HAVE_FEENABLEEXCEPT 1
+#define HAVE_LIBM 1
+#define HAVE_LIBZ 1
+#define HAVE_POW 1
+#define PACKAGE "libpng"
+#define PACKAGE_BUGREPORT "png-mng-implement@lists.sourceforge.net"
+#define PACKAGE_NAME "libpng"
+#define PACKAGE_STRING "libpng 1.6.39"
+#define PACKAGE_TARNAME "libpng"
+#define PACKAGE_URL ""
+#define PACKAGE_VERSION "1.6.39"
+#define STDC_HEADERS 1
+#define VERSION "1.6.39"

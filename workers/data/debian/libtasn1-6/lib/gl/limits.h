@@ -1,0 +1,4 @@
+#include_next <limits.h>
+#ifndef WORD_BIT
+#define WORD_BIT 32
+#endif

@@ -1,0 +1,21 @@
+#define BUGFIX_VERSION 1
+#define HAVE_COPYSIGN
+#define HAVE_FPCLASSIFY
+#define HAVE_GETOPT_H
+#define HAVE_GETOPT
+#define HAVE_GETPID
+#define HAVE_GETTIMEOFDAY
+#define HAVE_ISINF
+#define HAVE_ISNAN
+#define HAVE_QSORT_R
+#define HAVE_STDINT_H
+#define HAVE_SYS_TIME_H
+#define HAVE_TIME
+#define HAVE_UINT32_T
+#define HAVE_UNISTD_H
+#define MAJOR_VERSION 2
+#define MINOR_VERSION 7
+#define SIZEOF_UNSIGNED_INT 4
+#define SIZEOF_UNSIGNED_LONG 8
+#define THREADLOCAL __thread
+#define TIME_WITH_SYS_TIME

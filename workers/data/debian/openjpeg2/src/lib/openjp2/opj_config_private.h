@@ -1,0 +1,11 @@
+#define OPJ_HAVE_INTTYPES_H 1
+#define OPJ_PACKAGE_VERSION "2.5.0"
+#define OPJ_HAVE_FSEEKO ON
+#define OPJ_HAVE_MALLOC_H
+#define OPJ_HAVE_MEMALIGN
+#define OPJ_HAVE_POSIX_MEMALIGN
+#if !defined(_POSIX_C_SOURCE)
+#if defined(OPJ_HAVE_FSEEKO) || defined(OPJ_HAVE_POSIX_MEMALIGN)
+#define _POSIX_C_SOURCE 200112L
+#endif
+#endif

@@ -1,0 +1,9 @@
+#define HAVE_SYS_TYPES_H 1
+#define HAVE_WCHAR_H 1
+#define TRE_APPROX 1
+#define TRE_MULTIBYTE 1
+#define TRE_WCHAR 1
+#define TRE_VERSION "0.8.0"
+#define TRE_VERSION_1 0
+#define TRE_VERSION_2 8
+#define TRE_VERSION_3 0

@@ -1,0 +1,25 @@
+#define HAVE_INTTYPES_H 1
+#define HAVE_STDINT_H 1
+#define HAVE_STDIO_H 1
+#define HAVE_STDLIB_H 1
+#define HAVE_STRINGS_H 1
+#define HAVE_STRING_H 1
+#define HAVE_SYS_STAT_H 1
+#define HAVE_SYS_TYPES_H 1
+#define HAVE_UNISTD_H 1
+#define HAVE_DLFCN_H 1
+#define STDC_HEADERS 1
+#define LT_OBJDIR ".libs/"
+#define HAVE_ASSERT_H 1
+#define HAVE_MALLOC_H 1
+#define HAVE_LIBM 1
+#define SIZEOF_FLOAT 4
+#define SIZEOF_SHORT 2
+#define PACKAGE_NAME "TwoLAME"
+#define PACKAGE_TARNAME "twolame"
+#define PACKAGE_VERSION "0.4.0"
+#define PACKAGE_STRING "TwoLAME 0.4.0"
+#define PACKAGE_BUGREPORT "twolame-discuss@lists.sourceforge.net"
+#define PACKAGE_URL "http://www.twolame.org/"
+#define PACKAGE "twolame"
+#define VERSION "0.4.0"
