@@ -9,11 +9,12 @@ thread times `GET api/v2/masters` every 0.1 s (the REST latency anyone using the
 per phase: wall time, master CPU seconds, master RSS (peak sampled every 0.1 s, and VmHWM), REST latency
 median and max, and the status codes.
 
-Usage: PYTHONPATH=. .venv/bin/python bench/bench_dashboard_load.py [N_DIFF] [N_DL]
+    .venv/bin/python -m bench.bench_dashboard_load [N_DIFF] [N_DL]
 """
 
 from __future__ import annotations
 
+import argparse
 import concurrent.futures
 import hashlib
 import http.client
@@ -22,18 +23,17 @@ import multiprocessing
 import os
 import statistics
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
+from bench.harness.header import print_header
+from bench.harness.loopback import scratch_farm, until
 from farm.config import DASHBOARD_PATH, load_settings
-from farm.store import FileStore
+from farm.objectstore import FileStore
 from master import control
-from tests.servers import free_port, wait_until
 from vocabgen.layout import build_vocab
 from vocabgen.vocabfile import dumps
 
@@ -144,21 +144,21 @@ def phase(name: str, pid: int, port: int, paths: list[str], chunked_read: bool =
         print("  REST latencies (ms):", [round(x * 1000) for x in rest])
 
 
-def main(n_diff: int, n_dl: int) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix="mlgo-bench-dash-"))
-    (tmp / "empty.toml").write_text("")
-    port = free_port()
-    os.environ.update({
-        "MLGO_FARM_PATHS_VAR_DIR": str(tmp / "var"), "MLGO_FARM_CONFIG": str(tmp / "empty.toml"),
-        "MLGO_FARM_BUILDBOT_WWW_PORT": str(port), "MLGO_FARM_BUILDBOT_PB_PORT": str(free_port()),
-    })
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("n_diff", nargs="?", type=int, default=400, help="concurrent vocabulary diffs (default 400)")
+    ap.add_argument("n_dl", nargs="?", type=int, default=50, help="concurrent downloads (default 50)")
+    args = ap.parse_args()
+    n_diff, n_dl = args.n_diff, args.n_dl
+    tmp, port = scratch_farm("mlgo-bench-dash-")
     s = load_settings()
+    print_header()
     populate(s.var_dir / "store", entity_names(tmp))
     control.start(s)
     try:
         pid = control.running(s)
         dash = "/" + DASHBOARD_PATH
-        wait_until(lambda: get(port, dash + "vocab/")[0] == 200, 60, "the dashboard")
+        until(lambda: get(port, dash + "vocab/")[0] == 200, 60, "dashboard")
         _, rss0, _ = proc_stat(pid)
         print(f"master RSS at rest: {rss0 / 1024 / 1024:.0f} MiB")
         phase(f"{n_diff} concurrent vocabulary diffs", pid, port, [f"{dash}vocab/ir/diff?a={V1}&b={V2}"] * n_diff)
@@ -169,4 +169,4 @@ def main(n_diff: int, n_dl: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 400, int(sys.argv[2]) if len(sys.argv) > 2 else 50)
+    main()

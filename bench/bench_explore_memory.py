@@ -1,11 +1,12 @@
 """Peak memory of one module's flip search, this tree's code against a baseline tree's, on the same module.
 
-    .venv/bin/python bench/bench_explore_memory.py --corpus /path/to/llvm/corpus \
+    .venv/bin/python -m bench.bench_explore_memory --corpus /path/to/llvm/corpus \
         --vocab var/cache/vocab/ir/VERSION.json --baseline-tree /tmp/old-checkout
 
 A nightly worker searches two of LLVM's largest TUs at once, so a search's peak memory is what sizes the
 worker. Each search runs in its own child process (peak RSS from getrusage), the baseline's with the
-baseline tree first on its path, alternating; both must find the same result (the arrays compared).
+baseline tree first on its path (PYTHONPATH, and `python -P`: not the working directory before it),
+alternating; both must find the same result (the arrays compared).
 The module searched is the corpus's largest bitcode, or --module NAME.
 """
 
@@ -21,7 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.harness import ROOT, compare
+from bench.harness.header import print_header
 
 
 def child(args: argparse.Namespace) -> None:
@@ -47,8 +49,10 @@ def child(args: argparse.Namespace) -> None:
 
 
 def run(tree: Path, args: argparse.Namespace, out: Path) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    argv = [sys.executable, str(Path(__file__).resolve()), "--child", "--corpus", args.corpus, "--module",
+    """One search in a child process running `tree`'s farm (this bench's module from this checkout, unless `tree` has
+    one of its own)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree.absolute()), str(ROOT)])}
+    argv = [sys.executable, "-P", "-m", "bench.bench_explore_memory", "--child", "--corpus", args.corpus, "--module",
             args.module, "--out", str(out), "--per-round", str(args.per_round), "--rounds", str(args.rounds)]
     if args.vocab:
         argv += ["--vocab", args.vocab]
@@ -75,25 +79,32 @@ def main() -> None:
     if not args.baseline_tree:
         ap.error("--baseline-tree is required")
     if not args.module:
-        sys.path.insert(0, str(ROOT))
         from policytrain.units import corpus_units
 
         args.module = max(corpus_units(Path(args.corpus)), key=lambda u: u.bitcode.stat().st_size).name
     import numpy as np
 
+    print_header()
     print(f"module {args.module}, budget {args.per_round} x {args.rounds}, group flips")
     with tempfile.TemporaryDirectory() as tmp:
-        for i in range(args.repeat):
-            got = {}
-            for label, tree in (("baseline", Path(args.baseline_tree)), ("this tree", ROOT)):
-                got[label] = run(tree, args, Path(tmp) / f"{label.replace(' ', '')}{i}.npz")
-                print(f"{label:>10}: peak {got[label]['peak_mib']:8.0f} MiB, {got[label]['wall_s']:6.1f} s, "
-                      f"{got[label]['compiles']} compiles, .text {got[label]['base']} -> {got[label]['best']}, "
-                      f"result arrays {got[label]['data_mib']:.0f} MiB", flush=True)
-            a, b = (np.load(Path(tmp) / f"{x}{i}.npz") for x in ("baseline", "thistree"))
+        current = {"round": 0}
+
+        def search(label: str, tree: Path) -> dict:
+            got = run(tree, args, Path(tmp) / f"{label.replace(' ', '')}{current['round']}.npz")
+            print(f"{label:>10}: peak {got['peak_mib']:8.0f} MiB, {got['wall_s']:6.1f} s, {got['compiles']} compiles, "
+                  f".text {got['base']} -> {got['best']}, result arrays {got['data_mib']:.0f} MiB", flush=True)
+            return got
+
+        runs = compare.alternate({"baseline": lambda: search("baseline", Path(args.baseline_tree)),
+                                  "this tree": lambda: search("this tree", ROOT)}, args.repeat, warmup=False,
+                                 each_round=lambda r: current.update(round=r))
+        for r in range(1, args.repeat + 1):
+            a, b = (np.load(Path(tmp) / f"{x}{r}.npz") for x in ("baseline", "thistree"))
             same = sorted(a.files) == sorted(b.files) and all(np.array_equal(a[k], b[k]) for k in a.files)
-            ratio = got["this tree"]["peak_mib"] / got["baseline"]["peak_mib"]
-            print(f"round {i + 1}: peak ratio this tree / baseline {ratio:.3f}; same result: {same}")
+            print(f"round {r}: same result: {same}")
+        rows = compare.compare({k: [g["peak_mib"] for g in v] for k, v in runs.items()}, "baseline")
+        print(f"peak ratio this tree / baseline: {rows['this tree'].ratio:.3f} (medians of {args.repeat}; "
+              f"median of each round's ratio {rows['this tree'].paired:.3f})")
 
 
 if __name__ == "__main__":

@@ -15,9 +15,9 @@ Prints each state's wall time as a ratio of the cold run's in the same repetitio
 `--repeat`), with ccache's and the triplet cache's hit counts, and checks that the last warm
 datasets are byte-identical to an uncached run over the same tree.
 
-    .venv/bin/python bench/bench_incremental.py --package lua5.4 --repeat 3
-    .venv/bin/python bench/bench_incremental.py --package zlib --kinds ir,mir
-    .venv/bin/python bench/bench_incremental.py --package llvm-toolchain-19 --work /work/cache/llvm-src \\
+    .venv/bin/python -m bench.bench_incremental --package lua5.4 --repeat 3
+    .venv/bin/python -m bench.bench_incremental --package zlib --kinds ir,mir
+    .venv/bin/python -m bench.bench_incremental --package llvm-toolchain-19 --work /work/cache/llvm-src \\
         --include lib/Transforms/Scalar --repeat 1
 
 With `--include` the package is a CMake project (LLVM) and the pipeline is the nightly's `corpus
@@ -32,13 +32,14 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
+from bench.harness import compare
+from bench.harness.header import print_header
 from farm.errors import ToolError
 from farm.toolchain import Toolchain
 from workers import cache, cmake_corpus, corpus, debsrc, tripletcache, triplets
@@ -167,6 +168,7 @@ def main() -> int:
     args = ap.parse_args()
     kinds = args.kinds.split(",")
     tc = Toolchain.from_settings()
+    print_header(tc)
     jobs = default_jobs()
     pristine = debsrc.fetch_source(args.package, args.work.absolute() / ("" if args.include else "debsrc"))
     reps = []
@@ -179,8 +181,8 @@ def main() -> int:
           f"{args.repeat} repetitions; header edited: {first['header_name']}")
     print(f"{'state':8} {'total':>8} {'ratio':>7} {'compile':>8} {'triplets':>9}  TU hits/misses  module hits/misses")
     for state in STATES:
-        med = {k: statistics.median(r[state][k] for r in reps) for k in ("total", "compile", "triplets")}
-        ratio = statistics.median(r[state]["total"] / r["cold"]["total"] for r in reps)
+        med = {k: compare.median([r[state][k] for r in reps]) for k in ("total", "compile", "triplets")}
+        ratio = compare.paired([r[state]["total"] for r in reps], [r["cold"]["total"] for r in reps])
         s = first[state]
         print(f"{state:8} {med['total']:7.2f}s {ratio:6.3f}x {med['compile']:7.2f}s {med['triplets']:8.2f}s  "
               f"{s['tu_hits']:>5}/{s['tu_misses']:<8} {s['mod_hits']:>5}/{s['mod_misses']}")

@@ -16,7 +16,7 @@ On a subset of LLVM chosen by path (default lib/Transforms/Scalar) of the Debian
 
 The farm's caches are off for the whole run: every number is a cold run.
 
-    nice -n 10 .venv/bin/python bench/bench_llvm_corpus.py --debsrc /work/cache/llvm-src \\
+    nice -n 10 .venv/bin/python -m bench.bench_llvm_corpus --debsrc /work/cache/llvm-src \\
         --include lib/Transforms/Scalar --full-prereq
 """
 
@@ -26,68 +26,37 @@ import argparse
 import json
 import os
 import random
-import resource
 import shutil
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_triplets import own_peak_rss, timed
-
+from bench.harness import compare, timing
+from bench.harness.commands import farm_cli
+from bench.harness.header import load, print_header
+from bench.harness.timing import Meter, Timing
 from farm.toolchain import Toolchain
 from workers import cmake_corpus, corpus, debsrc
 from workers.parallel import default_jobs
 
 
-def children_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-def cpu_of(argv: list[str]) -> tuple[float, float]:
-    """(wall, CPU seconds of the command and its descendants)."""
-    start, cpu = time.perf_counter(), children_cpu()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start, children_cpu() - cpu
-
-
-def ninja_objects(build: Path, objects: list[str], jobs: int) -> tuple[float, float]:
+def ninja_objects(build: Path, objects: list[str], jobs: int) -> Timing:
     for o in objects:
         (build / o).unlink(missing_ok=True)
-    return cpu_of(["ninja", "-C", str(build), "-j", str(jobs), *objects])
+    return timing.run(["ninja", "-C", str(build), "-j", str(jobs), *objects])
 
 
-def farm_corpus(jobs_: list, out: Path, tc: Toolchain, jobs: int) -> tuple[float, float, corpus.Corpus]:
+def farm_corpus(jobs_: list, out: Path, tc: Toolchain, jobs: int) -> tuple[Timing, corpus.Corpus]:
     shutil.rmtree(out, ignore_errors=True)
-    start, cpu = time.perf_counter(), children_cpu()
-    c = corpus.compile_jobs(jobs_, out, tc, jobs=jobs, source="bench")
-    return time.perf_counter() - start, children_cpu() - cpu, c
+    with Meter() as m:
+        c = corpus.compile_jobs(jobs_, out, tc, jobs=jobs, source="bench")
+    return m.timing, c
 
 
 def hms(seconds: float) -> str:
     m, s = divmod(round(seconds), 60)
     h, m = divmod(m, 60)
     return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s"
-
-
-def timed_cpu(cmd: list[str] | str, shell: bool = False) -> tuple[float, int, float]:
-    """`timed` plus the CPU seconds of the command and its descendants: steadier than wall time on a shared
-    machine (the wall time is what the targets are about)."""
-    before = children_cpu()
-    wall, rss = timed(cmd, shell)
-    return wall, rss, children_cpu() - before
-
-
-def _farm_from(tree: Path) -> list[str]:
-    """The farm's CLI from another checkout of the farm (for the code before a change), run in this one's config."""
-    code = "import sys; sys.path.insert(0, sys.argv.pop(1)); sys.argv[0] = 'mlgo-farm'; from farm.cli import main; " \
-           "sys.exit(main())"
-    return [sys.executable, "-c", code, str(tree.absolute())]
 
 
 def compare_triplets(work: Path, tc: Toolchain, jobs: int, repeat: int, before: Path | None = None) -> None:
@@ -108,34 +77,27 @@ def compare_triplets(work: Path, tc: Toolchain, jobs: int, repeat: int, before: 
     baseline = (f"xargs -P {jobs} -I{{}} {ir2vec} triplets {{}} < {listing} | grep -v '^MAX_RELATION' "
                 f"| sort -u > {work}/baseline.txt")
     args = ["triplets", "ir", str(cdir), "--opt-levels", "O0", "-j", str(jobs)]
-    here = [sys.executable, "-m", "farm.cli"]
-    variants = {"baseline": None,
-                "farm, no predicates": [*here, *args, "-o", str(work / "ds-plain"), "--no-predicates"],
-                "farm (default)": [*here, *args, "-o", str(work / "ds")]}
+    variants = {"baseline": lambda: timing.run(baseline, shell=True),
+                "farm, no predicates": lambda: timing.run([*farm_cli(), *args, "-o", str(work / "ds-plain"),
+                                                           "--no-predicates"]),
+                "farm (default)": lambda: timing.run([*farm_cli(), *args, "-o", str(work / "ds")])}
     if before is not None:
-        variants["farm (default), before"] = [*_farm_from(before), *args, "-o", str(work / "ds-before")]
+        variants["farm (default), before"] = lambda: timing.run([*farm_cli(before), *args, "-o",
+                                                                 str(work / "ds-before")])
     targets = {"farm, no predicates": 0.7, "farm (default)": 0.8}
     predicates.scanner(tc)  # built once per worker: not part of any run
-    timed(baseline, shell=True)  # page cache
-    times: dict[str, list[float]] = {k: [] for k in variants}
-    peaks: dict[str, list[float]] = {k: [] for k in variants}
-    cpus: dict[str, list[float]] = {k: [] for k in variants}
-    for _ in range(repeat):
-        for name, argv in variants.items():
-            w, m, cpu = timed_cpu(baseline, shell=True) if argv is None else timed_cpu(argv)
-            times[name].append(w)
-            peaks[name].append(m)
-            cpus[name].append(cpu)
+    runs = compare.alternate(variants, repeat)  # a warm-up round: page cache
     raw = json.loads((work / "ds" / "manifest.json").read_text())["triplets"]["raw"]
-    b, bc = statistics.median(times["baseline"]), statistics.median(cpus["baseline"])
+    walls = compare.compare({k: [t.wall for t in v] for k, v in runs.items()}, "baseline")
+    cpus = compare.compare({k: [t.cpu for t in v] for k, v in runs.items()}, "baseline")
     print(f"triplets ir O0 of {len(c.modules)} modules ({raw} raw lines), {repeat} alternated runs, load "
-          f"{os.getloadavg()[0]:.2f}, medians:", flush=True)
-    for k, v in times.items():
-        w, cpu = statistics.median(v), statistics.median(cpus[k])
-        print(f"  {k}: {w:.2f}s wall" + ("" if k == "baseline" else f" ({w / b:.2f}x)")
-              + f", {cpu:.2f} CPU-s" + ("" if k == "baseline" else f" ({cpu / bc:.2f}x)")
-              + f", peak {max(peaks[k]) / 1024:.0f} MiB" + (f"; target <= {targets[k]}x wall" if k in targets else ""),
-              flush=True)
+          f"{load()}, medians:", flush=True)
+    for k, v in runs.items():
+        w, cpu = walls[k], cpus[k]
+        print(f"  {k}: {w.median:.2f}s wall" + ("" if k == "baseline" else f" ({w.ratio:.2f}x)")
+              + f", {cpu.median:.2f} CPU-s" + ("" if k == "baseline" else f" ({cpu.ratio:.2f}x)")
+              + f", peak {max(t.peak_kib for t in v) / 1024:.0f} MiB"
+              + (f"; target <= {targets[k]}x wall" if k in targets else ""), flush=True)
     if before is not None:
         names = ("train2id.txt", "entity2id.txt", "relation2id.txt", "manifest.json")
         differ = [n for n in names if (work / "ds" / n).read_bytes() != (work / "ds-before" / n).read_bytes()]
@@ -162,6 +124,7 @@ def main() -> int:
     os.environ["MLGO_FARM_CACHE_ENABLED"] = "false"  # cold runs: every TU compiled, every module run
 
     tc = Toolchain.from_settings()
+    print_header(tc)
     jobs = default_jobs()
     if args.triplets_only:
         compare_triplets(args.work.absolute(), tc, jobs, args.triplet_repeat, args.before)
@@ -172,12 +135,11 @@ def main() -> int:
     build = work / "build"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    print(f"source: {src} ({debsrc.lineage(tree)['version']}), {jobs} jobs, load {os.getloadavg()[0]:.2f}",
-          flush=True)
+    print(f"source: {src} ({debsrc.lineage(tree)['version']}), {jobs} jobs", flush=True)
 
-    t = time.perf_counter()
-    db = cmake_corpus.configure(src, build, tc, debsrc.LLVM_CMAKE_DEFINES)
-    t_configure = time.perf_counter() - t
+    with Meter() as m:
+        db = cmake_corpus.configure(src, build, tc, debsrc.LLVM_CMAKE_DEFINES)
+    t_configure = m.timing.wall
     every = cmake_corpus.select(db, src, build)
     chosen = cmake_corpus.select(db, src, build, include)
     if args.sample:
@@ -186,9 +148,9 @@ def main() -> int:
     need = cmake_corpus.prerequisites(build, objects)
     steps = len(subprocess.run(["ninja", "-C", str(build), "-n", *need.nodes], capture_output=True,
                                text=True).stdout.splitlines())
-    t, cpu = time.perf_counter(), children_cpu()
-    cmake_corpus.build_prerequisites(build, need, jobs)
-    t_prereq, cpu_prereq = time.perf_counter() - t, children_cpu() - cpu
+    with Meter() as m:
+        cmake_corpus.build_prerequisites(build, need, jobs)
+    t_prereq, cpu_prereq = m.timing.wall, m.timing.cpu
     print(f"configure: {t_configure:.1f}s, {len(every)} TUs in llvm/; prerequisites of {len(chosen)} TUs "
           f"({', '.join(include)}): {len(need.nodes)} generated files, {steps} Ninja steps, {t_prereq:.1f}s "
           f"({cpu_prereq:.0f} CPU-s; left out: {need.left_out})", flush=True)
@@ -196,13 +158,18 @@ def main() -> int:
     jobs_ = [job for job, _ in chosen]
     n_steps = len(subprocess.run(["ninja", "-C", str(build), "-n", *objects], capture_output=True,
                                  text=True).stdout.splitlines())
-    ours, base = [], []
-    for _ in range(args.repeat):
-        base.append(ninja_objects(build, objects, jobs))
-        w, c_, c = farm_corpus(jobs_, work / "corpus", tc, jobs)
-        ours.append((w, c_))
-    bw, bc = statistics.median(b[0] for b in base), statistics.median(b[1] for b in base)
-    ow, oc = statistics.median(o[0] for o in ours), statistics.median(o[1] for o in ours)
+    made: list[corpus.Corpus] = []
+
+    def ours() -> Timing:
+        took, c = farm_corpus(jobs_, work / "corpus", tc, jobs)
+        made.append(c)
+        return took
+
+    runs = compare.alternate({"ninja": lambda: ninja_objects(build, objects, jobs), "corpus": ours}, args.repeat,
+                             warmup=False)
+    c = made[-1]
+    bw, ow = (compare.median([t.wall for t in runs[k]]) for k in ("ninja", "corpus"))
+    bc, oc = (compare.median([t.cpu for t in runs[k]]) for k in ("ninja", "corpus"))
     n = len(jobs_)
     print(f"compile {n} TUs: ninja objects ({n_steps} steps) {bw:.1f}s wall {bc:.0f} CPU-s; corpus bitcode "
           f"{ow:.1f}s wall {oc:.0f} CPU-s ({len(c.modules)} modules, {len(c.skipped)} skipped); "
@@ -212,14 +179,15 @@ def main() -> int:
 
     cdir = work / "corpus"
     compare_triplets(work, tc, jobs, args.triplet_repeat, args.before)
-    triplets = [sys.executable, "-m", "farm.cli", "triplets"]
+    triplets = [*farm_cli(), "triplets"]
 
     costs = {}
     for label, argv in (("IR O0", ["ir", "--opt-levels", "O0"]),
                         ("IR O1,O2,O3,Oz", ["ir", "--opt-levels", "O1,O2,O3,Oz"]), ("MIR O2", ["mir"])):
-        costs[label] = cpu_of([*triplets, *argv, str(cdir), "-o", str(work / f"ds-{len(costs)}"), "-j", str(jobs)])[1]
-    rss = own_peak_rss(["triplets", "ir", "--opt-levels", "O0,O1,O2,O3,Oz", str(cdir), "-o", str(work / "ds-rss"),
-                        "-j", str(jobs)])
+        costs[label] = timing.run([*triplets, *argv, str(cdir), "-o", str(work / f"ds-{len(costs)}"), "-j",
+                                   str(jobs)]).cpu
+    rss = timing.farm_self_peak(["triplets", "ir", "--opt-levels", "O0,O1,O2,O3,Oz", str(cdir), "-o",
+                                 str(work / "ds-rss"), "-j", str(jobs)])
     per = {k: v / len(c.modules) for k, v in costs.items()}
     print("triplet CPU-s per module: " + ", ".join(f"{k} {v:.2f}" for k, v in per.items())
           + f"; farm process peak RSS, IR at all five levels: {rss / 1024:.0f} MiB", flush=True)
@@ -227,9 +195,9 @@ def main() -> int:
     t_full = None
     if args.full_prereq:
         need_all = cmake_corpus.prerequisites(build, [node for _, node in every])
-        t, cpu = time.perf_counter(), children_cpu()
-        cmake_corpus.build_prerequisites(build, need_all, jobs)
-        t_full, cpu_prereq = t_prereq + time.perf_counter() - t, cpu_prereq + children_cpu() - cpu
+        with Meter() as m:
+            cmake_corpus.build_prerequisites(build, need_all, jobs)
+        t_full, cpu_prereq = t_prereq + m.timing.wall, cpu_prereq + m.timing.cpu
         print(f"prerequisites of all {len(every)} TUs: {len(need_all.nodes)} generated files, "
               f"{t_full:.0f}s and {cpu_prereq:.0f} CPU-s in all (the subset's included)", flush=True)
 

@@ -1,61 +1,61 @@
 """How much a Buildbot build adds to a farm verb: `mlgo-farm toolchain` run directly (baseline)
-versus forced through a real master and worker on loopback (farm-selftest), same run, same machine.
+versus forced through a real master and worker on loopback (farm-selftest), alternated, same machine.
 
-Usage: PYTHONPATH=. .venv/bin/python bench/bench_master_overhead.py [N]
+    .venv/bin/python -m bench.bench_master_overhead [N]
 """
 
 from __future__ import annotations
 
-import os
-import statistics
+import argparse
 import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
 
+from bench.harness import MLGO_FARM, compare
+from bench.harness.header import print_header
+from bench.harness.loopback import scratch_farm
 from farm.config import load_settings
 from master import buildbot_worker, control
 from master.rest import MasterAPI
-from tests.servers import free_port
 
 
-def main(n: int) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix="mlgo-bench-"))
-    (tmp / "empty.toml").write_text("")
-    os.environ.update({
-        "MLGO_FARM_PATHS_VAR_DIR": str(tmp / "var"), "MLGO_FARM_CONFIG": str(tmp / "empty.toml"),
-        "MLGO_FARM_BUILDBOT_WWW_PORT": str(free_port()), "MLGO_FARM_BUILDBOT_PB_PORT": str(free_port()),
-    })
-    exe = str(Path(sys.executable).with_name("mlgo-farm"))
-    direct = []
-    for _ in range(n):
-        t = time.perf_counter()
-        subprocess.run([exe, "-v", "toolchain"], check=True, capture_output=True)
-        direct.append(time.perf_counter() - t)
-
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("n", nargs="?", type=int, default=10, help="alternated runs of each (default 10)")
+    args = ap.parse_args()
+    scratch_farm("mlgo-bench-")
     s = load_settings()
+    print_header()
+
+    def direct() -> float:
+        t = time.perf_counter()
+        subprocess.run([MLGO_FARM, "-v", "toolchain"], check=True, capture_output=True)
+        return time.perf_counter() - t
+
     control.start(s)
     wdir = buildbot_worker.create(s)
     try:
         buildbot_worker.start(s, wdir)
         api = MasterAPI.for_settings(s)
         api.wait_workers(["local"], 60)
-        via = []
-        for _ in range(n):
+
+        def forced() -> float:
             t = time.perf_counter()
             api.force("farm-selftest")
             api.wait_idle(120, poll=0.02)
-            via.append(time.perf_counter() - t)
+            return time.perf_counter() - t
+
+        runs = compare.alternate({"direct": direct, "build": forced}, args.n)
         assert all(b.ok for b in api.builds_after(0))
     finally:
         buildbot_worker.stop(s, wdir)
         control.stop(s)
-    d, v = statistics.median(direct), statistics.median(via)
-    print(f"direct `mlgo-farm toolchain`: median {d * 1000:.0f} ms over {n}")
-    print(f"forced build (farm-selftest): median {v * 1000:.0f} ms over {n}")
-    print(f"ratio build/direct: {v / d:.2f}x (overhead {1000 * (v - d):.0f} ms per build)")
+    rows = compare.compare(runs, "direct")
+    d, v = rows["direct"].median, rows["build"].median
+    print(f"direct `mlgo-farm toolchain`: median {d * 1000:.0f} ms over {args.n}")
+    print(f"forced build (farm-selftest): median {v * 1000:.0f} ms over {args.n}")
+    print(f"ratio build/direct: {rows['build'].ratio:.2f}x, median of each round's ratio {rows['build'].paired:.2f}x "
+          f"(overhead {1000 * (v - d):.0f} ms per build)")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 10)
+    main()

@@ -12,20 +12,21 @@ launcher's shared server and through an explicit `policy serve --socket`. Runs a
 the median over rounds of the ratio to the same round's baseline run, steadier on a shared machine),
 the CPU ratio (children, plus the policy server's CPU), the median host round trip per decision
 (microseconds, from reading an observation to writing its advice) and the `.text` comparison.
-The machine's load average is printed before and after: others share the cores.
+The run's header gives the load average before, and it is printed again after: others share the cores.
 
-    .venv/bin/python bench/bench_policy_build.py --package lua5.4 --repeat 3 --train
+    .venv/bin/python -m bench.bench_policy_build --package lua5.4 --repeat 3 --train
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
+import functools
 import json
 import os
-import resource
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,36 +34,28 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from farm.toolchain import Toolchain
+from bench.harness import MLGO_FARM, compare, corpora
+from bench.harness.header import load, print_header
+from bench.harness.loopback import end, until
+from bench.harness.timing import Meter, Timing
+from farm.toolchain import Toolchain, text_sizes
 from workers import corpus
 from workers.parallel import default_jobs
 
-MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
 
-
-def cpu_seconds(include_self: bool = False) -> float:
-    """User+system CPU of finished children (and of this process): steadier than wall time on a busy host."""
-    who = [resource.RUSAGE_CHILDREN] + ([resource.RUSAGE_SELF] if include_self else [])
-    return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, who))
-
-
-CPU: dict[str, list[float]] = {}
-
-
-def build(commands: list[list[str]], jobs: int, tag: str = "") -> tuple[float, list[int]]:
-    """Run every compile, `jobs` at a time, like `make -j`; wall seconds and the failed indices."""
+def build(commands: list[list[str]], jobs: int) -> tuple[Timing, list[int]]:
+    """Run every compile, `jobs` at a time, like `make -j`; its timing (CPU: the compiles', steadier than wall time
+    on a busy host) and the failed indices."""
     def one(cmd: list[str]) -> bool:
         return subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
 
-    start, cpu0 = time.perf_counter(), cpu_seconds()
-    with ThreadPoolExecutor(jobs) as pool:
+    with Meter() as m, ThreadPoolExecutor(jobs) as pool:
         ok = list(pool.map(one, commands))
-    CPU.setdefault(tag, []).append(cpu_seconds() - cpu0)
-    return time.perf_counter() - start, [i for i, good in enumerate(ok) if not good]
+    return m.timing, [i for i, good in enumerate(ok) if not good]
 
 
 def build_in_process(units: list[tuple[str, list[str]]], clang: str, out: Path, spec: str, jobs: int,
-                     tc: Toolchain) -> tuple[float, list[float]]:
+                     tc: Toolchain) -> tuple[Timing, list[float]]:
     """The same compiles through `run_compile` from one Python process (no interpreter start per compile)."""
     import threading
 
@@ -80,11 +73,9 @@ def build_in_process(units: list[tuple[str, list[str]]], clang: str, out: Path, 
             sys.exit(f"in-process compile failed: {o.error}")
         return o.response_times
 
-    start, cpu0 = time.perf_counter(), cpu_seconds(include_self=True)
-    with ThreadPoolExecutor(jobs) as pool:
+    with Meter(include_self=True) as m, ThreadPoolExecutor(jobs) as pool:
         rts = [t for r in pool.map(one, range(len(units))) for t in r]
-    CPU.setdefault(f"{spec} in-process", []).append(cpu_seconds(include_self=True) - cpu0)
-    return time.perf_counter() - start, rts
+    return m.timing, rts
 
 
 def sources(package: str, work: Path) -> list[tuple[str, list[str]]]:
@@ -95,14 +86,6 @@ def sources(package: str, work: Path) -> list[tuple[str, list[str]]]:
     r = debsrc.recipe(package)
     return [(f"{sub}/{j.name}", [*j.args, "-c", str(j.source)])
             for sub in r.subdirs for j in corpus.jobs_from_directory(tree / sub, ("-Oz", "-g0", *r.flags))]
-
-
-def text_size(tc: Toolchain, objs: list[Path]) -> int:
-    total = 0
-    for i in range(0, len(objs), 200):
-        lines = tc.run("llvm-size", objs[i:i + 200]).stdout.decode().splitlines()[1:]
-        total += sum(int(ln.split()[0]) for ln in lines)
-    return total
 
 
 def server_pid(log: Path) -> int | None:
@@ -128,11 +111,9 @@ def main() -> int:
     from policyhost.cc import launcher_command
     from policyhost.host import process_tree_cpu
 
-    print(f"load before: {os.getloadavg()}")
     tc = Toolchain.from_settings()
-    corpus_dir = args.work / f"corpus-{args.package}"
-    if not (corpus_dir / corpus.DESCRIPTION).is_file():
-        corpus.from_debian(args.package, corpus_dir, tc, args.work / "debsrc")
+    print_header(tc)
+    corpus_dir = corpora.debian_corpus(args.package, args.work, tc)
     if args.bitcode:
         units = [(m.name, ["-Oz", "-c", str(m.bitcode)]) for m in corpus.load(corpus_dir).modules]
     else:
@@ -171,9 +152,8 @@ def main() -> int:
         sock = out / f"{tag}.sock"
         servers[tag] = subprocess.Popen([MLGO_FARM, "policy", "serve", "--policy", policy, "--socket", str(sock)],
                                         stdout=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while not sock.exists() and time.monotonic() < deadline and servers[tag].poll() is None:
-            time.sleep(0.05)
+        with contextlib.suppress(TimeoutError):
+            until(lambda: sock.exists() or servers[tag].poll() is not None, 60, "policy serve socket", poll=0.05)
         if not sock.exists():
             sys.exit("policy serve did not start")
         return launcher_command(None, server=str(sock), stats=stats(tag))
@@ -196,24 +176,22 @@ def main() -> int:
             return [p for log in runtime.glob("mlgo-farm-*/*.log") if (p := server_pid(log))]
         return []
 
+    def timed_build(name: str) -> Timing:
+        """One build of variant `name`, its CPU with the policy server's; the stats of the last run only kept."""
+        tag, cmds = variants[name][0], runs[name]
+        Path(stats(tag)).unlink(missing_ok=True)
+        pids = server_pids(tag)
+        server_cpu0 = sum(process_tree_cpu(p) for p in pids)
+        took, failed = build(cmds, args.jobs)
+        if failed:
+            sys.exit(f"{name}: {len(failed)} compiles failed, first: {' '.join(cmds[failed[0]])}")
+        return dataclasses.replace(took, cpu=took.cpu + sum(process_tree_cpu(p) for p in pids) - server_cpu0)
+
     runs = {name: commands(tag, prefix) for name, (tag, prefix) in variants.items()}
-    for cmds in runs.values():
-        build(cmds, args.jobs)  # warm the page cache, the bytecode cache and the shared server
-    times: dict[str, list[float]] = {k: [] for k in runs}
-    for _ in range(args.repeat):
-        for name, cmds in runs.items():
-            tag = variants[name][0]
-            Path(stats(tag)).unlink(missing_ok=True)  # keep the stats of the last run only
-            pids = server_pids(tag)
-            server_cpu0 = sum(process_tree_cpu(p) for p in pids)
-            wall, failed = build(cmds, args.jobs, tag=name)
-            CPU[name][-1] += sum(process_tree_cpu(p) for p in pids) - server_cpu0
-            if failed:
-                sys.exit(f"{name}: {len(failed)} compiles failed, first: {' '.join(cmds[failed[0]])}")
-            times[name].append(wall)
+    # a warm-up round first: the page cache, the bytecode cache and the shared server
+    timings = compare.alternate({name: functools.partial(timed_build, name) for name in runs}, args.repeat)
     for srv in servers.values():
-        srv.terminate()
-        srv.wait()
+        end(srv)
     for log in runtime.glob("mlgo-farm-*/*.log"):
         pid = server_pid(log)
         if pid and str(runtime).encode() in Path(f"/proc/{pid}/cmdline").read_bytes():  # ours, still running
@@ -221,33 +199,29 @@ def main() -> int:
     in_process = {} if args.no_in_process else {"heuristic": "heuristic"}
     if args.model and not args.no_in_process:
         in_process[f"onnx {args.model.name}"] = str(args.model.absolute())
-    ip_times: dict[str, list[float]] = {k: [] for k in in_process}
-    ip_rts: dict[str, list[float]] = {}
-    for _ in range(args.repeat):
-        for i, (name, spec) in enumerate(in_process.items()):
-            wall, ip_rts[name] = build_in_process(units, clang, out / f"ip{i}", spec, args.jobs, tc)
-            ip_times[name].append(wall)
+    ip_runs = compare.alternate({name: functools.partial(build_in_process, units, clang, out / f"ip{i}", spec,
+                                                         args.jobs, tc)
+                                 for i, (name, spec) in enumerate(in_process.items())}, args.repeat, warmup=False)
 
     base = "heuristic (plain clang)"
     base_objs = [out / "baseline" / f"{i}.o" for i in range(len(units))]
-    base_size = text_size(tc, base_objs)
+    base_size = sum(text_sizes(tc, base_objs).values())
     what = "corpus bitcode modules" if args.bitcode else "C files"
     print(f"{args.package}: {len(units)} {what}, -Oz, {args.jobs} jobs, {args.repeat} alternating runs")
     print(f"{'build':<38}{'median s':>10}{'ratio':>8}{'paired':>8}{'cpu ratio':>10}{'paired':>8}{'text bytes':>12}"
           f"{'size vs heur.':>15}{'identical':>11}{'decisions':>11}{'median rt us':>14}")
 
-    def ratios(walls: list[float], cpus: list[float]) -> str:
-        """Ratios of the medians, and medians of the ratios to the baseline run of the same round."""
-        paired = [statistics.median(x / y for x, y in zip(v, times_or_cpu, strict=True))
-                  for v, times_or_cpu in ((walls, times[base]), (cpus, CPU[base]))]
-        return (f"{statistics.median(walls) / statistics.median(times[base]):>8.2f}{paired[0]:>8.2f}"
-                f"{statistics.median(cpus) / statistics.median(CPU[base]):>10.2f}{paired[1]:>8.2f}")
+    base_walls, base_cpus = [t.wall for t in timings[base]], [t.cpu for t in timings[base]]
 
-    def row(name: str, walls: list[float], cpus: list[float], objs: list[Path], rts: list[float] | None) -> None:
-        size = text_size(tc, objs)
+    def row(name: str, took: list[Timing], objs: list[Path], rts: list[float] | None) -> None:
+        """Ratios of the medians, and medians of the ratios to the baseline run of the same round, wall and CPU."""
+        walls, cpus = [t.wall for t in took], [t.cpu for t in took]
+        size = sum(text_sizes(tc, objs).values())
         same = sum(a.read_bytes() == b.read_bytes() for a, b in zip(objs, base_objs, strict=True))
-        decided = f"{len(rts):>11}{statistics.median(rts) * 1e6 if rts else 0:>14.1f}" if rts is not None else ""
-        print(f"{name:<38}{statistics.median(walls):>10.3f}{ratios(walls, cpus)}{size:>12}"
+        decided = f"{len(rts):>11}{compare.median(rts) * 1e6 if rts else 0:>14.1f}" if rts is not None else ""
+        print(f"{name:<38}{compare.median(walls):>10.3f}{compare.ratio(walls, base_walls):>8.2f}"
+              f"{compare.paired(walls, base_walls):>8.2f}{compare.ratio(cpus, base_cpus):>10.2f}"
+              f"{compare.paired(cpus, base_cpus):>8.2f}{size:>12}"
               f"{(size - base_size) / base_size:>+14.2%} {same:>5}/{len(objs):<5}{decided}")
 
     for name, (tag, prefix) in variants.items():
@@ -256,15 +230,15 @@ def main() -> int:
         if prefix is not None:
             lines = [json.loads(ln) for ln in Path(stats(tag)).read_text().splitlines()]
             rts = [t for s in lines for t in s["response_times"]]
-        row(name, times[name], CPU[name], objs, rts)
-    for i, name in enumerate(in_process):
+        row(name, timings[name], objs, rts)
+    for i, (name, got) in enumerate(ip_runs.items()):
         objs = [out / f"ip{i}" / f"{j}.o" for j in range(len(units))]
-        row(name + " in-process", ip_times[name], CPU[f"{in_process[name]} in-process"], objs, ip_rts[name])
+        row(name + " in-process", [t for t, _ in got], objs, got[-1][1])  # the round trips of the last run
     print("target: policy build within 1.3x of the heuristic build's wall time; 'paired': median over rounds of "
           "the ratio to that round's baseline run (steadier when other jobs load the machine)")
     print("in-process rows: run_compile from one Python process, i.e. the host's own cost without the "
           "per-compile interpreter start-up")
-    print(f"load after: {os.getloadavg()}")
+    print(f"load after: {load()}")
     shutil.rmtree(out)
     shutil.rmtree(runtime, ignore_errors=True)
     return 0

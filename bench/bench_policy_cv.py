@@ -1,6 +1,6 @@
 """Cross-validation over whole training packages: how round-1 clones do on packages they never saw.
 
-    PYTHONPATH=. .venv/bin/python bench/bench_policy_cv.py OUT.jsonl     # then: ... --summary OUT.jsonl
+    .venv/bin/python -m bench.bench_policy_cv OUT.jsonl     # then: ... --summary OUT.jsonl
 
 Five validation packages are too few to tell a policy that generalises from one that was lucky
 on them, and the evaluation packages must not be looked at to choose. So the nine training
@@ -12,7 +12,7 @@ network is measured as it is, sticking to LLVM's decision (stick 4), holding LLV
 (`hold_no` 50: it only refuses), and as the average of the five seeds (policytrain/mlp.py
 `average`). The evaluation packages are never compiled. One JSON line per (fold, network);
 `--summary` folds them per network over all 14 packages; a stopped run resumes where it stopped (the
-(fold, network) pairs already in OUT are skipped). The numbers are in bench/README.md.
+(fold, network) pairs already in OUT are skipped). The numbers are in bench/README.md#bench_policy_cv.
 """
 import argparse
 import json
@@ -20,14 +20,10 @@ from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 
-from farm.config import load_settings
-from farm.toolchain import Toolchain
-from policytrain.explore import ExploreCache
-from policytrain.fanout import thread_fanout
+from bench.harness.header import print_header
+from bench.harness.policy import PolicyBench
 from policytrain.improve import bc_dataset, fit_bc, geomean
 from policytrain.mlp import average
-from policytrain.recipes import RECIPES
-from policytrain.trainer import Trainer, package_corpus, resolve_splits
 
 SEEDS = range(5)
 
@@ -45,10 +41,10 @@ def candidates(nets, names):
 
 
 def run(path: Path) -> None:
-    s = load_settings()
-    tc, var, rec = Toolchain.from_settings(s), Path(s.var_dir), RECIPES["nightly"]
-    splits = resolve_splits(None, None, "", var, tc, rec)
-    t = Trainer(tc, splits, rec, thread_fanout(tc, ExploreCache.under(var), 2), progress=print)
+    pb = PolicyBench.load()
+    print_header(pb.toolchain)
+    t = pb.trainer("nightly")
+    rec, splits = t.recipe, t.splits
     found = t.explore(None, [u for p in splits.train for u in p.units])
     owner = [p.name for p in splits.train for _ in p.units]
     names = [p.name for p in splits.train]
@@ -58,7 +54,7 @@ def run(path: Path) -> None:
             todo = [c for c in CANDIDATES if (json.dumps(fold), c) not in done]  # a stopped run resumes
             if not todo:
                 continue
-            test = splits.validation if fold is None else [package_corpus(n, var, tc) for n in fold]
+            test = splits.validation if fold is None else [pb.package(n) for n in fold]
             data = bc_dataset([m for m, o in zip(found, owner, strict=True) if fold is None or o not in fold], rec.bc)
             nets = [fit_bc(*data, replace(rec.bc, seed=sd)) for sd in SEEDS]
             for name, pol in candidates(nets, todo).items():

@@ -1,6 +1,6 @@
 """Which departures from LLVM's decision a trained policy may keep: all, or only those near LLVM's own threshold.
 
-    PYTHONPATH=. .venv/bin/python bench/bench_policy_reach.py MODEL.npz --packages xz-utils,jansson --reach 10,30,inf
+    .venv/bin/python -m bench.bench_policy_reach MODEL.npz --packages xz-utils,jansson --reach 10,30,inf
 
 Exploration's first search from the heuristic (the nightly's, 3,251 flips) says where flipping LLVM's
 decision helps: an inline LLVM refuses although its cost estimate is over 1,000 below the threshold
@@ -13,23 +13,21 @@ departure is far from a decision LLVM's cost model calls close. With `--above` i
 refuses whose estimate is more than `reach` above the threshold: the adds far below it, which helped, are kept.
 With `--below` it limits only the refusals of inlines LLVM makes whose estimate is more than `reach` below it.
 The policy is replayed on the named packages (never training packages), each module compiled once
-with the heuristic and once per reach; the numbers are in bench/README.md.
+with the heuristic and once per reach; the numbers are in bench/README.md#bench_policy_reach.
 """
 import argparse
 import math
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from farm.config import load_settings
-from farm.toolchain import Toolchain
-from policytrain.explore import ExploreCache, ReplayPolicy, compile_size
-from policytrain.fanout import thread_fanout
+from bench.harness.header import print_header
+from bench.harness.policy import PolicyBench
+from policytrain import mlp_io
+from policytrain.explore import ReplayPolicy
 from policytrain.improve import geomean
 from policytrain.mlp import Mlp
-from policytrain.trainer import Splits, Trainer, package_corpus
 
 
 class Reach(ReplayPolicy):
@@ -60,7 +58,7 @@ def limited(net: Mlp, reach: float, adds_only: bool, side: str | None) -> Replay
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model", type=Path, help="a trained policy's .npz")
     ap.add_argument("--packages", required=True, help="comma-separated packages, none of them trained on")
     ap.add_argument("--reach", default="10,30,100,inf")
@@ -71,22 +69,16 @@ def main() -> None:
                     help="limit only the inlines LLVM refuses whose estimate is over `reach` ABOVE the threshold")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
-    s = load_settings()
-    tc = Toolchain.from_settings(s)
-    net = Mlp.load(a.model)
-    pkgs = [package_corpus(n, Path(s.var_dir), tc) for n in a.packages.split(",")]
-    t = Trainer(tc, Splits((), ()), None, thread_fanout(tc, ExploreCache(None), a.jobs), progress=print)
+    pb = PolicyBench.load(a.jobs, cached=False)
+    print_header(pb.toolchain)
+    net = mlp_io.load(a.model)
+    pkgs = [pb.package(n) for n in a.packages.split(",")]
+    t = pb.trainer(None)
     reaches = [float(r) for r in a.reach.split(",")]
     side = "guard" if a.above else "floor" if a.below else None
     table = {}
     for p in pkgs:
-        h = t.heuristic_sizes(p.units)
-        row = []
-        for r in reaches:
-            with ThreadPoolExecutor(a.jobs) as ex:
-                sz = list(ex.map(lambda u, r=r: compile_size(u, limited(net, r, a.adds_only, side), tc)[0], p.units))
-            both = [(x, y) for x, y in zip(h, sz, strict=True) if x and y]
-            row.append(sum(y for _, y in both) / sum(x for x, _ in both))
+        row = [pb.replay_ratio(t, p.units, lambda r=r: limited(net, r, a.adds_only, side)) for r in reaches]
         table[p.name] = row
         print(f"{p.name:<14}" + "".join(f" {v:8.5f}" for v in row), flush=True)
     cols = list(zip(*table.values(), strict=True))

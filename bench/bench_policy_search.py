@@ -1,6 +1,6 @@
 """What exploration finds on training modules: single flips against group flips, with the same budget.
 
-    PYTHONPATH=. .venv/bin/python bench/bench_policy_search.py --per-package 5 [--budget 16,2]
+    .venv/bin/python -m bench.bench_policy_search --per-package 5 [--budget 16,2]
 
 Both search LLVM's heuristic trajectory of the same modules (the first `--per-package` of each declared training
 package's nightly sample, by name hash) with the same budget: `Budget(16, 2)` flips one step at a time, as the
@@ -8,17 +8,14 @@ nightly did until 2026-11-26; `Budget(16, 2, groups=True)` also holds every late
 to the flipped action (policytrain/explore.py). Baseline: the heuristic's own `.text`, the same compile. The
 searches are cached where the trainer caches them, so a module the nightly already searched costs nothing here.
 What a search finds is what cloning can learn from, not what a policy wins on unseen code: that is
-bench_policy_training.py's table. The numbers are in bench/README.md.
+bench_policy_training.py's table. The numbers are in bench/README.md#bench_policy_search.
 """
 import argparse
-from pathlib import Path
 
-from farm.config import load_settings
-from farm.toolchain import Toolchain
-from policytrain.explore import Budget, ExploreCache, ModuleResult
-from policytrain.fanout import thread_fanout
+from bench.harness.header import print_header
+from bench.harness.policy import PolicyBench
+from policytrain.explore import Budget, ModuleResult
 from policytrain.packages import SPLITS
-from policytrain.trainer import package_corpus
 from workers.corpusdir import sample_names
 
 
@@ -28,20 +25,19 @@ def main() -> None:
     ap.add_argument("--budget", default="16,2", help="flips per round, rounds")
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
-    s = load_settings()
-    tc = Toolchain.from_settings(s)
+    pb = PolicyBench.load(args.jobs)
+    print_header(pb.toolchain)
     per_round, rounds = (int(x) for x in args.budget.split(","))
     units = []
     for name in SPLITS["train"]:
-        pkg = package_corpus(name, Path(s.var_dir), tc, 50)
+        pkg = pb.package(name, 50)
         keep = sample_names((u.name for u in pkg.units), args.per_package)
         units += [u for u in pkg.units if u.name in keep]
-    run = thread_fanout(tc, ExploreCache.under(s.var_dir), args.jobs)
     rows = {}
     for label, groups in (("single flips", False), ("group flips", True)):
         budget = Budget(per_round, rounds, groups=groups).as_json()
-        found = [ModuleResult.from_json(r) for r in run("explore", [{"unit": u.as_json(), "base": None,
-                                                                      "budget": budget} for u in units])]
+        items = [{"unit": u.as_json(), "base": None, "budget": budget} for u in units]
+        found = [ModuleResult.from_json(r) for r in pb.fanout("explore", items)]
         rows[label] = {r.name: r for r in found if r.best_size is not None}
     names = set.intersection(*(set(r) for r in rows.values()))
     base = sum(rows["single flips"][n].base_size for n in names)

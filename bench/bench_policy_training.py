@@ -12,15 +12,16 @@ Three measurements, each a ratio against a named baseline in the same run:
 * `throughput`: compiles per second of the training's fan-out with one Celery worker, then two
   (real redis-server and `celery worker` processes, one exploration job per module).
 
-    .venv/bin/python bench/bench_policy_training.py heldout --recipe nightly
-    .venv/bin/python bench/bench_policy_training.py vocab --recipe demo --farm-vocab store:latest
-    .venv/bin/python bench/bench_policy_training.py throughput --package lua5.4 --package libzstd
+`--recipe` takes production's recipes (policytrain/recipes.py) and the experiments (bench/policy_recipes.py).
+
+    .venv/bin/python -m bench.bench_policy_training heldout --recipe nightly
+    .venv/bin/python -m bench.bench_policy_training vocab --recipe demo --farm-vocab store:latest
+    .venv/bin/python -m bench.bench_policy_training throughput --package lua5.4 --package libzstd
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -28,19 +29,16 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # `throughput` starts redis-server with the tests' loopback helpers (tests/servers.py)
-MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
-LLVM_VOCAB = ROOT / "bench" / "data" / "seedEmbeddingVocab75D.json"
+from bench.harness import LLVM_IR_VOCAB, ROOT
+from bench.harness.header import print_header
+from bench.harness.loopback import end, redis_server, until
+from bench.harness.policy import PolicyBench, train_policy
+from bench.policy_recipes import lookup
+from farm.errors import InputError
 
 
-def train(recipe: str, out: Path, vocab: str | None, env: dict | None = None) -> dict:
-    cmd = [MLGO_FARM, "policy", "train", "--recipe", recipe, "-o", str(out), *(["--vocab", vocab] if vocab else [])]
-    t0 = time.monotonic()
-    subprocess.run(cmd, check=True, env=env)
-    record = json.loads(out.with_suffix(".json").read_text())
-    record["seconds"] = round(time.monotonic() - t0, 1)
-    return record
+def train(recipe: str, out: Path, vocab: str | None) -> dict:
+    return train_policy(recipe, out, *(["--vocab", vocab] if vocab else []))
 
 
 def table(record: dict) -> str:
@@ -61,7 +59,7 @@ def cmd_heldout(args: argparse.Namespace) -> None:
 def cmd_vocab(args: argparse.Namespace) -> None:
     out = Path(args.out)
     rows = []
-    for label, vocab in (("LLVM features only", None), ("LLVM in-tree vocabulary (75D)", str(LLVM_VOCAB)),
+    for label, vocab in (("LLVM features only", None), ("LLVM in-tree vocabulary (75D)", str(LLVM_IR_VOCAB)),
                          ("farm vocabulary", args.farm_vocab)):
         if vocab is None and label != "LLVM features only":
             continue
@@ -77,15 +75,11 @@ def cmd_vocab(args: argparse.Namespace) -> None:
 
 def cmd_throughput(args: argparse.Namespace) -> None:
     """One exploration job per module through Celery, with 1 then 2 single-process workers; compiles/s each."""
-    from farm.toolchain import Toolchain
-    from policytrain.trainer import package_corpus
-    from tests import servers
-
-    tc = Toolchain.from_settings()
-    units = [u for p in args.package for u in package_corpus(p, ROOT / "var", tc).units]
+    pb = PolicyBench.load()
+    units = [u for p in args.package for u in pb.package(p).units]
     items = [{"unit": u.as_json(), "base": None, "budget": {"per_round": args.per_round, "rounds": 1}}
              for u in units]
-    with tempfile.TemporaryDirectory() as tmp, servers.redis_server(Path(tmp)) as url:
+    with tempfile.TemporaryDirectory() as tmp, redis_server(Path(tmp)) as url:
         env = {**os.environ, "MLGO_FARM_CELERY_BROKER_URL": f"{url}/0", "MLGO_FARM_CELERY_RESULT_BACKEND": f"{url}/1"}
         rates = {}
         for n in (1, 2):
@@ -100,13 +94,13 @@ def cmd_throughput(args: argparse.Namespace) -> None:
             try:
                 from policytrain.fanout import celery_fanout  # its Celery app reads the environment above
 
-                servers.wait_until(lambda n=n: len(_ping()) >= n, 60, f"{n} worker(s)")
+                until(lambda n=n: len(_ping()) >= n, 60, f"{n} worker(s)")
                 t0 = time.monotonic()
                 results = celery_fanout(3600)("explore", items)
                 secs = time.monotonic() - t0
             finally:
                 for w in workers:
-                    servers.stop(w)
+                    end(w)
             compiles = sum(r["compiles"] for r in results)
             rates[n] = compiles / secs
             print(f"{n} worker(s): {compiles} compiles of {len(items)} modules in {secs:.1f} s, "
@@ -124,7 +118,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="what", required=True)
     h = sub.add_parser("heldout")
-    h.add_argument("--recipe", default="nightly")
+    h.add_argument("--recipe", default="nightly", help="production's (policytrain/recipes.py) or an experiment "
+                   "(bench/policy_recipes.py)")
     h.add_argument("--vocab")
     v = sub.add_parser("vocab")
     v.add_argument("--recipe", default="demo")
@@ -135,6 +130,12 @@ def main() -> None:
     for p in (h, v, t):
         p.add_argument("--out", default=str(ROOT / "var" / "bench" / "policy"))
     args = ap.parse_args()
+    if args.what != "throughput":
+        try:
+            lookup(args.recipe)  # one line now, not a training's traceback later
+        except InputError as e:
+            ap.error(str(e))
+    print_header()
     Path(args.out).mkdir(parents=True, exist_ok=True)
     {"heldout": cmd_heldout, "vocab": cmd_vocab, "throughput": cmd_throughput}[args.what](args)
 

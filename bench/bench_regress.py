@@ -1,6 +1,6 @@
 """Benchmark (run by hand): the comparison on real Debian programs, policy against the heuristic.
 
-    .venv/bin/python bench/bench_regress.py [--bench lua zlib bzip2] [--policy never] [--repeats 7]
+    .venv/bin/python -m bench.bench_regress [--bench lua zlib bzip2] [--policy never] [--repeats 7]
 
 Runs one `regress run` per policy (the built-in `heuristic` first, as the baseline, then the
 policy) in a scratch var/ directory and prints, from the same run, the policy/heuristic ratios:
@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.harness.header import print_header
 
 
 def main() -> int:
@@ -31,6 +31,7 @@ def main() -> int:
     args = ap.parse_args()
     var = Path(args.var or tempfile.mkdtemp(prefix="bench-regress."))
     os.environ["MLGO_FARM_PATHS_VAR_DIR"] = str(var)
+    print_header()
 
     from regression import benchmarks
     from regression.compare import RunRequest, open_history, run_comparison

@@ -8,9 +8,10 @@ renormalised after each step (what pykeen's TransE does). Runs alternate; median
 compared. For reference, each round also trains with pykeen's own classes (TransE,
 SLCWATrainingLoop) with the heap frozen as the farm does, which must give the farm trainer's
 bytes, and once stock pykeen (gc.collect() of the whole heap every epoch). Also prints the
-held-out link-prediction figures of both (filtered MRR, Hits@1/10) and the load average.
+held-out link-prediction figures of both (filtered MRR, Hits@1/10) and the load average after
+(the header has it before).
 
-    .venv/bin/python bench/bench_training.py --package lua5.4 --epochs 200 --repeat 3
+    .venv/bin/python -m bench.bench_training --package lua5.4 --epochs 200 --repeat 3
 """
 
 from __future__ import annotations
@@ -18,32 +19,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
-import os
-import statistics
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from bench.harness import compare, corpora
+from bench.harness.header import load, print_header
 from farm.toolchain import Toolchain
-from vocabgen.dataset import Dataset, load_dataset
+from vocabgen.dataset import load_dataset
 from vocabgen.params import TrainParams
 from vocabgen.training import _quiet_gc, ensure_pystow_home, factory, fit
-
-
-def dataset_for(package: str, work: Path) -> Dataset:
-    from workers import corpus
-    from workers.triplets import build_dataset
-
-    tc = Toolchain.from_settings()
-    ds_dir = work / f"dataset-ir-{package}"
-    if not (ds_dir / "manifest.json").is_file():
-        corpus_dir = work / f"corpus-{package}"
-        if not (corpus_dir / corpus.DESCRIPTION).is_file():
-            corpus.from_debian(package, corpus_dir, tc, work / "debsrc")
-        build_dataset(corpus_dir, ds_dir, "ir", tc)
-    return load_dataset(ds_dir, "ir")
 
 
 def plain_transe(triples_hrt: np.ndarray, n_ent: int, n_rel: int, p: TrainParams) -> tuple[torch.Tensor, float]:
@@ -138,33 +125,41 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=Path("var/bench"))
     args = ap.parse_args()
     ensure_pystow_home(args.work)
+    tc = Toolchain.from_settings()
+    print_header(tc)
 
-    ds = load_dataset(args.dataset, "ir") if args.dataset else dataset_for(args.package, args.work)
+    ds = load_dataset(args.dataset or corpora.ir_dataset(args.package, args.work, tc), "ir")
     p = dataclasses.replace(TrainParams(epochs=args.epochs), holdout=0.1).resolved("ir")
     tf = factory(ds.triples, ds.entities, ds.relations)
     print(f"dataset {ds.id}: {len(ds.triples)} unique triples, {len(ds.entities)} entities, "
           f"{len(ds.relations)} relations; dim {p.dim}, batch {p.batch_size}, negatives {p.negatives}, "
           f"{p.optimizer} lr {p.lr}, {p.epochs} epochs, 1 thread")
 
-    load_before = os.getloadavg()
-    ours, plain, classes = [], [], []
-    same_bytes = True
-    for _ in range(args.repeat):
+    def farm_trainer() -> tuple[float, bytes]:
         model, _, s = fit(tf, p)
-        ours.append(s / p.epochs)
-        _, s = plain_transe(tf.mapped_triples.numpy(), len(ds.entities), len(ds.relations), p)
-        plain.append(s / p.epochs)
+        return s / p.epochs, model.entity_representations[0]().detach().numpy().tobytes()
+
+    def plain_loop() -> float:
+        return plain_transe(tf.mapped_triples.numpy(), len(ds.entities), len(ds.relations), p)[1] / p.epochs
+
+    def pykeen_classes() -> tuple[float, bytes]:
         vectors, s = pykeen_classes_fit(tf, p, p.epochs, frozen_heap=True)
-        classes.append(s / p.epochs)
-        same_bytes &= model.entity_representations[0]().detach().numpy().tobytes() == vectors.numpy().tobytes()
-    a, b, c = statistics.median(ours), statistics.median(plain), statistics.median(classes)
+        return s / p.epochs, vectors.numpy().tobytes()
+
+    runs = compare.alternate({"ours": farm_trainer, "plain": plain_loop, "classes": pykeen_classes}, args.repeat,
+                             warmup=False)
+    ours, classes = ([t for t, _ in runs[k]] for k in ("ours", "classes"))
+    plain = runs["plain"]
+    same_bytes = all(a == b for (_, a), (_, b) in zip(runs["ours"], runs["classes"], strict=True))
+    a, b, c = compare.median(ours), compare.median(plain), compare.median(classes)
 
     def runs(xs: list[float]) -> str:
         return ", ".join(f"{x * 1e3:.2f}" for x in xs)
 
     print(f"pykeen (farm trainer) {a * 1e3:8.2f} ms/epoch   runs: {runs(ours)}")
     print(f"plain PyTorch loop    {b * 1e3:8.2f} ms/epoch   runs: {runs(plain)}")
-    print(f"ratio pykeen/plain    {a / b:8.2f}x   (target: within 2x)")
+    print(f"ratio pykeen/plain    {a / b:8.2f}x   (target: within 2x; median of each round's ratio "
+          f"{compare.paired(ours, plain):.2f}x)")
     print(f"pykeen's own classes  {c * 1e3:8.2f} ms/epoch   runs: {runs(classes)}  = {c / b:.2f}x plain "
           f"(heap frozen; {'same' if same_bytes else 'DIFFERENT'} vectors as the farm trainer)")
 
@@ -174,9 +169,7 @@ def main() -> int:
     stock /= stock_epochs
     print(f"stock pykeen loop     {stock * 1e3:8.2f} ms/epoch   ({stock_epochs} epochs; gc.collect() of the whole heap "
           f"every epoch) = {stock / b:.1f}x plain")
-    load_after = os.getloadavg()
-    print(f"load average (1, 5, 15 min) before {' '.join(f'{x:.2f}' for x in load_before)}, "
-          f"after {' '.join(f'{x:.2f}' for x in load_after)} ({os.cpu_count()} CPUs)")
+    print(f"load average (1, 5, 15 min) after: {load()}")
 
     train, test = tf.split([1 - p.holdout, p.holdout], random_state=p.seed)
     from vocabgen.training import holdout_metrics

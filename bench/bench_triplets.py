@@ -7,36 +7,24 @@ Reports the median wall-time ratio over repeated alternating runs, the peak RSS 
 process of each (ours: also the farm's own Python process), and how many of the baseline's unique
 lines are wrong (parallel writes to one pipe tear lines) against a serial reference.
 
-    .venv/bin/python bench/bench_triplets.py --package lua5.4 --repeat 5
+    .venv/bin/python -m bench.bench_triplets --package lua5.4 --repeat 5
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from bench.harness import compare, corpora, timing
+from bench.harness.commands import farm_cli
+from bench.harness.header import print_header
 from farm.toolchain import Toolchain
 from workers import corpus
 from workers.parallel import default_jobs
-
-
-def timed(cmd: list[str] | str, shell: bool = False) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of the command and its descendants."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, shell=shell, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"benchmark command failed: {cmd}")
-    return wall, usage.ru_maxrss
 
 
 def serial_reference(tc: Toolchain, c: corpus.Corpus) -> set[str]:
@@ -48,15 +36,6 @@ def serial_reference(tc: Toolchain, c: corpus.Corpus) -> set[str]:
     return lines
 
 
-def own_peak_rss(argv: list[str]) -> int:
-    """Peak RSS (KiB) of the farm's Python process alone, running the verb `argv` once more."""
-    code = ("import resource, sys; from farm.cli import main; sys.argv = ['mlgo-farm', *sys.argv[1:]]; rc = main(); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); sys.exit(rc)")
-    p = subprocess.run([sys.executable, "-c", code, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       text=True, check=True)
-    return int(p.stderr.strip().splitlines()[-1])
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--package", default="lua5.4", help="Debian source package for the corpus")
@@ -65,10 +44,9 @@ def main() -> int:
     args = ap.parse_args()
 
     tc = Toolchain.from_settings()
+    print_header(tc)
     jobs = default_jobs()
-    corpus_dir = args.work / f"corpus-{args.package}"
-    if not (corpus_dir / corpus.DESCRIPTION).is_file():
-        corpus.from_debian(args.package, corpus_dir, tc, args.work / "debsrc")
+    corpus_dir = corpora.debian_corpus(args.package, args.work, tc)
     c = corpus.load(corpus_dir)
     files = "\n".join(str(m.bitcode) for m in c.modules) + "\n"
     out = Path(tempfile.mkdtemp(prefix="bench-triplets-"))
@@ -76,33 +54,28 @@ def main() -> int:
     ir2vec = shlex.quote(str(tc.path("llvm-ir2vec")))
     baseline = (f"xargs -P {jobs} -I{{}} {ir2vec} triplets {{}} < {out}/modules.txt "
                 f"| grep -v '^MAX_RELATION' | sort -u > {out}/baseline.txt")
-    ours = [sys.executable, "-m", "farm.cli", "triplets", "ir", str(corpus_dir), "-o", str(out / "ds"),
-            "--opt-levels", "O0", "-j", str(jobs)]
+    verb = ["triplets", "ir", str(corpus_dir), "-o", str(out / "ds"), "--opt-levels", "O0", "-j", str(jobs)]
 
-    base_t, our_t, base_m, our_m = [], [], [], []
-    timed(baseline, shell=True)  # warm the page cache for both
-    for _ in range(args.repeat):
-        t, m = timed(baseline, shell=True)
-        base_t.append(t)
-        base_m.append(m)
-        t, m = timed(ours)
-        our_t.append(t)
-        our_m.append(m)
+    runs = compare.alternate({"baseline": lambda: timing.run(baseline, shell=True),  # a warm-up round: page cache
+                              "ours": lambda: timing.run([*farm_cli(), *verb])}, args.repeat)
     base_lines = (out / "baseline.txt").read_text().splitlines()
     torn = sum(1 for ln in base_lines if len(ln.split("\t")) != 3 or not all(x.isdigit() for x in ln.split("\t")))
     ours_unique = int((out / "ds" / "train2id.txt").read_text().split("\n", 1)[0])
     reference = serial_reference(tc, c)
     wrong = len(set(base_lines) - reference)
-    self_rss = own_peak_rss(ours[3:])
+    self_rss = timing.farm_self_peak(verb)
     shutil.rmtree(out)
-    b, o = statistics.median(base_t), statistics.median(our_t)
+    rows = compare.compare({k: [t.wall for t in v] for k, v in runs.items()}, "baseline")
+    b, o = rows["baseline"].median, rows["ours"].median
+    base_m, our_m = ([t.peak_kib for t in runs[k]] for k in ("baseline", "ours"))
     print(f"corpus: {args.package}, {len(c.modules)} modules, {jobs} jobs, {args.repeat} runs each")
     print(f"unique triplets: serial reference {len(reference)}, ours {ours_unique}, baseline {len(base_lines)} "
           f"({wrong} not in the reference, {torn} of them visibly torn by interleaved parallel writes)")
     print(f"baseline (xargs -P {jobs} llvm-ir2vec | sort -u): median {b:.3f}s  peak RSS {max(base_m) / 1024:.1f} MiB")
     print(f"ours (mlgo-farm triplets ir):                    median {o:.3f}s  peak RSS {max(our_m) / 1024:.1f} MiB "
           f"(largest process; the farm's own Python process: {self_rss / 1024:.1f} MiB)")
-    print(f"ratio ours/baseline: {o / b:.3f}x (target <= 1.15x)")
+    print(f"ratio ours/baseline: {rows['ours'].ratio:.3f}x (target <= 1.15x; median of each round's ratio "
+          f"{rows['ours'].paired:.3f}x)")
     return 0
 
 

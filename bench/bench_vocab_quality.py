@@ -1,6 +1,6 @@
 """The farm's IR vocabulary against LLVM's in-tree one: coverage, analogies, and the inliner warm start.
 
-    .venv/bin/python bench/bench_vocab_quality.py [--packages zlib,lua5.4,bzip2,libzstd]
+    .venv/bin/python -m bench.bench_vocab_quality [--packages zlib,lua5.4,bzip2,libzstd]
         [--levels O0,O1,O2,O3,Oz] [--seeds 0,1,2] [--jobs 1] [--work var/bench/quality]
 
 Every step runs niced and is cached under --work (a step whose output exists is reused):
@@ -30,39 +30,14 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
-IN_TREE = ROOT / "bench" / "data" / "seedEmbeddingVocab75D.json"
-
-
-def farm(*args: str) -> None:
-    """One `mlgo-farm` verb, niced (the machine is shared)."""
-    print("$ mlgo-farm " + " ".join(args), flush=True)
-    subprocess.run(["nice", "-n", "15", MLGO_FARM, *args], check=True, cwd=ROOT)
-
-
-def link_corpora(out: Path, corpora: dict[str, Path]) -> Path:
-    """One corpus of several packages' corpora (hard links, module names prefixed with the package)."""
-    modules = []
-    for p, one in corpora.items():
-        for name in json.loads((one / "corpus_description.json").read_text())["modules"]:
-            for ext in (".bc", ".cmd"):
-                dst = out / p / f"{name}{ext}"
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                if not dst.exists():
-                    os.link(one / f"{name}{ext}", dst)
-            modules.append(f"{p}/{name}")
-    desc = {"modules": sorted(modules), "has_thinlto": False, "lineage": None,
-            "source": "merged: " + " ".join(corpora)}
-    (out / "corpus_description.json").write_text(json.dumps(desc, indent=2) + "\n")
-    return out
+from bench.harness import LLVM_IR_VOCAB, ROOT
+from bench.harness.commands import farm
+from bench.harness.corpora import merged_corpus
+from bench.harness.header import print_header
 
 
 def corpus(work: Path, packages: list[str], jobs: int) -> Path:
@@ -73,7 +48,7 @@ def corpus(work: Path, packages: list[str], jobs: int) -> Path:
         one = work / f"corpus-{p}"
         if not (one / "corpus_description.json").is_file():
             farm("corpus", "debian", p, "-j", str(jobs), "-o", str(one))
-    return link_corpora(merged, {p: work / f"corpus-{p}" for p in packages})
+    return merged_corpus(merged, {p: work / f"corpus-{p}" for p in packages})
 
 
 def farm_vocabs(work: Path, corpus_dir: Path, levels: str, jobs: int, recipes: list[str]) -> dict[str, Path]:
@@ -97,11 +72,11 @@ def in_tree_loads(toolchain) -> dict:
     from vocabgen.validate import compile_samples, llvm_loads, llvm_printed_vocab
     from vocabgen.vocabfile import check_schema, parse
 
-    vocab = parse(IN_TREE.read_bytes())
+    vocab = parse(LLVM_IR_VOCAB.read_bytes())
     dim = check_schema("ir", vocab)
     with tempfile.TemporaryDirectory() as tmp:
-        printed = llvm_printed_vocab("ir", IN_TREE, toolchain, Path(tmp))
-        loads = llvm_loads("ir", IN_TREE, dim, toolchain, compile_samples("ir", toolchain, Path(tmp)))
+        printed = llvm_printed_vocab("ir", LLVM_IR_VOCAB, toolchain, Path(tmp))
+        loads = llvm_loads("ir", LLVM_IR_VOCAB, dim, toolchain, compile_samples("ir", toolchain, Path(tmp)))
     read, zero = 0, 0
     for (name, vec), (section, key) in zip(printed.items(), layout.placement("ir", list(printed)), strict=True):
         mine = vocab[section].get(key)
@@ -142,7 +117,7 @@ def analogies(toolchain, farms: dict[str, Path]) -> dict:
 
     names = llvm_entities("ir", toolchain)
     out = {}
-    for label, path in (("in-tree", IN_TREE), *((label, d / "vocab.json") for label, d in farms.items())):
+    for label, path in (("in-tree", LLVM_IR_VOCAB), *((label, d / "vocab.json") for label, d in farms.items())):
         fill: set[tuple[str, str]] = set()
         if label != "in-tree":
             manifest = json.loads((path.parent / "manifest.json").read_text())
@@ -178,7 +153,7 @@ def downstream(toolchain, corpus_dir: Path, farms: dict[str, Path], work: Path, 
     from policyhost.policies import OnnxPolicy
     from policytrain import warmstart as ws
 
-    variants = {"none": None, "in-tree": IN_TREE, **{label: d / "vocab.json" for label, d in farms.items()}}
+    variants = {"none": None, "in-tree": LLVM_IR_VOCAB, **{label: d / "vocab.json" for label, d in farms.items()}}
     out: dict = {"heuristic": {}, **{v: {} for v in variants}}
     logs = {}
     for label, vocab in variants.items():
@@ -265,6 +240,7 @@ def main() -> int:
     work = args.work.absolute()
     work.mkdir(parents=True, exist_ok=True)
     toolchain = Toolchain.from_settings()
+    print_header(toolchain)
     seeds = [int(s) for s in args.seeds.split(",")]
     corpus_dir = corpus(work, args.packages.split(","), args.jobs)
     farms = farm_vocabs(work, corpus_dir, args.levels, args.jobs, args.recipe)

@@ -1,10 +1,10 @@
 """Warm-started retraining against cold: link prediction, drift between versions, and a policy's view.
 
-    .venv/bin/python bench/bench_vocab_warm.py [--v1 zlib,bzip2,lua5.4] [--v2 libzstd,jansson]
+    .venv/bin/python -m bench.bench_vocab_warm [--v1 zlib,bzip2,lua5.4] [--v2 libzstd,jansson]
         [--epochs 1000] [--seeds 0,1] [--policy] [--work var/bench/warm]
 
 Two consecutive IR datasets as a growing corpus makes them: v1 from the `--v1` packages, v2 from
-the same plus `--v2` (the policy trainer's Debian corpora under var/policy/corpus, merged with hard
+the same plus `--v2` (the policy trainer's Debian corpora under <var>/policy/corpus, merged with hard
 links; one LLVM, so one entity list). Then, for each seed:
 
 * v1: trained cold (the farm's default recipe, `--epochs`);
@@ -27,34 +27,24 @@ import dataclasses
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
-CORPORA = ROOT / "var" / "policy" / "corpus"
+from bench.harness import MLGO_FARM, ROOT
+from bench.harness.corpora import merged_corpus
+from bench.harness.header import print_header
+from bench.harness.policy import PolicyBench, train_policy
 
 
-def merged_corpus(work: Path, packages: list[str]) -> Path:
-    """One corpus of several packages' corpora (bench_vocab_quality.link_corpora)."""
-    from bench_vocab_quality import link_corpora
-
-    out = work / ("corpus-" + "+".join(packages))
-    if (out / "corpus_description.json").is_file():
-        return out
-    return link_corpora(out, {p: CORPORA / f"debian-{p}" for p in packages})
-
-
-def dataset(work: Path, packages: list[str]) -> Path:
-    from farm.toolchain import Toolchain
+def dataset(work: Path, packages: list[str], pb: PolicyBench) -> Path:
+    """The IR dataset of the trainer's corpora of `packages` merged."""
     from workers.triplets import build_dataset
 
     out = work / ("ds-" + "+".join(packages))
     if not (out / "manifest.json").is_file():
         t0 = time.monotonic()
-        build_dataset(merged_corpus(work, packages), out, "ir", Toolchain.from_settings(), jobs=1)
+        corpus = merged_corpus(work / ("corpus-" + "+".join(packages)), {p: pb.package_dir(p) for p in packages})
+        build_dataset(corpus, out, "ir", pb.toolchain, jobs=1)
         print(f"dataset {out.name}: {time.monotonic() - t0:.0f} s", flush=True)
     return out
 
@@ -191,12 +181,10 @@ def run(work: Path, d1: Path, d2: Path, args: argparse.Namespace) -> None:
 def policy(work: Path, tag: str, evaluation: str, extra: list[str]) -> None:
     """A policy trained with v1 (demo recipe), evaluated held out with v1, v2 cold and v2 warm."""
     model = work / f"policy-v1-{tag}.onnx"
-    env = {**os.environ, "MLGO_FARM_PATHS_VAR_DIR": str(ROOT / "var")}
     if not model.is_file():
-        t0 = time.monotonic()
-        subprocess.run([MLGO_FARM, "policy", "train", "--recipe", "demo", "--evaluation", evaluation, "--vocab",
-                        str(work / f"v1-{tag}" / "vocab.json"), "-o", str(model)], check=True, env=env)
-        print(f"policy trained with v1: {time.monotonic() - t0:.0f} s", flush=True)
+        record = train_policy("demo", model, "--evaluation", evaluation, "--vocab",
+                              str(work / f"v1-{tag}" / "vocab.json"))
+        print(f"policy trained with v1: {record['seconds']:.0f} s", flush=True)
     trained = json.loads(model.with_suffix(".json").read_text())
     (work / f"heldout-v1-{tag}.json").write_text(json.dumps(trained["heldout"]))  # its own final table
     print(f"policy: validation {trained['validation']:.4f}x, chosen {trained['chosen']}", flush=True)
@@ -206,7 +194,7 @@ def policy(work: Path, tag: str, evaluation: str, extra: list[str]) -> None:
             r = subprocess.run([MLGO_FARM, "policy", "heldout", str(model), "--vocab",
                                 str(work / f"{label}-{tag}{suffix}" / "vocab.json"), "--evaluation", evaluation,
                                 "--json"],
-                               check=True, env=env, capture_output=True, text=True)
+                               check=True, capture_output=True, text=True)
             out.write_text(r.stdout)
         table = json.loads(out.read_text())
         print(f"policy (trained with v1) read with {label}{suffix}: held-out geomean {table['geomean']:.4f}x, "
@@ -229,8 +217,10 @@ def main() -> None:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     os.nice(15)
+    pb = PolicyBench.load()
+    print_header(pb.toolchain)
     p1 = args.v1.split(",")
-    d1, d2 = dataset(work, p1), dataset(work, p1 + args.v2.split(","))
+    d1, d2 = dataset(work, p1, pb), dataset(work, p1 + args.v2.split(","), pb)
     if args.datasets_only:
         return
     run(work, d1, d2, args)

@@ -31,7 +31,7 @@ status=0
 mkdir -p var/demo
 # A regression verdict fails regression-inliner-size on purpose (--fail-on-regression): that is the ML
 # policy's verdict, not a broken pipeline. Any other failed build still fails the demo.
-# The policy this run trained, as its retrain step names it (policyhost/store.py summary): a retrain that
+# The policy this run trained, as its retrain step names it (policyhost/publish.py summary): a retrain that
 # reproduces a model published before publishes nothing new, so "the newest policy" may be another one.
 export TRAINED=""
 # That policy's entry in `policy list --json` (the newest published if no step named one); nothing if none.

@@ -196,7 +196,7 @@ class PolicyConfig:
     #: draw. With the vocabulary's embeddings and LLVM's code beside the declared packages, one draw took 96 min
     #: on a 2-core worker with single flips (two: about 2 h 45 min, past the night's 2 hours, for a second draw
     #: worth 0.008 % on the decision packages) and 72 min with the group flips the nightly searches with since
-    #: (bench/README.md). `policy train`'s default is the same recipe.
+    #: (docs/policy-journal.md#the-published-nightly-with-group-flips). `policy train`'s default is the same recipe.
     recipe: str = "nightly"
     #: Packages the retrained policy trains and validates on (comma separated Debian source packages, or
     #: NAME=CORPUS_DIR); empty: the splits declared in policytrain/packages.py.

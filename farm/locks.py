@@ -17,8 +17,8 @@ from pathlib import Path
 
 from farm.config import Settings, load_settings
 from farm.errors import StoreError
+from farm.objectstore import FileStore, ObjectStore
 from farm.secrets import effective_redis_url, redact
-from farm.store import FileStore, ObjectStore
 
 log = logging.getLogger(__name__)
 LOCK_NAME = "mlgo-farm:vocab-publish"

@@ -1,4 +1,4 @@
-"""The farm's signature on what training says about a vocabulary (and about a policy: policyhost/store.py).
+"""The farm's signature on what training says about a vocabulary (and about a policy: policyhost/publish.py).
 
 A manifest's metrics, lineage (dataset id, LLVM version) and parameters are only as true as the
 process that wrote them: a manifest copied from another vocabulary, its sha256 edited to match,

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from farm.kinds import KINDS
+from farm.embeddings import KINDS
 from master import outputs as said
 from master.stepspec import BUILD_URL, WHAT_IF, IfSet, Param, Step
 from master.stepspec import Arg as Arg
@@ -127,7 +127,7 @@ class Builder:
         return {"buildername": self.name, **{p.name: p.default for p in self.parameters}}
 
 
-#: The policy the nightly inliner regression judges: the newest one the farm published (policyhost/store.py).
+#: The policy the nightly inliner regression judges: the newest one the farm published (policyhost/publish.py).
 PUBLISHED_POLICY = "store:latest"
 #: A regression step: its report's path, its verdict as summary, its report linked; a regression mails itself.
 _REGRESS = dict(capture=said.REPORT, summary=said.REGRESS_SAID, links=said.REGRESS_LINKS,

@@ -4,15 +4,17 @@
     vocab_chain:  vocabgen train ─▶ validate ─▶ publish ─┐ (link: runs after it, the chain's result stays publish's)
                                                          └▶ retrain_policy_after_vocab: an IR vocabulary in force,
                                                             or waiting only for its policy? ─▶ policy_chain
-    policy_chain: policyhost retrain (publish pending its size check) ─▶ regression size_check (measure, settle the
-                  policy and the vocabulary it was trained with: each becomes `latest` when it holds)
+    policy_chain: policytrain retrain (policytrain/tasks.py, registered as `policyhost.tasks.retrain`; publish pending
+                  its size check) ─▶ regression size_check (measure, settle the policy and the vocabulary it was
+                  trained with: each becomes `latest` when it holds)
     beat (hourly) ─▶ vocabgen clean_staging
 
 Every role declares its own tasks and knows nothing of what follows them; this module is the only place
-that knows the order, and no role imports it (tests/test_layout.py). The Celery app (farm/celery_app.py)
-includes this module, so a worker started with `celery -A farm.celery_app` registers every role's tasks
-through it, and beat reads the schedule declared here. The verbs that start the chains (`vocab retrain`,
-`policy retrain`) are in pipeline/cli.py.
+that knows the order. No role imports it except through the two doors tests/test_layout.py allows (DOORS):
+the Celery app (farm/celery_app.py) includes this module, so a worker started with `celery -A farm.celery_app`
+registers every role's tasks through it and beat reads the schedule declared here; and the two verbs that start
+the chains import it when they run: `vocab retrain` (vocabgen/cli.py: `start_vocab_retrain`, `VOCAB_STEPS`) and
+`policy retrain` (policytrain/cli.py: `start_policy_retrain`, `POLICY_STEPS`). This package has no verbs of its own.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from celery.schedules import crontab
 from farm.celery_app import RELIABLE, app, schedule_from
 from farm.client import one_line
 from farm.config import Settings, load_settings
-from farm.kinds import KINDS
+from farm.embeddings import KINDS
 from policytrain import fanout  # noqa: F401  (registers the training fan-out's tasks)
 from policytrain import tasks as policy
 from regression import tasks as sizecheck

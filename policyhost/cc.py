@@ -14,7 +14,7 @@ standard library and the host modules (`protocol`, `host`, `policies`, `launcher
 `farm.toolpath` (the rule `Toolchain.path` uses) and started with `posix_spawn`, because
 `farm.config`, `farm.toolchain` and `subprocess` cost more than the whole launcher. An `.onnx`
 policy is answered by a shared `policy serve` process started on first use, so no compile
-imports onnxruntime or numpy. The measured costs are in bench/README.md.
+imports onnxruntime or numpy. The measured costs are in bench/README.md#bench_policy_build.
 """
 
 from __future__ import annotations

@@ -128,7 +128,7 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _store():
-    from farm.store import store_from_settings
+    from farm.objectstore import store_from_settings
 
     return store_from_settings()
 
@@ -138,8 +138,8 @@ def _publish(args: argparse.Namespace) -> int:
     from farm.config import load_settings
     from farm.locks import publish_lock
     from farm.toolchain import Toolchain
+    from policyhost import publish as policy
     from policyhost import release
-    from policyhost import store as pstore
     from policyhost.launcher import resolve_vocab
 
     model = Path(args.model)
@@ -159,15 +159,15 @@ def _publish(args: argparse.Namespace) -> int:
                                     validation=validation)
     store = _store()
     with publish_lock(store, s.celery.broker_url, settings=s):
-        out = pstore.publish(store, model.read_bytes(), manifest)
-    print(pstore.summary(out))
+        out = policy.publish(store, model.read_bytes(), manifest)
+    print(policy.summary(out))
     return 0
 
 
 def _list(args: argparse.Namespace) -> int:
-    from policyhost.store import read_index
+    from farm.artifacts import POLICIES
 
-    rows = [v for v in read_index(_store()) if args.advisor in (None, v.get("advisor"))]
+    rows = [v for v in POLICIES.read_index(_store()) if args.advisor in (None, v.get("advisor"))]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -185,18 +185,18 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from farm.artifacts import POLICIES
     from farm.jsonio import dumps
-    from policyhost.store import show
 
-    print(dumps(show(_store(), args.advisor, args.version)), end="")
+    print(dumps(POLICIES.show(_store(), args.advisor, args.version)), end="")
     return 0
 
 
 def _download(args: argparse.Namespace) -> int:
     import sys
 
+    from farm.artifacts import POLICIES
     from farm.atomic import check_writable
-    from policyhost.store import download
 
     out = Path(args.output).absolute()
     if out.is_dir():
@@ -204,7 +204,7 @@ def _download(args: argparse.Namespace) -> int:
     if out.suffix != ".onnx":
         raise InputError(f"output {out} must end in .onnx (the launcher recognises models by it)")
     check_writable(out.parent)
-    manifest = download(_store(), args.advisor, args.version, out)
+    manifest = POLICIES.download(_store(), args.advisor, args.version, out)
     print(f"policy {args.advisor} {manifest['version']} -> {out} (sha256 {manifest['sha256'][:12]} verified)",
           file=sys.stderr)
     print(out)

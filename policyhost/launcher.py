@@ -127,17 +127,16 @@ def published_vocab(version: str = "latest") -> Path:
     The download checks the manifest's sha256; the cache file is written atomically, so parallel
     compiles of one build share it safely.
     """
-    from farm.artifacts import store as artifacts
-    from farm.artifacts.kinds import VOCAB
+    from farm.artifacts import VOCABULARIES
     from farm.config import load_settings
-    from farm.store import store_from_settings
+    from farm.objectstore import store_from_settings
 
     settings = load_settings()
     store = store_from_settings(settings)
-    manifest = artifacts.show(VOCAB, store, "ir", version or "latest")
+    manifest = VOCABULARIES.show(store, "ir", version or "latest")
     cached = settings.var_dir / "cache" / "vocab" / "ir" / f"{manifest['version']}.json"
     if not cached.is_file():
-        artifacts.download(VOCAB, store, "ir", manifest["version"], cached)
+        VOCABULARIES.download(store, "ir", manifest["version"], cached)
     return cached
 
 

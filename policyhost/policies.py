@@ -44,9 +44,9 @@ def resolve_published(spec: str, advisor: str = advisors.DEFAULT, vocab: str | o
     version it was trained with) unless `vocab` is given, and a given one must be that version.
     """
     from farm.config import load_settings
-    from farm.store import store_from_settings
+    from farm.objectstore import store_from_settings
     from policyhost import release
-    from policyhost.store import fetch_cached
+    from policyhost.publish import fetch_cached
 
     settings = load_settings()
     version = spec.removeprefix("store:") or "latest"

@@ -5,7 +5,7 @@ store: does onnxruntime load it (and onnx's checker accept it), does every input
 this LLVM really sends (a probe compile through the policy host, with the policy's vocabulary when
 it reads IR2Vec embeddings), and does it agree with the heuristic on held-out modules more often
 than always answering the held-out majority would. The record carries the sha256 of the bytes it
-checked; publishing requires it to match (policyhost/store.py).
+checked; publishing requires it to match (policyhost/publish.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from farm.errors import InputError, ValidationFailed, first_line
 from farm.toolchain import Toolchain
 from policyhost import advisors
-from policyhost.store import sha256
+from policyhost.publish import sha256
 
 if TYPE_CHECKING:
     from policyhost.protocol import Header, Observation

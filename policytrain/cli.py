@@ -197,7 +197,7 @@ def _retrain(args: argparse.Namespace) -> int:
     res = submit(app, lambda: enqueue_retrain(args.vocab, corpus, params), "the policy retrain")
     if not args.wait:
         return Answer({"task_id": res.id}, lambda f: f["task_id"])
-    from policyhost.store import retrained
+    from policyhost.publish import retrained
 
     return retrained(wait_for(app, res, args.timeout, CHAIN_STEPS), EXIT_SIZE_CHECK)
 
@@ -237,7 +237,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("-o", "--output", required=True, help="the .onnx model to write (MODEL.json, MODEL.npz beside)")
     # checked when the verb runs (policytrain/recipes.py `recipe`): building the parser imports no numpy
     tr.add_argument("--recipe", default="nightly", help="how hard each stage works: a recipe of "
-                    "policytrain/recipes.py (nightly, demo, smoke, and the experiments bench/README.md measured)")
+                    "policytrain/recipes.py (nightly, demo, smoke; the experiments docs/policy-journal.md measured run "
+                    "through bench/policy_recipes.py)")
     tr.add_argument("--vocab", help="IR2Vec vocabulary JSON (or store:VERSION): the policy also reads the callee "
                     "and caller embeddings (default: LLVM's features alone)")
     tr.add_argument("--no-evaluation", action="store_true", help="train without a held-out table, keeping the "
@@ -254,7 +255,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "to be held out any more, policytrain/packages.py MAX_LOOKS)")
     ho.set_defaults(func=_heldout)
     sp = psub.add_parser("splits", help="the packages of each split, and the code packages of different splits share "
-                         "(fails on an overlap policytrain/packages.py has no decision for)")
+                         "(fails on an overlap policytrain/data/splits.toml has no decision for)")
     for what in ("train", "validation", "decision", "evaluation", "retired"):  # `policy train`'s, and the others
         sp.add_argument(f"--{what}", help=f"comma-separated Debian packages (default: the {what} split)")
     sp.set_defaults(func=_splits)

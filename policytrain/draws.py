@@ -2,8 +2,9 @@
 
 One training is a draw. Which few departures from LLVM its clones learn decides most of what it does on a
 package: the nightly's two draws (cloning seeds 0-4 and 5-9, the same data, the same cache) landed 0.22 % of
-geomean apart on eleven packages nobody trained on, and 3.6 % apart on one (bench/README.md). A draw's chosen
-network is kept by its own validation, so each draw runs whole (its rounds, its ES, its choice); the policy is
+geomean apart on eleven packages nobody trained on, and 3.6 % apart on one
+(docs/policy-journal.md#a-guard-on-far-added-inlines). A draw's chosen network is kept by its own validation, so
+each draw runs whole (its rounds, its ES, its choice); the policy is
 then their average (policytrain/mlp.py `average`: exact, and still a network measured and exported like any
 other). An average keeps what the draws agree on and halves what only one of them learned: on the packages that
 decided it beat the mean of its draws in two looks of three, and on the evaluation packages in every look.

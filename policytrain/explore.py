@@ -159,7 +159,7 @@ class Budget:
     rounds: int = 3
     #: group flips: a flip also holds every later call of its callee (`callee_key`) to the flipped action, so one
     #: trial refuses (or makes) all of a callee's inlines, which single flips miss when each refusal alone grows
-    #: the code (the body stays and a call is added). Measured in bench/README.md
+    #: the code (the body stays and a call is added). Measured in docs/policy-journal.md#group-flips
     groups: bool = False
 
     def as_json(self) -> dict:

@@ -22,6 +22,7 @@ from farm.celery_app import app
 from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policyhost.watchdog import Stop
+from policytrain import mlp_io
 from policytrain.explore import Budget, ExploreCache, compile_size, explore_cached, play
 from policytrain.mlp import Mlp
 from policytrain.trainer import Fanout
@@ -33,7 +34,7 @@ QUEUE = "celery"
 
 
 def _policy(d: dict | None) -> Mlp | None:
-    return None if d is None else Mlp.from_json(d)
+    return None if d is None else mlp_io.from_json(d)
 
 
 def _vocab(item: dict) -> Path | None:

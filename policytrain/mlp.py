@@ -1,17 +1,20 @@
-"""The inliner policy network as plain numpy data: forward pass, flat parameters, ONNX export.
+"""The inliner policy network as plain numpy data: forward pass, limits, flat parameters, averages.
 
 One small MLP serves every stage of training (policytrain/improve.py): behavioural cloning fits
 it, evolution strategies perturb its flat parameter vector, exploration asks it for a decision
 and for how sure it is, and publishing exports it to ONNX for `policy-cc` and LLVM users. Keeping
 the weights as numpy arrays (not a torch module) lets an exploration or ES worker evaluate a
-policy per decision in microseconds without importing torch, and the ONNX graph is written by
-`onnx.helper` from the same arrays, so what is published is exactly what was measured.
+policy per decision in microseconds without importing torch, and the ONNX graph is written
+from the same arrays, so what is published is exactly what was measured.
+
+This module is the network and nothing else: how it is stored (npz files, JSON in Celery
+messages) is policytrain/mlp_io.py, its ONNX graph policytrain/onnx_export.py. A worker that
+only evaluates policies imports neither onnx nor the file formats.
 
 Input: the LLVM inliner's features in the compiler's order, `inlining_default` included: the
 policy learns where to depart from LLVM's heuristic, which it sees, rather than re-deriving it.
 Features are log-scaled (`sign(x) * log1p(|x|)`) and standardised with the training set's mean
-and spread, stored in the network. Output: two logits, [no inline, inline].
-"""
+and spread, stored in the network. Output: two logits, [no inline, inline]."""
 
 from __future__ import annotations
 
@@ -19,13 +22,9 @@ import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 
-from policytrain.problem import INLINE_SIZE
-
-OUTPUT_NAME = INLINE_SIZE.advice
 #: what a limit takes off the other decision's logit: far more than any margin a network reaches, so LLVM's stands
 PIN_PUSH = 1e4
 #: LLVM's own decision, an input of every network (see the module docstring)
@@ -78,8 +77,8 @@ class Mlp:
     hold_no: float = 0.0
     #: the furthest LLVM's cost estimate may be above its threshold for the network to add an inline LLVM refuses;
     #: above it LLVM's "no" stands (None: no guard). In the nightly's first search (418 training modules) such adds
-    #: helped 6 times in 581 and cost 504 KB (bench/README.md), and a network meets such states on code it never
-    #: saw. Not perturbed by ES
+    #: helped 6 times in 581 and cost 504 KB (docs/policy-journal.md#a-guard-on-far-added-inlines), and a network
+    #: meets such states on code it never saw. Not perturbed by ES
     guard: float | None = None
     #: its mirror: the furthest LLVM's estimate may be *below* its threshold for the network to refuse an inline
     #: LLVM makes; further below (a last call to a static function, say) LLVM's "yes" stands (None: no floor). In
@@ -97,7 +96,7 @@ class Mlp:
         dims = [s.shape[1], *hidden, 2]
         ws = tuple(rng.normal(0, np.sqrt(2.0 / a), (a, b)) for a, b in itertools.pairwise(dims))
         bs = tuple(np.zeros(b) for b in dims[1:])
-        return cls(_features(features), mean, std, ws, bs)
+        return cls(checked_features(features), mean, std, ws, bs)
 
     @property
     def width(self) -> int:
@@ -168,109 +167,6 @@ class Mlp:
             pos += b.size
         return replace(self, ws=tuple(ws), bs=tuple(bs))
 
-    # -- storage ------------------------------------------------------------------------------------
-    def save(self, path: Path) -> None:
-        arrays = {"mean": self.mean, "std": self.std, "names": np.array([f[0] for f in self.features]),
-                  "widths": np.array([f[1] for f in self.features]), "dtypes": np.array([f[2] for f in self.features])}
-        arrays["stick"], arrays["hold_no"] = np.array(self.stick), np.array(self.hold_no)
-        arrays.update({lim.name: np.array(getattr(self, lim.name)) for lim in self.limits})
-        arrays.update({f"w{i}": w for i, w in enumerate(self.ws)})
-        arrays.update({f"b{i}": b for i, b in enumerate(self.bs)})
-        import os
-        import tempfile
-
-        with tempfile.NamedTemporaryFile(dir=Path(path).parent, suffix=".tmp", delete=False) as f:
-            np.savez(f, **arrays)
-        os.replace(f.name, path)
-
-    @classmethod
-    def load(cls, path: Path) -> Mlp:
-        with np.load(path) as z:
-            n = sum(1 for k in z.files if k.startswith("w") and k[1:].isdigit())
-            feats = _features(zip(z["names"], z["widths"], z["dtypes"], strict=True))
-            return cls(feats, z["mean"], z["std"], tuple(z[f"w{i}"] for i in range(n)),
-                       tuple(z[f"b{i}"] for i in range(n)), float(z["stick"]) if "stick" in z.files else 0.0,
-                       float(z["hold_no"]) if "hold_no" in z.files else 0.0,
-                       *(float(z[lim.name]) if lim.name in z.files else None for lim in LIMITS))
-
-    def to_onnx(self, metadata: dict[str, str] | None = None) -> bytes:
-        """The network as an ONNX model: one input per feature (batch first), output `inlining_decision`
-        of two float logits per row (the contract of policyhost/policies.py's OnnxPolicy)."""
-        import onnx
-        from onnx import TensorProto, helper, numpy_helper
-
-        def const(name: str, value: np.ndarray) -> onnx.TensorProto:
-            return numpy_helper.from_array(np.asarray(value, dtype=np.float32), name)
-
-        elem = {"int64": TensorProto.INT64, "float32": TensorProto.FLOAT}
-        inputs = [helper.make_tensor_value_info(n, elem[d], ["batch", w]) for n, w, d in self.features]
-        def t(name: str) -> str:  # internal tensor names: never a feature's name
-            return f"_mlp_{name}"
-
-        names = [f[0] for f in self.features]
-        nodes = [helper.make_node("Cast", [n], [t(f"in_{n}")], to=TensorProto.FLOAT) for n in names]
-        nodes.append(helper.make_node("Concat", [t(f"in_{n}") for n in names], [t("x")], axis=1))
-        # sign(x) * log(1 + |x|), then standardised: the same scaling as `logits`
-        nodes += [helper.make_node("Abs", [t("x")], [t("ax")]),
-                  helper.make_node("Add", [t("ax"), t("one")], [t("ax1")]),
-                  helper.make_node("Log", [t("ax1")], [t("lx")]), helper.make_node("Sign", [t("x")], [t("sx")]),
-                  helper.make_node("Mul", [t("sx"), t("lx")], [t("s")]),
-                  helper.make_node("Sub", [t("s"), t("mean")], [t("c")]),
-                  helper.make_node("Div", [t("c"), t("std")], [t("h0")])]
-        inits = [const(t("one"), np.array(1.0)), const(t("mean"), self.mean), const(t("std"), self.std)]
-        last = len(self.ws) - 1
-        for i, (w, b) in enumerate(zip(self.ws, self.bs, strict=True)):
-            gemm_out = t("z") if i == last else t(f"g{i + 1}")
-            nodes.append(helper.make_node("Gemm", [t(f"h{i}"), t(f"w{i}"), t(f"b{i}")], [gemm_out]))
-            inits += [const(t(f"w{i}"), w), const(t(f"b{i}"), b)]
-            if i < last:
-                nodes.append(helper.make_node("Relu", [gemm_out], [t(f"h{i + 1}")]))
-        z = t("z")
-        if self.lean is not None:  # + no + inlining_default * slope (Mlp.lean)
-            no, slope = self.lean
-            nodes += [helper.make_node("Mul", [t(f"in_{DEFAULT}"), t("slope")], [t("ds")]),
-                      helper.make_node("Add", [z, t("ds")], [t("zd")]),
-                      helper.make_node("Add", [t("zd"), t("no")], [t("zl")])]
-            inits += [const(t("slope"), slope), const(t("no"), no)]
-            z = t("zl")
-        if self.limits:
-            nodes.append(helper.make_node("Sub", [t("in_cost_estimate"), t("in_threshold")], [t("gap")]))
-        for lim in self.limits:  # + lim.push where `pinned` (Mlp.guard, Mlp.floor)
-            k = lim.name
-            nodes += [helper.make_node("Mul", [t("gap"), t(f"{k}_side")], [t(f"{k}_gap")]),
-                      helper.make_node("Greater", [t(f"{k}_gap"), t(k)], [t(f"{k}_beyond")]),
-                      helper.make_node("Equal", [t(f"in_{DEFAULT}"), t(f"{k}_keeps")], [t(f"{k}_said")]),
-                      helper.make_node("And", [t(f"{k}_beyond"), t(f"{k}_said")], [t(f"{k}_at")]),
-                      helper.make_node("Cast", [t(f"{k}_at")], [t(f"{k}_atf")], to=TensorProto.FLOAT),
-                      helper.make_node("Mul", [t(f"{k}_atf"), t(f"{k}_push")], [t(f"{k}_pushed")]),
-                      helper.make_node("Add", [z, t(f"{k}_pushed")], [t(f"z_{k}")])]
-            inits += [const(t(f"{k}_side"), np.array(lim.side)), const(t(k), np.array(getattr(self, k))),
-                      const(t(f"{k}_keeps"), np.array(lim.keeps)), const(t(f"{k}_push"), lim.push)]
-            z = t(f"z_{k}")
-        nodes.append(helper.make_node("Identity", [z], [OUTPUT_NAME]))
-        output = helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, ["batch", 2])
-        graph = helper.make_graph(nodes, "mlgo_inline_policy", inputs, [output], inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="mlgo-farm")
-        model.ir_version = 8
-        for k, v in (metadata or {}).items():
-            model.metadata_props.add(key=k, value=str(v))
-        onnx.checker.check_model(model)
-        return model.SerializeToString()
-
-    # -- JSON, for Celery messages -------------------------------------------------------------------
-    def as_json(self) -> dict:
-        return {"features": [list(f) for f in self.features], "mean": self.mean.tolist(), "std": self.std.tolist(),
-                "ws": [w.tolist() for w in self.ws], "bs": [b.tolist() for b in self.bs], "stick": self.stick,
-                "hold_no": self.hold_no, **{lim.name: getattr(self, lim.name) for lim in LIMITS}}
-
-    @classmethod
-    def from_json(cls, d: dict) -> Mlp:
-        return cls(_features(d["features"]), np.asarray(d["mean"], dtype=np.float64),
-                   np.asarray(d["std"], dtype=np.float64), tuple(np.asarray(w, dtype=np.float64) for w in d["ws"]),
-                   tuple(np.asarray(b, dtype=np.float64) for b in d["bs"]), float(d.get("stick", 0.0)),
-                   float(d.get("hold_no", 0.0)),
-                   *(None if d.get(lim.name) is None else float(d[lim.name]) for lim in LIMITS))
-
 
 def feature_offset(features: Sequence[tuple[str, int, str]], feature: str) -> int:
     """Where `feature` starts in a row laid out as `features` (name, width, dtype); ValueError if it is not one."""
@@ -282,7 +178,9 @@ def feature_offset(features: Sequence[tuple[str, int, str]], feature: str) -> in
     raise ValueError(f"no {feature!r} feature")
 
 
-def _features(items) -> tuple[tuple[str, int, str], ...]:
+def checked_features(items) -> tuple[tuple[str, int, str], ...]:
+    """`items` as (name, width, dtype) of plain Python types; ValueError for an element type other than the two LLVM
+    sends (what a stored network declares is checked as it is read, not when its ONNX graph is first built)."""
     out = tuple((str(n), int(w), str(d)) for n, w, d in items)
     bad = [d for _, _, d in out if d not in ("int64", "float32")]
     if bad:

@@ -3,7 +3,7 @@
 `retrain` trains as `policy train-bc` does, on the nightly corpus (the corpus the vocabulary's
 dataset was made from, unless one is named), with IR2Vec features from an IR vocabulary the
 farm published (`latest` by default); validates it (policyhost/release.py) and publishes it
-(policyhost/store.py) under the farm's publish lock. It runs after every IR vocabulary
+(policyhost/publish.py) under the farm's publish lock. It runs after every IR vocabulary
 publish that leaves it `latest`, or waiting only for its policy, and on demand (`mlgo-farm policy retrain`):
 pipeline/ declares both chains.
 
@@ -131,13 +131,12 @@ def _work_key(vocab_version: str, corpus: Path, params: dict[str, Any], llvm: di
 
 def resolve_vocab(store, vocab: str) -> str:
     """`newest` as the version it names now (InputError when there is no IR vocabulary); others unchanged."""
-    from farm.artifacts import store as artifacts
-    from farm.artifacts.kinds import VOCAB
+    from farm.artifacts import VOCABULARIES
     from farm.artifacts.verdict import POLICY_SIZE
 
     if vocab != NEWEST:
         return vocab
-    found = artifacts.newest(VOCAB, store, "ir", POLICY_SIZE)
+    found = VOCABULARIES.newest(store, "ir", POLICY_SIZE)
     if found is None:
         raise InputError(f"no IR vocabulary is published to {store.url}, nor one waiting for its policy")
     return found
@@ -180,9 +179,8 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
     Training packages: the nightly corpus (unless it is a validation or evaluation package) plus
     `[policy] train` (or the declared split); validation: `[policy] validation` (or declared).
     """
-    from farm.artifacts import store as artifacts
-    from farm.artifacts.kinds import VOCAB
-    from farm.store import store_from_settings
+    from farm.artifacts import VOCABULARIES
+    from farm.objectstore import store_from_settings
     from policyhost import release
     from policyhost.launcher import published_vocab
     from policytrain import recipes, trainer
@@ -194,7 +192,7 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
     rec_name = p["recipe"] or settings.policy.recipe
     rec = recipes.recipe(rec_name)
     store = store_from_settings(settings)
-    vocab_manifest = artifacts.show(VOCAB, store, "ir", resolve_vocab(store, vocab))
+    vocab_manifest = VOCABULARIES.show(store, "ir", resolve_vocab(store, vocab))
     vocab_file = published_vocab(vocab_manifest["version"])
     held = {s: trainer.specs(s, getattr(settings.policy, s) or None, rec) for s in ("validation", "evaluation")}
     train = trainer.specs("train", settings.policy.train or None, rec)
@@ -265,9 +263,9 @@ def retrain(self, vocab: str = NEWEST, corpus: str | None = None,
     from farm.artifacts.verdict import POLICY_SIZE
     from farm.config import load_settings
     from farm.locks import publish_lock
-    from farm.store import store_from_settings
+    from farm.objectstore import store_from_settings
     from farm.toolchain import Toolchain
-    from policyhost import store as pstore
+    from policyhost import publish as policy
 
     s = load_settings()
     store = store_from_settings(s)
@@ -294,36 +292,35 @@ def retrain(self, vocab: str = NEWEST, corpus: str | None = None,
         raise FarmError(f"policy retrain stopped: {why}") from None
     trained = time.monotonic() - t0
     with publish_lock(store, s.celery.broker_url, settings=s):
-        result = pstore.publish(store, model.read_bytes(), manifest,
+        result = policy.publish(store, model.read_bytes(), manifest,
                                 pending=POLICY_SIZE if s.gate.policy_size else None)
-    log.info("%s (%.1fs)", pstore.summary(result), time.monotonic() - t0)
+    log.info("%s (%.1fs)", policy.summary(result), time.monotonic() - t0)
     return {**result, "vocab_version": manifest["vocab_version"], "metrics": manifest["metrics"],
             "seconds": {"train_and_validate": round(trained, 1), "total": round(time.monotonic() - t0, 1)},
-            "summary": pstore.summary(result), PROGRESS: lines}
+            "summary": policy.summary(result), PROGRESS: lines}
 
 
 def _settle_vocab_failed(settings, store, vocab: str, why: str) -> None:
     """Record on an IR vocabulary waiting for its policy's size check that no policy could be trained."""
-    from farm.artifacts import store as artifacts
-    from farm.artifacts.kinds import VOCAB
+    from farm.artifacts import VOCABULARIES
     from farm.artifacts.verdict import POLICY_SIZE, Check
     from farm.locks import publish_lock
 
     try:
         version = resolve_vocab(store, vocab)
-        entry = next((v for v in artifacts.read_index(VOCAB, store) if VOCAB.listed(v, "ir", version)), None)
+        entry = VOCABULARIES.entry(store, "ir", version)
     except InputError:
         return
     if POLICY_SIZE not in (((entry or {}).get("gate") or {}).get("pending") or ()):
         return
     with publish_lock(store, settings.celery.broker_url, settings=settings):
-        artifacts.settle(VOCAB, store, "ir", version,
-                         Check(POLICY_SIZE, False, f"no policy could be trained with it: {why}"))
+        VOCABULARIES.settle(store, "ir", version,
+                            Check(POLICY_SIZE, False, f"no policy could be trained with it: {why}"))
 
 
 def check_request(vocab: str = NEWEST, corpus: str | None = None, params: dict[str, Any] | None = None) -> None:
     """The worker's own checks of a retrain request, run before anything is enqueued."""
-    from farm.artifacts.kind import check_version_name
+    from farm.artifacts.kinds import check_version_name
 
     checked = params_from(params)
     if checked["recipe"] is not None:

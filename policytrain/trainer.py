@@ -32,7 +32,7 @@ from pathlib import Path
 from farm import hold, jsonio
 from farm.errors import InputError
 from farm.toolchain import Toolchain
-from policytrain import draws
+from policytrain import draws, mlp_io
 from policytrain.explore import ModuleResult, merge
 from policytrain.heldout import format_table, heldout_table, package_row
 from policytrain.improve import Adam, bagged, bc_dataset, es_step, fit_bc, fit_prior, geomean, reward
@@ -143,7 +143,7 @@ class Trainer:
                      why: list[str | None] | None = None) -> list[int | None]:
         """`.text` per module compiled with the network `policy`, or with the ONNX file `model`; `why`, when given,
         receives each compile's failure (None where it compiled) for the line a failed table ends with."""
-        p = None if policy is None else policy.as_json()
+        p = None if policy is None else mlp_io.as_json(policy)
         got = self.fanout("size", [{"unit": u.as_json(), "policy": p, "model": model, "vocab": self._vocab,
                                     **({} if why is None else {"why": True})} for u in units])
         if why is None:
@@ -176,8 +176,8 @@ class Trainer:
 
     # -- stages -----------------------------------------------------------------------------------
     def explore(self, base: Mlp | None, units: Sequence[Unit], prior: Mlp | None = None) -> list[ModuleResult]:
-        b, budget = (None if base is None else base.as_json()), dataclasses.asdict(self.recipe.budget)
-        p = None if prior is None else prior.as_json()
+        b, budget = (None if base is None else mlp_io.as_json(base)), dataclasses.asdict(self.recipe.budget)
+        p = None if prior is None else mlp_io.as_json(prior)
         found = self.fanout("explore", [{"unit": u.as_json(), "base": b, "budget": budget, "vocab": self._vocab,
                                          "prior": p} for u in units])
         return [ModuleResult.from_json(d) for d in found]
@@ -251,7 +251,7 @@ class Trainer:
         adam = Adam(es.step_size)
 
         def evaluate(jobs: list[tuple[Mlp, int]]) -> list[float | None]:
-            sizes = self.fanout("size", [{"unit": units[usable[i]].as_json(), "policy": pol.as_json(),
+            sizes = self.fanout("size", [{"unit": units[usable[i]].as_json(), "policy": mlp_io.as_json(pol),
                                           "vocab": self._vocab} for pol, i in jobs])
             return [None if s is None else reward(s, heur[usable[i]], es.growth_weight)
                     for s, (_, i) in zip(sizes, jobs, strict=True)]
@@ -285,6 +285,7 @@ def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: st
     """
     from farm.atomic import write_atomic
     from farm.signing import farm_key, sign
+    from policytrain.onnx_export import to_onnx
 
     output = Path(output)
     if output.suffix != ".onnx":
@@ -302,8 +303,8 @@ def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: st
     else:  # a run that keeps the evaluation packages unseen (an experiment's), not a table of nothing
         progress(f"held out: no evaluation packages; later: mlgo-farm policy heldout {output}")
     output.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(output, policy.to_onnx(meta))
-    policy.save(output.with_suffix(".npz"))
+    write_atomic(output, to_onnx(policy, meta))
+    mlp_io.save(policy, output.with_suffix(".npz"))
     record = {"kind": KIND, "model": str(output), "recipe": recipe_name, "params": rec.as_json(),
               "vocab": str(vocab) if vocab else None, "vocab_version": vocab_version, "llvm": toolchain.describe(),
               "splits": {s: [p.name for p in getattr(splits, s)] for s in SPLITS},

@@ -122,7 +122,7 @@ def _history(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from farm.config import load_settings
     from farm.errors import FarmError, InputError
-    from farm.store import store_from_settings
+    from farm.objectstore import store_from_settings
     from regression import report
     from regression.compare import run_dir
     from regression.outcome import report_page

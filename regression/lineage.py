@@ -74,7 +74,7 @@ def vocab_version(vocab: Path | None) -> str | None:
     """The farm's version of a downloaded vocabulary (its manifest beside it), else a content digest. A version
     that is not a plain version name (`../../tmp/x`, from a hand-made or hostile manifest) is no version: it would
     reach the report and the history."""
-    from farm.artifacts.kind import check_version_name
+    from farm.artifacts.kinds import check_version_name
     from farm.errors import InputError
     from farm.jsonio import load_file
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from farm.config import Settings
 from farm.errors import FarmError, first_line
-from farm.store import store_from_settings
+from farm.objectstore import store_from_settings
 from regression import alerts, report, rules
 from regression.history import History, Run, Skipped
 

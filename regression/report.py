@@ -18,7 +18,7 @@ from pathlib import Path
 
 from farm import plots
 from farm.atomic import atomic_dir
-from farm.store import ObjectStore
+from farm.objectstore import ObjectStore
 from regression import metrics
 from regression.history import History, Run
 from regression.metrics import TEXT_SIZE

@@ -3,8 +3,9 @@
 `size_check` is the second link of the policy chain (pipeline/: policytrain.tasks.retrain, then this;
 the policy side never imports this one). It takes the retrain's publish result, builds the gate's
 benchmarks with the new policy and with the policy in force, and, under the farm's publish lock,
-records the `policy_size` outcome on the policy (policyhost/store.py `settle`) and on the IR
-vocabulary it was trained with (vocabgen/publish.py `settle`): each becomes `latest` when it holds.
+records the `policy_size` outcome on the policy (`POLICIES.settle`) and on the IR vocabulary it was
+trained with (`VOCABULARIES.settle`), through each kind's handle (farm/artifacts/shelf.py): each becomes
+`latest` when it holds (docs/artifacts.md).
 
 Idempotent with the chain's machinery (farm.celery_app.RELIABLE): a version whose rule is settled
 is not measured again (the recorded outcome is returned), and measuring runs under a lock per
@@ -69,37 +70,33 @@ def summary(advisor: str, version: str, created: bool, check: Check, latest: str
 @app.task(name="regression.tasks.size_gate", bind=True, **RELIABLE)
 def size_check(self, published: dict[str, Any]) -> dict[str, Any]:
     """Settle `published` (policytrain.tasks.retrain's result); the outcome, states and a summary line."""
-    from farm.artifacts import store as artifacts
-    from farm.artifacts.kinds import VOCAB
+    from farm.artifacts import POLICIES, VOCABULARIES
     from farm.config import load_settings
     from farm.locks import dir_lock, publish_lock
-    from farm.store import store_from_settings
-    from policyhost import store as pstore
+    from farm.objectstore import store_from_settings
 
     s = load_settings()
     store = store_from_settings(s)
     advisor, version = str(published["advisor"]), str(published["version"])
-    vocab = pstore.show(store, advisor, version).get("vocab_version")
+    vocab = POLICIES.show(store, advisor, version).get("vocab_version")
 
     def entry() -> dict[str, Any] | None:
-        return next((v for v in pstore.read_index(store)
-                     if (v.get("advisor"), v.get("version")) == (advisor, version)), None)
+        return POLICIES.entry(store, advisor, version)
 
     with dir_lock(s.var_dir / "policy" / "gate" / advisor / f"{version}.lock"):
         check = _recorded(entry())
         if check is None and POLICY_SIZE in (((entry() or {}).get("gate") or {}).get("pending") or ()):
-            in_force = (pstore.read_latest(store, advisor) or {}).get("version")
+            in_force = (POLICIES.read_latest(store, advisor) or {}).get("version")
             check = _measured(s, store, advisor, version, None if in_force == version else in_force)
             with publish_lock(store, s.celery.broker_url, settings=s):
-                pstore.settle(store, advisor, version, check)
+                POLICIES.settle(store, advisor, version, check)
                 if vocab:
-                    artifacts.settle(VOCAB, store, "ir", vocab,
-                                     Check(POLICY_SIZE, check.ok, f"policy {version}: {check.detail}"))
+                    VOCABULARIES.settle(store, "ir", vocab,
+                                        Check(POLICY_SIZE, check.ok, f"policy {version}: {check.detail}"))
     if check is None:
         check = Check(POLICY_SIZE, True, "not gated (published without a pending size check)")
-    latest = (pstore.read_latest(store, advisor) or {}).get("version")
-    vocab_entry = next((v for v in artifacts.read_index(VOCAB, store)
-                        if (v.get("kind"), v.get("version")) == ("ir", vocab)), None) if vocab else None
+    latest = (POLICIES.read_latest(store, advisor) or {}).get("version")
+    vocab_entry = VOCABULARIES.entry(store, "ir", vocab) if vocab else None
     vocab_state = (vocab_entry or {}).get("state")
     line = summary(advisor, version, bool(published.get("created")), check, latest, vocab, vocab_state)
     (log.info if check.ok else log.warning)("%s", line)

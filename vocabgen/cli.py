@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from farm.answer import Answer, json_option
+from farm.embeddings import KINDS
 from farm.errors import InputError
-from farm.kinds import KINDS
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _store():
-    from farm.store import store_from_settings
+    from farm.objectstore import store_from_settings
 
     return store_from_settings()
 
@@ -122,14 +122,14 @@ def _promote(args: argparse.Namespace) -> int:
     """The operator's override of the promotion gate, under the publish lock; the reason is recorded."""
     import getpass
 
+    from farm.artifacts import VOCABULARIES
     from farm.config import load_settings
     from farm.locks import publish_lock
-    from vocabgen.publish import promote
 
     s = load_settings()
     store = _store()
     with publish_lock(store, s.celery.broker_url, settings=s):
-        entry = promote(store, args.kind, args.version, args.reason, by=getpass.getuser())
+        entry = VOCABULARIES.promote(store, args.kind, args.version, args.reason, by=getpass.getuser())
     was = (entry.get("promoted") or {}).get("previous")
     print(f"{args.kind} {entry['version']} is latest" + (f" (was {was})" if was else ""))
     return 0
@@ -163,9 +163,9 @@ def _fmt(x: Any, spec: str = ".3f") -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from vocabgen.publish import read_index
+    from farm.artifacts import VOCABULARIES
 
-    rows = [v for v in read_index(_store()) if args.kind in (None, v.get("kind"))]
+    rows = [v for v in VOCABULARIES.read_index(_store()) if args.kind in (None, v.get("kind"))]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -194,11 +194,11 @@ _SHOW_FILLER = 40
 def _show(args: argparse.Namespace) -> int:
     """The manifest as JSON on stdout (scripts read it), and on stderr, for people, the coverage per
     section and the filler entries: vectors that are their section's mean, not trained."""
+    from farm.artifacts import VOCABULARIES
     from farm.jsonio import dumps
     from vocabgen.layout import coverage_line
-    from vocabgen.publish import show
 
-    manifest = show(_store(), args.kind, args.version)
+    manifest = VOCABULARIES.show(_store(), args.kind, args.version)
     print(dumps(manifest), end="")
     coverage = manifest.get("coverage")
     print(f"{manifest.get('version', args.version)}: {coverage_line(coverage, args.kind)}", file=sys.stderr)
@@ -219,14 +219,15 @@ def _show(args: argparse.Namespace) -> int:
 def _download(args: argparse.Namespace) -> int:
     """The output's directory is proven writable (and not full) before anything is fetched; a device or a FIFO
     (`-o /dev/null`) is written to, never replaced, and needs no writable directory."""
+    from farm.artifacts import VOCABULARIES
     from farm.atomic import check_output_file
-    from vocabgen.publish import download, llvm_flag
+    from vocabgen.publish import llvm_flag
 
     out = Path(args.output).absolute()
     if out.is_dir():
         raise InputError(f"{out} is a directory: give a file name")
     check_output_file(out)
-    manifest = download(_store(), args.kind, args.version, out)
+    manifest = VOCABULARIES.download(_store(), args.kind, args.version, out)
     print(f"{args.kind} {manifest['version']} -> {out} (sha256 {manifest['sha256'][:12]} verified)", file=sys.stderr)
     print(llvm_flag(args.kind, out))
     return 0

@@ -19,11 +19,11 @@ import numpy as np
 from farm import jsonio
 from farm.artifacts.kinds import DATASET
 from farm.atomic import atomic_dir
+from farm.embeddings import KINDS
+from farm.embeddings import check_kind as _check_kind
 from farm.errors import InputError
-from farm.kinds import KINDS
-from farm.kinds import check_kind as _check_kind
 from farm.locks import made_once
-from farm.store import MissingObject, ObjectStore
+from farm.objectstore import MissingObject, ObjectStore
 
 FILES = DATASET.files
 MANIFEST = "manifest.json"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from farm.kinds import SECTIONS, placement  # declared with the kinds: workers/ counts coverage by section too
+from farm.embeddings import SECTIONS, placement  # declared with the kinds: workers/ counts coverage by section too
 
 if TYPE_CHECKING:  # numpy is imported where vectors are handled: every `mlgo-farm` verb imports this module
     import numpy as np

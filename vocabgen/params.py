@@ -48,14 +48,14 @@ class TrainParams:
     """TransE with L1 distance and margin ranking loss on unique triples (the IR2Vec recipe).
 
     `dim` None means the kind's default (75 for IR, 100 for MIR, as LLVM's shipped vocabularies).
-    Adam at 0.01 gave a better held-out MRR than SGD on real Debian corpora (bench/README.md).
+    Adam at 0.01 gave a better held-out MRR than SGD on real Debian corpora (bench/README.md#bench_vocab_quality).
     `warm_start`: a retrain starts from the previous `latest` vectors where the entity sets agree
     (vocabgen/warm.py), so consecutive versions stay comparable; false trains from a random start.
     A warm start trains `warm_epochs` instead of `epochs`: 1,000 epochs of Adam walk as far from
     any start as from a random one, and two policies trained with the previous version read the
     new one at 1.42x and 1.01x the heuristic's `.text` (cold: 1.28x and 1.07x); after 100 epochs
     at 0.990x and 0.979x (0.978x and 1.000x with their own), at the same link-prediction quality
-    (bench/README.md, bench_vocab_warm.py).
+    (bench/README.md#bench_vocab_warm).
     """
 
     dim: int | None = None

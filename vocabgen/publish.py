@@ -1,16 +1,18 @@
-"""Versioned vocabularies in the object store: what publishing requires of a vocabulary, and its summary.
+"""Publishing a vocabulary: what the farm requires of one, the gate that judges it, and what a publish says.
 
 A version is `vocab/{kind}/{version}/vocab.json` plus `manifest.json` (farm/artifacts/kinds.py
 declares the kind). Only a vocabulary whose manifest records a passed validation of exactly its
 bytes (the validation's sha256) and carries the farm's signature over its training claims
-(farm/signing.py) is published. The store (farm/artifacts/store.py) does the rest, as for every
-artifact kind: the crash-safe order of the writes, `latest` only moving forward in time, the index
-with each version's state, promotion by an operator, settling a pending rule.
+(farm/signing.py) is published. Everything else is the vocabularies' handle,
+`farm.artifacts.VOCABULARIES` (farm/artifacts/shelf.py), which every role calls directly: the
+crash-safe order of the writes, `latest` only moving forward in time, the index with each version's
+state, promotion by an operator, settling a pending rule, resolve, show, download (docs/artifacts.md).
 
 A new version becomes `latest` only if it passes the promotion gate (vocabgen/gate.py) against
-the current `latest`; otherwise it is listed as a `candidate` with the gate's reasons. `promote`
-is the operator's override: it moves `latest` to any listed version (back in time too: a
-rollback), recording who, when and why; republishing never undoes it.
+the current `latest`; otherwise it is listed as a `candidate` with the gate's reasons.
+`VOCABULARIES.promote` (`mlgo-farm vocab promote`) is the operator's override: it moves `latest`
+to any listed version (back in time too: a rollback), recording who, when and why; republishing
+never undoes it.
 """
 
 from __future__ import annotations
@@ -20,19 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from farm.answer import Answer
-from farm.artifacts import store as artifacts
-from farm.artifacts.kinds import VOCAB
-from farm.artifacts.store import CorruptObject
-from farm.artifacts.verdict import Check, awaits_only
+from farm.artifacts import VOCABULARIES
+from farm.artifacts.verdict import awaits_only
 from farm.errors import InputError
+from farm.objectstore import ObjectStore
 from farm.signing import farm_key, verify
-from farm.store import ObjectStore
 from vocabgen.dataset import check_kind
 from vocabgen.gate import Gate, gate_from_settings, promotion_verdict
 from vocabgen.vocabfile import ValidationError, check_magnitude, check_schema, parse, sha256
 
-__all__ = ["CorruptObject", "check_publishable", "download", "find_by_hash", "llvm_flag", "newest", "promote",
-           "publish", "read_index", "read_latest", "resolve", "retrained", "settle", "show", "summary"]
+__all__ = ["check_publishable", "llvm_flag", "publish", "retrained", "summary"]
 #: what a publish result says (the store's also names `previous`)
 _RESULT = ("kind", "version", "sha256", "created", "latest", "state", "gate")
 
@@ -70,51 +69,9 @@ def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: flo
     """
     check_publishable(data, manifest, key)
     gate = gate_from_settings() if gate is None else gate
-    result = artifacts.publish(VOCAB, store, {"vocab.json": data}, manifest, when=when, against_latest=True,
-                               judge=lambda record, latest: promotion_verdict(record, latest, gate))
+    result = VOCABULARIES.publish(store, {"vocab.json": data}, manifest, when=when, against_latest=True,
+                                  judge=lambda record, latest: promotion_verdict(record, latest, gate))
     return {k: result[k] for k in _RESULT}
-
-
-def promote(store: ObjectStore, kind: str, version: str, reason: str, by: str = "",
-            when: float | None = None) -> dict[str, Any]:
-    """Make a listed, intact version `latest` whatever the gate said (call under `farm.locks.publish_lock`)."""
-    return artifacts.promote(VOCAB, store, check_kind(kind), version, reason, by, when)
-
-
-def settle(store: ObjectStore, kind: str, version: str, outcome: Check) -> dict[str, Any] | None:
-    """Record the outcome of a listed version's pending rule (farm/artifacts/store.py `settle`)."""
-    return artifacts.settle(VOCAB, store, kind, version, outcome)
-
-
-def newest(store: ObjectStore, kind: str, rule: str) -> str | None:
-    """The newest version that is `latest` or waits only for `rule`: what a consumer settling `rule` uses."""
-    return artifacts.newest(VOCAB, store, kind, rule)
-
-
-def find_by_hash(store: ObjectStore, kind: str, digest: str) -> str | None:
-    return artifacts.find_by_hash(VOCAB, store, kind, digest)
-
-
-def read_index(store: ObjectStore) -> list[dict[str, Any]]:
-    return artifacts.read_index(VOCAB, store)
-
-
-def read_latest(store: ObjectStore, kind: str) -> dict[str, Any] | None:
-    return artifacts.read_latest(VOCAB, store, kind)
-
-
-def resolve(store: ObjectStore, kind: str, version: str) -> str:
-    """A concrete version name; `latest` follows the kind's pointer."""
-    return artifacts.resolve(VOCAB, store, check_kind(kind), version)
-
-
-def show(store: ObjectStore, kind: str, version: str) -> dict[str, Any]:
-    return artifacts.show(VOCAB, store, check_kind(kind), version)
-
-
-def download(store: ObjectStore, kind: str, version: str, out: Path) -> dict[str, Any]:
-    """Fetch a version to `out` after checking its sha256 (nothing is written on a mismatch)."""
-    return artifacts.download(VOCAB, store, check_kind(kind), version, out)
 
 
 def summary(result: dict[str, Any]) -> str:

@@ -30,11 +30,11 @@ from celery import Task
 
 from farm import lease
 from farm.artifacts.kinds import DATASET, VOCAB
-from farm.artifacts.store import CorruptObject, get_json
+from farm.artifacts.versions import CorruptObject, get_json
 from farm.celery_app import RELIABLE, app, will_retry
 from farm.config import Settings, load_settings
 from farm.errors import StoreError
-from farm.store import MissingObject, ObjectStore, store_from_settings
+from farm.objectstore import MissingObject, ObjectStore, store_from_settings
 from farm.toolchain import Toolchain
 from vocabgen.dataset import check_kind
 
@@ -74,9 +74,9 @@ def _staging_dropped_on_failure(task: Task, store: ObjectStore, staged: dict[str
 
 
 def _already_published(store: ObjectStore, staged: dict[str, Any]) -> str | None:
-    from vocabgen.publish import find_by_hash
+    from farm.artifacts import VOCABULARIES
 
-    return find_by_hash(store, staged["kind"], staged["sha256"])
+    return VOCABULARIES.find_by_hash(store, staged["kind"], staged["sha256"])
 
 
 @app.task(name="vocabgen.tasks.train", bind=True, **RELIABLE)
@@ -191,7 +191,7 @@ def retrain_due(kind: str) -> dict[str, Any]:
     it from `latest`) is not trained again every night: the same dataset and recipe give the same
     verdict. Promote it, or publish a new dataset.
     """
-    from vocabgen.publish import read_index
+    from farm.artifacts import VOCABULARIES
 
     _, store = _env()
     check_kind(kind)
@@ -201,7 +201,8 @@ def retrain_due(kind: str) -> dict[str, Any]:
     vocab = _latest(store, VOCAB.latest_key(kind)) or {}
     if vocab.get("dataset_id") == dataset.get("id"):
         return {"kind": kind, "status": "unchanged", "dataset_id": dataset.get("id")}
-    tried = [v for v in read_index(store) if v.get("kind") == kind and v.get("dataset_id") == dataset.get("id")]
+    tried = [v for v in VOCABULARIES.read_index(store)
+             if v.get("kind") == kind and v.get("dataset_id") == dataset.get("id")]
     if tried:
         return {"kind": kind, "status": "candidate", "dataset_id": dataset.get("id"),
                 "versions": [v.get("version") for v in tried]}

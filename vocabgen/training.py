@@ -100,7 +100,7 @@ def _pykeen_parts() -> SimpleNamespace:
     triples with it; `TensorBatches` draws the very same permutation
     (same seed drawn from the global generator, same private generator) and splits it into index
     tensors, so training sees the same batches in the same order and gives the same bytes.
-    (What each costs is measured in bench/README.md, training section.)
+    (What each costs is measured in bench/README.md#bench_training.)
     They lean on two internals of the pinned pykeen 1.11: the loop's protected
     `_create_training_data_loader` hook and `Embedding._embeddings`; tests/vocabgen/test_training.py
     compares them with pykeen's own classes (batches, device answers, trained bytes).
@@ -254,7 +254,8 @@ def holdout_metrics(ds: Dataset, p: TrainParams, warm: WarmStart | None = None) 
     """Filtered link prediction (MRR, Hits@1/10) of a model trained without a held-out split.
 
     The model starts as the published one does (`warm`); the previous version may have trained on
-    some held-out triples, which flatters a warm start slightly (bench/README.md measures by how much).
+    some held-out triples, which flatters a warm start slightly (bench/README.md#bench_vocab_warm measures by
+    how much).
     """
     if p.holdout <= 0:
         return {"skipped": "holdout is 0"}

@@ -20,11 +20,10 @@ from typing import Any
 import numpy as np
 
 from farm import jsonio
-from farm.artifacts.kind import check_version_name
-from farm.artifacts.kinds import VOCAB
-from farm.artifacts.store import CorruptObject, get_json
+from farm.artifacts.kinds import VOCAB, check_version_name
+from farm.artifacts.versions import CorruptObject, get_json
 from farm.errors import InputError
-from farm.store import MissingObject, ObjectStore
+from farm.objectstore import MissingObject, ObjectStore
 from vocabgen import layout
 
 

@@ -142,7 +142,7 @@ def _shard_said(f: Mapping[str, Any]) -> str:
 
 def _dataset_answer(out: Path) -> Answer:
     """A dataset directory's manifest as the answer of the verb that wrote it (`triplets`, `dataset merge`)."""
-    from farm.kinds import SECTIONS
+    from farm.embeddings import SECTIONS
     from workers.dataset import read_manifest
 
     m = read_manifest(out)
@@ -173,7 +173,7 @@ def _dataset_said(f: Mapping[str, Any]) -> str:
 
 
 def _dataset_put_shard(args: argparse.Namespace) -> int:
-    from farm.store import store_from_settings
+    from farm.objectstore import store_from_settings
     from workers import shards
 
     store = store_from_settings()
@@ -183,14 +183,14 @@ def _dataset_put_shard(args: argparse.Namespace) -> int:
 
 
 def _dataset_merge(args: argparse.Namespace) -> int:
-    from farm.store import store_from_settings
+    from farm.objectstore import store_from_settings
     from workers import triplets
 
     return _dataset_answer(triplets.merge_dataset(store_from_settings(), args.run, args.shards, Path(args.output)))
 
 
 def _dataset_drop_shards(args: argparse.Namespace) -> int:
-    from farm.store import store_from_settings
+    from farm.objectstore import store_from_settings
     from workers import shards
 
     return Answer({"run": args.run, "deleted": shards.drop_run(store_from_settings(), args.run)},
@@ -200,7 +200,7 @@ def _dataset_drop_shards(args: argparse.Namespace) -> int:
 def _dataset_publish(args: argparse.Namespace) -> int:
     from farm.config import load_settings
     from farm.locks import publish_lock
-    from farm.store import store_from_settings
+    from farm.objectstore import store_from_settings
     from workers import dataset
 
     s = load_settings()

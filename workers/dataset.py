@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from farm import jsonio
-from farm.artifacts import store as artifacts
+from farm.artifacts import DATASETS
 from farm.artifacts.kinds import DATASET
 from farm.atomic import atomic_dir
 from farm.errors import FarmError, InputError
-from farm.store import ObjectStore
+from farm.objectstore import ObjectStore
 from workers.predicates import RELATION, entity_ids, triplet_lines
 
 FORMAT = 1
@@ -61,7 +61,7 @@ def mentioned(kind: str, entities: bytes, triples: list[tuple[int, int, int]]) -
 
     None when the entity list is not laid out as LLVM's vocabulary (a hand-made dataset).
     """
-    from farm.kinds import placement
+    from farm.embeddings import placement
 
     names = [ln.rsplit("\t", 1)[0] for ln in entities.decode().splitlines()[1:] if ln]
     try:
@@ -151,7 +151,7 @@ def store_prefix(kind: str, dataset_id: str) -> str:
 
 
 def publish(dataset_dir: Path, store: ObjectStore) -> str:
-    """Check every file against its manifest, then publish through the artifact store (farm/artifacts/store.py):
+    """Check every file against its manifest, then publish through the datasets' handle (farm/artifacts/shelf.py):
     the three files, the manifest as written, `datasets/index.json`, then `datasets/{kind}/latest.json`;
     returns the id. A failure anywhere (a full disk, an outage) removes the objects this call created, so
     the store never holds dataset files without their manifest, nor a dataset `latest` does not name."""
@@ -160,4 +160,4 @@ def publish(dataset_dir: Path, store: ObjectStore) -> str:
     for name, data in files.items():
         if name in m["files"] and hashlib.sha256(data).hexdigest() != m["files"][name]:
             raise InputError(f"{dataset_dir}/{name} does not match its manifest checksum")
-    return artifacts.publish(DATASET, store, files, m, raw_manifest=files[MANIFEST])["version"]
+    return DATASETS.publish(store, files, m, raw_manifest=files[MANIFEST])["version"]

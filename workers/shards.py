@@ -35,7 +35,7 @@ from farm import jsonio
 from farm.atomic import atomic_dir
 from farm.errors import InputError, StoreError
 from farm.jsonio import load_file
-from farm.store import MissingObject, ObjectStore
+from farm.objectstore import MissingObject, ObjectStore
 from workers import corpusdir as corpus_mod
 from workers.corpusdir import MAX_SHARDS, Shard, shard_of  # membership: a property of the name
 

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from farm.atomic import check_replaceable, check_writable
+from farm.embeddings import check_kind
 from farm.errors import InputError, ToolError
-from farm.kinds import check_kind
-from farm.store import ObjectStore
+from farm.objectstore import ObjectStore
 from farm.toolchain import Toolchain
 from workers import corpus as corpus_mod
 from workers import march as march_mod

@@ -23,7 +23,7 @@ from typing import Any
 
 from farm import jsonio
 from farm.artifacts import urlget
-from farm.artifacts.kind import check_version_name
+from farm.artifacts.kinds import check_version_name
 from farm.atomic import atomic_file, write_atomic
 from farm.errors import FarmError, InputError, StoreError
 

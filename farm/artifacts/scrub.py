@@ -1,6 +1,6 @@
 """`mlgo-farm store verify`: every file of every published version read back and checked against its manifest.
 
-Publishing reads each file back once (farm/artifacts/store.py) and `download` checks what it fetches, but a
+Publishing reads each file back once (farm/artifacts/versions.py) and `download` checks what it fetches, but a
 disk or a bucket can rot afterwards, and a copy or a restore can truncate: the dashboard then refuses such a
 file when someone asks for it (master/dashboard/files.py). The scrub finds every one at once, before anyone
 asks: each version with a manifest (a version exists once its manifest does) of every kind (farm/artifacts/
@@ -17,12 +17,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from farm.artifacts.kind import MANIFEST, ArtifactKind, check_version_name
-from farm.artifacts.kinds import DATASET, KINDS
-from farm.artifacts.store import CorruptObject, get_json, read_index, read_latest
+from farm.artifacts.kinds import DATASET, KINDS, MANIFEST, ArtifactKind, check_version_name
+from farm.artifacts.versions import CorruptObject, get_json, read_index, read_latest
+from farm.embeddings import KINDS as DATA_KINDS
 from farm.errors import InputError
-from farm.kinds import KINDS as DATA_KINDS
-from farm.store import MissingObject, ObjectStore
+from farm.objectstore import MissingObject, ObjectStore
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 

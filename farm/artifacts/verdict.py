@@ -3,7 +3,7 @@
 Why here and not with one role's rules: the vocabulary gate (vocabgen/gate.py) judges, the
 policy store lists a version pending its size check, and the regression side settles that check
 (regression/policygate.py): all three read and write the same record in the store's index
-(farm/artifacts/store.py). `accepted` says whether a recorded verdict lets a version be `latest`.
+(farm/artifacts/versions.py). `accepted` says whether a recorded verdict lets a version be `latest`.
 """
 
 from __future__ import annotations

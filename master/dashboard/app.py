@@ -36,10 +36,10 @@ from flask import Flask, Response, abort, jsonify, request
 from werkzeug.exceptions import NotFound
 
 from farm.artifacts.kinds import POLICY, VOCAB
-from farm.artifacts.store import CorruptObject
+from farm.artifacts.versions import CorruptObject
 from farm.config import Settings
 from farm.errors import StoreError, first_line
-from farm.store import ObjectStore, store_from_settings
+from farm.objectstore import ObjectStore, store_from_settings
 from master.dashboard import files, stream
 from master.dashboard.memo import Memo
 

@@ -7,7 +7,7 @@ the regression reports under `regression/`, and the published triplet datasets: 
 writes the manifest after the three text files, so an id without one is not served). Everything
 else in the bucket (`vocab-staging/`, `datasets/shards/` of a sharded run, a half-written
 temporary, any other name under `datasets/`) is refused exactly like a key that does not exist,
-so a URL cannot tell an outsider what else the store holds. Keys go through farm.store.check_key
+so a URL cannot tell an outsider what else the store holds. Keys go through farm.objectstore.check_key
 (no `..`, no leading `/`, no odd characters, no name over 255 bytes, no key over 1,024 bytes: S3's
 limit, and the directory store's file system would answer ENAMETOOLONG) and, for the directory store,
 the file a link resolves to must itself be a served key under the same prefix as the URL's (a link
@@ -47,13 +47,12 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from farm import jsonio
-from farm.artifacts.kind import MANIFEST as DATASET_MANIFEST
-from farm.artifacts.kind import ArtifactKind, check_version_name
-from farm.artifacts.kinds import DATASET, POLICY, VOCAB
-from farm.artifacts.store import CorruptObject
+from farm.artifacts.kinds import DATASET, POLICY, VOCAB, ArtifactKind, check_version_name
+from farm.artifacts.kinds import MANIFEST as DATASET_MANIFEST
+from farm.artifacts.versions import CorruptObject
+from farm.embeddings import KINDS
 from farm.errors import InputError
-from farm.kinds import KINDS
-from farm.store import FileStore, MissingObject, ObjectStore, S3Store, check_key
+from farm.objectstore import FileStore, MissingObject, ObjectStore, S3Store, check_key
 
 #: Published prefixes: their versioned artifact file, as named in each version's manifest sha256 (the kinds'
 #: declarations, farm/artifacts/kinds.py).

@@ -14,8 +14,7 @@ from typing import Any
 from flask import Flask, Response, abort, g, jsonify, render_template, request, url_for
 from markupsafe import Markup, escape
 
-from farm.artifacts.kind import check_version_name
-from farm.artifacts.kinds import POLICY, VOCAB
+from farm.artifacts.kinds import POLICY, VOCAB, check_version_name
 from farm.errors import InputError
 from master.dashboard import files, numbers, trends, views_datasets, views_policies, vocabdiff
 from policyhost import advisors

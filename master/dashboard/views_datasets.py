@@ -16,7 +16,7 @@ from typing import Any
 
 from flask import Flask, abort, render_template
 
-from farm.kinds import KINDS
+from farm.embeddings import KINDS
 from master.dashboard import files, numbers
 
 #: A dataset id as the store can hold it (vocabgen/dataset.py's rule); `..` is refused separately.

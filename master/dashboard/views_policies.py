@@ -3,7 +3,7 @@
 A policy version is only worth trusting with its lineage in view: the vocabulary its features
 read, the dataset and corpus it was trained on, the LLVM that validated it, and what the nightly
 regression builders measured when they ran it. The first three are in its manifest
-(policyhost/store.py); the last is in the regression history, whose runs record the policy's
+(policyhost/publish.py); the last is in the regression history, whose runs record the policy's
 version as their policy id (regression/lineage.py), so the page reads both and writes neither.
 The promotion state and gate of an index entry are shown when the index carries them.
 """
@@ -15,9 +15,9 @@ from typing import Any
 
 from flask import Flask, Response, abort, render_template, request
 
-from farm.artifacts.kind import check_version_name
+from farm.artifacts.kinds import check_version_name
+from farm.embeddings import KINDS
 from farm.errors import InputError
-from farm.kinds import KINDS
 from master.dashboard import files, policydiff, trends
 from master.dashboard.views_datasets import ID_PATTERN as DATASET_ID
 from policyhost import advisors, standalone

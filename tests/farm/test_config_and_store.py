@@ -11,7 +11,7 @@ import pytest
 from farm.atomic import atomic_dir, check_writable, write_atomic
 from farm.config import load_settings
 from farm.errors import FarmError, InputError, StoreError
-from farm.store import FileStore, MissingObject, open_store
+from farm.objectstore import FileStore, MissingObject, open_store
 from tests import tmpfs
 
 

@@ -29,8 +29,8 @@ def private(tmp_path: Path) -> Path:
 @pytest.fixture
 def published() -> bytes:
     """A vocabulary in the embedded store (the tests' own var/), as `vocab download` finds it."""
+    from farm.objectstore import store_from_settings
     from farm.signing import farm_key
-    from farm.store import store_from_settings
     from tests.vocabgen.conftest import handmade_manifest, handmade_vocab
     from vocabgen import publish as pub
 

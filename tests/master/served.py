@@ -14,7 +14,7 @@ from werkzeug.middleware.dispatcher import DispatcherMiddleware
 from werkzeug.serving import make_server
 
 from farm.config import DASHBOARD_PATH, load_settings
-from farm.store import ObjectStore
+from farm.objectstore import ObjectStore
 from master.dashboard.app import create_app
 from tests import servers
 

@@ -15,7 +15,7 @@ CFG = """
 from master import outputs
 from master.buildmaster import build_config
 from master.registry import CORPUS_REVISION, Builder, Param, Step
-from tests.master.pipeline import CSRC
+from tests.master.triggered import CSRC
 
 ANSWERS = Builder(
     name="answers", description="corpus, triplets, publish: properties from the verbs' answers", notify=(),

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from farm.config import load_settings
-from farm.store import FileStore
+from farm.objectstore import FileStore
 from master.dashboard.app import create_app
 from tests.master.test_dashboard import DATASET_FILES, DS, V1, V2, fill_history, populate
 
@@ -141,7 +141,7 @@ def test_store_verify_finds_what_names_a_version_without_a_manifest(farm) -> Non
 
 def test_an_s3_store_is_checked_the_same_way(farm, s3_endpoint) -> None:
     from farm.artifacts import scrub
-    from farm.store import S3Store
+    from farm.objectstore import S3Store
 
     _, data, root = farm
     s3 = S3Store("farm", "pre", s3_endpoint.url, access_key_id="test", secret_access_key="test")

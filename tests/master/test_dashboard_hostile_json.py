@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from farm.config import load_settings
-from farm.store import FileStore
+from farm.objectstore import FileStore
 from master.dashboard.app import create_app
 from tests.master.test_dashboard import DS, V1, V2, fill_history, populate
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from farm.config import DASHBOARD_PATH, load_settings
-from farm.store import FileStore, store_from_settings
+from farm.objectstore import FileStore, store_from_settings
 from master import control
 from master.dashboard.mount import POOL_THREADS
 from tests.master.test_dashboard import V1, fill_history, populate

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from farm.config import load_settings
-from farm.store import FileStore
+from farm.objectstore import FileStore
 from master.dashboard import stream
 from master.dashboard.app import create_app
 from tests.master.test_dashboard import DS, V1, V2, fill_history, populate
@@ -199,7 +199,7 @@ def test_a_version_artifact_streams_with_its_sha256_as_etag(app):
 def test_an_s3_store_is_streamed_too_and_long_keys_never_reach_it(tmp_path: Path, s3_endpoint):
     """The same pages over moto's S3 server: botocore's body streamed in chunks, its digest read once (the body
     cannot seek back: a second GET of the same ETag), and keys S3 would refuse answered 404 before asking it."""
-    from farm.store import S3Store
+    from farm.objectstore import S3Store
 
     data = populate(tmp_path / "store")
     s3 = S3Store("farm", "pre", s3_endpoint.url, access_key_id="test", secret_access_key="test")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from farm.config import load_settings
-from farm.store import FileStore
+from farm.objectstore import FileStore
 from regression import report
 from regression.history import History, Measurement
 from regression.rules import Comparison

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from farm.config import load_settings
-from farm.store import FileStore
+from farm.objectstore import FileStore
 from master.dashboard.app import create_app
 from regression.history import History
 from tests.master.test_dashboard import DS, V2, fill_history, populate
@@ -47,7 +47,7 @@ MODELS = {
 
 
 def manifest(version: str, agreement: float, epochs: int, when: str) -> dict:
-    """What policyhost/release.py's manifest_for writes and policyhost/store.py's publish adds."""
+    """What policyhost/release.py's manifest_for writes and policyhost/publish.py's publish adds."""
     digest = hashlib.sha256(MODELS[version]).hexdigest()
     return {
         "format": 1, "advisor": "inline", "kind": "warm-start (behavioural cloning of LLVM's heuristic)",

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from farm.config import load_settings
-from farm.store import FileStore
+from farm.objectstore import FileStore
 from master.dashboard import vocabdiff
 from master.dashboard.app import create_app
 from tests.master.test_dashboard import V1, _manifest, _vocab, populate

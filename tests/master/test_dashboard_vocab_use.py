@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from farm.store import FileStore
+from farm.objectstore import FileStore
 from farm.toolchain import Toolchain
 from policyhost.host import Channel, serve
 from policyhost.policies import ConstantPolicy

@@ -8,7 +8,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from farm.store import FileStore
+from farm.objectstore import FileStore
 from tests.master.test_dashboard import V1, V2, client  # noqa: F401  (the fixture)
 
 

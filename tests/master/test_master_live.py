@@ -23,7 +23,7 @@ from master.layout import PASSWORD_ENV, users_file, worker_password
 from master.procs import farm_env, run, venv_tool
 from master.registry import DEBIAN_PACKAGES
 from master.rest import MasterAPI
-from tests.master.pipeline import PIPELINE
+from tests.master.triggered import PIPELINE
 from tests.servers import free_port, stop_all, stop_master, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,7 +64,7 @@ def _pipeline_cfg(tmp_path: Path) -> Path:
     cfg = tmp_path / "pipeline.cfg"
     cfg.write_text(
         "import dataclasses\nfrom master import outputs\nfrom master.buildmaster import build_config\n"
-        "from tests.master.pipeline import PIPELINE\n"
+        "from tests.master.triggered import PIPELINE\n"
         "SAID = {'corpus': {'summary': outputs.CORPUS_SAID}, 'triplets': {'summary': outputs.TRIPLETS_SAID},\n"
         "        'publish': {'summary': outputs.PUBLISHED_SAID, 'links': outputs.DATASET_LINKS}}\n"
         "def said(b):\n"

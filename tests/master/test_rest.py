@@ -28,7 +28,7 @@ def _gated_cfg(tmp_path: Path, gate: Path) -> Path:
     """The test pipeline, every step waiting for `gate/open` (and saying so in `gate/reached`) before it runs."""
     hold = (f'touch {gate}/reached; while [ ! -e {gate}/open ]; do sleep 0.1; done; exec mlgo-farm -v "$@"')
     cfg = tmp_path / "gated.cfg"
-    cfg.write_text("from master.buildmaster import build_config\nfrom tests.master.pipeline import PIPELINE\n"
+    cfg.write_text("from master.buildmaster import build_config\nfrom tests.master.triggered import PIPELINE\n"
                    f"BuildmasterConfig = build_config(registry=PIPELINE, farm_command=('sh', '-c', {hold!r}, "
                    "'mlgo-farm'))\n")
     return cfg

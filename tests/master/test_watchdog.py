@@ -23,7 +23,7 @@ RETRY = 5
 def _held_cfg(tmp_path: Path, gate: Path, plain: bool) -> Path:
     cfg = tmp_path / "held.cfg"
     cfg.write_text("from pathlib import Path\nfrom master.buildmaster import build_config\n"
-                   "from tests.master.held import hold_first_build\nfrom tests.master.pipeline import PIPELINE\n"
+                   "from tests.master.held import hold_first_build\nfrom tests.master.triggered import PIPELINE\n"
                    f"BuildmasterConfig = hold_first_build(build_config(registry=PIPELINE), Path({str(gate)!r}), "
                    f"plain={plain!r})\n")
     return cfg

@@ -165,8 +165,8 @@ def publish_vocab(data: bytes, dimension: int = VOCAB_DIM, when: float | None = 
     """
     import dataclasses
 
+    from farm.objectstore import store_from_settings
     from farm.signing import farm_key, sign
-    from farm.store import store_from_settings
     from vocabgen.gate import gate_from_settings
     from vocabgen.publish import publish
     from vocabgen.vocabfile import sha256

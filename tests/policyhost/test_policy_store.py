@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from farm.artifacts import POLICIES
 from farm.errors import InputError, StoreError, ValidationFailed
+from farm.objectstore import FileStore, store_from_settings
 from farm.signing import sign
-from farm.store import FileStore, store_from_settings
 from farm.toolchain import Toolchain
-from policyhost import store as pstore
+from policyhost import publish as pstore
 from policytrain import warmstart
 from tests.policyhost.callgraph import write_sources
 from tests.policyhost.conftest import publish_vocab, signed_policy_manifest, write_onnx_policy
@@ -218,8 +219,8 @@ def test_latest_only_moves_forward_and_same_content_is_one_version(tmp_path: Pat
     assert "latest stays at" in pstore.summary(old)
     again = pstore.publish(store, b.read_bytes(), _stand_in(b, ["callee_basic_block_count"]), when=3e9)
     assert not again["created"] and again["version"] == new["version"]
-    assert [v["version"] for v in pstore.read_index(store)] == [old["version"], new["version"]]
-    assert pstore.read_latest(store, "inline")["version"] == new["version"]
+    assert [v["version"] for v in POLICIES.read_index(store)] == [old["version"], new["version"]]
+    assert POLICIES.read_latest(store, "inline")["version"] == new["version"]
 
 
 class FailingLatest(FileStore):
@@ -239,7 +240,7 @@ def test_a_failed_publish_leaves_nothing_that_is_not_referred_to(tmp_path: Path)
     store = FileStore(root)
     assert store.list("policies/") == []  # index taken back, files deleted: nothing refers to them
     done = pstore.publish(store, good.read_bytes(), _stand_in(good, ["inlining_default"]))
-    assert done["created"] and pstore.read_latest(store, "inline")["version"] == done["version"]
+    assert done["created"] and POLICIES.read_latest(store, "inline")["version"] == done["version"]
 
 
 def test_metrics_and_lineage_are_signed_to_the_model_bytes(trained: Path, ir2vec_vocab: Path, tmp_path: Path) -> None:
@@ -266,7 +267,7 @@ def test_metrics_and_lineage_are_signed_to_the_model_bytes(trained: Path, ir2vec
         pstore.publish(store, other.read_bytes(), unsigned)
     assert store.list("policies/") == []
     pstore.publish(store, other.read_bytes(), copied)  # signed for its own bytes: published
-    assert "signature" in pstore.show(store, "inline", "latest")
+    assert "signature" in POLICIES.show(store, "inline", "latest")
 
 
 def test_heldout_of_a_model_reading_embeddings_uses_its_training_vocabulary_or_says_it_needs_one(

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 from farm.config import DASHBOARD_PATH, PolicyConfig, load_settings
-from farm.store import FileStore
+from farm.objectstore import FileStore
 from farm.toolchain import Toolchain
 from policyhost import advisors, host, launcher, policies, protocol, standalone
 from tests.policyhost.conftest import CSRC, ir2vec_vocab, write_onnx_nan_logit  # noqa: F401 - a fixture
@@ -149,13 +149,14 @@ def inline_model(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain,
     embeddings and `inlining_default` included, two scores out; seeded weights that depart from the heuristic."""
     from policyhost.release import llvm_header
     from policytrain.mlp import Mlp
+    from policytrain.onnx_export import to_onnx
 
     feats = [(f.name, f.count, "float32" if f.is_float else "int64")
              for f in llvm_header(toolchain, "inline", ir2vec_vocab).features]
     assert {"callee_embedding", "caller_embedding", "inlining_default"} <= {f[0] for f in feats}
     rows = np.random.default_rng(3).integers(0, 40, (64, sum(f[1] for f in feats))).astype(float)
     path = tmp_path_factory.mktemp("model") / "model.onnx"
-    path.write_bytes(Mlp.init(feats, rows, hidden=(16,), seed=5).to_onnx())
+    path.write_bytes(to_onnx(Mlp.init(feats, rows, hidden=(16,), seed=5)))
     return path
 
 

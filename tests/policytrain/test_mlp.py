@@ -8,7 +8,9 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
+from policytrain import mlp_io
 from policytrain.mlp import Mlp
+from policytrain.onnx_export import to_onnx
 
 FEATURES = [("callee_users", 1, "int64"), ("inlining_default", 1, "int64"), ("callee_embedding", 3, "float32")]
 
@@ -27,7 +29,7 @@ def _rows(n: int = 40) -> np.ndarray:
 
 def test_onnx_export_computes_what_numpy_computes(net: Mlp) -> None:
     x = _rows()
-    sess = ort.InferenceSession(net.to_onnx({"mlgo.kind": "test"}))
+    sess = ort.InferenceSession(to_onnx(net, {"mlgo.kind": "test"}))
     feeds = {"callee_users": x[:, 0:1].astype(np.int64), "inlining_default": x[:, 1:2].astype(np.int64),
              "callee_embedding": x[:, 2:5].astype(np.float32)}
     out = sess.run(None, feeds)[0]
@@ -43,11 +45,11 @@ def test_sticking_to_llvms_decision_is_exported_too(net: Mlp) -> None:
     x = _rows()
     sticky = replace(net, stick=3.0)
     np.testing.assert_allclose(sticky.margin(x) - net.margin(x), 3.0 * (2 * x[:, 1] - 1))
-    sess = ort.InferenceSession(sticky.to_onnx())
+    sess = ort.InferenceSession(to_onnx(sticky))
     feeds = {"callee_users": x[:, 0:1].astype(np.int64), "inlining_default": x[:, 1:2].astype(np.int64),
              "callee_embedding": x[:, 2:5].astype(np.float32)}
     np.testing.assert_allclose(sess.run(None, feeds)[0], sticky.logits(x), rtol=1e-4, atol=1e-4)
-    assert Mlp.from_json(sticky.as_json()).stick == 3.0
+    assert mlp_io.from_json(mlp_io.as_json(sticky)).stick == 3.0
     assert np.array_equal(sticky.flat(), net.flat()), "ES does not perturb it"
 
 
@@ -61,14 +63,14 @@ def test_flat_parameters_round_trip_and_perturb_every_weight(net: Mlp) -> None:
 
 
 def test_storage_and_json_keep_the_network(net: Mlp, tmp_path: Path) -> None:
-    net.save(tmp_path / "p.npz")
-    loaded = Mlp.load(tmp_path / "p.npz")
+    mlp_io.save(net, tmp_path / "p.npz")
+    loaded = mlp_io.load(tmp_path / "p.npz")
     assert loaded.features == net.features
     np.testing.assert_array_equal(loaded.logits(_rows()), net.logits(_rows()))
-    back = Mlp.from_json(net.as_json())
+    back = mlp_io.from_json(mlp_io.as_json(net))
     np.testing.assert_array_equal(back.logits(_rows()), net.logits(_rows()))
     with pytest.raises(ValueError, match="neither int64 nor float32"):
-        Mlp.from_json({**net.as_json(), "features": [["x", 1, "double"]]})
+        mlp_io.from_json({**mlp_io.as_json(net), "features": [["x", 1, "double"]]})
 
 
 def _decisions() -> tuple[np.ndarray, dict]:
@@ -91,10 +93,10 @@ def test_holding_llvms_no_only_ever_refuses_and_is_exported_too(net: Mlp, stick:
     np.testing.assert_allclose(held.margin(x)[no], free.margin(x)[no] - 50.0)
     assert not (held.margin(x)[no] > 0).any(), "never inlines where LLVM would not"
     assert (free.margin(x)[no] > 0).any(), "the rows must hold a departure for the test to mean anything"
-    np.testing.assert_allclose(ort.InferenceSession(held.to_onnx()).run(None, feeds)[0], held.logits(x),
+    np.testing.assert_allclose(ort.InferenceSession(to_onnx(held)).run(None, feeds)[0], held.logits(x),
                                rtol=1e-4, atol=1e-4)
-    held.save(tmp_path / "p.npz")
-    assert Mlp.load(tmp_path / "p.npz").hold_no == Mlp.from_json(held.as_json()).hold_no == 50.0
+    mlp_io.save(held, tmp_path / "p.npz")
+    assert mlp_io.load(tmp_path / "p.npz").hold_no == mlp_io.from_json(mlp_io.as_json(held)).hold_no == 50.0
     assert np.array_equal(held.flat(), net.flat()), "ES does not perturb it"
 
 
@@ -110,7 +112,7 @@ def test_an_average_of_networks_is_one_network_whose_logits_are_the_mean(tmp_pat
     mean = np.mean([n.logits(both) for n in nets], axis=0)
     avg = average(nets)
     np.testing.assert_allclose(avg.logits(both), mean, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(ort.InferenceSession(avg.to_onnx()).run(None, feeds)[0], mean, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(ort.InferenceSession(to_onnx(avg)).run(None, feeds)[0], mean, rtol=1e-4, atol=1e-4)
     assert [w.shape for w in avg.ws] == [(5, 24), (24, 18), (18, 2)]
     linear = [Mlp.init(FEATURES, x, (), seed=s) for s in range(2)]
     np.testing.assert_allclose(average(linear).logits(both), np.mean([n.logits(both) for n in linear], axis=0))
@@ -120,7 +122,7 @@ def test_an_average_of_networks_is_one_network_whose_logits_are_the_mean(tmp_pat
     mixed = average([nets[0], other])
     want = (nets[0].logits(both) + other.logits(both)) / 2
     np.testing.assert_allclose(mixed.logits(both), want, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(ort.InferenceSession(mixed.to_onnx()).run(None, feeds)[0], want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(ort.InferenceSession(to_onnx(mixed)).run(None, feeds)[0], want, rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="same inputs, depth, guard and floor"):
         average([nets[0], replace(nets[1], guard=300.0)])
 
@@ -142,17 +144,17 @@ def test_a_guard_keeps_llvms_no_far_above_its_threshold_and_is_exported_too(tmp_
     assert not (guarded.margin(x)[over] > 0).any(), "never adds an inline far above the threshold"
     np.testing.assert_array_equal(guarded.margin(x)[~over], free.margin(x)[~over])
     feeds = {name: x[:, i:i + 1].astype(np.int64) for i, (name, _, _) in enumerate(feats)}
-    out = ort.InferenceSession(guarded.to_onnx()).run(None, feeds)[0]
+    out = ort.InferenceSession(to_onnx(guarded)).run(None, feeds)[0]
     assert ((out[:, 1] > out[:, 0]) == (guarded.margin(x) > 0)).all()
     np.testing.assert_allclose(out[~over], guarded.logits(x)[~over], rtol=1e-4, atol=1e-4)
     sticky = replace(guarded, stick=2.0, hold_no=1.0)  # the guard composes with the other leans
-    out = ort.InferenceSession(sticky.to_onnx()).run(None, feeds)[0]
+    out = ort.InferenceSession(to_onnx(sticky)).run(None, feeds)[0]
     np.testing.assert_allclose(out[~over], sticky.logits(x)[~over], rtol=1e-4, atol=1e-4)
     assert not (out[over, 1] > out[over, 0]).any()
-    guarded.save(tmp_path / "g.npz")
-    assert Mlp.load(tmp_path / "g.npz").guard == Mlp.from_json(guarded.as_json()).guard == 100.0
-    free.save(tmp_path / "f.npz")
-    assert Mlp.load(tmp_path / "f.npz").guard is None and Mlp.from_json(free.as_json()).guard is None
+    mlp_io.save(guarded, tmp_path / "g.npz")
+    assert mlp_io.load(tmp_path / "g.npz").guard == mlp_io.from_json(mlp_io.as_json(guarded)).guard == 100.0
+    mlp_io.save(free, tmp_path / "f.npz")
+    assert mlp_io.load(tmp_path / "f.npz").guard is None and mlp_io.from_json(mlp_io.as_json(free)).guard is None
     assert np.array_equal(guarded.flat(), free.flat()), "ES does not perturb it"
 
 
@@ -178,13 +180,13 @@ def test_a_floor_keeps_llvms_yes_far_below_its_threshold_and_composes_with_the_g
     over = (x[:, 0] - x[:, 1] > 100) & (x[:, 2] == 0)
     feeds = {name: x[:, i:i + 1].astype(np.int64) for i, (name, _, _) in enumerate(feats)}
     for net, pinned in ((floored, under), (both, under | over)):
-        out = ort.InferenceSession(net.to_onnx()).run(None, feeds)[0]
+        out = ort.InferenceSession(to_onnx(net)).run(None, feeds)[0]
         assert ((out[:, 1] > out[:, 0]) == (net.margin(x) > 0)).all()
         np.testing.assert_allclose(out[~pinned], net.logits(x)[~pinned], rtol=1e-4, atol=1e-4)
     assert not (both.margin(x)[over] > 0).any() and (both.margin(x)[under] > 0).all()
-    both.save(tmp_path / "b.npz")
-    assert Mlp.load(tmp_path / "b.npz").floor == Mlp.from_json(both.as_json()).floor == 100.0
-    assert Mlp.from_json(free.as_json()).floor is None
+    mlp_io.save(both, tmp_path / "b.npz")
+    assert mlp_io.load(tmp_path / "b.npz").floor == mlp_io.from_json(mlp_io.as_json(both)).floor == 100.0
+    assert mlp_io.from_json(mlp_io.as_json(free)).floor is None
     assert np.array_equal(both.flat(), free.flat()), "ES does not perturb it"
     assert average([both, both]).floor == 100.0
     with pytest.raises(ValueError, match="guard and floor"):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from farm.artifacts import POLICIES
 from master.registry import REGISTRY, by_name
 from master.stepspec import StepOutput
-from policyhost import store as pstore
 from tests.policyhost.conftest import publish_vocab
 from tests.policytrain.test_policy_celery import Farm, farm  # noqa: F401  (the fixture)
 
@@ -21,7 +21,7 @@ def test_policy_retrain_answers_in_json_what_its_step_reads(farm: Farm, ir2vec_v
     assert p.returncode == 0, p.stderr + w.log()[-3000:]
     (line,) = p.stdout.splitlines()
     got = json.loads(line)
-    latest = pstore.read_latest(farm.store, "inline")["version"]
+    latest = POLICIES.read_latest(farm.store, "inline")["version"]
     assert (got["advisor"], got["version"], got["created"], got["latest"]) == ("inline", latest, True, latest)
     assert got["size_check"]["ok"] is True and got["exit_code"] == 0
     assert "(published, size check passed: " in p.stderr  # the sentence, for the step's log

@@ -15,14 +15,13 @@ from pathlib import Path
 import pytest
 
 from farm import hold
-from farm.store import S3Store
+from farm.artifacts import POLICIES, VOCABULARIES
+from farm.objectstore import S3Store
 from farm.toolchain import Toolchain
-from policyhost import store as pstore
 from tests import servers
 from tests.policyhost.callgraph import write_sources
 from tests.policyhost.conftest import CSRC, publish_vocab
 from tests.servers import stop, wait_until
-from vocabgen import publish as vpublish
 
 ROOT = Path(__file__).resolve().parents[2]
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
@@ -146,12 +145,12 @@ def test_a_vocabulary_publish_retrains_validates_and_publishes_the_policy(farm: 
     vocab = done.stdout.split()[1]
     # it passed its own rules and waits for the policy retrained with it: the publish started that chain
     assert done.stdout.startswith(f"ir {vocab} (published, awaiting policy_size; latest stays at none"), done.stdout
-    assert vpublish.read_latest(farm.store, "ir") is None
-    latest = wait_until(lambda: pstore.read_latest(farm.store, "inline"), 600, "the policy chain to publish")
+    assert VOCABULARIES.read_latest(farm.store, "ir") is None
+    latest = wait_until(lambda: POLICIES.read_latest(farm.store, "inline"), 600, "the policy chain to publish")
     # the first policy beats the heuristic by the test's margin: it passes, and so the vocabulary becomes latest
-    assert wait_until(lambda: (vpublish.read_latest(farm.store, "ir") or {}).get("version") == vocab, 120,
+    assert wait_until(lambda: (VOCABULARIES.read_latest(farm.store, "ir") or {}).get("version") == vocab, 120,
                       "the size check to promote the vocabulary")
-    manifest = pstore.show(farm.store, "inline", latest["version"])
+    manifest = POLICIES.show(farm.store, "inline", latest["version"])
     assert manifest["vocab_version"] == vocab and latest["vocab_version"] == vocab
     assert {"callee_embedding", "caller_embedding"} <= set(manifest["features"])
     assert manifest["training"]["corpus_source"] == str(farm.sources)  # the corpus the vocabulary's dataset came from
@@ -182,7 +181,7 @@ def test_two_identical_requests_publish_one_version(farm: Farm, ir2vec_vocab: Pa
     assert "(published, size check passed: .text against the heuristic: csrc " in lines[1], lines
     assert lines[1].endswith(f"; now latest; vocabulary ir {vocab} latest)"), lines
     assert len(_task_seconds(w.log())) == 2  # both ran; the second reused the first's model
-    assert [v["version"] for v in pstore.read_index(farm.store)] == list(versions)
+    assert [v["version"] for v in POLICIES.read_index(farm.store)] == list(versions)
 
 
 def test_bad_requests_are_one_line(farm: Farm) -> None:
@@ -227,13 +226,13 @@ def test_worker_killed_mid_training_is_redelivered(farm: Farm, ir2vec_vocab: Pat
     assert "training the inline policy" in first.log()
     first.kill()
     gate.unlink()
-    assert not pstore.read_index(farm.store), "the killed worker must not have published"
+    assert not POLICIES.read_index(farm.store), "the killed worker must not have published"
     rescuer = farm.worker("rescuer", extra_env=fast)
     out, err = client.communicate(timeout=960)
     assert client.returncode == 0, err + rescuer.log()[-3000:]
     assert "(published, size check passed" in out, out
     assert "training the inline policy" in rescuer.log()
-    assert pstore.read_latest(farm.store, "inline")["vocab_version"] == vocab
+    assert POLICIES.read_latest(farm.store, "inline")["vocab_version"] == vocab
 
 
 def test_a_retrain_past_its_time_limit_stops_and_its_vocabulary_is_told_why(farm: Farm, ir2vec_vocab: Path) -> None:
@@ -254,7 +253,7 @@ def test_a_retrain_past_its_time_limit_stops_and_its_vocabulary_is_told_why(farm
     assert res.stderr.strip().splitlines() == [f"mlgo-farm: error: policy retrain stopped: {why}"], res.stderr
     assert "Soft time limit (2s) exceeded" in w.log()
     assert farm.store.list("policies/") == []
-    held = next(v for v in vpublish.read_index(farm.store) if v["version"] == waiting)
+    held = next(v for v in VOCABULARIES.read_index(farm.store) if v["version"] == waiting)
     assert held["state"] == "candidate" and held["gate"]["pending"] == [], held["gate"]
     assert held["gate"]["reasons"] == [f"policy_size: no policy could be trained with it: {why}"], held["gate"]
     assert not list((farm.tmp / "var" / "policy" / "trained").rglob("model.json"))
@@ -276,7 +275,7 @@ def test_a_policy_larger_than_the_one_in_force_fails_the_gate_and_holds_back_its
     in_force = done.stdout.split()[2]
     stop(w.proc)
     waiting = publish_vocab(ir2vec_vocab.read_bytes().replace(b"0.", b"0.1", 50), awaiting_policy=True)
-    assert vpublish.read_latest(farm.store, "ir")["version"] == first
+    assert VOCABULARIES.read_latest(farm.store, "ir")["version"] == first
     w = farm.worker("w2", extra_env={"MLGO_FARM_GATE_POLICY_MARGIN": "50"})
     done = farm.cli("policy", "retrain", *common)  # the newest vocabulary: the one waiting for its policy
     assert done.returncode == 12, done.stdout + done.stderr + w.log()[-3000:]
@@ -285,13 +284,13 @@ def test_a_policy_larger_than_the_one_in_force_fails_the_gate_and_holds_back_its
     assert f", policy {in_force} " in line and "not below 0.5000x" in line and f"latest stays at {in_force}" in line
     assert line.endswith(f"vocabulary ir {waiting} candidate)"), line
     new = line.split()[2]
-    states = {v["version"]: v["state"] for v in pstore.read_index(farm.store)}
+    states = {v["version"]: v["state"] for v in POLICIES.read_index(farm.store)}
     assert states == {in_force: "latest", new: "candidate"}, states
-    assert pstore.read_latest(farm.store, "inline")["version"] == in_force
-    held = next(v for v in vpublish.read_index(farm.store) if v["version"] == waiting)
+    assert POLICIES.read_latest(farm.store, "inline")["version"] == in_force
+    held = next(v for v in VOCABULARIES.read_index(farm.store) if v["version"] == waiting)
     assert held["state"] == "candidate" and held["gate"]["pending"] == [], held["gate"]
     assert held["gate"]["reasons"] == [f"policy_size: policy {new}: " + line.split("size check FAILED: ")[1]
                                        .split("; latest stays")[0]], held["gate"]
-    assert vpublish.read_latest(farm.store, "ir")["version"] == first
+    assert VOCABULARIES.read_latest(farm.store, "ir")["version"] == first
     again = farm.cli("policy", "retrain", "--vocab", waiting, *common)  # settled: not measured again
     assert again.returncode == 12 and again.stdout.replace("(already published", "(published") == done.stdout

@@ -11,6 +11,8 @@ from farm.errors import InputError
 from policytrain import packages
 from policytrain.recipes import RECIPES, recipe
 
+PRODUCTION = RECIPES
+
 
 def test_an_unknown_recipe_is_one_line_naming_the_known_ones():
     with pytest.raises(InputError) as e:
@@ -44,6 +46,10 @@ EXPERIMENTS = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly
 
 
 def test_every_nightly_experiment_differs_from_the_nightly_only_where_it_says():
+    """Production's nightly recipes and the experiments measured beside them (bench/policy_recipes.py), together."""
+    from bench.policy_recipes import EXPERIMENTS as MEASURED
+
+    RECIPES = {**PRODUCTION, **MEASURED}  # the assertions read the union by the registry's name
     one = RECIPES["nightly-one-draw"]
     assert set(EXPERIMENTS) | {"nightly-one-draw"} == {n for n in RECIPES if n.startswith("nightly-")}
     assert RECIPES["nightly"] == one and one.draws == 1 and RECIPES["nightly-two-draws"] == replace(one, draws=2)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from farm.store import store_from_settings
+from farm.objectstore import store_from_settings
 from farm.toolchain import Toolchain
-from policyhost import store as pstore
+from policyhost import publish as pstore
 from regression import alerts, report
 from regression.cli import EXIT_NOT_IDENTICAL, not_identical
 from regression.compare import RunRequest, open_history, run_comparison
@@ -84,12 +84,13 @@ def _winning_policy(corpus: Path, toolchain: Toolchain, out: Path) -> Path:
     """A policy trained as the farm trains (exploration, weighted cloning) on `corpus`: it wins there."""
     from policytrain.explore import Budget, explore
     from policytrain.improve import BcParams, bc_dataset, fit_bc
+    from policytrain.onnx_export import to_onnx
     from policytrain.units import corpus_units
 
     found = [explore(u, None, toolchain, Budget(4, 2)) for u in corpus_units(corpus)]
     assert any(r.flips for r in found), "exploration found nothing smaller: nothing to learn"
     params = BcParams(epochs=60)
-    out.write_bytes(fit_bc(*bc_dataset(found, params), params).to_onnx())
+    out.write_bytes(to_onnx(fit_bc(*bc_dataset(found, params), params)))
     return out
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from farm.cli import main
-from farm.store import S3Store
+from farm.objectstore import S3Store
 from regression import report
 from regression.compare import comparisons_for, history_path
 from regression.history import History, Measurement, Run, Skipped

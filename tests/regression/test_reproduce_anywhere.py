@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from farm.store import store_from_settings
-from policyhost import store as pstore
+from farm.objectstore import store_from_settings
+from policyhost import publish as pstore
 from regression import alerts
 from regression.compare import RunRequest, run_comparison
 from tests.master.served import dashboard

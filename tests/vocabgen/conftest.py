@@ -1,18 +1,23 @@
-"""Fixtures for the vocabulary tests: datasets made by the real triplet step, tiny training, S3 on loopback."""
+"""Fixtures for the vocabulary tests: datasets made by the real triplet step, tiny training, S3 on loopback.
+
+The artifact tests (tests/farm/artifacts/) publish these vocabularies too: the trained ones, the hand-made
+ones and the gated publish below are theirs as much as vocabgen's, so they live here and are imported there."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from farm.store import S3Store
+from farm.objectstore import FileStore, S3Store
 from farm.toolchain import Toolchain
 from tests import servers
 from tests.conftest import DATA
 from tests.vocabgen.proxy import TcpProxy
+from vocabgen.gate import Gate
 from vocabgen.params import TrainParams
 
 #: Small enough for a test, the same code path as the real recipe.
@@ -118,14 +123,87 @@ def assert_consistent(store, kind: str = "ir") -> list[str]:
     """`latest` names a version the index lists, and every listed version is complete and intact; returns them."""
     import json
 
-    from vocabgen import publish as pub
+    from farm.artifacts import VOCABULARIES
     from vocabgen.vocabfile import sha256
 
-    listed = [v["version"] for v in pub.read_index(store) if v["kind"] == kind]
-    latest = pub.read_latest(store, kind)
+    listed = [v["version"] for v in VOCABULARIES.read_index(store) if v["kind"] == kind]
+    latest = VOCABULARIES.read_latest(store, kind)
     if latest is not None:
         assert latest["version"] in listed, f"latest names {latest['version']}, the index lists {listed}"
     for version in listed:
         manifest = json.loads(store.get(f"vocab/{kind}/{version}/manifest.json"))
         assert sha256(store.get(f"vocab/{kind}/{version}/vocab.json")) == manifest["sha256"], version
     return listed
+
+
+# --- trained and validated vocabularies, and the two stores, for the publishing tests ------------------------------
+
+
+def _trained(ir_dataset: Path, toolchain: Toolchain, tmp_path_factory, seed: int) -> tuple[bytes, dict]:
+    from vocabgen.build import train_vocabulary
+    from vocabgen.dataset import load_dataset
+    from vocabgen.validate import validate_vocab
+
+    data, manifest = train_vocabulary(load_dataset(ir_dataset), dataclasses.replace(TINY, seed=seed), key=b"module")
+    path = tmp_path_factory.mktemp("v") / "vocab.json"
+    path.write_bytes(data)
+    manifest["validation"] = validate_vocab("ir", path, toolchain)
+    return data, manifest
+
+
+@pytest.fixture(scope="module")
+def trained(ir_dataset: Path, toolchain: Toolchain, tmp_path_factory) -> tuple[bytes, dict]:
+    return _trained(ir_dataset, toolchain, tmp_path_factory, 0)
+
+
+@pytest.fixture(scope="module")
+def trained_other(ir_dataset: Path, toolchain: Toolchain, tmp_path_factory) -> tuple[bytes, dict]:
+    return _trained(ir_dataset, toolchain, tmp_path_factory, 1)
+
+
+@pytest.fixture
+def validated(trained: tuple[bytes, dict]) -> tuple[bytes, dict]:
+    """Trained and validated once per module, signed with this test's farm key (each test has its own var/)."""
+    from farm.signing import farm_key, sign
+
+    data, manifest = trained
+    return data, sign(data, manifest, farm_key())
+
+
+@pytest.fixture
+def validated_other(trained_other: tuple[bytes, dict]) -> tuple[bytes, dict]:
+    from farm.signing import farm_key, sign
+
+    data, manifest = trained_other
+    return data, sign(data, manifest, farm_key())
+
+
+@pytest.fixture(params=["s3", "file"])
+def store(request, tmp_path: Path):
+    if request.param == "file":
+        yield FileStore(tmp_path / "store")
+        return
+    ep = servers.start_s3()
+    try:
+        yield s3_store(ep.url)
+    finally:
+        ep.stop()
+
+
+# --- the promotion gate the publishing tests judge with ------------------------------------------------------------
+
+GATE = Gate(floors={("ir", "Opcodes"): 0.5, ("ir", "Types"): 0.25, ("ir", "Arguments"): 0.3,
+                    ("mir", "Opcodes"): 0.01},
+            tolerances={"mrr": 0.05, "hits_at_10": 0.05, "analogy": 0.05})
+#: GATE with the `policy_size` rule: an IR version waits for its policy's size check
+WAITS = Gate(floors=GATE.floors, tolerances=GATE.tolerances, policy_size=True)
+
+
+def publish_handmade(store, salt: int, when: float, gate: Gate = GATE, **manifest) -> dict:
+    """A hand-made vocabulary (`salt`) published at `when`, judged by `gate`; `manifest` as handmade_manifest's."""
+    from farm.signing import farm_key
+    from vocabgen import publish as pub
+
+    data = handmade_vocab(salt=salt)
+    m = handmade_manifest(data, farm_key(), **manifest)
+    return pub.publish(store, data, m, when=when, gate=gate)

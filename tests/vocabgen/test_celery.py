@@ -17,12 +17,11 @@ from pathlib import Path
 import pytest
 
 from farm import hold, lease
-from farm.celery_app import schedule_from
+from farm.artifacts import VOCABULARIES
 from farm.config import load_settings
 from pipeline import make_app  # the farm's app with the schedule the pipeline declares
 from tests.servers import stop, wait_until
 from tests.vocabgen.conftest import s3_store
-from vocabgen import publish as pub
 from vocabgen.validate import compile_samples, llvm_loads
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,25 +161,6 @@ def test_retrain_publish_list_download_and_llvm_loads(farm: Farm, workers, toolc
     assert app.send_task("vocabgen.tasks.scheduled_retrain", args=["mir"]).get(timeout=60)["status"] == "no-dataset"
 
 
-def test_schedule_retrains_when_the_dataset_changed(farm: Farm, workers, csrc_corpus_dir: Path, toolchain,
-                                                     tmp_path: Path) -> None:
-    from workers.dataset import publish as publish_dataset
-    from workers.triplets import build_dataset
-
-    workers.append(farm.worker("w1"))
-    assert farm.cli("vocab", "retrain", "--kind", "ir", "--wait", *TINY_FLAGS).returncode == 0
-    newer = build_dataset(csrc_corpus_dir, tmp_path / "o0", "ir", toolchain, opt_levels=["O0"])
-    new_id = publish_dataset(newer, farm.store)
-    app = make_app(load_settings(env=farm.env))
-    started = app.send_task("vocabgen.tasks.scheduled_retrain", args=["ir"]).get(timeout=60)
-    assert started["status"] == "started" and started["dataset_id"] == new_id
-    published = app.AsyncResult(started["task_id"]).get(timeout=240)  # the default recipe, 1000 epochs
-    assert published["created"]
-    latest = json.loads(farm.store.get("vocab/ir/latest.json"))
-    assert latest["dataset_id"] == new_id and latest["version"] == published["version"] and latest["dimension"] == 75
-    assert len(pub.read_index(farm.store)) == 2
-
-
 def test_bad_dataset_fails_with_one_line_and_publishes_nothing(farm: Farm, workers) -> None:
     workers.append(farm.worker("w1"))
     res = farm.cli("vocab", "retrain", "--kind", "ir", "--dataset", "ir-0000000000000000", "--wait",
@@ -201,7 +181,7 @@ def test_two_identical_requests_publish_one_version(farm: Farm, workers) -> None
     lines = sorted(o[0].strip() for o in outs)
     assert lines[0].endswith("(already published)") and lines[1].endswith("(published)")
     assert lines[0].split()[1] == lines[1].split()[1]
-    index = pub.read_index(farm.store)
+    index = VOCABULARIES.read_index(farm.store)
     assert len(index) == 1 and index[0]["version"] == lines[0].split()[1]
     assert workers[0].log().count("Task vocabgen.tasks.train[") >= 2  # both really trained
 
@@ -221,7 +201,7 @@ def test_worker_killed_mid_training_is_redelivered(farm: Farm, workers) -> None:
     assert client.returncode == 0, err + workers[0].log()[-3000:]
     assert out.strip().endswith("(published)")
     assert workers[0].log_has("training ir vocabulary")
-    assert len(pub.read_index(farm.store)) == 1
+    assert len(VOCABULARIES.read_index(farm.store)) == 1
 
 
 def _children(pid: int) -> list[int]:
@@ -324,7 +304,7 @@ def test_sigkilled_worker_main_process_task_runs_again_and_wait_says_where_it_is
              f"train running on {second.name}@"]
     found = [next((i for i, s in enumerate(statuses) if s.startswith(step)), -1) for step in steps]
     assert -1 not in found and found == sorted(found), statuses
-    assert len(pub.read_index(farm.store)) == 1
+    assert len(VOCABULARIES.read_index(farm.store)) == 1
 
 
 def test_a_chain_delivered_twice_at_once_publishes_one_version(farm: Farm, workers) -> None:
@@ -341,7 +321,7 @@ def test_a_chain_delivered_twice_at_once_publishes_one_version(farm: Farm, worke
     done = r"Task vocabgen\.tasks\.publish\[[0-9a-f-]+\] (succeeded|raised)"
     wait_until(lambda: len(re.findall(done, w.log())) == 2, 180, "both chains to publish")
     assert w.log().count("training ir vocabulary") == 2 and re.findall(done, w.log()) == ["succeeded"] * 2
-    assert len(pub.read_index(farm.store)) == 1
+    assert len(VOCABULARIES.read_index(farm.store)) == 1
     assert farm.store.list("vocab-staging/") == [], "each run removed its own staged files"
 
 
@@ -398,7 +378,7 @@ def test_store_outage_during_publish_is_retried_with_growing_delays(farm: Farm, 
     assert not _retries(log, "train") and not _retries(log, "validate"), "the outage hit the publish task only"
     version = out.split()[1]
     store = farm.store
-    index = pub.read_index(store)
+    index = VOCABULARIES.read_index(store)
     assert [v["version"] for v in index] == [version]
     assert json.loads(store.get("vocab/ir/latest.json"))["version"] == version
     assert sorted(store.list("vocab/")) == sorted(
@@ -503,8 +483,8 @@ def test_publish_lock_errors_never_show_the_redis_password(tmp_path: Path) -> No
 
     from farm.errors import StoreError
     from farm.locks import LOCK_NAME, publish_lock
+    from farm.objectstore import S3Store
     from farm.secrets import effective_redis_url, redis_password
-    from farm.store import S3Store
     from master import stack
     from tests.servers import free_port
 
@@ -544,16 +524,3 @@ def test_retry_delays_grow_despite_the_jitter(monkeypatch: pytest.MonkeyPatch) -
     assert low[0] == 1.0 and high[-1] == tasks.RETRY_MAX
     for n in range(len(low) - 1):
         assert high[n] < low[n + 1] or low[n + 1] == tasks.RETRY_MAX, (n, high[n], low[n + 1])
-
-
-def test_beat_schedule_comes_from_the_config(tmp_path: Path) -> None:
-    s = load_settings(tmp_path / "none.toml", env={"MLGO_FARM_CELERY_RETRAIN_SCHEDULE": "30 4 * * 1"})
-    app = make_app(s)
-    entry = app.conf.beat_schedule["retrain-mir"]
-    assert entry["task"] == "vocabgen.tasks.scheduled_retrain" and entry["args"] == ("mir",)
-    assert entry["schedule"] == schedule_from("30 4 * * 1")
-    assert app.conf.task_acks_late and app.conf.task_reject_on_worker_lost
-    from farm.errors import FarmError
-
-    with pytest.raises(FarmError, match="expected 5 crontab fields"):
-        schedule_from("weekly")

@@ -84,7 +84,7 @@ def test_malformed_dataset_through_the_real_cli(ir_copy: Path, tmp_path: Path) -
 
 
 def _store_keys() -> list[str]:
-    from farm.store import store_from_settings
+    from farm.objectstore import store_from_settings
 
     return store_from_settings().list("")
 
@@ -147,7 +147,7 @@ def test_a_publish_by_hand_that_awaits_the_policy_says_what_settles_it(ir_datase
 
 
 def test_train_from_the_store_by_id_and_latest(ir_dataset: Path, tmp_path: Path) -> None:
-    from farm.store import store_from_settings
+    from farm.objectstore import store_from_settings
     from workers.dataset import publish as publish_dataset
 
     dataset_id = publish_dataset(ir_dataset, store_from_settings())  # the default store under the test's var/
@@ -285,8 +285,8 @@ def test_train_checks_its_output_before_training(ir_dataset: Path, tmp_path: Pat
 
 
 def test_download_to_a_full_disk_is_one_line(full_disk: Path, capsys: pytest.CaptureFixture) -> None:
+    from farm.objectstore import store_from_settings
     from farm.signing import farm_key
-    from farm.store import store_from_settings
     from tests.vocabgen.conftest import handmade_manifest, handmade_vocab
     from vocabgen import publish as pub
 

@@ -58,7 +58,7 @@ def test_trained_manifest_has_signed_coverage_and_trains_the_predicates(ir_datas
 
 
 def _store():
-    from farm.store import store_from_settings
+    from farm.objectstore import store_from_settings
 
     return store_from_settings()
 

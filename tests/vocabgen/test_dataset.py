@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from farm.errors import InputError
-from farm.store import FileStore
+from farm.objectstore import FileStore
 from farm.toolchain import Toolchain
 from vocabgen.dataset import check_kind, load_dataset, resolve_dataset
 

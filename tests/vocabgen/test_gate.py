@@ -1,21 +1,23 @@
-"""The promotion gate: each rule on hand-made manifests, its settings, and what publish and promote do with it."""
+"""The promotion gate: each rule on hand-made manifests, its settings, and what publishing does with it (promote
+and settle, the store's side of the states, are tests/farm/artifacts/test_versions_gate.py's)."""
 
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 
+from farm.artifacts import VOCABULARIES
 from farm.artifacts.verdict import Check, awaits_only, settled
 from farm.config import load_settings
 from farm.errors import FarmError, InputError
+from farm.objectstore import FileStore
 from farm.signing import farm_key, sign
-from farm.store import FileStore
-from tests.vocabgen.conftest import assert_consistent, handmade_manifest, handmade_vocab
+from tests.vocabgen.conftest import GATE, WAITS, assert_consistent, handmade_manifest, handmade_vocab
+from tests.vocabgen.conftest import publish_handmade as _publish
 from vocabgen import publish as pub
-from vocabgen.gate import OPEN, Gate, gate_from_settings
+from vocabgen.gate import OPEN, gate_from_settings
 from vocabgen.gate import promotion_verdict as judge
 
 DAY = 86400
@@ -33,11 +35,6 @@ def _manifest(version: str = "v", mrr: float = 0.6, hits: float = 0.9, analogy: 
             "validation": {"ok": True, "sha256": "ab" * 32, "llvm_version": "22.1.8"},
             "coverage": {s: {"trained": t, "total": n, "filler": [f"x{i}" for i in range(n - t)]}
                          for s, (t, n) in cover.items()}}
-
-
-GATE = Gate(floors={("ir", "Opcodes"): 0.5, ("ir", "Types"): 0.25, ("ir", "Arguments"): 0.3,
-                    ("mir", "Opcodes"): 0.01},
-            tolerances={"mrr": 0.05, "hits_at_10": 0.05, "analogy": 0.05})
 
 
 def _failed(verdict) -> set[str]:
@@ -128,12 +125,6 @@ def test_settings_declare_the_gate_with_environment_overrides(tmp_path: Path) ->
 # --- publish and promote with the gate, on the embedded store ---------------------------------------------------
 
 
-def _publish(store, salt: int, when: float, gate: Gate = GATE, **manifest) -> dict:
-    data = handmade_vocab(salt=salt)
-    m = handmade_manifest(data, farm_key(), **manifest)
-    return pub.publish(store, data, m, when=when, gate=gate)
-
-
 def _low_coverage(salt: int) -> tuple[bytes, dict]:
     data = handmade_vocab(salt=salt)
     m = handmade_manifest(data, farm_key())
@@ -157,7 +148,7 @@ def test_a_failing_version_is_listed_as_a_candidate_and_latest_stays(tmp_path: P
         "coverage: Opcodes 1/68 trained (1.5%) below the floor 50.0%"]
     assert store.get("vocab/ir/latest.json") == pointer, "latest did not move"
     assert assert_consistent(store) == [first["version"], worse["version"], thin["version"]]
-    index = {v["version"]: v for v in pub.read_index(store)}
+    index = {v["version"]: v for v in VOCABULARIES.read_index(store)}
     assert [index[v]["state"] for v in (first["version"], worse["version"], thin["version"])] == [
         "latest", "candidate", "candidate"]
     assert index[thin["version"]]["coverage"]["Opcodes"] == {"trained": 1, "total": 68}, "counts; names in manifest"
@@ -168,7 +159,7 @@ def test_a_failing_version_is_listed_as_a_candidate_and_latest_stays(tmp_path: P
     assert again == {**worse, "created": False}, "republishing a candidate keeps its verdict and latest"
     better = _publish(store, 4, T0 + 4 * DAY, mrr=0.55)
     assert better["state"] == "latest" and better["gate"]["against"] == first["version"]
-    assert {v["version"]: v["state"] for v in pub.read_index(store)}[first["version"]] == "superseded"
+    assert {v["version"]: v["state"] for v in VOCABULARIES.read_index(store)}[first["version"]] == "superseded"
 
 
 def test_no_latest_at_all_while_only_candidates_are_published(tmp_path: Path) -> None:
@@ -176,55 +167,16 @@ def test_no_latest_at_all_while_only_candidates_are_published(tmp_path: Path) ->
     data, m = _low_coverage(1)
     result = pub.publish(store, data, m, when=T0, gate=GATE)
     assert result["state"] == "candidate" and result["latest"] is None
-    assert pub.read_latest(store, "ir") is None
+    assert VOCABULARIES.read_latest(store, "ir") is None
     assert "latest stays at none" in pub.summary(result)
     with pytest.raises(InputError, match="no ir vocabulary has been published"):
-        pub.resolve(store, "ir", "latest")
-
-
-def test_promote_moves_latest_and_records_why(tmp_path: Path) -> None:
-    store = FileStore(tmp_path / "store")
-    first = _publish(store, 1, T0)
-    worse = _publish(store, 2, T0 + DAY, mrr=0.2)
-    entry = pub.promote(store, "ir", worse["version"], "  held-out set of the old one was\ttiny ", by="ops",
-                        when=T0 + 2 * DAY)
-    assert pub.resolve(store, "ir", "latest") == worse["version"]
-    assert entry["state"] == "latest" and entry["promoted"] == {
-        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(T0 + 2 * DAY)), "by": "ops",
-        "reason": "held-out set of the old one was tiny", "previous": first["version"]}
-    assert entry["gate"]["passed"] is False, "the gate's verdict stays beside the promotion"
-    index = {v["version"]: v for v in pub.read_index(store)}
-    assert index[first["version"]]["state"] == "superseded" and index[worse["version"]] == entry
-    assert _publish(store, 1, T0 + 3 * DAY)["latest"] == worse["version"], "republishing does not undo a promotion"
-    back = pub.promote(store, "ir", first["version"], "roll back", when=T0 + 4 * DAY)
-    assert pub.resolve(store, "ir", "latest") == first["version"] and back["promoted"]["previous"] == worse["version"]
-    assert {v["version"]: v["state"] for v in pub.read_index(store)} == {first["version"]: "latest",
-                                                                         worse["version"]: "superseded"}
-    before = {k: store.get(k) for k in store.list("vocab/")}
-    for version, reason, message in ((worse["version"], " ", "a promotion needs a reason"),
-                                     ("20260101-x-ir-d4-000000000000", "r", "is listed in"),
-                                     ("latest", "r", "names a version, not `latest`"),
-                                     ("../x", "r", "invalid version name")):
-        with pytest.raises(InputError, match=message):
-            pub.promote(store, "ir", version, reason)
-    assert {k: store.get(k) for k in store.list("vocab/")} == before, "a refused promotion changes nothing"
-
-
-def test_promote_refuses_a_version_whose_bytes_changed(tmp_path: Path) -> None:
-    store = FileStore(tmp_path / "store")
-    _publish(store, 1, T0)
-    worse = _publish(store, 2, T0 + DAY, mrr=0.2)
-    key = f"vocab/ir/{worse['version']}/vocab.json"
-    store.put(key, store.get(key).replace(b"0", b"1", 1))
-    with pytest.raises(pub.CorruptObject, match="does not match its manifest's sha256; not promoted"):
-        pub.promote(store, "ir", worse["version"], "r")
-    assert json.loads(store.get("vocab/ir/latest.json"))["version"] != worse["version"]
+        VOCABULARIES.resolve(store, "ir", "latest")
 
 
 def test_cli_promote_and_the_gate_in_publish_output(capsys: pytest.CaptureFixture,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     from farm.cli import main
-    from farm.store import store_from_settings
+    from farm.objectstore import store_from_settings
 
     monkeypatch.setenv("MLGO_FARM_GATE_POLICY_SIZE", "false")  # about the metric rules and promote
 
@@ -234,8 +186,8 @@ def test_cli_promote_and_the_gate_in_publish_output(capsys: pytest.CaptureFixtur
     assert worse["state"] == "candidate"
     assert main(["vocab", "promote", "ir", worse["version"], "--reason", "the new corpus is the right one"]) == 0
     assert capsys.readouterr().out.strip() == f"ir {worse['version']} is latest (was {first['version']})"
-    assert pub.resolve(store, "ir", "latest") == worse["version"]
-    entry = next(v for v in pub.read_index(store) if v["version"] == worse["version"])
+    assert VOCABULARIES.resolve(store, "ir", "latest") == worse["version"]
+    entry = next(v for v in VOCABULARIES.read_index(store) if v["version"] == worse["version"])
     assert entry["promoted"]["reason"] == "the new corpus is the right one" and entry["promoted"]["by"]
     assert main(["vocab", "promote", "ir", "20260101-x-ir-d4-000000000000", "--reason", "r"]) == 2
     assert capsys.readouterr().err == (f"mlgo-farm: error: no ir vocabulary version 20260101-x-ir-d4-000000000000 "
@@ -245,21 +197,10 @@ def test_cli_promote_and_the_gate_in_publish_output(capsys: pytest.CaptureFixtur
     assert e.value.code == 2, "--reason is required"
 
 
-def test_a_latest_without_manifest_is_refused_before_anything_is_uploaded(tmp_path: Path) -> None:
-    store = FileStore(tmp_path / "store")
-    first = _publish(store, 1, T0)
-    store.delete(f"vocab/ir/{first['version']}/manifest.json")
-    before = {k: store.get(k) for k in store.list("vocab/")}
-    with pytest.raises(pub.CorruptObject, match=rf"names {first['version']}, which has no manifest \(`mlgo-farm "
-                                                r"vocab promote` a listed version to repair it\)"):
-        _publish(store, 2, T0 + DAY)
-    assert {k: store.get(k) for k in store.list("vocab/")} == before
-
-
 def test_the_nightly_retrain_does_not_train_a_candidates_dataset_again() -> None:
     """The beat task sees the newest dataset already gave a candidate: no chain is started (no broker is
     running here, so starting one would fail the call)."""
-    from farm.store import store_from_settings
+    from farm.objectstore import store_from_settings
     from pipeline import scheduled_retrain
 
     store = store_from_settings()
@@ -274,9 +215,6 @@ def test_the_nightly_retrain_does_not_train_a_candidates_dataset_again() -> None
 
 
 # --- the policy_size rule: pending at publish, settled by the policy's size check ---------------------------------
-
-WAITS = Gate(floors=GATE.floors, tolerances=GATE.tolerances, policy_size=True)
-
 
 def test_policy_size_is_pending_for_ir_only_and_settles_purely() -> None:
     verdict = judge(_manifest(), None, WAITS)
@@ -296,25 +234,3 @@ def test_policy_size_is_pending_for_ir_only_and_settles_purely() -> None:
         settled(ok, Check("policy_size", True, "again"))
 
 
-def test_a_version_waiting_for_its_policy_becomes_latest_only_when_the_check_holds(tmp_path: Path) -> None:
-    store = FileStore(tmp_path / "store")
-    first = _publish(store, 1, T0)
-    waiting = _publish(store, 2, T0 + DAY, gate=WAITS)
-    assert waiting["state"] == "candidate" and waiting["latest"] == first["version"]
-    assert pub.summary(waiting) == (f"ir {waiting['version']} (published, awaiting policy_size; latest stays at "
-                                    f"{first['version']} until then)")
-    assert pub.newest(store, "ir", "policy_size") == waiting["version"], "what the policy is retrained with"
-    failing = _publish(store, 3, T0 + 2 * DAY, gate=WAITS, mrr=0.1)
-    assert pub.newest(store, "ir", "policy_size") == waiting["version"], "fails a rule of its own"
-    assert pub.settle(store, "ir", failing["version"], Check("policy_size", True, "fine")) is not None
-    assert pub.resolve(store, "ir", "latest") == first["version"], "its mrr still keeps it out"
-    held = pub.settle(store, "ir", waiting["version"], Check("policy_size", False, "policy P: zlib +0.4%"))
-    assert held["state"] == "candidate" and held["gate"]["reasons"] == ["policy_size: policy P: zlib +0.4%"]
-    assert pub.resolve(store, "ir", "latest") == first["version"]
-    assert pub.settle(store, "ir", waiting["version"], Check("policy_size", True, "x")) is None, "settled once"
-    later = _publish(store, 4, T0 + 3 * DAY, gate=WAITS)
-    assert pub.newest(store, "ir", "policy_size") == later["version"]
-    passed = pub.settle(store, "ir", later["version"], Check("policy_size", True, "policy Q: zlib -0.1%"))
-    assert passed["state"] == "latest" and pub.resolve(store, "ir", "latest") == later["version"]
-    assert pub.newest(store, "ir", "policy_size") == later["version"]
-    assert assert_consistent(store)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import re
 
+from farm.artifacts import VOCABULARIES
 from master.registry import REGISTRY, by_name
 from master.stepspec import StepOutput
 from tests.vocabgen.test_celery import TINY_FLAGS, Farm, farm, workers  # noqa: F401  (fixtures)
-from vocabgen import publish as vpublish
 
 
 def test_vocab_retrain_answers_in_json_what_its_step_reads(farm: Farm, workers) -> None:  # noqa: F811
@@ -18,7 +18,7 @@ def test_vocab_retrain_answers_in_json_what_its_step_reads(farm: Farm, workers) 
     assert p.returncode == 0, p.stderr + workers[0].log()[-3000:]
     (line,) = p.stdout.splitlines()
     got = json.loads(line)
-    version = vpublish.read_latest(farm.store, "ir")["version"]
+    version = VOCABULARIES.read_latest(farm.store, "ir")["version"]
     assert (got["kind"], got["version"], got["created"], got["state"], got["exit_code"]) == (
         "ir", version, True, "latest", 0)
     said = StepOutput(by_name(REGISTRY)["vocab-retrain-ir"].steps[0]).feed(p.stdout)
@@ -30,4 +30,4 @@ def test_vocab_retrain_answers_in_json_what_its_step_reads(farm: Farm, workers) 
     again = farm.cli("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "180", *TINY_FLAGS)
     first = re.match(r"ir (\S+) \((already )?published", again.stdout)
     assert again.returncode == 0 and first, again.stdout
-    assert first.group(1) in {v["version"] for v in vpublish.read_index(farm.store)}
+    assert first.group(1) in {v["version"] for v in VOCABULARIES.read_index(farm.store)}

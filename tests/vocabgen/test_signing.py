@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from farm.objectstore import FileStore
 from farm.signing import SignatureError, farm_key, key_id, sign, verify
-from farm.store import FileStore
 from tests.vocabgen.conftest import handmade_manifest, handmade_vocab
 from vocabgen import publish as pub
 from vocabgen.vocabfile import sha256

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from farm.errors import InputError
-from farm.store import FileStore
+from farm.objectstore import FileStore
 from tests.vocabgen.conftest import TINY
 from vocabgen import layout
 from vocabgen.build import train_vocabulary

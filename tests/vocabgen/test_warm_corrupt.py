@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from farm.artifacts.store import CorruptObject
-from farm.store import FileStore
+from farm.artifacts.versions import CorruptObject
+from farm.objectstore import FileStore
 from vocabgen.warm import WarmStart, from_latest
 
 VERSION = "20260101-llvm22.1.8-ir-d2-aaaaaaaaaaaa"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from farm.errors import FarmError, InputError, StoreError
-from farm.store import FileStore, S3Store
+from farm.objectstore import FileStore, S3Store
 from farm.toolchain import Toolchain
 from tests.servers import S3Endpoint
 from workers import dataset, triplets

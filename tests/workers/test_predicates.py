@@ -10,7 +10,7 @@ import pytest
 
 from farm.cli import main
 from farm.errors import InputError, ToolError
-from farm.store import FileStore
+from farm.objectstore import FileStore
 from farm.toolchain import Toolchain
 from tests.workers.conftest import read_table
 from workers import cache, predicates, shards, triplets

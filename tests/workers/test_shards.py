@@ -12,7 +12,7 @@ import pytest
 
 from farm.cli import main
 from farm.errors import InputError
-from farm.store import FileStore
+from farm.objectstore import FileStore
 from farm.toolchain import Toolchain
 from tests.conftest import CSRC, DATA
 from workers import corpus, dataset, shards, triplets

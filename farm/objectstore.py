@@ -1,6 +1,8 @@
-"""The object store: S3 through boto3, or a local directory as the embedded default.
+"""Bytes under keys: the object store, S3 through boto3 or a local directory as the embedded default.
 
-Both back ends share one small interface keyed by `/`-separated names such as
+The lower of the farm's two storage layers: it knows objects, not versions. What a key means (a
+vocabulary's files, an index, a `latest` pointer) is the upper layer's, farm/artifacts/ (docs/artifacts.md).
+Both back ends share one small interface (`ObjectStore`) keyed by `/`-separated names such as
 `vocab/ir/<version>/vocab.json`. Writes of one object are atomic in both. Every failure is a
 one-line StoreError (a full disk under the directory store included), so callers and Celery's
 retry policy treat both back ends alike. The directory store's objects are 0644 and its

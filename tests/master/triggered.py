@@ -1,5 +1,6 @@
 """A test-only registry: a small real dataset pipeline, a triggered follower, a failing builder and a
-quick builder with a choice parameter (for request collapsing)."""
+quick builder with a choice parameter (for request collapsing). Named for the trigger, not `pipeline`: that is the
+farm's Celery package (pipeline/)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """The kinds of embedding the farm builds, declared once: IR2Vec (LLVM IR) and MIR2Vec (machine IR).
 
+Not the artifact kinds (vocabulary, policy, dataset: farm/artifacts/kinds.py): an embedding kind is
+the group a vocabulary or a dataset is filed under (`vocab/ir/...`, `datasets/mir/...`).
+
 A kind names a triplet dataset, a vocabulary and everything keyed by them (store prefixes,
 builders, Celery schedules); a new kind is a line here and the code that makes its triplets.
 

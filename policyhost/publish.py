@@ -1,16 +1,19 @@
-"""Versioned policies in the object store: what publishing requires of a policy, its summary, a cached copy.
+"""Publishing a policy: what the farm requires of one, what a publish says, and a published model cached locally.
 
 A version is `policies/{advisor}/{version}/model.onnx` plus `manifest.json` (sha256, advisor,
 features, training corpus and dataset, vocabulary version when it reads IR2Vec features,
 parameters, held-out metrics, LLVM version/commit, validation); farm/artifacts/kinds.py declares
 the kind. Only a model whose manifest records a passed validation of exactly its bytes is
-published (policyhost/release.py validates). The store (farm/artifacts/store.py) does the rest,
-as for vocabularies: the order of the writes, `latest` only moving forward in time, the index with
-each version's state, the same content published again yielding the version that holds it.
+published (policyhost/release.py validates). Everything else is the policies' handle,
+`farm.artifacts.POLICIES` (farm/artifacts/shelf.py), which every role calls directly, as for
+vocabularies: the order of the writes, `latest` only moving forward in time, the index with each
+version's state, the same content published again yielding the version that holds it, resolve,
+show, download (docs/artifacts.md). The handle knows no advisors (the farm imports no role): an
+advisor named by a user is checked where it comes in (the CLI's choices, `fetch_cached`).
 
 A retrained policy is published *pending* its size check (`pending="policy_size"`): listed as a
 `candidate` whose gate record waits for that rule, `latest` unchanged; the check
-(regression/policygate.py) settles it with `settle`, which moves `latest` when it holds. The
+(regression/tasks.py) settles it with `POLICIES.settle`, which moves `latest` when it holds. The
 manifest carries the farm's signature over its training claims and the model's bytes
 (farm/signing.py, the same key as vocabularies'), so held-out metrics and lineage cannot be copied
 onto another model.
@@ -23,18 +26,16 @@ from typing import Any
 
 from farm import jsonio
 from farm.answer import Answer
-from farm.artifacts import store as artifacts
-from farm.artifacts.kinds import POLICY
-from farm.artifacts.store import sha256
+from farm.artifacts import POLICIES
 from farm.artifacts.verdict import Check, Verdict
+from farm.artifacts.versions import sha256
 from farm.atomic import write_atomic
 from farm.errors import InputError
+from farm.objectstore import ObjectStore
 from farm.signing import farm_key, verify
-from farm.store import ObjectStore
 from policyhost import advisors
 
-__all__ = ["SCHEME", "check_publishable", "download", "fetch_cached", "publish", "read_index", "read_latest",
-           "resolve", "retrained", "settle", "sha256", "show", "summary"]
+__all__ = ["SCHEME", "check_publishable", "fetch_cached", "publish", "retrained", "sha256", "summary"]
 #: `--policy store:latest` / `store:VERSION`
 SCHEME = "store:"
 
@@ -72,21 +73,7 @@ def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: flo
         wait = Check(pending, False, "waiting for its size check on the regression benchmarks", pending=True)
         return Verdict((wait,), (current or {}).get("version"))
 
-    return artifacts.publish(POLICY, store, {"model.onnx": data}, manifest, when=when, judge=waiting)
-
-
-def settle(store: ObjectStore, advisor: str, version: str, outcome: Check) -> dict[str, Any] | None:
-    """Record the outcome of a listed version's pending rule; `latest` moves to it if it holds and the
-    version is newer (call under the publish lock). None when nothing was pending (settled before)."""
-    return artifacts.settle(POLICY, store, advisor, version, outcome)
-
-
-def read_index(store: ObjectStore) -> list[dict[str, Any]]:
-    return artifacts.read_index(POLICY, store)
-
-
-def read_latest(store: ObjectStore, advisor: str) -> dict[str, Any] | None:
-    return artifacts.read_latest(POLICY, store, advisor)
+    return POLICIES.publish(store, {"model.onnx": data}, manifest, when=when, judge=waiting)
 
 
 def summary(result: dict[str, Any]) -> str:
@@ -112,28 +99,16 @@ def retrained(result: dict[str, Any], failed_code: int) -> Answer:
     return Answer({k: result.get(k) for k in RETRAINED}, lambda _: str(result["summary"]), 0 if ok else failed_code)
 
 
-def resolve(store: ObjectStore, advisor: str, version: str) -> str:
-    return artifacts.resolve(POLICY, store, advisors.get(advisor).name, version)
-
-
-def show(store: ObjectStore, advisor: str, version: str = "latest") -> dict[str, Any]:
-    return artifacts.show(POLICY, store, advisors.get(advisor).name, version)
-
-
-def download(store: ObjectStore, advisor: str, version: str, out: Path) -> dict[str, Any]:
-    """Fetch a version to `out` after checking its sha256 (nothing is written on a mismatch)."""
-    return artifacts.download(POLICY, store, advisors.get(advisor).name, version, out)
-
-
 def fetch_cached(store: ObjectStore, advisor: str, version: str, cache: Path) -> tuple[Path, dict[str, Any]]:
     """The model of a published version as a local file under `cache`, its sha256 checked on every use.
 
     Cached as `{cache}/{advisor}/{version}.onnx` beside `{version}.json` (its manifest): the file
     stem is the version, which is what the history records.
     """
-    manifest = show(store, advisor, version)
+    advisor = advisors.get(advisor).name
+    manifest = POLICIES.show(store, advisor, version)
     path = Path(cache) / advisor / f"{manifest['version']}.onnx"
     if not (path.is_file() and sha256(path.read_bytes()) == manifest.get("sha256")):
-        download(store, advisor, manifest["version"], path)
+        POLICIES.download(store, advisor, manifest["version"], path)
     write_atomic(path.with_suffix(".json"), jsonio.dumps(manifest))
     return path, manifest

@@ -1,6 +1,10 @@
-"""One versioned store for every artifact kind: publish, settle, promote, resolve, show, download.
+"""The versions of every artifact kind, over the object store: publish, settle, promote, resolve, show, download.
 
-A version is its files plus `manifest.json` under `{root}/{group}/{version}/` (farm/artifacts/kind.py);
+The upper of the farm's two storage layers (the lower, farm/objectstore.py, keeps bytes under keys).
+Every function takes the kind (farm/artifacts/kinds.py) and the object store; roles reach them through
+their kind's handle (farm/artifacts/shelf.py), and docs/artifacts.md draws the states and the keys.
+
+A version is its files plus `manifest.json` under `{root}/{group}/{version}/` (farm/artifacts/kinds.py);
 it exists once its manifest does. The same content published again yields the version that
 already holds it. What a role requires of an artifact (validation, signature, schema) is checked
 by the role before it calls `publish`; the store guarantees the rest, for every kind alike.
@@ -34,11 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from farm import jsonio
-from farm.artifacts.kind import MANIFEST, SHORT_HASH, ArtifactKind, check_version_name, timestamp
+from farm.artifacts.kinds import MANIFEST, SHORT_HASH, ArtifactKind, check_version_name, timestamp
 from farm.artifacts.verdict import Check, Verdict, accepted, awaits_only, settled
 from farm.atomic import write_atomic
 from farm.errors import InputError, StoreError
-from farm.store import MissingObject, ObjectStore
+from farm.objectstore import MissingObject, ObjectStore
 
 log = logging.getLogger(__name__)
 JSON = "application/json"

@@ -1,0 +1,1 @@
+"""Tests of the benches' shared harness (bench/harness/) and the trainer's experiments (bench/policy_recipes.py)."""

@@ -1,0 +1,54 @@
+"""The trainer's experiments (bench/policy_recipes.py): each is the nightly's one draw with only what it varies
+replaced, none shadows a production recipe, and the trainer knows them only while they are lent to it."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.policy_recipes import EXPERIMENTS, NIGHTLY, lookup
+from farm.errors import InputError
+from policytrain import recipes
+from policytrain.recipes import RECIPES, added, recipe
+
+#: what each experiment changes in one draw of the nightly (each was measured as one, but nightly-averse, measured as
+#: the nightly then was, two draws), and nothing else
+VARIES = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly-one-round": {"rounds"},
+          "nightly-four-rounds": {"rounds"}, "nightly-guided": {"prior", "sticks", "seeds"},
+          "nightly-linear": {"bc", "es"}, "nightly-best-seed": {"ensemble"}, "nightly-bagged": {"bag"},
+          "nightly-unguarded": {"guard", "floor"}, "nightly-unfloored": {"floor"}, "nightly-wide": {"max_modules"},
+          "nightly-strict": {"cap"}, "nightly-ten-seeds": {"seeds"}, "nightly-es-blocks": {"es"},
+          "nightly-es-narrow": {"es"}, "nightly-averse": {"es", "draws"}, "nightly-single-flips": {"budget"}}
+
+
+def test_each_experiment_varies_the_nightlys_one_draw_only_where_it_says():
+    assert RECIPES["nightly-one-draw"] is NIGHTLY and RECIPES["nightly"] == NIGHTLY
+    assert set(EXPERIMENTS) == set(VARIES)
+    for name, fields in VARIES.items():
+        changed = {k for k, v in EXPERIMENTS[name].as_json().items() if v != NIGHTLY.as_json()[k]}
+        assert changed == fields, name
+    assert EXPERIMENTS["nightly-four-rounds"].rounds == 4 and EXPERIMENTS["nightly-unguarded"].guard is None
+    assert not EXPERIMENTS["nightly-single-flips"].budget.groups
+
+
+def test_production_knows_no_experiment_and_an_experiment_never_shadows_production():
+    assert not set(EXPERIMENTS) & set(RECIPES)
+    with pytest.raises(InputError) as e:
+        recipe("nightly-deep")
+    assert str(e.value) == f"unknown training recipe 'nightly-deep': use one of {', '.join(RECIPES)}"
+    with pytest.raises(InputError, match="'smoke' is already known"), added({"smoke": NIGHTLY}):
+        pass
+    assert recipe("smoke") is RECIPES["smoke"]
+
+
+def test_experiments_are_known_while_lent_and_forgotten_after():
+    with added(EXPERIMENTS):
+        assert recipe("nightly-deep") is EXPERIMENTS["nightly-deep"] and recipe("nightly") is RECIPES["nightly"]
+        with pytest.raises(InputError) as e:
+            recipe("nightly-deeper")
+        assert str(e.value) == ("unknown training recipe 'nightly-deeper': use one of "
+                                f"{', '.join([*RECIPES, *EXPERIMENTS])}")
+    assert recipes.known() == RECIPES
+    assert lookup("nightly-bagged") is EXPERIMENTS["nightly-bagged"] and lookup("demo") is RECIPES["demo"]
+    assert recipes.known() == RECIPES
+    with pytest.raises(InputError, match="unknown training recipe 'nope'"):
+        lookup("nope")
