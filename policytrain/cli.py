@@ -163,7 +163,7 @@ def _splits(args: argparse.Namespace) -> int:
 
 def _train_bc(args: argparse.Namespace) -> int:
     from farm.toolchain import Toolchain
-    from policyhost import warmstart
+    from policytrain import warmstart
 
     tc = Toolchain.from_settings()
     vocab, version = args.vocab, None
