@@ -32,6 +32,7 @@ FORBIDDEN = {
     "regression": {"policytrain", "master", "pipeline"},
     "workers": {"vocabgen", "policytrain", "master", "pipeline"},
     "pipeline": {"master"},
+    "master": {"pipeline"},  # the master drives the roles through `mlgo-farm` verbs, never the chains directly
 }
 #: (module, package) pairs the rules allow: the doors into the pipeline.
 DOORS = {
