@@ -5,10 +5,13 @@
 # trains the inliner-for-size policy with it (the `demo` recipe of policytrain/trainer.py: a few small
 # packages; the nightly one trains on all of policytrain/packages.py), whose size check against the
 # heuristic on packages it never saw promotes it or holds it back, and the inliner-for-size
-# regression builder then judges the published policy, store:latest), run the heuristic control
-# builder, wait for every build, print where the results are and the ML policy's verdict, bring
-# the stack down.
-# Exits non-zero if any build failed. Run it through `make demo` (which runs deploy/setup.sh first).
+# regression builder then judges the published policy, store:latest). The vocabulary does not wait
+# for that policy to beat the heuristic: it becomes `latest` on its own checks (nothing in force on a
+# fresh store) or when its policy is not worse than the in-force vocabulary's (vocabgen/gate.py). Then
+# run the heuristic control builder, wait for every build, print where the results are (an IR and a
+# MIR vocabulary `latest`) and the ML policy's verdict, bring the stack down.
+# Exits non-zero if any build failed or a vocabulary kind has no `latest`. Run it through `make demo`
+# (which runs deploy/setup.sh first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mf=.venv/bin/mlgo-farm
@@ -55,8 +58,8 @@ force() {
     echo "demo: regression-inliner-size failed because the ML policy's verdict is REGRESSION (see below)"
     rc=0
   fi
-  # The size check holding back a retrained policy (and its vocabulary) fails policy-retrain-inline on
-  # purpose too: the policy in force stays latest and is what the regression builders judge.
+  # The size check holding back a retrained policy fails policy-retrain-inline on purpose too: the policy
+  # in force stays latest and is what the regression builders judge (its vocabulary is settled on its own rule).
   if [ "$rc" -ne 0 ] && [ "$failed" = policy-retrain-inline ] && policy=$(trained_policy) && [ -n "$policy" ] \
       && echo "$policy" | .venv/bin/python -c 'import json, sys; v = json.load(sys.stdin)
 sys.exit(not any(c["rule"] == "policy_size" and not c["ok"] and not c.get("pending")
@@ -80,7 +83,9 @@ for kind in ir mir; do
   if flag=$($mf vocab download --kind "$kind" --version latest -o "var/demo/vocab-$kind.json"); then
     echo "vocabulary $kind (latest): var/demo/vocab-$kind.json; use with: $flag"
   else
-    echo "vocabulary $kind: none published"
+    echo "vocabulary $kind: none latest (vocab list shows why)"
+    $mf vocab list --kind "$kind" || true
+    if [ "$status" -eq 0 ]; then status=1; fi
   fi
 done
 if $mf policy download -o var/demo/policy-inline.onnx >/dev/null; then

@@ -238,13 +238,14 @@ class GateConfig:
     all-questions analogy score may be (absolute; IR has 31 analogy questions, so 0.05 lets one more
     answer be wrong but not two; MIR has 8, so not one).
 
-    `policy_size`: an IR vocabulary becomes `latest` only once the inliner policy retrained with
-    it beats LLVM's heuristic on `policy_benchmarks` (names from regression/benchmarks.py, or
-    absolute paths of local C benchmark directories, comma separated; those the policy trained
-    or validated on are left out): the geomean of binary `.text` ratios below `1 - policy_margin`
-    percent, no benchmark above `1 + policy_size_tolerance` percent, and not worse than the policy
-    in force (regression/policygate.py). The same check decides whether that policy becomes the
-    policies' `latest`.
+    `policy_size`: a retrained inliner policy becomes `latest` only once it beats LLVM's heuristic
+    on `policy_benchmarks` (names from regression/benchmarks.py, or absolute paths of local C
+    benchmark directories, comma separated; those the policy trained or validated on are left
+    out): the geomean of binary `.text` ratios below `1 - policy_margin` percent, no benchmark
+    above `1 + policy_size_tolerance` percent, and not worse than the policy in force
+    (regression/policygate.py). An IR vocabulary waits for the policy retrained with it only to
+    check that it is not worse than the one retrained with the vocabulary in force (held-out
+    geomean at most `policy_size_tolerance` percent above; vocabgen/gate.py).
     """
 
     #: Least fraction of IR `Opcodes` the triplets must train.
@@ -267,11 +268,11 @@ class GateConfig:
     hits_at_10_tolerance: float = 0.05
     #: How much lower than `latest`'s the all-questions analogy score may be.
     analogy_tolerance: float = 0.05
-    #: The size check of the retrained inliner policy decides the IR vocabulary's and the policy's promotion.
+    #: Whether a retrained inliner policy waits for its size check, and an IR vocabulary for its policy.
     policy_size: bool = True
     #: Percent by which the geomean of `.text` against the heuristic must be below 1.
     policy_margin: float = 0.5
-    #: Percent by which no benchmark's `.text` may exceed the heuristic's.
+    #: Percent by which no benchmark's `.text` may exceed the heuristic's (a new IR vocabulary's policy the old one's).
     policy_size_tolerance: float = 0.5
     #: The size check's benchmarks: names (regression/benchmarks.py) or absolute directories, comma separated.
     policy_benchmarks: str = "zlib,bzip2"

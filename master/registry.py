@@ -250,7 +250,8 @@ REGISTRY: tuple[Builder, ...] = (
         name="policy-retrain-inline",
         description="train, validate and publish the inliner-for-size policy (exploration, weighted cloning, "
                     "evolution strategies) with the newest IR vocabulary, then its size check against the heuristic "
-                    "on packages it never saw and the policy in force, which promotes both or holds both back "
+                    "on packages it never saw and the policy in force, which promotes the policy or holds it back "
+                    "(and settles its vocabulary: not worse than the in-force vocabulary's policy) "
                     "(Celery chain; the vocabulary's publish has already enqueued it, so this waits for it; "
                     "a failed size check fails the build, exit 12, and mails once per transition)",
         steps=(Step("retrain", ("policy", "retrain", IfSet("vocab", ("--vocab", "{vocab}")), "--wait"),

@@ -1,9 +1,8 @@
 """The size gate of a retrained policy: does it beat LLVM's heuristic on code it never trained on?
 
 Why a gate before `latest`: the nightly regression builder judges `latest` after the fact; by then
-every download and every regression run follows it. A retrained policy (and the IR vocabulary it
-was trained with: vocabgen/gate.py's `policy_size` rule) becomes `latest` only if, on the
-`[gate] policy_benchmarks` it was neither trained nor validated on, each built with LLVM's
+every download and every regression run follows it. A retrained policy becomes `latest` only if,
+on the `[gate] policy_benchmarks` it was neither trained nor validated on, each built with LLVM's
 heuristic, with the candidate and with the policy in force:
 
 * it is smaller than the heuristic: the geomean of binary `.text` ratios (candidate / heuristic)
@@ -15,6 +14,11 @@ heuristic, with the candidate and with the policy in force:
 (the warm start that merely cloned the heuristic lost by 0.3-1.5 % and still became `latest`).
 A benchmark the candidate trained or validated on (its manifest's `splits`) is left out and
 listed: a policy is judged only on code it never saw.
+
+The IR vocabulary the policy was trained with is not judged here: its `policy_size` rule asks only that
+this policy is not worse than the one trained with the vocabulary in force (vocabgen/gate.py
+`policy_not_worse`, settled by regression/tasks.py), so a policy that loses to the heuristic stays a
+candidate without keeping its vocabulary back.
 
 `.text` is deterministic, so each variant builds each benchmark once. A benchmark no variant can
 build is listed and left out; one only the candidate fails to build fails the gate: a policy that

@@ -3,9 +3,12 @@
 `size_check` is the second link of the policy chain (pipeline/: policytrain.tasks.retrain, then this;
 the policy side never imports this one). It takes the retrain's publish result, builds the gate's
 benchmarks with the new policy and with the policy in force, and, under the farm's publish lock,
-records the `policy_size` outcome on the policy (`POLICIES.settle`) and on the IR vocabulary it was
-trained with (`VOCABULARIES.settle`), through each kind's handle (farm/artifacts/shelf.py): each becomes
-`latest` when it holds (docs/artifacts.md).
+records the `policy_size` outcome on the policy (`POLICIES.settle`) and the IR vocabulary's own
+`policy_size` rule on the vocabulary it was trained with (`VOCABULARIES.settle`), through each kind's
+handle (farm/artifacts/shelf.py): each becomes `latest` when it holds (docs/artifacts.md). The two
+differ: the policy must beat the heuristic (regression/policygate.py); the vocabulary only asks that
+its policy is not worse than the one trained with the vocabulary in force (vocabgen/gate.py
+`policy_not_worse`, `_vocab_check` here), so a good vocabulary is not kept back by one unlucky draw.
 
 Idempotent with the chain's machinery (farm.celery_app.RELIABLE): a version whose rule is settled
 is not measured again (the recorded outcome is returned), and measuring runs under a lock per
@@ -56,6 +59,35 @@ def _measured(settings, store, advisor: str, version: str, in_force: str | None)
     return policygate.check_sizes(rows, g.policy_bar, g.policy_cap, in_force, broken, skipped)
 
 
+def _trained_with(store, advisor: str, vocab: str, other_than: str) -> str | None:
+    """The policy of `advisor` trained with IR vocabulary `vocab` that a new one is compared with (not `other_than`):
+    the policies' `latest` if it was, else the newest listed one (a candidate too: held back by its own size check,
+    its held-out numbers still say what `vocab` gave the policy); None when none was."""
+    from farm.artifacts import POLICIES
+
+    latest = POLICIES.read_latest(store, advisor) or {}
+    if latest.get("vocab_version") == vocab and latest.get("version") not in (None, other_than):
+        return str(latest["version"])
+    rows = [e for e in POLICIES.read_index(store)
+            if e.get("advisor") == advisor and e.get("vocab_version") == vocab and e.get("version") != other_than]
+    return str(max(rows, key=lambda e: str(e.get("published_at") or ""))["version"]) if rows else None
+
+
+def _vocab_check(settings, store, advisor: str, version: str, vocab: str) -> Check:
+    """The settled `policy_size` rule of IR vocabulary `vocab`, which policy `version` was trained with: that policy
+    against the one trained with the IR vocabulary in force (vocabgen/gate.py `policy_not_worse`)."""
+    from farm.artifacts import POLICIES, VOCABULARIES
+    from vocabgen.gate import gate_from_settings, policy_not_worse
+
+    in_force_vocab = (VOCABULARIES.read_latest(store, "ir") or {}).get("version")
+    if in_force_vocab == vocab:
+        in_force_vocab = None  # made `latest` by hand meanwhile: nothing else in force to compare with
+    rival = _trained_with(store, advisor, in_force_vocab, version) if in_force_vocab else None
+    return policy_not_worse(vocab, POLICIES.show(store, advisor, version), in_force_vocab,
+                            POLICIES.show(store, advisor, rival) if rival else None,
+                            gate_from_settings(settings).policy_tolerance)
+
+
 def summary(advisor: str, version: str, created: bool, check: Check, latest: str | None, vocab: str | None,
             vocab_state: str | None) -> str:
     """One line: the policy, the check, where `latest` stands, and the vocabulary's state."""
@@ -91,8 +123,7 @@ def size_check(self, published: dict[str, Any]) -> dict[str, Any]:
             with publish_lock(store, s.celery.broker_url, settings=s):
                 POLICIES.settle(store, advisor, version, check)
                 if vocab:
-                    VOCABULARIES.settle(store, "ir", vocab,
-                                        Check(POLICY_SIZE, check.ok, f"policy {version}: {check.detail}"))
+                    VOCABULARIES.settle(store, "ir", vocab, _vocab_check(s, store, advisor, version, vocab))
     if check is None:
         check = Check(POLICY_SIZE, True, "not gated (published without a pending size check)")
     latest = (POLICIES.read_latest(store, advisor) or {}).get("version")

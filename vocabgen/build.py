@@ -17,7 +17,7 @@ from vocabgen import layout
 from vocabgen.analogy import analogy_score
 from vocabgen.dataset import Dataset
 from vocabgen.params import TrainParams
-from vocabgen.training import holdout_metrics, train_all
+from vocabgen.training import PART_KINDS, compose_unseen, holdout_metrics, train_all, with_parts
 from vocabgen.vocabfile import ValidationError, check_coverage, check_schema, dumps, sha256
 from vocabgen.warm import WarmStart, cold
 
@@ -36,6 +36,11 @@ def train_vocabulary(ds: Dataset, params: TrainParams, key: bytes | None = None,
                      warm: WarmStart | dict[str, Any] | None = None) -> tuple[bytes, dict[str, Any]]:
     """Measure on a held-out split, train on everything, lay out for LLVM; returns (vocab bytes, manifest).
 
+    MIR opcodes the triplets never mention are composed from their parts (vocabgen/opparts.py, trained
+    beside the opcodes: vocabgen/training.py `with_parts`, `compose`); the manifest's coverage counts
+    `composed` per section and its `composition` says why each remaining filler entity is one. The
+    held-out metrics stay those of the dataset's own triples, comparable with earlier versions.
+
     `warm` is the previous version's start (vocabgen/warm.py), or why there is none; it is used
     only with the `warm_start` parameter on, and the manifest's `warm_start` records either.
 
@@ -47,9 +52,13 @@ def train_vocabulary(ds: Dataset, params: TrainParams, key: bytes | None = None,
         warm = cold("warm_start is off")
     start = warm if isinstance(warm, WarmStart) else None
     metrics: dict[str, Any] = {"holdout": holdout_metrics(ds, p, start)}
-    result = train_all(ds, p, start)
+    parts = with_parts(ds) if ds.kind in PART_KINDS else None
+    result = train_all(parts.ds, p, parts.warm(start)) if parts else train_all(ds, p, start)
     trained = ds.trained_entities
-    vectors, coverage = layout.fill_unseen(ds.kind, ds.entities, result.vectors, trained)
+    vectors, coverage = layout.fill_unseen(ds.kind, ds.entities, result.vectors[: len(ds.entities)], trained)
+    composition = None
+    if parts:
+        vectors, coverage, composition = compose_unseen(parts, result, vectors, coverage, trained, p.norm)
     metrics["analogy"] = analogy_score(ds.kind, ds.entities, vectors, trained)
     metrics["final_loss"] = result.losses[-1] if result.losses else None
     vocab = layout.build_vocab(ds.kind, ds.entities, vectors)
@@ -82,7 +91,8 @@ def train_vocabulary(ds: Dataset, params: TrainParams, key: bytes | None = None,
         "warm_start": start.record if start else (warm or cold("no previous version given")),
         "metrics": metrics,
         "coverage": coverage,
-        "filler_policy": layout.UNSEEN_POLICY,
+        "filler_policy": layout.UNSEEN_POLICY if composition is None else f"parts, else {layout.UNSEEN_POLICY}",
+        **({"composition": composition} if composition is not None else {}),
         "training_seconds": round(result.seconds, 3),
         "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

@@ -162,6 +162,15 @@ def _fmt(x: Any, spec: str = ".3f") -> str:
     return "-" if x is None else format(x, spec)
 
 
+def _composed(coverage: Any) -> str:
+    """`Opcodes 6280`: the entries composed from their parts (vocabgen/training.py), per section that has any;
+    `0` when none was, `-` for a version made before composition was recorded (IR never composes)."""
+    if not isinstance(coverage, dict) or not any(isinstance(c, dict) and "composed" in c for c in coverage.values()):
+        return "-"
+    parts = [f"{s} {c['composed']}" for s, c in coverage.items() if isinstance(c, dict) and c.get("composed")]
+    return ", ".join(parts) or "0"
+
+
 def _list(args: argparse.Namespace) -> int:
     from farm.artifacts import VOCABULARIES
 
@@ -173,12 +182,12 @@ def _list(args: argparse.Namespace) -> int:
 
     # STATE as the dashboard shows it: latest (what `latest` serves), candidate (held back by the gate), superseded
     head = ("KIND", "VERSION", "STATE", "DIM", "DATASET", "PUBLISHED", "MRR", "HITS@10", "ANALOGY",
-            "COVERAGE (trained/total)")
+            "COMPOSED", "COVERAGE (trained/total)")
     table = [head] + [
         (v["kind"], v["version"], str(v.get("state") or "-"), str(v["dimension"]), str(v.get("dataset_id") or "-"),
          v["published_at"],
          _fmt(v.get("mrr")), _fmt(v.get("hits_at_10")), _fmt(v.get("analogy")),
-         coverage_line(v.get("coverage")).replace(" trained", ""))
+         _composed(v.get("coverage")), coverage_line(v.get("coverage")).replace(" trained", ""))
         for v in rows
     ]
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]

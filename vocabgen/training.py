@@ -34,6 +34,7 @@ class TrainResult:
     vectors: np.ndarray  # (entities, dim) float32, row = LLVM entity id
     losses: list[float]
     seconds: float
+    relations: np.ndarray | None = None  # (relations, dim) float32, row = relation id
 
 
 def ensure_pystow_home(var_dir: Path) -> None:
@@ -250,6 +251,13 @@ def entity_vectors(model) -> np.ndarray:
         return model.entity_representations[0]().detach().cpu().numpy().astype(np.float32)
 
 
+def relation_vectors(model) -> np.ndarray:
+    import torch
+
+    with torch.no_grad():
+        return model.relation_representations[0]().detach().cpu().numpy().astype(np.float32)
+
+
 def holdout_metrics(ds: Dataset, p: TrainParams, warm: WarmStart | None = None) -> dict[str, Any]:
     """Filtered link prediction (MRR, Hits@1/10) of a model trained without a held-out split.
 
@@ -287,4 +295,143 @@ def holdout_metrics(ds: Dataset, p: TrainParams, warm: WarmStart | None = None) 
 def train_all(ds: Dataset, p: TrainParams, warm: WarmStart | None = None) -> TrainResult:
     """The published vectors: trained on every triple."""
     model, losses, seconds = fit(factory(ds.triples, ds.entities, ds.relations), p, warm)
-    return TrainResult(entity_vectors(model), losses, seconds)
+    return TrainResult(entity_vectors(model), losses, seconds, relation_vectors(model))
+
+
+# --- opcodes composed from their parts (MIR) -------------------------------------------------------------------
+
+#: The kinds whose opcodes get parts (vocabgen/opparts.py): x86 MIR. IR opcodes are few and all trained.
+PART_KINDS = frozenset({"mir"})
+
+
+@dataclass(frozen=True)
+class Parts:
+    """A dataset with its opcodes' parts: part entities after LLVM's, `HasX` relations after the dataset's.
+
+    `ds` holds the dataset's triples plus one (opcode, HasX, X:value) triple per part of every opcode the
+    dataset mentions; `parts[i]` lists (relation id, part entity id) of LLVM opcode i, only parts that are
+    entities of `ds` (a part no mentioned opcode has is not trained, so nothing can be composed from it).
+    """
+
+    ds: Dataset
+    n_entities: int  # LLVM's entities are rows 0..n_entities-1
+    n_relations: int
+    parts: dict[int, list[tuple[int, int]]]
+    names: dict[int, list[str]]  # every part of every LLVM opcode, by name
+
+    @property
+    def part_triples(self) -> int:
+        return len(self.ds.triples) - len(self.base_triples)
+
+    @property
+    def base_triples(self) -> np.ndarray:
+        return self.ds.triples[self.ds.triples[:, 2] < self.n_relations]
+
+    def warm(self, warm: WarmStart | None) -> WarmStart | None:
+        """`warm` over the extended rows: part entities start at random (they are never published)."""
+        if warm is None:
+            return None
+        from vocabgen.warm import WarmStart
+
+        extra = len(self.ds.entities) - self.n_entities
+        return WarmStart(np.vstack([warm.vectors, np.zeros((extra, warm.vectors.shape[1]), warm.vectors.dtype)]),
+                         np.concatenate([warm.known, np.zeros(extra, bool)]), warm.record)
+
+
+def with_parts(ds: Dataset, mentioned: np.ndarray | None = None) -> Parts:
+    """`ds` with part triplets for the opcodes in `mentioned` (default: those its triples mention)."""
+    import dataclasses
+
+    from vocabgen import opparts
+    from vocabgen.layout import placement
+
+    opcodes = [i for i, (section, _) in enumerate(placement(ds.kind, ds.entities)) if section == "Opcodes"]
+    decomposed = opparts.decompose([ds.entities[i] for i in opcodes])
+    mentioned_set = set((ds.trained_entities if mentioned is None else mentioned).tolist())
+    used = {rel for i in opcodes if i in mentioned_set for rel, _ in decomposed[ds.entities[i]]}
+    relations = [r for r in opparts.RELATIONS if r in used]
+    rel_id = {r: len(ds.relations) + k for k, r in enumerate(relations)}
+    part_id: dict[str, int] = {}
+    rows = []
+    for i in opcodes:
+        if i not in mentioned_set:
+            continue
+        for rel, part in decomposed[ds.entities[i]]:
+            pid = part_id.setdefault(part, len(ds.entities) + len(part_id))
+            rows.append((i, pid, rel_id[rel]))
+    triples = np.concatenate([ds.triples, np.asarray(rows, dtype=np.int64).reshape(-1, 3)])
+    ext = dataclasses.replace(ds, triples=triples, entities=[*ds.entities, *part_id],
+                              relations=[*ds.relations, *relations])
+    parts = {i: [(rel_id[rel], part_id[part]) for rel, part in decomposed[ds.entities[i]] if part in part_id]
+             for i in opcodes}
+    names = {i: [part for _, part in decomposed[ds.entities[i]]] for i in opcodes}
+    return Parts(ext, len(ds.entities), len(ds.relations), parts, names)
+
+
+def compose(vectors: np.ndarray, relations: np.ndarray, parts: list[tuple[int, int]], norm: int = 1) -> np.ndarray:
+    """The vector TransE's own geometry gives an opcode from its trained parts.
+
+    Training put every (opcode o, HasX, part p) triple at `o + r_HasX ~ p`, so each part says `o ~ p - r`.
+    TransE's score is -||o + r - p|| in the training's norm: the o that best fits all parts at once minimises
+    sum_k ||o - (p_k - r_k)||, which for L1 (the farm's recipe, `norm` 1) is the coordinate-wise median of
+    the p_k - r_k, and for L2 (squared) their mean. pykeen's TransE keeps every entity vector at unit L2 norm
+    (its entity constrainer), so the result is projected onto that sphere, like every trained vector; with
+    one part it is that part's p - r, normalised.
+    """
+    rel = np.fromiter((r for r, _ in parts), dtype=np.int64)
+    ent = np.fromiter((e for _, e in parts), dtype=np.int64)
+    diffs = vectors[ent].astype(np.float64) - relations[rel].astype(np.float64)
+    v = np.median(diffs, axis=0) if norm == 1 else diffs.mean(axis=0)
+    return (v / max(float(np.linalg.norm(v)), 1e-12)).astype(vectors.dtype)
+
+
+NOT_AN_OPCODE = "not an opcode: it has no parts to compose it from"
+NO_TRAINED_PART = "an opcode none of whose parts (vocabgen/opparts.py) belongs to an opcode the triplets mention"
+
+
+def compose_unseen(ext: Parts, result: TrainResult, vectors: np.ndarray, coverage: dict, trained: np.ndarray,
+                   norm: int = 1) -> tuple[np.ndarray, dict, dict]:
+    """Replace the filler vector of every opcode the triplets never mention by the one `compose` gives.
+
+    `vectors`/`coverage` are `layout.fill_unseen`'s (section means over trained entities only). Returns the
+    vectors, the coverage with `composed` counts per section (the filler lists keep only what is still
+    filler) and the manifest's `composition` record: relations, parts, and each filler entity's reason.
+    """
+    from vocabgen.layout import placement
+
+    assert result.relations is not None
+    out = vectors.copy()
+    is_trained = np.zeros(ext.n_entities, dtype=bool)
+    is_trained[trained] = True
+    placed = placement(ext.ds.kind, ext.ds.entities[: ext.n_entities])
+    composed: dict[str, int] = {}
+    composed_keys: dict[str, list[str]] = {}
+    reasons: dict[str, dict[str, list[str]]] = {}
+    for i, (section, key) in enumerate(placed):
+        if is_trained[i]:
+            continue
+        if ext.parts.get(i):
+            out[i] = compose(result.vectors, result.relations, ext.parts[i], norm)
+            composed[section] = composed.get(section, 0) + 1
+            composed_keys.setdefault(section, []).append(key)
+            continue
+        why = NOT_AN_OPCODE if i not in ext.names else NO_TRAINED_PART
+        reasons.setdefault(section, {}).setdefault(why, []).append(key)
+    cov = {}
+    for section, c in coverage.items():
+        filler = [k for why in reasons.get(section, {}).values() for k in why]
+        keep = set(filler)
+        cov[section] = {"trained": c["trained"], "composed": composed.get(section, 0), "total": c["total"],
+                        "filler": [k for k in c["filler"] if k in keep],
+                        # named, so that nothing derived is read as trained: a warm start does not start from a
+                        # composed vector (vocabgen/warm.py), and a diff does not call its move drift
+                        "composed_keys": composed_keys.get(section, [])}
+    record = {
+        "method": "opcode parts (vocabgen/opparts.py), composed as in vocabgen/training.py:compose",
+        "formula": "normalize(median_k(part_k - HasX_k))" if norm == 1 else "normalize(mean_k(part_k - HasX_k))",
+        "relations": ext.ds.relations[ext.n_relations:],
+        "parts": len(ext.ds.entities) - ext.n_entities,
+        "part_triplets": int(ext.part_triples),
+        "filler_reasons": reasons,
+    }
+    return out, cov, record

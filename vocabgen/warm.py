@@ -4,7 +4,7 @@ Two independent trainings land in spaces that differ by a rotation TransE cannot
 compare.py), so a policy trained on one version reads every feature of the next one as changed.
 Starting the next training from the previous vectors keeps the spaces close where the data did
 not change. An entity takes its previous vector when the previous version has one under the
-same section and key, trained there (a filler entry is only its section's mean) and of the
+same section and key, trained there (a filler entry is only its section's mean, a composed one only its parts') and of the
 same dimension; every other entity keeps pykeen's random start. Relations are not published, so
 each starts where TransE wants it given the warm entities: the mean of t - h over its triples
 (vocabgen/training.py). The manifest's `warm_start` says from which version, and how many
@@ -52,7 +52,7 @@ def from_vocab(kind: str, entities: list[str], data: bytes, manifest: dict[str, 
     if not isinstance(vocab, dict) or not all(isinstance(e, dict) for e in vocab.values()):
         raise CorruptObject(f"vocabulary {version or 'the previous version'} is not {{section: {{entity: vector}}}}")
     filler = {(s, k) for s, c in (manifest.get("coverage") or {}).items() if isinstance(c, dict)
-              for k in c.get("filler") or []}
+              for k in [*(c.get("filler") or []), *(c.get("composed_keys") or [])]}
     vectors = np.zeros((len(entities), dim), np.float32)
     known = np.zeros(len(entities), bool)
     for i, (section, key) in enumerate(layout.placement(kind, entities)):

@@ -1,11 +1,13 @@
-"""Post-register-allocation MIR for `llvm-ir2vec --mode=mir`, and the workarounds it needs.
+"""Post-register-allocation MIR for the MIR dataset, and what is needed to compare with `llvm-ir2vec --mode=mir`.
 
-LLVM 22.1.x's MIR2Vec crashes (MIRVocabulary::getRegisterOperandIndex) on a physical register
-that belongs to no register class, such as X86's `$mxcsr`, `$fpcw`, `$fpsw` and `$ssp`;
-LLVM at tip of tree skips such operands instead. The MIR parser lets us drop them from call
-instructions (whose implicit operands it does not verify), which gives exactly the triplets tip
-of tree would. Instructions that must keep them (SSE arithmetic reads `$mxcsr`) still crash: the
-module is then retried one machine function at a time so only those functions are lost.
+The farm reads MIR triplets itself (workers/mirtriplets.py): LLVM 22.1.x's MIR2Vec crashes
+(MIRVocabulary::getRegisterOperandIndex) on a physical register that belongs to no register class,
+such as X86's `$mxcsr`, `$fpcw`, `$fpsw` and `$ssp`, which every SSE instruction and every call
+carries; tip of tree maps such a register to a shared fallback entity, and so does the farm's
+reader, so no function is lost. What is left here serves the comparison with LLVM's tool on the
+functions it can read: `sanitize` drops class-less operands from calls (the MIR parser does not
+verify a call's implicit operands; SSE arithmetic must keep `$mxcsr`), `split_functions` gives
+each machine function its own file.
 """
 
 from __future__ import annotations

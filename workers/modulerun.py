@@ -1,4 +1,5 @@
-"""One module through LLVM's tools: `opt` at each level (and march), `llc` for MIR, `llvm-ir2vec triplets`.
+"""One module through LLVM's tools: `opt` at each level (and march), `llc` for MIR, then `llvm-ir2vec triplets`
+(IR) or the farm's own MIR reader (workers/mirtriplets.py: LLVM 22.1.8's crashes on SSE code).
 
 Split from workers/triplets.py (which plans, runs, merges and writes): everything here shapes a
 module's triplet lines, so its code is part of every triplet-cache key (`triplets.Plan._options`).
@@ -15,6 +16,7 @@ from farm.errors import ToolError
 from farm.toolchain import Toolchain
 from workers import march as march_mod
 from workers import mir as mir_mod
+from workers import mirtriplets
 from workers import predicates as pred_mod
 
 _TRIPLET = re.compile(rb"\d+\t\d+\t\d+")
@@ -148,27 +150,13 @@ def _mir_level_runs(tc: Toolchain, bc: Path, levels: Sequence[str], work: Path, 
         if triple is None or not triple[1].startswith("x86_64"):
             raise ToolError(f"{name} is code for {triple[1] if triple else 'an unknown target'}, not x86-64: "
                             f"MIR datasets are x86-64 (MIR entities are target specific)")
-        text = mir_mod.sanitize(text)
-        mir = work / f"{stem}.sanitized.mir"
-        mir.write_text(text)
-        try:
-            result.add(triplets_of(tc, mir, timeout, name, mode="mir"))
-            result.mir_file = result.mir_file or mir
-            continue
-        except ToolError as whole:
-            functions = mir_mod.split_functions(text)
-            if len(functions) < 2:
-                raise whole
-        for i, (fname, ftext) in enumerate(functions):
-            fmir = work / f"{stem}.fn{i}.mir"
-            fmir.write_text(ftext)
-            try:
-                out = triplets_of(tc, fmir, timeout, name, mode="mir")
-            except ToolError:
-                result.lost_functions.append(fname)
-                continue
-            result.add(out)
-            result.mir_file = result.mir_file or fmir
-        if result.max_relation < 0:
-            raise ToolError(f"llvm-ir2vec --mode=mir crashed on every function of {name} "
-                            f"(class-less registers such as $mxcsr; LLVM 22 bug)")
+        result.mir_file = result.mir_file or raw  # LLVM parses it for the entity map (`llvm-ir2vec entities`)
+        found = mirtriplets.extract(mirtriplets.vocabulary(tc, raw, timeout, name), text)
+        if not found.functions:
+            why = f": {found.failed[0][0]}: {found.failed[0][1]}" if found.failed else ""
+            raise ToolError(f"no machine function of {name} could be read{why}")
+        out = Output()
+        out.lines, out.raw = found.lines()
+        out.max_relation = found.max_relation
+        result.add(out)
+        result.lost_functions.extend(f"{fn} ({why})" for fn, why in found.failed)

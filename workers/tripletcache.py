@@ -3,7 +3,7 @@
 A nightly run at a new revision meets mostly modules whose bitcode did not change; their triplets
 come from here instead of `opt`/`llc`/`llvm-ir2vec`. The key covers everything the result depends
 on (the bitcode's sha256, the kind, the levels chosen for the module, the per-tool timeout, which
-decides which MIR functions are lost, the plan's options such as predicate triplets and march
+decides which modules time out, the MIR extractor's version, the plan's options such as predicate triplets and march
 levels, and an identity of the tools and of the farm code that shapes the lines), so an entry
 can only ever stand for the result a cold run would compute.
 
@@ -65,7 +65,7 @@ class Entry:
     lines: Set[bytes]  # unique `head\ttail\trelation` lines
     raw: int  # triplet lines before deduplication (the manifest counts them)
     max_relation: int
-    lost_functions: tuple[str, ...] = ()  # MIR functions llvm-ir2vec crashed on
+    lost_functions: tuple[str, ...] = ()  # MIR functions the reader left out (workers/mirtriplets.py)
     mir: bytes | None = None  # MIR: the text of a file LLVM parsed, the source of the entity map
     failure: str | None = None  # why the module is skipped (a failure that repeats on the same input)
     module: str | None = None  # the module a failure was met on: its reason names it
@@ -136,6 +136,10 @@ class TripletCache:
             return None
         fields = {"format": FORMAT, "identity": self.identity, "bitcode": h.hexdigest(), "kind": kind,
                   "levels": list(levels), "timeout": timeout, "options": dict(options or {})}
+        if kind == "mir":  # MIR lines come from the farm's reader: another version, another result
+            from workers.mirtriplets import VERSION
+
+            fields["mir_extractor"] = VERSION
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
     def path(self, key: str) -> Path:

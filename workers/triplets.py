@@ -1,7 +1,9 @@
 """Triplets from a corpus: per module `llvm-ir2vec triplets`, streamed, deduplicated, merged.
 
 IR: each module optionally through `opt` at one or more levels, then `llvm-ir2vec triplets`.
-MIR: `llc` to post-allocation MIR, then `llvm-ir2vec triplets --mode=mir`. Modules run on all
+MIR: `llc` to post-allocation MIR, then the farm's own MIR reader (workers/mirtriplets.py), which
+prints what `llvm-ir2vec triplets --mode=mir` prints and does not crash on SSE code as LLVM 22.1.8's
+does (a function it cannot read is left out and listed). Modules run on all
 cores; each module's output is deduplicated as it arrives, so memory grows with the number of
 unique triplets, never with the raw output. Failing modules are skipped with the reason.
 
@@ -74,7 +76,7 @@ class Merge:
         self.max_relation = max(self.max_relation, res.max_relation)
         if res.lost_functions:
             more = " ..." if len(res.lost_functions) > 5 else ""
-            self.partial.append({"module": module, "reason": "llvm-ir2vec crashed on function(s) "
+            self.partial.append({"module": module, "reason": "MIR function(s) left out, unreadable: "
                                  + ", ".join(res.lost_functions[:5]) + more})
         if res.mir_file:
             self.mir_files[module] = res.mir_file
@@ -102,7 +104,8 @@ def _extension_code() -> str:
     """Digest of the farm code that shapes lines besides triplets.py and mir.py (which workers/cache.py
     hashes into every key): an entry made by other per-module, predicate or march code is never used."""
     here = Path(__file__).parent
-    names = ("modulerun.py", "predicates.py", "cmpscan.c", "march.py")
+    names = ("modulerun.py", "predicates.py", "cmpscan.c", "march.py", "mirtriplets.py",
+             "data/x86_mir_registers.tsv")
     return hashlib.sha256(b"".join((here / n).read_bytes() for n in names)).hexdigest()
 
 
@@ -141,7 +144,7 @@ class Plan:
         Taken from the worker's triplet cache when the same bitcode went through the same levels
         with the same tools before (an entry holds exactly what this run would compute, MIR's
         entity source included); what is computed is stored there, and so is a failure that would
-        repeat (LLVM 22's MIR crashes), never a time-out.
+        repeat (a module llc rejects), never a time-out.
         """
         from workers import cache
         from workers.tripletcache import Entry

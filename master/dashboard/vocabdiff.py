@@ -105,7 +105,8 @@ def _fillers(manifest: dict[str, Any]) -> dict[str, set[str]]:
     coverage = manifest.get("coverage")
     if not isinstance(coverage, dict):
         return {}
-    return {s: set(c.get("filler") or []) for s, c in coverage.items() if isinstance(c, dict)}
+    return {s: set(c.get("filler") or []) | set(c.get("composed_keys") or []) for s, c in coverage.items()
+            if isinstance(c, dict)}
 
 
 def _dim(vocab: dict[str, Any]) -> int:

@@ -50,3 +50,86 @@ def test_a_benchmark_the_candidate_trained_on_is_left_out_before_anything_builds
     rows, broken, skipped = measure_sizes(tc, [bench], never, None, tmp_path / "w", tmp_path / "s", trained_on=["csrc"])
     assert (rows, broken) == ([], []) and skipped == [("csrc", "the candidate trained or validated on it")]
     assert not (tmp_path / "w").exists()
+
+
+# --- what the size check's task settles on the IR vocabulary the policy was trained with (regression/tasks.py) ---
+
+def _publish_waiting(shelf, files: dict, manifest: dict, when: float) -> str:
+    from farm.artifacts.verdict import POLICY_SIZE, Check, Verdict
+
+    def waits(_record, current):
+        return Verdict((Check(POLICY_SIZE, False, "waiting", pending=True),), shelf.kind.in_force(current))
+
+    return shelf.publish(_store(), files, manifest, when=when, judge=waits)["version"]
+
+
+def _store():
+    from farm.objectstore import store_from_settings
+
+    return store_from_settings()
+
+
+def _vocab(salt: int, when: float) -> str:
+    import hashlib
+    import json
+
+    from farm.artifacts import VOCABULARIES
+
+    data = json.dumps({"Opcodes": {"Ret": [salt, 0.5]}}).encode()
+    return _publish_waiting(VOCABULARIES, {"vocab.json": data}, {
+        "kind": "ir", "sha256": hashlib.sha256(data).hexdigest(), "dimension": 2,
+        "lineage": {"dataset_id": "ir-0", "llvm_version": "22.1.8"}}, when)
+
+
+def _policy(vocab: str, when: float, **heldout: float) -> str:
+    import hashlib
+
+    from farm.artifacts import POLICIES
+
+    data = f"onnx model {vocab}".encode()
+    rows = [{"package": p, "ratio": r, "shipped": None} for p, r in heldout.items()]
+    return _publish_waiting(POLICIES, {"model.onnx": data}, {
+        "advisor": "inline", "sha256": hashlib.sha256(data).hexdigest(), "vocab_version": vocab,
+        "llvm": {"llvm_version": "22.1.8"}, "metrics": {"heldout": rows}}, when)
+
+
+def test_the_size_check_settles_the_vocabulary_on_its_policy_against_the_in_force_vocabularys(
+        tmp_path, monkeypatch) -> None:
+    """Every policy here loses to the heuristic (its own check fails: it stays a candidate); the vocabularies are
+    judged on their policies' held-out numbers against the one trained with the vocabulary in force."""
+    from farm.artifacts import POLICIES, VOCABULARIES
+    from farm.artifacts.verdict import POLICY_SIZE, Check
+    from regression import tasks
+
+    monkeypatch.setenv("MLGO_FARM_STORE_URL", f"file://{tmp_path / 'store'}")
+    monkeypatch.setenv("MLGO_FARM_GATE_POLICY_SIZE", "true")
+    lost = Check(POLICY_SIZE, False, ".text against the heuristic: zlib 1.0000x; geomean 1.0000x: not below 0.9950x")
+    monkeypatch.setattr(tasks, "_measured", lambda *_a: lost)
+    day, t0 = 86400, 1_790_000_000.0
+
+    def check(policy: str) -> dict:
+        out = tasks.size_check({"advisor": "inline", "version": policy, "created": True})
+        assert out["state"] == "candidate" and out["size_check"]["ok"] is False, "the policy's own gate, unchanged"
+        return out
+
+    def vocab_gate(version: str) -> dict:
+        return next(v for v in VOCABULARIES.read_index(_store()) if v["version"] == version)["gate"]
+
+    # nothing in force: the vocabulary's own checks decide, its policy losing to the heuristic does not matter
+    v1 = _vocab(1, t0)
+    p1 = _policy(v1, t0 + 1, zlib=1.0, bzip2=1.0)
+    assert check(p1)["vocab_state"] == "latest"
+    assert vocab_gate(v1)["checks"][0]["detail"] == "no IR vocabulary in force: its own checks decide"
+    assert POLICIES.read_latest(_store(), "inline") is None
+    # not worse than the policy trained with the vocabulary in force (a candidate itself): promoted
+    v2 = _vocab(2, t0 + day)
+    p2 = _policy(v2, t0 + day + 1, zlib=1.0, bzip2=1.0021)
+    assert check(p2)["vocab_state"] == "latest" and VOCABULARIES.read_latest(_store(), "ir")["version"] == v2
+    assert f"vs 1.0000x for policy {p1} trained with {v1}" in vocab_gate(v2)["checks"][0]["detail"]
+    # worse by more than the tolerance: held back, `latest` stays
+    v3 = _vocab(3, t0 + 2 * day)
+    p3 = _policy(v3, t0 + 2 * day + 1, zlib=1.03, bzip2=1.02)
+    assert check(p3)["vocab_state"] == "candidate" and VOCABULARIES.read_latest(_store(), "ir")["version"] == v2
+    assert vocab_gate(v3)["reasons"] == [f"policy_size: policy {p3} trained with {v3}: held-out geomean 1.0250x vs "
+                                         f"1.0010x for policy {p2} trained with {v2} (bzip2 1.0200x vs 1.0021x, zlib "
+                                         "1.0300x vs 1.0000x); worse than it by the tolerance 0.5%"]

@@ -234,3 +234,60 @@ def test_policy_size_is_pending_for_ir_only_and_settles_purely() -> None:
         settled(ok, Check("policy_size", True, "again"))
 
 
+
+
+# --- the policy_size rule settled: the new vocabulary's policy against the in-force vocabulary's policy -----------
+
+def _policy(version: str, vocab: str, **ratios: float) -> dict:
+    """A policy manifest with what the rule reads: its held-out table (policyhost/release.py), a row a package."""
+    return {"version": version, "vocab_version": vocab,
+            "metrics": {"heldout": [{"package": p, "ratio": 1.5, "shipped": {"ratio": r}} for p, r in ratios.items()]}}
+
+
+def test_a_vocabulary_whose_policy_is_not_worse_passes_although_neither_beats_the_heuristic() -> None:
+    from vocabgen.gate import policy_not_worse
+
+    # the demo's numbers: neither policy beats the heuristic, the new one is within the tolerance of the old
+    new, old = _policy("P2", "V2", zlib=1.0, bzip2=1.0021), _policy("P1", "V1", zlib=1.0, bzip2=1.0)
+    check = policy_not_worse("V2", new, "V1", old, 0.5)
+    assert check.ok and check.rule == "policy_size" and not check.pending
+    assert "held-out geomean 1.0010x vs 1.0000x for policy P1 trained with V1" in check.detail
+    assert "bzip2 1.0021x vs 1.0000x" in check.detail and "not worse than it by the tolerance 0.5%" in check.detail
+    record = settled(judge(_manifest(), _manifest("V1"), WAITS).to_dict(), check)
+    assert record["passed"] and record["reasons"] == [], "its own rules held: it may become latest"
+
+
+def test_a_vocabulary_whose_policy_is_worse_than_the_in_force_ones_is_held_back() -> None:
+    from vocabgen.gate import policy_not_worse
+
+    new, old = _policy("P2", "V2", zlib=1.02, bzip2=1.0), _policy("P1", "V1", zlib=0.99, bzip2=0.99)
+    check = policy_not_worse("V2", new, "V1", old, 0.5)
+    assert not check.ok and "held-out geomean 1.0100x vs 0.9900x" in check.detail and "worse than it" in check.detail
+    record = settled(judge(_manifest(), _manifest("V1"), WAITS).to_dict(), check)
+    assert not record["passed"] and record["reasons"] == [f"policy_size: {check.detail}"]
+    # compared on the packages both recorded only; a package without a ratio (failed compiles) is left out
+    old["metrics"]["heldout"].append({"package": "lz4", "ratio": 0.5, "shipped": {"ratio": 0.5}})
+    new["metrics"]["heldout"].append({"package": "cjson", "ratio": None, "shipped": {"ratio": None}})
+    assert policy_not_worse("V2", new, "V1", old, 0.5).detail == check.detail
+    assert not policy_not_worse("V2", _policy("P2", "V2"), "V1", old, 0.5).ok, "no table, the in-force one has one"
+
+
+def test_with_nothing_in_force_the_vocabularys_own_checks_decide() -> None:
+    from vocabgen.gate import policy_not_worse
+
+    lost = _policy("P2", "V2", zlib=1.05)  # loses to the heuristic: the policy's own gate, not the vocabulary's
+    for check in (policy_not_worse("V2", lost, None, None, 0.5), policy_not_worse("V2", lost, "V1", None, 0.5),
+                  policy_not_worse("V2", lost, "V1", _policy("P1", "V1"), 0.5),
+                  policy_not_worse("V2", lost, "V1", _policy("P1", "V1", bzip2=0.9), 0.5)):
+        assert check.ok and "its own checks decide" in check.detail, check
+    assert policy_not_worse("V2", lost, None, None, 0.5).detail == "no IR vocabulary in force: its own checks decide"
+    # so the verdict is the vocabulary's own: it passes with them, and fails with one of its own failing
+    assert settled(judge(_manifest(), None, WAITS).to_dict(), policy_not_worse("V2", lost, None, None, 0.5))["passed"]
+    thin = judge(_manifest(coverage={"Opcodes": (1, 68), "Types": (6, 12), "Arguments": (25, 30)}), None, WAITS)
+    assert not settled(thin.to_dict(), policy_not_worse("V2", lost, None, None, 0.5))["passed"]
+
+
+def test_the_policy_tolerance_is_the_gates_size_tolerance() -> None:
+    assert gate_from_settings(load_settings(env={})).policy_tolerance == 0.5
+    env = {"MLGO_FARM_GATE_POLICY_SIZE_TOLERANCE": "1.5"}
+    assert gate_from_settings(load_settings(env=env)).policy_tolerance == 1.5

@@ -143,7 +143,9 @@ def test_mir_shards_merge_to_the_same_bytes(whole: Path, tmp_path: Path, toolcha
     parts = [triplets.build_dataset(whole, tmp_path / f"p{i}", "mir", toolchain, jobs=2, shard=Shard(i, 2))
              for i in (1, 2)]
     froms = [json.loads((p / shards.PART_MANIFEST).read_text())["entities_from"] for p in parts]
-    assert froms[0] == "hash.c" and froms[1] > "hash.c", froms  # the merge takes shard 1's
+    # Every module is read now (workers/mirtriplets.py; LLVM 22's llvm-ir2vec crashed on bench_main.c): the
+    # merge takes the map of the first module by name, shard 2's, as the one run does.
+    assert froms == ["hash.c", "bench_main.c"], froms
     _same_bytes(triplets.merge_dataset(_stored(parts, tmp_path), "run-1", 2, tmp_path / "merged"), one)
 
 
