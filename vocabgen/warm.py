@@ -4,8 +4,8 @@ Two independent trainings land in spaces that differ by a rotation TransE cannot
 compare.py), so a policy trained on one version reads every feature of the next one as changed.
 Starting the next training from the previous vectors keeps the spaces close where the data did
 not change. An entity takes its previous vector when the previous version has one under the
-same section and key, trained there (a filler entry is only its section's mean, a composed one only its parts') and of the
-same dimension; every other entity keeps pykeen's random start. Relations are not published, so
+same section and key, trained there (a filler entry is only its section's mean, a composed one only
+its parts') and of the same dimension; every other entity keeps pykeen's random start. Relations are not published, so
 each starts where TransE wants it given the warm entities: the mean of t - h over its triples
 (vocabgen/training.py). The manifest's `warm_start` says from which version, and how many
 entities; `warm_start: false` in the training parameters trains cold.

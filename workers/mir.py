@@ -7,12 +7,14 @@ carries; tip of tree maps such a register to a shared fallback entity, and so do
 reader, so no function is lost. What is left here serves the comparison with LLVM's tool on the
 functions it can read: `sanitize` drops class-less operands from calls (the MIR parser does not
 verify a call's implicit operands; SSE arithmetic must keep `$mxcsr`), `split_functions` gives
-each machine function its own file.
+each machine function its own file. The lexing both readers share is here too: a MIR file's YAML documents, and
+splitting or searching an instruction's text outside quotes and brackets.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 #: Physical registers that belong to no register class on the targets we build for (x86-64).
 CLASSLESS_REGISTERS = ("mxcsr", "fpcw", "fpsw", "ssp")
@@ -48,3 +50,78 @@ def split_functions(mir: str) -> list[tuple[str, str]]:
         m = re.search(r"(?m)^name:\s*'?([^'\s]+)'?", doc)
         result.append((m.group(1) if m else f"#{len(result)}", header + doc))
     return result
+
+
+def documents(mir: str) -> Iterator[str]:
+    """The YAML documents of a MIR file, each from after its `---` (the first may be the IR module, `--- |`)."""
+    starts = [m.end() for m in re.finditer(r"(?m)^---(?= |$)", mir)]
+    for a, b in zip(starts, [*starts[1:], len(mir)], strict=True):
+        yield mir[a:b]
+
+
+def split_top(s: str, sep: str = ",") -> list[str]:
+    """`s` split at `sep` outside quotes, parentheses, braces and angle brackets."""
+    if not any(c in s for c in "\"({<"):
+        return s.split(sep)
+    parts, depth, quoted, cur, i = [], 0, False, [], 0
+    while i < len(s):
+        c = s[i]
+        if quoted:
+            if c == "\\":
+                cur.append(s[i:i + 2])
+                i += 2
+                continue
+            if c == '"':
+                quoted = False
+        elif c == '"':
+            quoted = True
+        elif c in "({<":
+            depth += 1
+        elif c in ")}>":
+            depth -= 1
+        elif c == sep and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+            i += 1
+            continue
+        cur.append(c)
+        i += 1
+    parts.append("".join(cur))
+    return parts
+
+
+def strip_comments(line: str) -> str:
+    """The line without `/* ... */` and `; ...` comments (outside quoted strings)."""
+    if "/*" in line:
+        line = re.sub(r"/\*.*?\*/", "", line)
+    if ";" in line:
+        quoted = False
+        for i, c in enumerate(line):
+            if c == '"':
+                quoted = not quoted
+            elif c == ";" and not quoted:
+                return line[:i]
+    return line
+
+
+def top_index(s: str, sub: str) -> int:
+    """Index of the first `sub` outside quotes and brackets, or -1."""
+    if '"' not in s and "(" not in s and "<" not in s:
+        return s.find(sub)
+    depth, quoted, i = 0, False, 0
+    while i < len(s):
+        c = s[i]
+        if quoted:
+            if c == "\\":
+                i += 1
+            quoted = c != '"'
+        elif c == '"':
+            quoted = True
+        elif c in "({<":
+            depth += 1
+        elif c in ")}>":
+            depth -= 1
+        elif depth == 0 and s.startswith(sub, i):
+            return i
+        i += 1
+    return -1

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from farm.errors import ToolError
 from farm.toolchain import Toolchain
+from workers.mir import documents, split_top, strip_comments, top_index
 
 #: Bump when the lines this module makes for the same MIR change: it enters every triplet-cache key.
 VERSION = 1
@@ -175,58 +175,6 @@ class ModuleResult:
         return unique, raw
 
 
-def documents(mir: str) -> Iterator[str]:
-    """The YAML documents of a MIR file, each from after its `---` (the first may be the IR module, `--- |`)."""
-    starts = [m.end() for m in re.finditer(r"(?m)^---(?= |$)", mir)]
-    for a, b in zip(starts, [*starts[1:], len(mir)], strict=True):
-        yield mir[a:b]
-
-
-def _split_top(s: str, sep: str = ",") -> list[str]:
-    """`s` split at `sep` outside quotes, parentheses, braces and angle brackets."""
-    if not any(c in s for c in "\"({<"):
-        return s.split(sep)
-    parts, depth, quoted, cur, i = [], 0, False, [], 0
-    while i < len(s):
-        c = s[i]
-        if quoted:
-            if c == "\\":
-                cur.append(s[i:i + 2])
-                i += 2
-                continue
-            if c == '"':
-                quoted = False
-        elif c == '"':
-            quoted = True
-        elif c in "({<":
-            depth += 1
-        elif c in ")}>":
-            depth -= 1
-        elif c == sep and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-            i += 1
-            continue
-        cur.append(c)
-        i += 1
-    parts.append("".join(cur))
-    return parts
-
-
-def _strip_comments(line: str) -> str:
-    """The line without `/* ... */` and `; ...` comments (outside quoted strings)."""
-    if "/*" in line:
-        line = re.sub(r"/\*.*?\*/", "", line)
-    if ";" in line:
-        quoted = False
-        for i, c in enumerate(line):
-            if c == '"':
-                quoted = not quoted
-            elif c == ";" and not quoted:
-                return line[:i]
-    return line
-
-
 class _Function:
     """One machine function document: its name, virtual register classes and body lines."""
 
@@ -279,7 +227,7 @@ class Extractor:
         instrs = []
         bundle = False
         for number, raw in enumerate(fn.body, 1):
-            line = _strip_comments(raw).strip()
+            line = strip_comments(raw).strip()
             if not line:
                 continue
             if bundle:
@@ -319,13 +267,13 @@ class Extractor:
     def _parse(self, line: str, vclass: dict[str, str | None]) -> tuple[str, list[int | str]]:
         """(opcode, operands: entity ids, or a virtual register's name) of one instruction line."""
         if "::" in line:
-            cut = _top_index(line, "::")  # memory operands start at the first top-level `::`
+            cut = top_index(line, "::")  # memory operands start at the first top-level `::`
             if cut >= 0:
                 line = line[:cut]
         defs: list[str] = []
-        eq = _top_index(line, "=")
+        eq = top_index(line, "=")
         if eq >= 0:
-            defs = _split_top(line[:eq])
+            defs = split_top(line[:eq])
             line = line[eq + 1:]
         words = line.split(None, 1)
         while words and words[0] in _INSTR_FLAGS:
@@ -339,7 +287,7 @@ class Extractor:
         if opcode == "CFI_INSTRUCTION":
             uses = ["cfi-index"] if rest else []
         else:
-            uses = _split_top(rest) if rest.strip() else []
+            uses = split_top(rest) if rest.strip() else []
         operands: list[int | str] = []
         for text in (*defs, *uses):
             text = text.strip()
@@ -403,29 +351,6 @@ class Extractor:
         if body in self.vocab.masks:
             return common["RegisterMask"]
         raise MIRError(f"unknown operand {body!r}")
-
-
-def _top_index(s: str, sub: str) -> int:
-    """Index of the first `sub` outside quotes and brackets, or -1."""
-    if '"' not in s and "(" not in s and "<" not in s:
-        return s.find(sub)
-    depth, quoted, i = 0, False, 0
-    while i < len(s):
-        c = s[i]
-        if quoted:
-            if c == "\\":
-                i += 1
-            quoted = c != '"'
-        elif c == '"':
-            quoted = True
-        elif c in "({<":
-            depth += 1
-        elif c in ")}>":
-            depth -= 1
-        elif depth == 0 and s.startswith(sub, i):
-            return i
-        i += 1
-    return -1
 
 
 def _explicit_first(operands: list[int | str], defs: list[str], uses: list[str]) -> list[int | str]:
