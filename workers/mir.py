@@ -59,35 +59,34 @@ def documents(mir: str) -> Iterator[str]:
         yield mir[a:b]
 
 
-def split_top(s: str, sep: str = ",") -> list[str]:
-    """`s` split at `sep` outside quotes, parentheses, braces and angle brackets."""
-    if not any(c in s for c in "\"({<"):
-        return s.split(sep)
-    parts, depth, quoted, cur, i = [], 0, False, [], 0
+def _outside(s: str) -> Iterator[int]:
+    """The indices of `s`'s characters outside quotes (with their backslash escapes), parentheses, braces and angle
+    brackets, and not themselves one of those: where an instruction's text may be split or searched."""
+    depth, quoted, i = 0, False, 0
     while i < len(s):
         c = s[i]
         if quoted:
             if c == "\\":
-                cur.append(s[i:i + 2])
                 i += 2
                 continue
-            if c == '"':
-                quoted = False
+            quoted = c != '"'
         elif c == '"':
             quoted = True
         elif c in "({<":
             depth += 1
         elif c in ")}>":
             depth -= 1
-        elif c == sep and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-            i += 1
-            continue
-        cur.append(c)
+        elif depth == 0:
+            yield i
         i += 1
-    parts.append("".join(cur))
-    return parts
+
+
+def split_top(s: str, sep: str = ",") -> list[str]:
+    """`s` split at `sep` outside quotes, parentheses, braces and angle brackets."""
+    if not any(c in s for c in "\"({<"):
+        return s.split(sep)
+    cuts = [i for i in _outside(s) if s[i] == sep]
+    return [s[a + 1:b] for a, b in zip([-1, *cuts], [*cuts, len(s)], strict=True)]
 
 
 def strip_comments(line: str) -> str:
@@ -108,20 +107,4 @@ def top_index(s: str, sub: str) -> int:
     """Index of the first `sub` outside quotes and brackets, or -1."""
     if '"' not in s and "(" not in s and "<" not in s:
         return s.find(sub)
-    depth, quoted, i = 0, False, 0
-    while i < len(s):
-        c = s[i]
-        if quoted:
-            if c == "\\":
-                i += 1
-            quoted = c != '"'
-        elif c == '"':
-            quoted = True
-        elif c in "({<":
-            depth += 1
-        elif c in ")}>":
-            depth -= 1
-        elif depth == 0 and s.startswith(sub, i):
-            return i
-        i += 1
-    return -1
+    return next((i for i in _outside(s) if s.startswith(sub, i)), -1)
