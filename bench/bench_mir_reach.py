@@ -21,7 +21,6 @@ the machine is shared and caches may be warm).
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import subprocess
 import sys
@@ -32,6 +31,7 @@ from bench.harness import ROOT
 from bench.harness.commands import farm
 from bench.harness.corpora import merged_corpus
 from bench.harness.header import print_header
+from farm.jsonio import load_file
 
 CACHED = ("bzip2", "cjson", "giflib", "jansson", "libyaml", "libzstd", "lua5.4", "lz4", "lzo2", "zlib")
 MARCHES = "x86-64,x86-64-v2,x86-64-v3,x86-64-v4"
@@ -117,15 +117,15 @@ def main() -> int:
             print(f"  {pkg}: left out ({err})", flush=True)
             continue
         corpora[pkg] = corpus
-        m = json.loads((ds / "manifest.json").read_text())
-        fns = defined(tc, corpus, json.loads((corpus / "corpus_description.json").read_text())["modules"])
+        m = load_file(ds / "manifest.json")
+        fns = defined(tc, corpus, load_file(corpus / "corpus_description.json")["modules"])
         m["_functions"] = sum(fns.values())
         m["_skipped_functions"] = sum(fns.get(s["module"], 0) for s in m.get("skipped", []))
         rows.append((pkg, m, t_corpus, t_ds))
 
     total_corpus, total_ds = work / "corpus-all", work / "ds-all"
     if not (total_corpus / "corpus_description.json").is_file() or \
-            json.loads((total_corpus / "corpus_description.json").read_text())["source"] != \
+            load_file(total_corpus / "corpus_description.json")["source"] != \
             "merged: " + " ".join(corpora):
         import shutil
         shutil.rmtree(total_corpus, ignore_errors=True)
@@ -137,7 +137,7 @@ def main() -> int:
     if not (total_ds / "manifest.json").is_file():
         t_all = step("triplets, merged", "triplets", "mir", str(total_corpus), "-o", str(total_ds), "--march",
                      MARCHES, "--jobs", args.jobs)
-    total = json.loads((total_ds / "manifest.json").read_text())
+    total = load_file(total_ds / "manifest.json")
     total["_functions"] = sum(r[1]["_functions"] for r in rows)
     total["_skipped_functions"] = sum(r[1]["_skipped_functions"] for r in rows)
     vocab = work / f"vocab-all-e{args.epochs}"
@@ -180,14 +180,14 @@ def main() -> int:
             if not (one / "manifest.json").is_file():
                 t = step(f"triplets, merged, {march}", "triplets", "mir", str(total_corpus), "-o", str(one),
                          "--march", march, "--jobs", args.jobs)
-            m = json.loads((one / "manifest.json").read_text())
+            m = load_file(one / "manifest.json")
             ops = set(m["entities_mentioned"]["Opcodes"]["entities"])
             print(f"{march:<14} {len(ops):>7} {len(ops & ref['Opcodes']):>6} {len(ops - seen):>12} "
                   f"{m['triplets']['unique']:>11} {t:>7.0f}  lost fn {lost(m)[0]}", flush=True)
             seen |= ops
 
-    vm = json.loads((vocab / "manifest.json").read_text())
-    vj = json.loads((vocab / "vocab.json").read_text())
+    vm = load_file(vocab / "manifest.json")
+    vj = load_file(vocab / "vocab.json")
     print()
     print(f"vocabulary of the total ({args.epochs} epochs, `vocab train --kind mir`, {t_vocab:.0f}s): "
           f"{vm['dimension']} dimensions")

@@ -7,6 +7,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from farm.jsonio import load_file
+
 
 def debian_corpus(package: str, work: Path, toolchain) -> Path:
     """`WORK/corpus-PACKAGE`: the Debian source package compiled as its recipe says (the source kept under
@@ -38,7 +40,7 @@ def merged_corpus(out: Path, corpora: Mapping[str, Path]) -> Path:
         return out
     modules = []
     for package, one in corpora.items():
-        for name in json.loads((one / DESCRIPTION).read_text())["modules"]:
+        for name in load_file(one / DESCRIPTION)["modules"]:
             for ext in (".bc", ".cmd"):
                 dst = out / package / f"{name}{ext}"
                 dst.parent.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,6 @@ on the declared splits, and a hand-made host policy replayed on a package agains
 from __future__ import annotations
 
 import functools
-import json
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.harness import ROOT
+from farm.jsonio import load_file
 
 
 @dataclass
@@ -98,6 +98,6 @@ def train_policy(recipe: str, out: Path, *args: str, env: dict[str, str] | None 
     cmd = [sys.executable, "-m", "bench.policy_recipes", "policy", "train", "--recipe", recipe, "-o", str(out), *args]
     start = time.monotonic()
     subprocess.run(cmd, check=True, env=env, cwd=ROOT)
-    record = json.loads(out.with_suffix(".json").read_text())
+    record = load_file(out.with_suffix(".json"))
     record["seconds"] = round(time.monotonic() - start, 1)
     return record
