@@ -73,9 +73,9 @@ def _trained_with(store, advisor: str, vocab: str, other_than: str) -> str | Non
     return str(max(rows, key=lambda e: str(e.get("published_at") or ""))["version"]) if rows else None
 
 
-def _vocab_check(settings, store, advisor: str, version: str, vocab: str) -> Check:
-    """The settled `policy_size` rule of IR vocabulary `vocab`, which policy `version` was trained with: that policy
-    against the one trained with the IR vocabulary in force (vocabgen/gate.py `policy_not_worse`)."""
+def _vocab_check(settings, store, advisor: str, version: str, manifest: dict[str, Any], vocab: str) -> Check:
+    """The settled `policy_size` rule of IR vocabulary `vocab`, which policy `version` (its `manifest`) was trained
+    with: that policy against the one trained with the IR vocabulary in force (vocabgen/gate.py `policy_not_worse`)."""
     from farm.artifacts import POLICIES, VOCABULARIES
     from vocabgen.gate import gate_from_settings, policy_not_worse
 
@@ -83,7 +83,7 @@ def _vocab_check(settings, store, advisor: str, version: str, vocab: str) -> Che
     if in_force_vocab == vocab:
         in_force_vocab = None  # made `latest` by hand meanwhile: nothing else in force to compare with
     rival = _trained_with(store, advisor, in_force_vocab, version) if in_force_vocab else None
-    return policy_not_worse(vocab, POLICIES.show(store, advisor, version), in_force_vocab,
+    return policy_not_worse(vocab, manifest, in_force_vocab,
                             POLICIES.show(store, advisor, rival) if rival else None,
                             gate_from_settings(settings).policy_tolerance)
 
@@ -110,7 +110,8 @@ def size_check(self, published: dict[str, Any]) -> dict[str, Any]:
     s = load_settings()
     store = store_from_settings(s)
     advisor, version = str(published["advisor"]), str(published["version"])
-    vocab = POLICIES.show(store, advisor, version).get("vocab_version")
+    manifest = POLICIES.show(store, advisor, version)
+    vocab = manifest.get("vocab_version")
 
     def entry() -> dict[str, Any] | None:
         return POLICIES.entry(store, advisor, version)
@@ -123,7 +124,7 @@ def size_check(self, published: dict[str, Any]) -> dict[str, Any]:
             with publish_lock(store, s.celery.broker_url, settings=s):
                 POLICIES.settle(store, advisor, version, check)
                 if vocab:
-                    VOCABULARIES.settle(store, "ir", vocab, _vocab_check(s, store, advisor, version, vocab))
+                    VOCABULARIES.settle(store, "ir", vocab, _vocab_check(s, store, advisor, version, manifest, vocab))
     if check is None:
         check = Check(POLICY_SIZE, True, "not gated (published without a pending size check)")
     latest = (POLICIES.read_latest(store, advisor) or {}).get("version")
