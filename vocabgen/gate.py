@@ -44,9 +44,9 @@ Floors and tolerances come from the `[gate]` settings (farm/config.py, `MLGO_FAR
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from statistics import geometric_mean
 from typing import Any
 
 from farm.artifacts.verdict import POLICY_SIZE, Check, Verdict
@@ -196,10 +196,6 @@ def heldout_ratios(policy: Mapping[str, Any] | None) -> dict[str, float]:
     return out
 
 
-def _geomean(xs: list[float]) -> float:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
-
-
 def policy_not_worse(vocab: str, policy: Mapping[str, Any], in_force_vocab: str | None,
                      in_force: Mapping[str, Any] | None, tolerance: float) -> Check:
     """The settled `policy_size` rule of IR vocabulary `vocab`: `policy` (the manifest of the policy retrained with
@@ -230,7 +226,7 @@ def policy_not_worse(vocab: str, policy: Mapping[str, Any], in_force_vocab: str 
     if not common:
         return Check(POLICY_SIZE, True, f"policies {policy.get('version')} and {theirs_name} share no held-out "
                                         "package: nothing to compare, its own checks decide")
-    g, g_in = _geomean([mine[p] for p in common]), _geomean([theirs[p] for p in common])
+    g, g_in = geometric_mean([mine[p] for p in common]), geometric_mean([theirs[p] for p in common])
     bound = g_in * (1 + tolerance / 100)
     ok = g <= bound
     per = ", ".join(f"{p} {mine[p]:.4f}x vs {theirs[p]:.4f}x" for p in common)
