@@ -4,7 +4,10 @@ For each Debian package (`mlgo-farm corpus debian PKG`, -O2; a package whose sou
 var/debsrc fetches nothing, any other is fetched with `apt-get source` into WORK/debsrc), its MIR triplet dataset
 at the four `-march` levels (`mlgo-farm triplets mir CORPUS --march x86-64,x86-64-v2,x86-64-v3,x86-64-v4`),
 then one dataset of every package merged (the modules' triplet runs come from the worker's triplet cache the
-per-package runs filled) and a MIR vocabulary of it (`mlgo-farm vocab train --kind mir --epochs N`).
+per-package runs filled) and a MIR vocabulary of it (`mlgo-farm vocab train --kind mir --epochs N`). Each module is
+read at the three stages of workers/mir.py STAGES (generic, after instruction selection, after allocation). `--llvm
+CORPUS` adds LLVM's own code (a corpus made with `mlgo-farm corpus llvm llvm-toolchain-19 --include lib/Support`),
+`--coverage` the farm's coverage corpus, as the nightly corpus step adds it.
 
 Per package and in total: modules used / skipped, functions lost (the dataset's `partial`: MIR functions the reader
 left out; must be 0), entities mentioned per section, opcodes mentioned that LLVM's in-tree x86 vocabulary
@@ -15,7 +18,8 @@ each mentions and those no lower level did. Wall time of each step is printed (n
 the machine is shared and caches may be warm).
 
     .venv/bin/python -m bench.bench_mir_reach --jobs 2 --epochs 100 \
-        [--packages bzip2,cjson,...] [--extra opus,libwebp] [--per-march] [--work var/bench/mir-reach]
+        [--packages bzip2,cjson,...] [--extra opus,libwebp] [--llvm CORPUS] [--coverage] [--per-march]
+        [--work var/bench/mir-reach]
 """
 
 from __future__ import annotations
@@ -50,15 +54,16 @@ def llvm_keys() -> dict[str, set[str]]:
     return out
 
 
-def lost(manifest: dict) -> tuple[int, bool]:
-    """Functions the reader left out (the dataset's `partial`), and whether the count is a lower bound (a reason
-    lists at most five names, then `...`)."""
-    n, bound = 0, False
+def lost(manifest: dict) -> tuple[int, int]:
+    """(functions the reader left out at a stage that reads every function — isel or allocated —, functions
+    GlobalISel's IRTranslator could not translate, left out of the generic stage only); from the dataset's `partial`
+    (workers/triplets.py counts them per stage)."""
+    n = untranslated = 0
     for p in manifest.get("partial", []):
-        names = p["reason"].split(": ", 1)[-1]
-        bound |= names.endswith("...")
-        n += len(re.findall(r"\([^)]*\)", names)) or 1
-    return n, bound
+        stages = p.get("by_stage", {"?": p.get("functions", 1)})
+        untranslated += stages.get("generic", 0)
+        n += sum(v for k, v in stages.items() if k != "generic")
+    return n, untranslated
 
 
 def defined(tc, corpus: Path, modules) -> dict[str, int]:
@@ -88,6 +93,12 @@ def main() -> int:
     ap.add_argument("--per-march", action="store_true",
                     help="also the merged corpus at each -march level alone (four more triplet runs, uncached)")
     ap.add_argument("--work", type=Path, default=Path("var/bench/mir-reach"))
+    ap.add_argument("--llvm", type=Path, metavar="CORPUS",
+                    help="a corpus of LLVM's own code (`mlgo-farm corpus llvm llvm-toolchain-19 --include lib/Support "
+                         "-o CORPUS`), added as the package `llvm`")
+    ap.add_argument("--coverage", action="store_true",
+                    help="add the farm's coverage corpus (`mlgo-farm corpus coverage`, workers/data/coverage) as the "
+                         "package `coverage`, as the nightly corpus step does (`--with-coverage`)")
     args = ap.parse_args()
 
     from farm.toolchain import Toolchain
@@ -101,12 +112,14 @@ def main() -> int:
     ref = llvm_keys()
     corpora: dict[str, Path] = {}
     rows = []
-    for pkg in packages:
-        corpus, ds = work / f"corpus-{pkg}", work / f"ds-{pkg}"
+    for pkg in packages + (["llvm"] if args.llvm else []) + (["coverage"] if args.coverage else []):
+        corpus, ds = (args.llvm.resolve() if pkg == "llvm" else work / f"corpus-{pkg}"), work / f"ds-{pkg}"
         src = cached_src if any(cached_src.glob(f"{pkg}_*.dsc")) else work / "debsrc"
         try:
             t_corpus = 0.0
-            if not (corpus / "corpus_description.json").is_file():
+            if pkg == "coverage" and not (corpus / "corpus_description.json").is_file():
+                t_corpus = step("corpus", "corpus", "coverage", "-o", str(corpus))
+            elif not (corpus / "corpus_description.json").is_file():
                 t_corpus = step("corpus", "corpus", "debian", pkg, "-o", str(corpus), "--debsrc", str(src),
                                 "--jobs", args.jobs)
             t_ds = 0.0
@@ -150,17 +163,20 @@ def main() -> int:
     print(f"MIR datasets at -march {MARCHES}, -O2 (`triplets mir` default); LLVM's in-tree x86 vocabulary: "
           f"{len(ref['Opcodes'])} opcodes")
     print("functions: defined in the corpus's bitcode (each is read once per -march level); skipped: modules left out "
-          "(fn: the functions they define); lost fn: functions the reader left out of used modules")
-    head = (f"{'package':<14} {'functions':>9} {'modules':>7} {'skipped':>7} {'fn':>3} {'lost fn':>7} {'opcodes':>7} "
-            f"{'∩ LLVM':>6} {'common':>6} {'phys':>5} {'virt':>5} {'unique trip':>11} {'corpus s':>8} {'trip s':>7}")
+          "(fn: the functions they define); lost fn: functions the reader left out of used modules at the isel or "
+          "allocated stage (workers/mir.py STAGES); no gen: functions GlobalISel could not translate, left out of the "
+          "generic stage only")
+    head = (f"{'package':<14} {'functions':>9} {'modules':>7} {'skipped':>7} {'fn':>3} {'lost fn':>7} {'no gen':>6} "
+            f"{'opcodes':>7} {'∩ LLVM':>6} {'common':>6} {'phys':>5} {'virt':>5} {'unique trip':>11} {'corpus s':>8} "
+            f"{'trip s':>7}")
     print(head)
     for pkg, m, t_corpus, t_ds in [*rows, ("total", total, 0.0, t_all)]:
         em = m["entities_mentioned"]
         ops = set(em["Opcodes"]["entities"])
-        n_lost, bound = lost(m)
+        n_lost, untranslated = lost(m)
         print(f"{pkg:<14} {m['_functions']:>9} {m['modules_used']:>7} {len(m.get('skipped', [])):>7} "
               f"{m['_skipped_functions']:>3} "
-              f"{str(n_lost) + ('+' if bound else ''):>7} {len(ops):>7} {len(ops & ref['Opcodes']):>6} "
+              f"{n_lost:>7} {untranslated:>6} {len(ops):>7} {len(ops & ref['Opcodes']):>6} "
               f"{em['CommonOperands']['count']:>6} {em['PhysicalRegisters']['count']:>5} "
               f"{em['VirtualRegisters']['count']:>5} {m['triplets']['unique']:>11} {t_corpus:>8.0f} {t_ds:>7.0f}")
     for pkg, m, *_ in rows:
@@ -183,7 +199,7 @@ def main() -> int:
             m = load_file(one / "manifest.json")
             ops = set(m["entities_mentioned"]["Opcodes"]["entities"])
             print(f"{march:<14} {len(ops):>7} {len(ops & ref['Opcodes']):>6} {len(ops - seen):>12} "
-                  f"{m['triplets']['unique']:>11} {t:>7.0f}  lost fn {lost(m)[0]}", flush=True)
+                  f"{m['triplets']['unique']:>11} {t:>7.0f}  lost fn {lost(m)[0]}, no gen {lost(m)[1]}", flush=True)
             seen |= ops
 
     vm = load_file(vocab / "manifest.json")

@@ -1,4 +1,5 @@
-"""Post-register-allocation MIR for the MIR dataset, and what is needed to compare with `llvm-ir2vec --mode=mir`.
+"""The MIR a MIR dataset reads (three points of the code generator), and what is needed to compare with
+`llvm-ir2vec --mode=mir`.
 
 The farm reads MIR triplets itself (workers/mirtriplets.py): LLVM 22.1.x's MIR2Vec crashes
 (MIRVocabulary::getRegisterOperandIndex) on a physical register that belongs to no register class,
@@ -15,11 +16,40 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 #: Physical registers that belong to no register class on the targets we build for (x86-64).
 CLASSLESS_REGISTERS = ("mxcsr", "fpcw", "fpsw", "ssp")
 #: The last pass before which MIR is fully allocated and call-frame pseudos are gone.
 STOP_AFTER = "prologepilog"
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One point of the code generator whose MIR enters a MIR dataset: `llc` stops there."""
+
+    name: str
+    flags: tuple[str, ...]
+    why: str
+
+
+#: Where a MIR dataset's MIR comes from, in the order they are read. MIR2Vec embeds machine functions
+#: wherever a pass asks (tip of tree's consumers run before and after allocation), so the vocabulary must
+#: know the entities of each: one stage alone leaves whole sections untrained. `allocated` comes first:
+#: LLVM 22.1.8 can parse it, so it gives the entity map (`llvm-ir2vec entities`).
+STAGES = (
+    Stage("allocated", (f"-stop-after={STOP_AFTER}",),
+          "physical registers after allocation and the prologue/epilogue: what LLVM 22.1.8's tool reads"),
+    Stage("isel", ("-stop-after=finalize-isel",),
+          "target opcodes on virtual registers of a class, PHI, COPY, call-frame pseudos, frame indices: "
+          "what the register allocator (and its eviction advisor) sees"),
+    Stage("generic", ("-global-isel", "-global-isel-abort=2", "-stop-after=irtranslator"),
+          "generic opcodes (G_*), intrinsic, predicate, shuffle-mask and constant operands: what GlobalISel's "
+          "passes see (x86 selects with SelectionDAG by default, so no other stage has them)"),
+)
+#: What a generic-stage function that GlobalISel's IRTranslator gave up on is left out with: its body is cut
+#: where translation failed, so its triplets would be silently partial (the other stages still read it whole).
+UNTRANSLATED = "GlobalISel's IRTranslator could not translate it (x86 GlobalISel is incomplete)"
 
 _CALL = re.compile(r"^\s*(?:[^=]*=\s*)?(?:CALL|TCRETURN|TAILJMP)\w*\b")
 _CLASSLESS_OPERAND = re.compile(

@@ -32,10 +32,10 @@ from pathlib import Path
 
 from farm.errors import ToolError
 from farm.toolchain import Toolchain
-from workers.mir import documents, split_top, strip_comments, top_index
+from workers.mir import UNTRANSLATED, documents, split_top, strip_comments, top_index
 
 #: Bump when the lines this module makes for the same MIR change: it enters every triplet-cache key.
-VERSION = 1
+VERSION = 2
 
 REGISTER_TABLE = Path(__file__).parent / "data" / "x86_mir_registers.tsv"
 NEXT_RELATION = 0
@@ -63,7 +63,7 @@ _PREFIXED = (  # operand text prefix -> MachineOperand type (vocabulary name)
     ("intpred(", "Predicate"), ("floatpred(", "Predicate"), ("shufflemask(", "ShuffleMask"), ("lanemask(", "LaneMask"),
 )
 _FP_TYPES = ("half ", "bfloat ", "float ", "double ", "x86_fp80 ", "fp128 ", "ppc_fp128 ")
-_CIMM = re.compile(r"i\d+ -?\d+$")
+_CIMM = re.compile(r"i\d+ (?:-?\d+|true|false)$")
 _IMM = re.compile(r"-?\d+$")
 
 
@@ -180,6 +180,7 @@ class _Function:
 
     def __init__(self, doc: str) -> None:
         self.name = "?"
+        self.failed_isel = False  # `failedISel: true`: instruction selection gave up midway, the body is cut
         self.classes: dict[str, str | None] = {}
         self.body: list[str] = []
         lines = doc.split("\n")
@@ -188,6 +189,8 @@ class _Function:
             line = lines[i]
             if line.startswith("name:"):
                 self.name = line[5:].strip().strip("'\"")
+            elif line.startswith("failedISel:"):
+                self.failed_isel = line[11:].strip() == "true"
             elif line.startswith("registers:"):
                 i += 1
                 while i < len(lines) and (lines[i].startswith(" ") or not lines[i]):
@@ -215,6 +218,9 @@ class Extractor:
             if doc.lstrip(" ").startswith("|") or "\nname:" not in doc:
                 continue  # the IR module, or a document that is no machine function
             fn = _Function(doc)
+            if fn.failed_isel:
+                result.failed.append((fn.name, UNTRANSLATED))
+                continue
             try:
                 result.functions.append(self.function(fn))
             except MIRError as err:

@@ -141,22 +141,30 @@ def _mir_level_runs(tc: Toolchain, bc: Path, levels: Sequence[str], work: Path, 
                     march: str | None, result: ModuleTriplets) -> None:
     for level in levels:
         ir = _optimize(tc, bc, level, work, timeout, name, march)
-        stem = f"{march or 'asis'}.{level}"
-        raw = work / f"{stem}.mir"
-        tc.run("llc", ["-O2", *march_mod.cpu_flags(march), f"-stop-after={mir_mod.STOP_AFTER}", ir, "-o", raw],
-               timeout=timeout, subject=name)
-        text = raw.read_text()
-        triple = _TRIPLE.search(text)
-        if triple is None or not triple[1].startswith("x86_64"):
-            raise ToolError(f"{name} is code for {triple[1] if triple else 'an unknown target'}, not x86-64: "
-                            f"MIR datasets are x86-64 (MIR entities are target specific)")
-        result.mir_file = result.mir_file or raw  # LLVM parses it for the entity map (`llvm-ir2vec entities`)
-        found = mirtriplets.extract(mirtriplets.vocabulary(tc, raw, timeout, name), text)
-        if not found.functions:
-            why = f": {found.failed[0][0]}: {found.failed[0][1]}" if found.failed else ""
-            raise ToolError(f"no machine function of {name} could be read{why}")
-        out = Output()
-        out.lines, out.raw = found.lines()
-        out.max_relation = found.max_relation
-        result.add(out)
-        result.lost_functions.extend(f"{fn} ({why})" for fn, why in found.failed)
+        for stage in mir_mod.STAGES:
+            raw = work / f"{march or 'asis'}.{level}.{stage.name}.mir"
+            try:
+                tc.run("llc", ["-O2", *march_mod.cpu_flags(march), *stage.flags, ir, "-o", raw], timeout=timeout,
+                       subject=name)
+            except ToolError as err:
+                if stage is mir_mod.STAGES[0]:
+                    raise
+                # the allocated MIR is read; a stage before it failing leaves out that stage only, and says so
+                result.lost_functions.append(f"every function [{stage.name}] ({err})")
+                continue
+            text = raw.read_text()
+            if stage is mir_mod.STAGES[0]:
+                triple = _TRIPLE.search(text)
+                if triple is None or not triple[1].startswith("x86_64"):
+                    raise ToolError(f"{name} is code for {triple[1] if triple else 'an unknown target'}, not x86-64: "
+                                    f"MIR datasets are x86-64 (MIR entities are target specific)")
+                result.mir_file = result.mir_file or raw  # LLVM parses it for the entity map
+            found = mirtriplets.extract(mirtriplets.vocabulary(tc, result.mir_file or raw, timeout, name), text)
+            if not found.functions and stage is mir_mod.STAGES[0]:
+                why = f": {found.failed[0][0]}: {found.failed[0][1]}" if found.failed else ""
+                raise ToolError(f"no machine function of {name} could be read{why}")
+            out = Output()
+            out.lines, out.raw = found.lines()
+            out.max_relation = found.max_relation
+            result.add(out)
+            result.lost_functions.extend(f"{fn} [{stage.name}] ({why})" for fn, why in found.failed)

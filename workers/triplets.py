@@ -19,7 +19,9 @@ import functools
 import hashlib
 import logging
 import random
+import re
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -40,6 +42,8 @@ from workers.modulerun import ModuleTriplets, Output, ir_module, mir_module, tri
 from workers.parallel import run_all
 
 log = logging.getLogger(__name__)
+#: The stage a left-out MIR function is tagged with (workers/modulerun.py): `name [stage] (why)`.
+_STAGE = re.compile(r" \[(\w+)\] \(")
 
 OPT_LEVELS = ("O0", "O1", "O2", "O3", "Os", "Oz")
 DEFAULT_LEVELS = {"ir": ("O0", "O2"), "mir": ("O2",)}
@@ -76,8 +80,10 @@ class Merge:
         self.max_relation = max(self.max_relation, res.max_relation)
         if res.lost_functions:
             more = " ..." if len(res.lost_functions) > 5 else ""
-            self.partial.append({"module": module, "reason": "MIR function(s) left out, unreadable: "
-                                 + ", ".join(res.lost_functions[:5]) + more})
+            stages = Counter(m[1] if (m := _STAGE.search(f)) else "?" for f in res.lost_functions)
+            self.partial.append({"module": module, "reason": "MIR function(s) left out (at the [stage]): "
+                                 + ", ".join(res.lost_functions[:5]) + more,
+                                 "functions": len(res.lost_functions), "by_stage": dict(sorted(stages.items()))})
         if res.mir_file:
             self.mir_files[module] = res.mir_file
 

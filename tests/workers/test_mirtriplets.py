@@ -167,10 +167,67 @@ def test_malformed_function_is_left_out_and_the_rest_kept(toolchain: Toolchain, 
     # The dataset lists the module as partial, in one line naming the function and why.
     merged = triplets.Merge()
     merged.add("sort.c", ModuleTriplets(lines={b"1\t2\t0"}, raw=1, max_relation=0,
-                                        lost_functions=[f"{n} ({why})" for n, why in broken.failed]))
+                                        lost_functions=[f"{n} [allocated] ({why})" for n, why in broken.failed]))
     (entry,) = merged.partial
     assert entry["module"] == "sort.c" and "\n" not in entry["reason"]
-    assert entry["reason"].startswith(f"MIR function(s) left out, unreadable: {victim} (body line ")
+    assert entry["functions"] == 1 and entry["by_stage"] == {"allocated": 1}
+    assert entry["reason"].startswith(f"MIR function(s) left out (at the [stage]): {victim} [allocated] (body line ")
+
+
+#: Generic MIR operands no other stage has: an intrinsic, a compare predicate, a shuffle mask, i1 and FP constants.
+GENERIC = r"""
+typedef float v4 __attribute__((vector_size(16)));
+v4 swap(v4 a) { return __builtin_shufflevector(a, a, 1, 0, 3, 2); }
+int lt(int a, int b) { return a < b; }
+float fmax_(float a, float b) { return __builtin_fmaxf(a, b) * 0.25f; }
+int pop(unsigned x) { return __builtin_popcount(x); }
+long scaled(long a) { return a * 77; }
+unsigned long long ticks(void) { return __builtin_ia32_rdtsc(); }
+"""
+
+
+def _stage(tc: Toolchain, src: Path, out: Path, stage: mir.Stage) -> str:
+    bc = out / f"{src.stem}.bc"
+    tc.run("clang", ["-O2", "-c", "-emit-llvm", src, "-o", bc])
+    mir_file = out / f"{src.stem}.{stage.name}.mir"
+    tc.run("llc", ["-O2", *stage.flags, bc, "-o", mir_file])
+    return mir_file.read_text()
+
+
+def test_generic_mir_gives_what_no_other_stage_has(toolchain: Toolchain, vocab: mirtriplets.Vocabulary,
+                                                   tmp_path: Path) -> None:
+    src = tmp_path / "generic.c"
+    src.write_text(GENERIC)
+    stages = {s.name: s for s in mir.STAGES}
+    names = {i: n for n, i in [*vocab.common.items(), *vocab.opcodes.items()]}
+    seen = {}
+    for name, stage in stages.items():
+        found = mirtriplets.extract(vocab, _stage(toolchain, src, tmp_path, stage))
+        assert found.failed == [] and len(found.functions) == 6, (name, found.failed)
+        seen[name] = {e for f in found.functions for h, t, _ in f.triplets for e in (h, t)}
+    only_generic = seen["generic"] - seen["isel"] - seen["allocated"]
+    assert only_generic, "generic MIR adds entities"
+    words = {names[e] for e in only_generic if e in names}
+    assert {"IntrinsicID", "Predicate", "ShuffleMask", "CImmediate"} <= words, words
+    assert any(w.startswith("G_") for w in words)
+    # before allocation: virtual registers of a class, which allocated MIR never has
+    assert seen["isel"] - seen["allocated"]
+
+
+def test_a_function_instruction_selection_gave_up_on_is_left_out_not_cut(vocab: mirtriplets.Vocabulary,
+                                                                         toolchain: Toolchain,
+                                                                         tmp_path: Path) -> None:
+    stage = next(s for s in mir.STAGES if s.name == "generic")
+    text = _stage(toolchain, CSRC / "sort.c", tmp_path, stage)
+    whole = mirtriplets.extract(vocab, text)
+    victim = whole.functions[0].name
+    docs = text.split("\n---\n")
+    i = next(k for k, d in enumerate(docs) if re.match(rf"name:\s+{victim}\n", d))
+    docs[i] = re.sub(r"(?m)^failedISel:\s+false$", "failedISel: true", docs[i], count=1)
+    cut = "\n---\n".join(docs)
+    found = mirtriplets.extract(vocab, cut)
+    assert found.failed == [(victim, mir.UNTRANSLATED)]
+    assert [f.name for f in found.functions] == [f.name for f in whole.functions[1:]]
 
 
 def test_mir_dataset_loses_no_function(csrc_corpus: Path, toolchain: Toolchain, tmp_path: Path) -> None:
@@ -184,6 +241,10 @@ def test_mir_dataset_loses_no_function(csrc_corpus: Path, toolchain: Toolchain, 
     ids = {n: int(i) for n, i in entities}
     adds = {i for n, i in ids.items() if n.startswith("ADDSD")}
     assert any(int(h) in adds and int(t) == ids["VirtReg_GR8"] for h, t, _ in rows), "SSE code with $mxcsr"
+    # every stage of workers/mir.py STAGES is read: generic opcodes, and virtual registers of their own class
+    mentioned = {int(e) for h, t, _ in rows for e in (h, t)}
+    named = {n for n, i in ids.items() if i in mentioned}
+    assert any(n.startswith("G_") for n in named) and "VirtReg_GR64" in named and "VirtReg_GR32" in named
 
 
 def test_cache_key_follows_the_extractor_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -35,3 +35,16 @@ int dispatch(int op, int a, int b) {
 }
 
 int arbitrary(int x) { return __builtin_nondeterministic_value(x) | 1; }
+
+// A label's address handed to code (not only to a static table): MIR's BlockAddress operand, which the table above
+// never makes (its addresses are data, loaded, not an instruction's operand).
+extern void keep_label(void *label);
+int resume_at(int x) {
+  keep_label(&&again);
+again:
+  if (x > 100) return x;
+  x = x * 3 + 1;
+  goto *(x & 1 ? &&again : &&done);
+done:
+  return -x;
+}
