@@ -301,10 +301,12 @@ def retrain(self, vocab: str = NEWEST, corpus: str | None = None,
 
 
 def _settle_vocab_failed(settings, store, vocab: str, why: str) -> None:
-    """Record on an IR vocabulary waiting for its policy's size check that no policy could be trained."""
+    """Record on an IR vocabulary waiting for its policy's size check that no policy could be trained
+    (vocabgen/gate.py `no_policy_trained`: held back only when another vocabulary is in force)."""
     from farm.artifacts import VOCABULARIES
-    from farm.artifacts.verdict import POLICY_SIZE, Check
+    from farm.artifacts.verdict import POLICY_SIZE
     from farm.locks import publish_lock
+    from vocabgen.gate import no_policy_trained
 
     try:
         version = resolve_vocab(store, vocab)
@@ -314,8 +316,8 @@ def _settle_vocab_failed(settings, store, vocab: str, why: str) -> None:
     if POLICY_SIZE not in (((entry or {}).get("gate") or {}).get("pending") or ()):
         return
     with publish_lock(store, settings.celery.broker_url, settings=settings):
-        VOCABULARIES.settle(store, "ir", version,
-                            Check(POLICY_SIZE, False, f"no policy could be trained with it: {why}"))
+        in_force = (VOCABULARIES.read_latest(store, "ir") or {}).get("version")
+        VOCABULARIES.settle(store, "ir", version, no_policy_trained(version, in_force, why))
 
 
 def check_request(vocab: str = NEWEST, corpus: str | None = None, params: dict[str, Any] | None = None) -> None:

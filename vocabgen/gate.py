@@ -196,6 +196,18 @@ def heldout_ratios(policy: Mapping[str, Any] | None) -> dict[str, float]:
     return out
 
 
+def no_policy_trained(vocab: str, in_force_vocab: str | None, why: str) -> Check:
+    """The settled `policy_size` rule of IR vocabulary `vocab` when no policy could be trained with it (`why`).
+
+    There is no number to compare, and a failure is not a result: with an IR vocabulary in force the new one does
+    not replace it on no evidence (it stays a candidate, saying why); with none in force there is nothing to
+    protect and, as in `policy_not_worse`, the vocabulary's own checks decide."""
+    if in_force_vocab is None or in_force_vocab == vocab:
+        return Check(POLICY_SIZE, True, f"no policy could be trained with it ({why}); no IR vocabulary in force: "
+                                        "its own checks decide")
+    return Check(POLICY_SIZE, False, f"no policy could be trained with it: {why}; {in_force_vocab} stays in force")
+
+
 def policy_not_worse(vocab: str, policy: Mapping[str, Any], in_force_vocab: str | None,
                      in_force: Mapping[str, Any] | None, tolerance: float) -> Check:
     """The settled `policy_size` rule of IR vocabulary `vocab`: `policy` (the manifest of the policy retrained with

@@ -287,6 +287,20 @@ def test_with_nothing_in_force_the_vocabularys_own_checks_decide() -> None:
     assert not settled(thin.to_dict(), policy_not_worse("V2", lost, None, None, 0.5))["passed"]
 
 
+def test_no_policy_trained_holds_back_only_when_another_vocabulary_is_in_force() -> None:
+    """A retrain that failed (time limit, bad input) is no evidence either way: the vocabulary in force stays."""
+    from vocabgen.gate import no_policy_trained
+
+    why = "the training passed its time limit"
+    held = no_policy_trained("V2", "V1", why)
+    assert not held.ok and held.detail == f"no policy could be trained with it: {why}; V1 stays in force"
+    for in_force in (None, "V2"):  # nothing in force, or it was promoted by hand meanwhile
+        free = no_policy_trained("V2", in_force, why)
+        assert free.ok and why in free.detail and "its own checks decide" in free.detail
+    assert settled(judge(_manifest(), None, WAITS).to_dict(), no_policy_trained("V2", None, why))["passed"]
+    assert not settled(judge(_manifest(), None, WAITS).to_dict(), held)["passed"]
+
+
 def test_the_policy_tolerance_is_the_gates_size_tolerance() -> None:
     assert gate_from_settings(load_settings(env={})).policy_tolerance == 0.5
     env = {"MLGO_FARM_GATE_POLICY_SIZE_TOLERANCE": "1.5"}
