@@ -158,6 +158,8 @@ def _mir_level_runs(tc: Toolchain, bc: Path, levels: Sequence[str], work: Path, 
                 if triple is None or not triple[1].startswith("x86_64"):
                     raise ToolError(f"{name} is code for {triple[1] if triple else 'an unknown target'}, not x86-64: "
                                     f"MIR datasets are x86-64 (MIR entities are target specific)")
+                if "\nname:" not in text:  # before asking LLVM for the entity map, which fails on such a file
+                    raise ToolError(f"no machine function of {name} could be read: the module defines none")
                 result.mir_file = result.mir_file or raw  # LLVM parses it for the entity map
             found = mirtriplets.extract(mirtriplets.vocabulary(tc, result.mir_file or raw, timeout, name), text)
             if not found.functions and stage is mir_mod.STAGES[0]:

@@ -267,3 +267,20 @@ def test_register_table_matches_this_llvm(vocab: mirtriplets.Vocabulary, toolcha
     expected = _llvm(toolchain, text, tmp_path / "probe.mir")
     assert expected is not None
     assert mirtriplets.extract(vocab, text).text() == expected
+
+
+def test_a_module_defining_no_function_is_skipped_saying_so(toolchain: Toolchain, tmp_path: Path) -> None:
+    """A module of data only (a table) has no machine function: skipped in one line that says so, whichever module
+    the process reads first (LLVM's entity map cannot be made from such a file), and the others are kept."""
+    from workers import corpus
+
+    mirtriplets._vocab_cache.clear()  # the data-only module may be the first to ask for the entity map
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a_table.c").write_text("const int table[4] = {1, 2, 3, 4};\n")
+    (src / "code.c").write_text("int twice(int x) { return 2 * x; }\n")
+    corpus.from_sources(src, tmp_path / "corpus", toolchain)
+    out = triplets.build_dataset(tmp_path / "corpus", tmp_path / "mir", "mir", toolchain, jobs=1)
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["modules_used"] == 1 and [s["module"] for s in m["skipped"]] == ["a_table.c"]
+    assert m["skipped"][0]["reason"].endswith("could be read: the module defines none"), m["skipped"]
