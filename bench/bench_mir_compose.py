@@ -7,7 +7,7 @@
 Without --dataset, a MIR dataset is made from tests/data/csrc (`mlgo-farm corpus sources`, `mlgo-farm
 triplets mir`) under --work. Then:
 
-1. Full training: the dataset plus its part triplets (vocabgen/training.py `with_parts`), as `vocab train` does.
+1. Full training: the dataset plus its part triplets (vocabgen/compose.py `with_parts`), as `vocab train` does.
 2. Per split (seeds 0..splits-1): a random `fraction` of the trained opcodes (`--among composable`: of those
    that share a part with another trained opcode, the only ones composition can say anything of) is hidden:
    every triple that mentions one is dropped, its part triplets are kept; the same recipe trains on the rest.
@@ -94,10 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     from vocabgen.compare import rotation
+    from vocabgen.compose import compose, with_parts
     from vocabgen.dataset import load_dataset
     from vocabgen.layout import placement
     from vocabgen.params import TrainParams
-    from vocabgen.training import compose, ensure_pystow_home, train_all, with_parts
+    from vocabgen.training import ensure_pystow_home, train_all
 
     print_header(bench="bench_mir_compose")
     ensure_pystow_home(args.work)

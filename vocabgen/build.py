@@ -15,9 +15,10 @@ from farm.locks import dir_lock
 from farm.signing import farm_key, sign
 from vocabgen import layout
 from vocabgen.analogy import analogy_score
+from vocabgen.compose import PART_KINDS, compose_unseen, with_parts
 from vocabgen.dataset import Dataset
 from vocabgen.params import TrainParams
-from vocabgen.training import PART_KINDS, compose_unseen, holdout_metrics, train_all, with_parts
+from vocabgen.training import holdout_metrics, train_all
 from vocabgen.vocabfile import ValidationError, check_coverage, check_schema, dumps, sha256
 from vocabgen.warm import WarmStart, cold
 
@@ -36,8 +37,8 @@ def train_vocabulary(ds: Dataset, params: TrainParams, key: bytes | None = None,
                      warm: WarmStart | dict[str, Any] | None = None) -> tuple[bytes, dict[str, Any]]:
     """Measure on a held-out split, train on everything, lay out for LLVM; returns (vocab bytes, manifest).
 
-    MIR opcodes the triplets never mention are composed from their parts (vocabgen/opparts.py, trained
-    beside the opcodes: vocabgen/training.py `with_parts`, `compose`); the manifest's coverage counts
+    MIR opcodes and register classes the triplets never mention are composed from their parts (trained beside
+    them: vocabgen/compose.py `with_parts`, `compose`); the manifest's coverage counts
     `composed` per section and its `composition` says why each remaining filler entity is one. The
     held-out metrics stay those of the dataset's own triples, comparable with earlier versions.
 

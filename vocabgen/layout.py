@@ -11,7 +11,7 @@ register classes with `PhyReg_`/`VirtReg_`, the JSON keys are the plain class na
 Entities that never occur in the triplets get the mean of the trained vectors of their own
 section (of all trained vectors if the section has none): LLVM then sees an unseen opcode as
 "an average opcode" instead of a random direction or nothing. A MIR opcode is first composed from its parts
-where it can be (vocabgen/opparts.py, vocabgen/training.py `compose`): the mean is only what is left.
+where it can be (vocabgen/compose.py: opcode and register class parts): the mean is only what is left.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""MIR opcodes the triplets never mention, composed from their parts (vocabgen/training.py); IR untouched."""
+"""MIR entities the triplets never mention, composed from their parts (vocabgen/compose.py); IR untouched."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from tests.vocabgen.conftest import TINY
 from vocabgen import layout
 from vocabgen.build import train_vocabulary
 from vocabgen.cli import _composed
+from vocabgen.compose import NO_TRAINED_CLASS, NO_TRAINED_PART, NOT_AN_OPCODE, compose, unreachable, with_parts
 from vocabgen.dataset import load_dataset
-from vocabgen.training import NO_TRAINED_PART, NOT_AN_OPCODE, compose, train_all, with_parts
+from vocabgen.training import train_all
 from vocabgen.vocabfile import dumps
 
 
@@ -53,9 +54,16 @@ def test_unseen_opcodes_are_composed_and_the_counts_add_up(mir_dataset: Path) ->
         assert c["trained"] + c["composed"] + len(c["filler"]) == c["total"] == len(vocab[section])
         reasons = comp["filler_reasons"].get(section, {})
         assert sorted(k for names in reasons.values() for k in names) == sorted(c["filler"])
-        if section != "Opcodes":
-            assert c["composed"] == 0 and set(reasons) <= {NOT_AN_OPCODE}
+        if section == "CommonOperands":  # no parts: filler, with the reason of unreachable.toml where it has one
+            assert c["composed"] == 0 and set(reasons) <= {NOT_AN_OPCODE, *unreachable()[section].values()}
+        elif section != "Opcodes":
+            assert c["composed"] > 0 and set(reasons) <= {NO_TRAINED_CLASS}, (section, c["composed"], set(reasons))
     assert set(comp["filler_reasons"]["Opcodes"]) == {NO_TRAINED_PART}
+    # a register class trained in one register section is composed in the other, from the class they share
+    phys, virt = (set(vocab[s]) - set(cov[s]["filler"]) - set(cov[s]["composed_keys"])
+                  for s in ("PhysicalRegisters", "VirtualRegisters"))
+    assert phys - virt and (phys - virt) <= set(cov["VirtualRegisters"]["composed_keys"])
+    assert virt - phys and (virt - phys) <= set(cov["PhysicalRegisters"]["composed_keys"])
     assert cov["Opcodes"]["composed"] > 0
     assert sum(c["trained"] for c in cov.values()) == len(ds.trained_entities)
     assert not any(k.split(":")[0] in {"Base", "Form", "Type"} for s in vocab.values() for k in s), \
@@ -64,14 +72,15 @@ def test_unseen_opcodes_are_composed_and_the_counts_add_up(mir_dataset: Path) ->
     # an opcode no triple mentions, sharing a part with one that is: its vector is the formula's
     ext = with_parts(ds)
     trained = set(ds.trained_entities.tolist())
-    unseen = next(i for i, ps in ext.parts.items() if i not in trained and ps)
+    opcodes = {i for i, (section, _) in enumerate(layout.placement("mir", ds.entities)) if section == "Opcodes"}
+    unseen = next(i for i, ps in ext.parts.items() if i not in trained and ps and i in opcodes)
     key = ds.entities[unseen]
     assert key not in cov["Opcodes"]["filler"]
     res = train_all(ext.ds, TINY.resolved("mir"))  # one thread, same seed: the same training
     want = compose(res.vectors, res.relations, ext.parts[unseen], TINY.norm)
     assert np.allclose(vocab["Opcodes"][key], want, atol=2e-6)
     assert abs(np.linalg.norm(vocab["Opcodes"][key]) - 1) < 1e-4, "on the unit sphere like trained vectors"
-    mean = np.mean([vocab["Opcodes"][ds.entities[i]] for i in trained if i in ext.parts], axis=0)
+    mean = np.mean([vocab["Opcodes"][ds.entities[i]] for i in trained if i in opcodes], axis=0)
     assert not np.allclose(vocab["Opcodes"][key], mean, atol=1e-3), "not the section mean"
     assert m["filler_policy"] != layout.UNSEEN_POLICY and comp["parts"] == len(ext.ds.entities) - len(ds.entities)
 
@@ -132,3 +141,20 @@ def test_a_warm_start_covers_llvm_rows_and_leaves_parts_random(mir_dataset: Path
     assert ext.vectors.shape[0] == len(with_parts(ds).ds.entities) and ext.known.sum() == 5
     _, m = train_vocabulary(ds, p, key=b"k" * 32, warm=warm)
     assert m["warm_start"] == warm.record and m["coverage"]["Opcodes"]["composed"] > 0
+
+
+def test_the_unreachable_table_is_checked_and_names_the_bad_key(tmp_path: Path) -> None:
+    from farm.errors import InputError
+
+    table = unreachable()
+    assert set(table) <= set(layout.SECTIONS["mir"]) and "TargetIndex" in table["CommonOperands"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[CommonOperands]\nTargetIndex = ""\n')
+    with pytest.raises(InputError, match=r"bad.toml: \[CommonOperands\] TargetIndex must be a non-empty reason"):
+        unreachable(bad)
+    bad.write_text('[Operands]\nTargetIndex = "x"\n')
+    with pytest.raises(InputError, match=r"\[Operands\] is not a MIR section"):
+        unreachable(bad)
+    bad.write_text('CommonOperands = "x"\n')
+    with pytest.raises(InputError, match=r"\[CommonOperands\] must be a table"):
+        unreachable(bad)
