@@ -119,6 +119,18 @@ class SMTPConfig:
         return [r.strip() for r in self.recipients.split(",") if r.strip()]
 
 
+@dataclass(frozen=True)
+class AlertsConfig:
+    """Regression alerts as records with a life (regression/alertstore.py)."""
+
+    #: Days an alert may stay untriaged before the dashboard flags it overdue (Perfherder's triage due date).
+    triage_days: float = 2.0
+    #: Minutes a new regression alert's mail waits in the outbox for other builders' alerts with the same changed
+    #: input (LLVM, policy, vocabulary), which then join it in one summary mail of the group; 0: mailed at once.
+    #: Held mails go out with the first delivery after the wait (the end of any run, `regress alerts --flush`).
+    group_wait: float = 0.0
+
+
 #: Where the master mounts the farm's dashboard (master/dashboard: Buildbot's `wsgi_dashboards` plugin, named
 #: `farm`); it serves the published store read-only under `store/` (`store/regression/BUILDER/RUN/index.html`).
 DASHBOARD_PATH = "plugins/wsgi_dashboards/farm/"
@@ -328,6 +340,7 @@ class Settings:
     store: StoreConfig = field(default_factory=StoreConfig)
     celery: CeleryConfig = field(default_factory=CeleryConfig)
     smtp: SMTPConfig = field(default_factory=SMTPConfig)
+    alerts: AlertsConfig = field(default_factory=AlertsConfig)
     buildbot: BuildbotConfig = field(default_factory=BuildbotConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     vocab: VocabConfig = field(default_factory=VocabConfig)

@@ -21,8 +21,9 @@ POSITIVE = frozenset({("llvm", "min_major"), ("celery", "visibility_timeout"), (
                       ("smtp", "port"), ("buildbot", "pb_port"), ("buildbot", "www_port"),
                       ("buildbot", "start_deadline"), ("buildbot", "client_reconnect"),
                       ("celery", "client_reconnect"), ("policy", "timeout"),
-                      ("policy", "shared_idle_exit")})
-NON_NEGATIVE = frozenset({("smtp", "retries"), ("gate", "mrr_tolerance"), ("gate", "hits_at_10_tolerance"),
+                      ("policy", "shared_idle_exit"), ("alerts", "triage_days")})
+NON_NEGATIVE = frozenset({("smtp", "retries"), ("alerts", "group_wait"), ("gate", "mrr_tolerance"),
+                          ("gate", "hits_at_10_tolerance"),
                           ("gate", "analogy_tolerance"), ("policy", "retrain_time_limit")})
 #: Directories with no "empty" default: an empty value would silently mean the current directory.
 NON_EMPTY = frozenset({("paths", "var_dir"), ("llvm", "bin_dir")})

@@ -28,11 +28,18 @@ from farm.config import SMTPConfig
 from regression import metrics
 from regression.history import History, Run
 from regression.report import headline, table_rows
-from regression.rules import HEURISTIC_BASELINE, PREVIOUS_BASELINE, REGRESSED, Comparison
+from regression.rules import HEURISTIC_BASELINE, IMPROVED, PREVIOUS_BASELINE, REGRESSED, Comparison
 
 log = logging.getLogger(__name__)
 
 REGRESSION, RECOVERY = "regression", "recovery"
+
+
+def improved(comparisons: list[Comparison]) -> bool:
+    """Whether a good run is better than the previous run it is judged against beyond the rules' noise: a gating
+    row improved against it and none regressed (recorded as an improvement, never mailed)."""
+    previous = [c for c in comparisons if c.baseline == PREVIOUS_BASELINE and c.gating]
+    return any(c.verdict == IMPROVED for c in previous) and not any(c.verdict == REGRESSED for c in previous)
 
 
 def transition(history: History, run: Run, verdict: str) -> str | None:
@@ -64,6 +71,13 @@ class Facts:
     #: the previous good run (for a regression) or the last regressed one (for a recovery), and its report
     before: Run | None = None
     before_url: str | None = None
+    #: the alert this transition opened (regression) and its page on the dashboard
+    alert_id: int | None = None
+    alert_url: str | None = None
+    #: the alerts a recovery closes (detected-fixed): (id, page)
+    closes: tuple[tuple[int, str], ...] = ()
+    #: the alert's group when other builders' alerts with the same change were mailed already: (group id, mates)
+    group: tuple[int, tuple[tuple[int, str], ...]] | None = None
 
 
 def regressed_lines(comparisons: list[Comparison], top: int = TOP) -> list[str]:
@@ -111,8 +125,13 @@ def against(comparisons: list[Comparison], before: Run | None) -> str:
 def what_to_do(kind: str, run: Run, facts: Facts) -> list[str]:
     """The reader's next steps, in a few lines."""
     if kind == RECOVERY:
-        return ["Nothing: the regression is gone. The report shows what changed."]
+        closes = ", ".join(f"#{n}" for n, _ in facts.closes)
+        return ["Nothing: the regression is gone. The report shows what changed." +
+                (f" The farm closed alert {closes} as detected-fixed." if closes else "")]
     out = ["Open the report (link at the top) for every row; the regressed rows above are the worst."]
+    if facts.alert_id is not None:
+        out.append(f"Triage alert #{facts.alert_id} on its page (log in) or with `mlgo-farm regress alert set "
+                   f"{facts.alert_id} acknowledged --note TEXT`.")
     if facts.before is None:
         out.append("The builder has no good run before this one: there is nothing to bisect; the rows say where "
                    "the policy loses against LLVM's heuristic.")
@@ -157,9 +176,17 @@ def compose(kind: str, run: Run, verdict: str, comparisons: list[Comparison], sk
     before_what = "previous good run" if kind == REGRESSION else "last regressed run"
     before = (f"{_run_line(facts.before)}" + (f"\n{'':20}{facts.before_url}" if facts.before_url else "")
               if facts.before else "none (the first run of this builder)")
-    lines = [intro, "", f"  {line}", "",
-             f"Build:              {facts.build_url or 'none (run by hand, not by Buildbot)'}",
-             f"Report:             {facts.report_url}"]
+    lines = [intro, "", f"  {line}", ""]
+    if facts.alert_id is not None:
+        lines.append(f"Alert:              #{facts.alert_id} (untriaged)" +
+                     (f" {facts.alert_url}" if facts.alert_url else ""))
+    lines += [f"{'Closes:' if i == 0 else '':<20}alert #{n} (detected-fixed) {url}"
+              for i, (n, url) in enumerate(facts.closes)]
+    if facts.group is not None:
+        mates = ", ".join(f"#{n} ({b})" for n, b in facts.group[1])
+        lines.append(f"Group:              #{facts.group[0]}, the same change as alert {mates} (mailed already)")
+    lines += [f"Build:              {facts.build_url or 'none (run by hand, not by Buildbot)'}",
+              f"Report:             {facts.report_url}"]
     if facts.history_url:
         lines.append(f"Runs and trends:    {facts.history_url}")
     lines += [f"LLVM:               {llvm}",
@@ -176,6 +203,46 @@ def compose(kind: str, run: Run, verdict: str, comparisons: list[Comparison], sk
         lines += ["Reproduce the comparison locally (with the same LLVM):", f"  {facts.reproduce}", ""]
     lines += ["What to do:", *(f"  {t}" for t in what_to_do(kind, run, facts)), ""]
     lines += ["-- the run's summary --", summary]
+    msg.set_content("\n".join(lines))
+    return msg
+
+
+@dataclass(frozen=True)
+class Member:
+    """One alert of a group, as its summary mail lists it."""
+
+    alert_id: int
+    builder: str
+    run: Run
+    good_run: str | None
+    headline: str
+    alert_url: str
+    report_url: str
+
+
+def compose_group(group_id: int, members: list[Member], inputs: str, smtp: SMTPConfig) -> EmailMessage:
+    """One mail for the alerts of several builders that regressed after the same change of inputs (`inputs`, e.g.
+    `policy p1 -> p2`), instead of one mail per builder: each alert with its headline and links."""
+    msg = EmailMessage()
+    builders = ", ".join(m.builder for m in members)
+    msg["Subject"] = (f"[mlgo-farm] REGRESSION: {len(members)} builders after the same change ({inputs}): "
+                      f"alert group #{group_id}")
+    msg["From"] = smtp.sender
+    msg["To"] = ", ".join(smtp.recipient_list)
+    msg["Date"] = formatdate(localtime=False)
+    msg["Message-ID"] = make_msgid(domain="mlgo-farm")
+    lines = [f"{len(members)} regression builders ({builders}) regressed after the same change of their inputs: "
+             f"{inputs}. One mail for the group, alert group #{group_id}; each alert's page has its runs, rows "
+             "and states.", ""]
+    for m in members:
+        lines += [f"  #{m.alert_id} {m.builder}: {m.headline}",
+                  f"      run {m.run.run_id} (policy {m.run.policy_id}; LLVM {m.run.llvm_label}), previous good run "
+                  f"{m.good_run or 'none'}",
+                  f"      alert:  {m.alert_url}", f"      report: {m.report_url}", ""]
+    lines += ["What to do:",
+              "  The change above is the first suspect for every builder of the group: compare each alert's two runs.",
+              "  Triage each alert on its page (log in) or with `mlgo-farm regress alert set ID STATE --note TEXT`.",
+              "  The farm mails again when a builder recovers."]
     msg.set_content("\n".join(lines))
     return msg
 
@@ -206,14 +273,15 @@ def _send(smtp: SMTPConfig, sender: str, to: list[str], message: bytes, timeout:
 
 
 def deliver_pending(history: History, smtp: SMTPConfig, *, attempts: int | None = None, backoff: float = 2.0,
-                    timeout: float = 20) -> Delivery:
-    """Send every queued alert, trying each up to `attempts` times (SMTPConfig.retries) with back-off.
+                    timeout: float = 20, held: bool = False) -> Delivery:
+    """Send every queued alert that is due (`held`: those still held for their group mates too), trying each up to
+    `attempts` times (SMTPConfig.retries) with back-off.
 
     Messages that still fail stay queued with their last error; nothing is dropped.
     """
     tries = max(1, attempts if attempts is not None else smtp.retries)
     sent, errors = 0, []
-    pending = history.outbox(pending_only=True)
+    pending = history.outbox(pending_only=True, due_only=not held)
     for item in pending:
         for attempt in range(tries):
             try:

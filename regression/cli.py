@@ -1,9 +1,11 @@
-"""CLI verbs of the comparison side: `mlgo-farm regress run|history|report|alerts`."""
+"""CLI verbs of the comparison side: `mlgo-farm regress run|history|report|alerts` (and `regress alert ...`,
+regression/alert_cli.py)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -155,14 +157,17 @@ def _alerts(args: argparse.Namespace) -> int:
     settings = load_settings()
     history = _open(args)
     if args.flush:
-        d = deliver_pending(history, settings.smtp)
+        d = deliver_pending(history, settings.smtp, held=args.held)
         print(f"sent {d.sent}, still pending {d.pending}")
         for e in d.errors:
             print(f"  {e}")
+    now = time.time()
     for m in history.outbox():
         state = "sent" if m.sent else f"pending ({m.attempts} attempts; {m.last_error or 'not tried yet'})"
+        if not m.sent and m.hold_until and m.hold_until > now:
+            state += time.strftime(", held for its alert group until %H:%M UTC", time.gmtime(m.hold_until))
         print(f"{m.id:>4} {m.kind:<10} {m.builder}/{m.run_id} to {', '.join(m.recipients)}: {state}")
-    return 1 if args.flush and history.outbox(pending_only=True) else 0
+    return 1 if args.flush and history.outbox(pending_only=True, due_only=not args.held) else 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -231,5 +236,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     al = rsub.add_parser("alerts", parents=[common], help="show the alert outbox; --flush retries pending alerts")
     al.add_argument("--flush", action="store_true", help="try to send pending alerts now")
+    al.add_argument("--held", action="store_true", help="with --flush: also the mails still held for their alert "
+                    "group ([alerts] group_wait)")
     al.set_defaults(func=_alerts)
+
+    from regression import alert_cli
+
+    alert_cli.register(rsub, common)
 

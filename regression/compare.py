@@ -8,6 +8,7 @@ published, so a full disk or a dead store never loses a verdict; then queued ale
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import re
@@ -122,20 +123,39 @@ def _check_policy(req: RunRequest) -> None:
 
 # --- measuring ------------------------------------------------------------------------------
 
-def _row(metric: Metric, subject: str, kind: str, variant: str, value: float, samples: tuple = ()) -> Measurement:
-    return Measurement(subject, kind, metric.name, variant, value, samples, metric.unit)
+def _row(metric: Metric, subject: str, kind: str, variant: str, value: float, samples: tuple = (),
+         sha256: str | None = None) -> Measurement:
+    return Measurement(subject, kind, metric.name, variant, value, samples, metric.unit, sha256)
+
+
+def _digests(files: list[Path]) -> dict[Path, str]:
+    return {f: hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+
+
+def _text_sizes(toolchain: Toolchain, files: list[Path]) -> tuple[dict[Path, int], dict[Path, str]]:
+    """`.text` of each file and its sha256; byte-identical files are measured once (the policy's object that is the
+    heuristic's, LNT's hash check), the others with llvm-size."""
+    digests = _digests(files)
+    first: dict[str, Path] = {}
+    for f in files:
+        first.setdefault(digests[f], f)
+    measured = measure.text_sizes(toolchain, list(first.values()))
+    return {f: measured[first[digests[f]]] for f in files}, digests
 
 
 def _sizes(toolchain: Toolchain, builds: dict[str, build.BuildResult], modules: list[str], label: str,
            total_kind: str | None) -> list[Measurement]:
-    """Per-module `.text` (subjects `label/module`), optionally their total, and the compile time."""
-    sizes = measure.text_sizes(toolchain, [builds[v].ok_objects[m].obj for v in builds for m in modules])
+    """Per-module `.text` (subjects `label/module`, with the object's sha256), optionally their total, and the compile
+    time."""
+    sizes, digests = _text_sizes(toolchain, [builds[v].ok_objects[m].obj for v in builds for m in modules])
     rows = []
     for v, b in builds.items():
         per_module = {m: sizes[b.ok_objects[m].obj] for m in modules}
-        rows += [_row(TEXT_SIZE, f"{label}/{m}", "module", v, s) for m, s in per_module.items()]
+        rows += [_row(TEXT_SIZE, f"{label}/{m}", "module", v, s, sha256=digests[b.ok_objects[m].obj])
+                 for m, s in per_module.items()]
         if total_kind is not None:
-            rows.append(_row(TEXT_SIZE, label, total_kind, v, sum(per_module.values())))
+            whole = hashlib.sha256("".join(digests[b.ok_objects[m].obj] for m in modules).encode()).hexdigest()
+            rows.append(_row(TEXT_SIZE, label, total_kind, v, sum(per_module.values()), sha256=whole))
         secs = [b.ok_objects[m].seconds for m in modules]
         rows.append(_row(COMPILE_TIME, label, "build", v, sum(secs), tuple(secs)))
     return rows
@@ -176,8 +196,9 @@ def measure_benchmark(toolchain: Toolchain, bench: Benchmark, variants: list[bui
         return [], [Skipped(bench.name, v, e) for v, e in broken.items()]
     modules = [o.module for o in builds[HEURISTIC].objects]
     rows = _sizes(toolchain, builds, modules, bench.name, None)
-    binaries = measure.text_sizes(toolchain, [b.binary for b in builds.values()])
-    rows += [_row(TEXT_SIZE, bench.name, "binary", v, binaries[b.binary]) for v, b in builds.items()]
+    binaries, bin_digests = _text_sizes(toolchain, [b.binary for b in builds.values()])
+    rows += [_row(TEXT_SIZE, bench.name, "binary", v, binaries[b.binary], sha256=bin_digests[b.binary])
+             for v, b in builds.items()]
     skipped = []
     for w in bench.workloads:
         subject = f"{bench.name}/{w.name}"
@@ -190,10 +211,11 @@ def measure_benchmark(toolchain: Toolchain, bench: Benchmark, variants: list[bui
             if callgrind:
                 for v, (a, s) in argvs.items():
                     ir, _ = measure.callgrind_instructions(a, stdin=s, cwd=work)
-                    rows.append(_row(INSTRUCTIONS, subject, "workload", v, ir))
+                    rows.append(_row(INSTRUCTIONS, subject, "workload", v, ir, sha256=bin_digests[builds[v].binary]))
             if repeats:
                 samples = measure.interleaved_wall_times(argvs, repeats, cwd=work)
-                rows += [_row(WALL_TIME, subject, "workload", v, _median(xs), tuple(xs)) for v, xs in samples.items()]
+                rows += [_row(WALL_TIME, subject, "workload", v, _median(xs), tuple(xs),
+                              sha256=bin_digests[builds[v].binary]) for v, xs in samples.items()]
         except FarmError as e:
             skipped.append(Skipped(subject, "both", str(e)))
     return rows, skipped
@@ -208,7 +230,7 @@ def _median(xs: list[float]) -> float:
 # --- judging --------------------------------------------------------------------------------
 
 def _index(rows: list[Measurement], policy: str) -> dict[tuple[str, str], tuple]:
-    return {(m.subject, m.metric): (m.value, m.samples) for m in rows if m.policy == policy}
+    return {(m.subject, m.metric): (m.value, m.samples, m.sha256) for m in rows if m.policy == policy}
 
 
 def previous_baseline(history: History, run: Run) -> Run | None:

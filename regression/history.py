@@ -1,4 +1,5 @@
-"""Regression history in SQLite: runs, one row per run/builder/subject/metric/policy, verdicts, alert outbox.
+"""Regression history in SQLite: runs, one row per run/builder/subject/metric/policy, verdicts, alert outbox
+(the alerts' records and states: regression/alertstore.py; the schema's versions: regression/migrations.py).
 
 Every measurement row carries the LLVM commit, the LLVM package version (Debian's clang has no
 commit, so a row is never "commit unknown"), the policy id (a published policy's version) and the
@@ -12,11 +13,12 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from farm.errors import FarmError, InputError
+from regression import migrations
 from regression.rules import Comparison
 
 SCHEMA = """
@@ -88,6 +90,8 @@ class Measurement:
     value: float
     samples: tuple[float, ...] = ()
     unit: str = ""
+    #: the sha256 of the object file or binary measured (a workload's: its binary's); None when not known
+    sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,9 @@ class OutboxMessage:
     attempts: int
     last_error: str | None
     sent: float | None
+    #: the alert it tells of (regression/alertstore.py) and until when it is held for the alert's group mates
+    alert_id: int | None = None
+    hold_until: float | None = None
 
 
 def _run(row: sqlite3.Row) -> Run:
@@ -129,6 +136,8 @@ class History:
                 for table, column, kind in _ADDED_COLUMNS:
                     if column not in {r["name"] for r in db.execute(f"PRAGMA table_info({table})")}:
                         db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            with self._connect() as db:
+                migrations.migrate(db, str(self.path))
         except (OSError, sqlite3.Error) as e:
             raise FarmError(f"history database {self.path}: {e}") from None
 
@@ -142,6 +151,10 @@ class History:
                 yield db
         finally:
             db.close()
+
+    def transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """One transaction on the database, for the stores that share its file (regression/alertstore.py)."""
+        return self._connect()
 
     # --- runs -------------------------------------------------------------------------------
     def start_run(self, run_id: str, builder: str, *, llvm_version: str | None, llvm_commit: str | None,
@@ -213,18 +226,23 @@ class History:
             db.execute("UPDATE runs SET status='failed', error=?, finished=? WHERE seq=?",
                        (error, time.time(), run.seq))
 
-    def complete_run(self, run: Run, verdict: str, report_url: str | None,
-                     alert: tuple[str, str, list[str], bytes] | None = None) -> None:
-        """Mark the run complete and, in the same transaction, queue its alert `(kind, sender, to, message)`."""
+    def complete_run(self, run: Run, verdict: str, report_url: str | None, alert: tuple | None = None,
+                     record: Callable[[sqlite3.Connection], tuple | None] | None = None) -> None:
+        """Mark the run complete and, in the same transaction, queue its alert `(kind, sender, to, message)` (and
+        optionally `alert_id, hold_until`); `record(db)`, in that transaction too, records the alert's life
+        (regression/alertstore.py) and returns the message to queue, if any."""
         with self._connect() as db:
             db.execute("UPDATE runs SET status='complete', verdict=?, report_url=?, finished=? WHERE seq=?",
                        (verdict, report_url, time.time(), run.seq))
+            if record is not None:
+                alert = record(db)
             if alert is not None:
-                kind, sender, recipients, message = alert
+                kind, sender, recipients, message, alert_id, hold_until = (*alert, None, None)[:6]
                 db.execute(
-                    "INSERT INTO outbox (run_id, builder, kind, sender, recipients, message, created)"
-                    " VALUES (?,?,?,?,?,?,?)",
-                    (run.run_id, run.builder, kind, sender, json.dumps(recipients), message, time.time()),
+                    "INSERT INTO outbox (run_id, builder, kind, sender, recipients, message, created, alert_id,"
+                    " hold_until) VALUES (?,?,?,?,?,?,?,?,?)",
+                    (run.run_id, run.builder, kind, sender, json.dumps(recipients), message, time.time(), alert_id,
+                     hold_until),
                 )
 
     def set_report_url(self, run: Run, report_url: str | None) -> None:
@@ -237,14 +255,15 @@ class History:
         with self._connect() as db:
             db.executemany(
                 "INSERT OR REPLACE INTO measurements (run_id, builder, subject, kind, metric, policy, value, samples,"
-                " unit, llvm_commit, policy_id, vocab_version, llvm_package) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " unit, llvm_commit, policy_id, vocab_version, llvm_package, sha256)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(run.run_id, run.builder, m.subject, m.kind, m.metric, m.policy, float(m.value),
                   json.dumps(list(m.samples)), m.unit, run.llvm_commit, run.policy_id, run.vocab_version,
-                  run.llvm_package) for m in rows],
+                  run.llvm_package, m.sha256) for m in rows],
             )
 
     def measurements(self, run: Run, policy: str | None = None) -> list[Measurement]:
-        sql = ("SELECT subject, kind, metric, policy, value, samples, unit FROM measurements"
+        sql = ("SELECT subject, kind, metric, policy, value, samples, unit, sha256 FROM measurements"
                " WHERE run_id=? AND builder=?")
         args: list = [run.run_id, run.builder]
         if policy is not None:
@@ -253,7 +272,7 @@ class History:
         with self._connect() as db:
             rows = db.execute(sql + " ORDER BY subject, metric, policy", args).fetchall()
         return [Measurement(r["subject"], r["kind"], r["metric"], r["policy"], r["value"],
-                            tuple(json.loads(r["samples"])), r["unit"]) for r in rows]
+                            tuple(json.loads(r["samples"])), r["unit"], r["sha256"]) for r in rows]
 
     def add_skipped(self, run: Run, items: Iterable[Skipped]) -> None:
         with self._connect() as db:
@@ -283,13 +302,19 @@ class History:
                            r["delta_pct"], r["p_value"], r["verdict"], bool(r["gating"])) for r in rows]
 
     # --- outbox -----------------------------------------------------------------------------
-    def outbox(self, pending_only: bool = False) -> list[OutboxMessage]:
-        sql = "SELECT * FROM outbox" + (" WHERE sent IS NULL" if pending_only else "") + " ORDER BY id"
+    def outbox(self, pending_only: bool = False, due_only: bool = False) -> list[OutboxMessage]:
+        """The queued mails; `pending_only`: not sent yet; `due_only`: and no longer held (`hold_until` passed)."""
+        sql, args = "SELECT * FROM outbox WHERE 1=1", []
+        if pending_only or due_only:
+            sql += " AND sent IS NULL"
+        if due_only:
+            sql += " AND (hold_until IS NULL OR hold_until <= ?)"
+            args.append(time.time())
         with self._connect() as db:
-            rows = db.execute(sql).fetchall()
+            rows = db.execute(sql + " ORDER BY id", args).fetchall()
         return [OutboxMessage(r["id"], r["run_id"], r["builder"], r["kind"], r["sender"],
                               json.loads(r["recipients"]), bytes(r["message"]), r["attempts"], r["last_error"],
-                              r["sent"]) for r in rows]
+                              r["sent"], r["alert_id"], r["hold_until"]) for r in rows]
 
     def mark_sent(self, message_id: int) -> None:
         with self._connect() as db:

@@ -9,8 +9,11 @@ rather than the store's own link (a `file://` path on the worker, or a private b
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shlex
+import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +22,7 @@ from farm.config import Settings
 from farm.errors import FarmError, first_line
 from farm.objectstore import store_from_settings
 from regression import alerts, report, rules
+from regression.alertstore import Alert, AlertStore
 from regression.history import History, Run, Skipped
 
 if TYPE_CHECKING:
@@ -88,7 +92,7 @@ def report_page(settings: Settings, run: Run) -> str | None:
     return run.report_url
 
 
-def alert_facts(settings: Settings, history: History, run: Run, kind: str, report_url: str) -> alerts.Facts:
+def alert_facts(settings: Settings, history: History, run: Run, kind: str | None, report_url: str) -> alerts.Facts:
     """The links and lineage an alert carries besides the table."""
     bb = settings.buildbot
     if kind == alerts.REGRESSION:
@@ -100,6 +104,76 @@ def alert_facts(settings: Settings, history: History, run: Run, kind: str, repor
         build_url=run.config.get("build_url"), reproduce=run.config.get("reproduce"), before=before,
         before_url=bb.dashboard(f"store/{report.report_prefix(before.builder, before.run_id)}/index.html")
         if before else None)
+
+
+def alert_record(settings: Settings, history: History, run: Run, verdict: str, kind: str | None,
+                 comparisons: list[rules.Comparison], skipped: list[Skipped], summary: str, web: str
+                 ) -> Callable[[sqlite3.Connection], tuple | None]:
+    """What the run's completion records of alerts, in its transaction (regression/alertstore.py): a transition into
+    regression opens an alert, a good run closes the builder's open ones (detected-fixed), an improvement is recorded
+    and not mailed; returns the mail to queue, which names the alert it opens or those it closes."""
+    store = AlertStore(history)
+    facts = alert_facts(settings, history, run, kind, web) if kind is not None else None
+    good = history.previous_run(run, verdict=rules.RunVerdict.OK)
+    improved = kind is None and verdict == rules.RunVerdict.OK and alerts.improved(comparisons)
+
+    def record(db: sqlite3.Connection) -> tuple | None:
+        nonlocal facts
+        page = settings.buildbot.dashboard
+        to = settings.smtp.recipient_list
+        hold = None
+        if kind == alerts.REGRESSION and facts is not None:
+            alert = store.open_regression(db, run, facts.before)
+            facts = dataclasses.replace(facts, alert_id=alert.id, alert_url=page(f"alerts/{alert.id}/"))
+            if to and alert.group_id is not None:
+                if summarised(settings, history, db, alert, run, comparisons, skipped):
+                    return None  # the group's mail, still queued, now tells of this alert too
+                mates = db.execute("SELECT id, builder FROM alerts WHERE group_id=? AND id<>? ORDER BY id",
+                                   (alert.group_id, alert.id)).fetchall()
+                facts = dataclasses.replace(facts, group=(alert.group_id, tuple((m[0], m[1]) for m in mates)))
+            if settings.alerts.group_wait > 0:
+                hold = time.time() + settings.alerts.group_wait * 60
+        elif verdict == rules.RunVerdict.OK:
+            closed = store.detect_fixed(db, run)
+            if facts is not None:
+                facts = dataclasses.replace(facts, closes=tuple((a.id, page(f"alerts/{a.id}/")) for a in closed))
+            if improved:
+                store.record_improvement(db, run, good)
+        if kind is None or facts is None or not to:
+            return None
+        msg = alerts.compose(kind, run, verdict, comparisons, skipped, summary, settings.smtp, facts)
+        return kind, settings.smtp.sender, to, alerts.to_bytes(msg), facts.alert_id, hold
+
+    return record
+
+
+def summarised(settings: Settings, history: History, db: sqlite3.Connection, alert: Alert, run: Run,
+               comparisons: list[rules.Comparison], skipped: list[Skipped]) -> bool:
+    """When the mail of `alert`'s group is still queued (held for its mates, or not delivered yet), rewrite it into
+    one summary of every alert of the group, this one included; False when it went out already."""
+    queued = db.execute("SELECT id FROM outbox WHERE sent IS NULL AND alert_id IN (SELECT id FROM alerts WHERE"
+                        " group_id=?) ORDER BY id LIMIT 1", (alert.group_id,)).fetchone()
+    if queued is None:
+        return False
+    page = settings.buildbot.dashboard
+    members, shared = [], None
+    for row in db.execute("SELECT * FROM alerts WHERE group_id=? ORDER BY id", (alert.group_id,)).fetchall():
+        a = AlertStore.from_row(row)
+        this = a.id == alert.id
+        bad = run if this else history.run(a.bad_run, a.builder)
+        rows = report.table_rows(comparisons if this else history.verdicts(bad))
+        line = report.headline(rows, rules.RunVerdict.REGRESSION, skipped if this else history.skipped(bad),
+                               say_verdict=False)
+        members.append(alerts.Member(a.id, a.builder, bad, a.good_run, line,
+                                     page(f"alerts/{a.id}/"),
+                                     page(f"store/{report.report_prefix(a.builder, a.bad_run)}/index.html")))
+        common = {k: tuple(v) for k, v in a.inputs.items()}
+        shared = common if shared is None else {k: v for k, v in shared.items() if common.get(k) == v}
+    inputs = "; ".join(f"{k} {old or '-'} -> {new or '-'}" for k, (old, new) in (shared or {}).items()) or \
+        "; ".join(f"{k} -> {alert.inputs[k][1]}" for k in alert.inputs)
+    msg = alerts.compose_group(alert.group_id or alert.id, members, inputs, settings.smtp)
+    db.execute("UPDATE outbox SET message=? WHERE id=?", (alerts.to_bytes(msg), queued["id"]))
+    return True
 
 
 def finish(req: RunRequest, settings: Settings, history: History, run: Run, verdict: str,
@@ -124,15 +198,10 @@ def finish(req: RunRequest, settings: Settings, history: History, run: Run, verd
     rows = report.table_rows(comparisons)
     summary = report.summary_text(run, verdict, rows, skipped, web)
     kind = alerts.transition(history, run, verdict)
-    queued = None
-    to = settings.smtp.recipient_list
-    if kind is not None and to:
-        facts = alert_facts(settings, history, run, kind, web)
-        msg = alerts.compose(kind, run, verdict, comparisons, skipped, summary, settings.smtp, facts)
-        queued = (kind, settings.smtp.sender, to, alerts.to_bytes(msg))
-    elif kind is not None:
+    record = alert_record(settings, history, run, verdict, kind, comparisons, skipped, summary, web)
+    if kind is not None and not settings.smtp.recipient_list:
         log.warning("run %s: %s alert not sent: no recipients configured ([smtp] recipients)", run.run_id, kind)
-    history.complete_run(run, verdict, link, queued)
+    history.complete_run(run, verdict, link, record=record)
 
     _render(history, settings, run, verdict, report_dir, web, backoff)
     if store is not None and publish_error is None:
@@ -165,7 +234,7 @@ def _render(history: History, settings: Settings, run: Run, verdict: str, report
 
 
 def deliver(history: History, settings: Settings, backoff: float) -> alerts.Delivery | None:
-    if not history.outbox(pending_only=True):
+    if not history.outbox(due_only=True):  # nothing, or only mails held for their groups (`[alerts] group_wait`)
         return None
     delivery = alerts.deliver_pending(history, settings.smtp, backoff=backoff)
     for e in delivery.errors:

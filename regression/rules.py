@@ -181,17 +181,21 @@ class Comparison:
 
 def compare_values(rules: Mapping[str, Rule], baseline: str, base: Mapping[tuple[str, str], tuple],
                    new: Mapping[tuple[str, str], tuple], kinds: Mapping[tuple[str, str], str]) -> list[Comparison]:
-    """Judge every `(subject, metric) -> (value, samples)` in `new` against the same key in `base`.
+    """Judge every `(subject, metric) -> (value, samples[, sha256])` in `new` against the same key in `base`.
 
-    Metrics without a rule are not judged.
+    Metrics without a rule are not judged. Two rows whose sha256 (of the object file or binary they measured) are
+    the same measured byte-identical builds: unchanged, whatever their numbers say (LNT's binary hash check: the
+    difference of two samples of one binary is noise).
     """
     out = []
-    for (subject, metric), (value, samples) in sorted(new.items()):
+    for (subject, metric), (value, samples, *digest) in sorted(new.items()):
         rule = rules.get(metric)
         if rule is None:
             continue
-        b_value, b_samples = base.get((subject, metric), (None, ()))
-        o = judge(rule, b_value, value, b_samples, samples)
+        b_value, b_samples, *b_digest = base.get((subject, metric), (None, ()))
+        identical = bool(digest and b_digest and digest[0] and digest[0] == b_digest[0])
+        o = Outcome(UNCHANGED, delta_pct(b_value, value)) if identical and b_value is not None else \
+            judge(rule, b_value, value, b_samples, samples)
         kind = kinds[(subject, metric)]
         # Samples from another run were taken under another machine load: only interleaved samples of
         # the same run are a fair test, so across runs a noisy metric is reported but never gates.

@@ -10,9 +10,11 @@ Links that leave the page (the download URLs of `index.json`, the `curl` lines o
 are built from the configured `[buildbot] web_url` (farm.config's BuildbotConfig.dashboard), never
 from the request's Host header, which anyone can set; links inside the pages are paths.
 
-Everything here only reads. Anonymous visitors may look, never act: every method other than GET
+Everything here only reads, but one thing. Anonymous visitors may look, never act: every method other than GET
 and HEAD is answered 405 before any page code runs (middleware below, for every path, existing or
-not), and no page writes to the store or the history. What is served of the store is decided in
+not), and no page writes to the store. The one write is an alert's state in the regression history (POST
+`alerts/ID/state`, master/dashboard/views_alerts.py), which only a logged-in operator may make (Buildbot's login
+and authz, master/dashboard/login.py; anyone else gets 403). What is served of the store is decided in
 master/dashboard/files.py (published prefixes only; no staging, no traversal).
 
 Nothing corrupt is served as good: a version's file whose bytes do not hash to its manifest's sha256 (the
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -50,14 +53,20 @@ MAX_404 = 200
 STORE_HTML_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'"
 
 
+#: The one write the dashboard takes: a logged-in operator's change of an alert's state (views_alerts.py).
+WRITABLE = re.compile(r"/alerts/[0-9]{1,12}/state")
+
+
 class ReadOnly:
-    """WSGI middleware: 405 with `Allow: GET, HEAD` for any other method, whatever the path."""
+    """WSGI middleware: 405 with `Allow: GET, HEAD` for any other method, whatever the path, but a POST of an
+    alert's state (WRITABLE), which its page answers 403 unless an operator is logged in."""
 
     def __init__(self, app: Callable) -> None:
         self.app = app
 
     def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
-        if environ.get("REQUEST_METHOD", "GET").upper() not in READ_METHODS:
+        method = environ.get("REQUEST_METHOD", "GET").upper()
+        if method not in READ_METHODS and not (method == "POST" and WRITABLE.fullmatch(environ.get("PATH_INFO", ""))):
             body = b"405 Method Not Allowed: the farm's pages and downloads are read-only (GET, HEAD)\n"
             start_response("405 Method Not Allowed", [("Allow", ", ".join(READ_METHODS)),
                                                       ("Content-Type", "text/plain; charset=utf-8"),
@@ -83,6 +92,9 @@ class Farm:
         self._lock = threading.Lock()
         self.history_path = Path(history) if history else history_path(settings)
         self.flower_url = flower_url
+        #: who made a request (master/dashboard/login.py): the logged-in operator's name or None; set by the master
+        #: when it mounts the app, else nobody may write
+        self.login: Callable[[dict[str, Any]], str | None] = lambda environ: None
         #: sha256 of served objects by their identity (files.Blob), and diffs of published versions
         self.digests = Memo(4096)
         self.diffs = Memo(64)
@@ -266,7 +278,14 @@ def create_app(settings: Settings, store: ObjectStore | None = None, history: Pa
 def dashboards(settings: Settings, flower_url: str | None = None) -> list[dict[str, Any]]:
     """`www['plugins']['wsgi_dashboards']`: the farm's pages as one entry of the web UI's menu, served by a thread
     pool of their own (master/dashboard/mount.py)."""
+    from master.dashboard.login import BuildbotLogin
     from master.dashboard.mount import Mounted
 
-    return [{"name": "farm", "caption": "Farm", "app": Mounted(create_app(settings, flower_url=flower_url), "farm"),
+    app = create_app(settings, flower_url=flower_url)
+    farm = app.config["FARM"]
+
+    def logged_in_through(api: Any) -> None:
+        farm.login = BuildbotLogin(api)
+
+    return [{"name": "farm", "caption": "Farm", "app": Mounted(app, "farm", logged_in_through),
              "order": 20, "icon": "flask"}]

@@ -41,9 +41,11 @@ def _own_pool(reactor: Any) -> Any:
 class Mounted:
     """The WSGI app as the plugin is given it: itself, remounted on its own pool once the plugin has mounted it."""
 
-    def __init__(self, app: Callable, name: str) -> None:
+    def __init__(self, app: Callable, name: str, on_api: Callable[[Any], None] | None = None) -> None:
         self.app = app
         self.name = name
+        #: told the plugin's API object when the plugin mounts the app (the dashboard's login reads the master)
+        self.on_api = on_api
         self._api: Any = None
         #: The pool serving it once remounted (None under any other server, and before).
         self.pool: Any = None
@@ -61,6 +63,8 @@ class Mounted:
         from twisted.internet import reactor
 
         self._api = api
+        if self.on_api is not None:
+            self.on_api(api)
         reactor.callLater(0, self._remount, reactor, api)
 
     def _remount(self, reactor: Any, api: Any) -> None:

@@ -16,7 +16,7 @@ from markupsafe import Markup, escape
 
 from farm.artifacts.kinds import POLICY, VOCAB, check_version_name
 from farm.errors import InputError
-from master.dashboard import files, numbers, trends, views_datasets, views_policies, vocabdiff
+from master.dashboard import files, numbers, trends, views_alerts, views_datasets, views_policies, vocabdiff
 from policyhost import advisors
 from regression import metrics
 from vocabgen.layout import SECTIONS, coverage_line
@@ -124,6 +124,7 @@ def register(app: Flask, farm) -> None:
     app.jinja_env.globals["store_url"] = store_url
     views_datasets.register(app, farm)
     views_policies.register(app, farm)
+    views_alerts.register(app, farm)
 
     def overview() -> dict[str, Any]:
         kinds = {k: _served_and_candidates(farm, k) for k in SECTIONS}

@@ -1,0 +1,144 @@
+"""The alerts' pages: the list (filter by state and builder, overdue flagged), one alert (its runs, rows, changed
+inputs, group and history of states), the JSON of both, and the one write of the dashboard: a logged-in operator's
+change of an alert's state (POST `alerts/ID/state`, form fields `state` and `note`).
+
+The records are regression/alertstore.py's, in the regression history the builders write. Who may change a state
+is Buildbot's login (master/dashboard/login.py): anyone else gets 403, and so does a POST whose Origin is not this
+dashboard's (a form on another site cannot use an operator's session).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import Flask, Response, abort, jsonify, redirect, render_template, request, url_for
+
+from farm.errors import InputError
+from master.dashboard import trends
+from regression import alertstore
+from regression.alertstore import AlertStore
+from regression.rules import UNCHANGED
+
+
+def _json(data: Any, status: int = 200) -> Response:
+    resp = jsonify(data)
+    resp.status_code = status
+    resp.headers["Cache-Control"] = "no-cache"
+    return resp
+
+
+def _refuse(status: int, text: str) -> Response:
+    return Response(f"{status} {'Forbidden' if status == 403 else 'Bad Request'}: {text}\n", status,
+                    content_type="text/plain; charset=utf-8", headers={"Cache-Control": "no-store"})
+
+
+def _same_origin() -> bool:
+    """A POST from this dashboard's own pages (or a client that sends no Origin, like curl), not another site's."""
+    if request.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none"):
+        return False
+    origin = request.headers.get("Origin")
+    return origin is None or urlsplit(origin).netloc == request.host
+
+
+def register(app: Flask, farm) -> None:
+    """Add the alert pages to `app` (views.register calls it, after its helpers are in jinja's globals)."""
+    days = farm.settings.alerts.triage_days
+
+    def store() -> AlertStore | None:
+        history = trends.open_history(farm.history_path)
+        return None if history is None else AlertStore(history)
+
+    def public(link: str) -> str:
+        return farm.settings.buildbot.dashboard(link.removeprefix(url_for("home")))
+
+    def counts() -> dict[str, Any]:
+        s = store()
+        return {**(s.counts(days) if s is not None else {"untriaged": 0, "overdue": 0}), "days": f"{days:g}"}
+
+    app.jinja_env.globals["alert_counts"] = counts
+
+    def one(alert_id: int):
+        s = store()
+        if s is None:
+            abort(404, description=f"no alert #{alert_id}: no regression history yet")
+        try:
+            return s, s.get(alert_id)
+        except InputError:
+            abort(404, description=f"no alert #{alert_id}")
+
+    def runs_of(s: AlertStore, alert: alertstore.Alert) -> dict[str, Any]:
+        out = {}
+        for role, run_id in (("good", alert.good_run), ("bad", alert.bad_run), ("closed_by", alert.closed_by)):
+            try:
+                out[role] = s.history.run(run_id, alert.builder) if run_id else None
+            except InputError:  # a run deleted since (a failed run id reused)
+                out[role] = None
+        return out
+
+    def filtered() -> tuple[list[alertstore.Alert], str | None, str | None]:
+        state, builder = request.args.get("state") or None, request.args.get("builder") or None
+        s = store()
+        if s is None:
+            return [], state, builder
+        try:
+            return s.alerts(state=state, builder=builder), state, builder
+        except InputError as e:
+            abort(404, description=str(e))
+
+    @app.route("/alerts/")
+    def alerts_index():
+        found, state, builder = filtered()
+        s = store()
+        builders = s.history.builders() if s is not None else []
+        return render_template("alerts.html", alerts=found, state=state, builder=builder, builders=builders,
+                               states=(*alertstore.STATES, alertstore.IMPROVEMENT), days=days)
+
+    @app.route("/alerts/index.json")
+    def alerts_json():
+        found, state, builder = filtered()
+        return _json({"format": 1, "triage_days": days, "state": state, "builder": builder, "alerts": [
+            {**a.as_json(days), "page": public(url_for("alert_page", alert_id=a.id)),
+             "json": public(url_for("alert_json", alert_id=a.id))} for a in found]})
+
+    @app.route("/alerts/<int:alert_id>/")
+    def alert_page(alert_id: int):
+        s, alert = one(alert_id)
+        runs = runs_of(s, alert)
+        rows = [c for c in s.history.verdicts(runs["bad"]) if c.verdict != UNCHANGED] if runs["bad"] else []
+        mates = [a for a in s.alerts(group_id=alert.group_id) if a.id != alert.id] if alert.group_id else []
+        settable = (alertstore.IMPROVEMENT, alertstore.ACKNOWLEDGED, alertstore.INVALID) \
+            if alert.kind == alertstore.IMPROVEMENT else alertstore.SETTABLE
+        return render_template("alert.html", a=alert, runs=runs, rows=rows, states=s.states(alert.id), mates=mates,
+                               settable=settable, days=days, overdue=alert.overdue(days),
+                               user=farm.login(request.environ))
+
+    @app.route("/alerts/<int:alert_id>/alert.json")
+    def alert_json(alert_id: int):
+        s, alert = one(alert_id)
+        runs = runs_of(s, alert)
+        rows = s.history.verdicts(runs["bad"]) if runs["bad"] else []
+        return _json({"format": 1, "alert": alert.as_json(days),
+                      "page": public(url_for("alert_page", alert_id=alert.id)),
+                      "states": [st.__dict__ for st in s.states(alert.id)],
+                      "runs": {role: trends.run_json(r, None) if r else None for role, r in runs.items()},
+                      "group": [a.id for a in s.alerts(group_id=alert.group_id)] if alert.group_id else [],
+                      "rows": [{"subject": c.subject, "kind": c.kind, "metric": c.metric, "baseline": c.baseline,
+                                "was": c.base_value, "now": c.value, "delta_pct": c.delta_pct, "verdict": c.verdict,
+                                "gating": c.gating} for c in rows if c.verdict != UNCHANGED]})
+
+    @app.route("/alerts/<int:alert_id>/state", methods=["POST"])
+    def alert_state(alert_id: int):
+        user = farm.login(request.environ)
+        if user is None:
+            return _refuse(403, "changing an alert's state needs a login (Buildbot's login, operator role)")
+        if not _same_origin():
+            return _refuse(403, "a change of state must come from the farm's own pages")
+        s, _ = one(alert_id)
+        try:
+            alert = s.set_state(alert_id, request.form.get("state", ""), user, request.form.get("note", ""))
+        except InputError as e:
+            return _refuse(400, str(e))
+        if request.accept_mimetypes.best == "application/json":
+            return _json({"format": 1, "alert": alert.as_json(days), "by": user})
+        return redirect(url_for("alert_page", alert_id=alert_id), 303)

@@ -1,0 +1,104 @@
+"""`mlgo-farm regress alert list|show|set`: the alerts' records and their triage (regression/alertstore.py).
+
+`regress alerts` (plural, regression/cli.py) is the mail outbox; `regress alert` the alerts themselves. Each
+verb answers with sentences or, with `--json`, one object (farm/answer.py); a bad id or state is one line and
+exit 2 (InputError).
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from farm.answer import Answer, json_option
+from farm.cli import positive_int
+
+
+def _store(args: argparse.Namespace):
+    from pathlib import Path
+
+    from regression.alertstore import AlertStore
+    from regression.compare import open_history
+    from regression.history import History
+
+    return AlertStore(History(Path(args.history)) if args.history else open_history())
+
+
+def _triage_days() -> float:
+    from farm.config import load_settings
+
+    return load_settings().alerts.triage_days
+
+
+def _when(t: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t)) if t else "-"
+
+
+def _line(a: Mapping[str, Any]) -> str:
+    flag = " OVERDUE" if a["overdue"] else ""
+    group = f" group #{a['group_id']}" if a["group_id"] else ""
+    return (f"#{a['id']:<4} {a['kind']:<11} {a['state'] + flag:<22} {a['builder']}: bad {a['bad_run']}, good "
+            f"{a['good_run'] or '-'}, since {_when(a['created'])}{group}")
+
+
+def _list(args: argparse.Namespace) -> Answer:
+    days = _triage_days()
+    found = _store(args).alerts(state=args.state, builder=args.builder)
+    fields = {"alerts": [a.as_json(days) for a in found], "triage_days": days}
+    return Answer(fields, lambda f: "\n".join(_line(a) for a in f["alerts"]) or "no alerts")
+
+
+def _inputs(inputs: Mapping[str, list]) -> str:
+    return ", ".join(f"{k} {old or '-'} -> {new or '-'}" for k, (old, new) in inputs.items()) or "none known"
+
+
+def _show_said(f: Mapping[str, Any]) -> str:
+    a = f["alert"]
+    lines = [_line(a), f"changed inputs: {_inputs(a['inputs'])}"]
+    if a["closed_by"]:
+        lines.append(f"closed by run {a['closed_by']}")
+    lines.append("states:")
+    lines += [f"  {_when(s['at'])}  {s['state']:<15} {s['who']}: {s['note']}" for s in f["states"]]
+    return "\n".join(lines)
+
+
+def _show(args: argparse.Namespace) -> Answer:
+    store = _store(args)
+    alert = store.get(args.id)
+    return Answer({"alert": alert.as_json(_triage_days()), "states": [s.__dict__ for s in store.states(alert.id)]},
+                  _show_said)
+
+
+def _set(args: argparse.Namespace) -> Answer:
+    store = _store(args)
+    before = store.get(args.id)
+    who = args.by or os.environ.get("USER") or getpass.getuser()
+    after = store.set_state(args.id, args.state, who, args.note)
+    fields = {"alert": after.as_json(_triage_days()), "was": before.state, "by": who, "note": args.note.strip()}
+    return Answer(fields, lambda f: f"alert #{f['alert']['id']}: {f['was']} -> {f['alert']['state']} by {f['by']}: "
+                                    f"{f['note']}")
+
+
+def register(rsub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """Add `regress alert list|show|set`."""
+    from regression.alertstore import IMPROVEMENT, STATES
+
+    al = rsub.add_parser("alert", help="regression alerts as records: list, show, set a state (triage)")
+    asub = al.add_subparsers(dest="alert_verb", metavar="VERB", required=True)
+    ls = asub.add_parser("list", parents=[common, json_option()], help="alerts, newest first (overdue flagged)")
+    ls.add_argument("--state", choices=(*STATES, IMPROVEMENT), help="only alerts in this state")
+    ls.add_argument("--builder", help="only this builder's alerts")
+    ls.set_defaults(func=_list)
+    show = asub.add_parser("show", parents=[common, json_option()], help="one alert: runs, changed inputs, states")
+    show.add_argument("id", type=positive_int, help="the alert's number")
+    show.set_defaults(func=_show)
+    st = asub.add_parser("set", parents=[common, json_option()], help="change an alert's state, with a note")
+    st.add_argument("id", type=positive_int, help="the alert's number")
+    st.add_argument("state", help="untriaged, acknowledged, investigating, fixed, invalid or wontfix")
+    st.add_argument("--note", required=True, help="why (kept in the alert's history of states)")
+    st.add_argument("--by", help="who changes it (default: the login name)")
+    st.set_defaults(func=_set)

@@ -1,0 +1,225 @@
+"""Alerts as records with a life, in the history database (tables: regression/migrations.py, version 1).
+
+Each transition of a builder into regression opens an alert: the builder, the first bad run, the last good run
+before it, when, and its state. People triage it (Perfherder's states, LNT's and chromeperf's ideas):
+`untriaged` -> `acknowledged` / `investigating` -> `fixed`, `invalid` or `wontfix`. The farm itself sets
+`detected-fixed` when a later run of the builder is back within the rules (the recovery mail names the alerts it
+closes). Every change of state keeps who, when and a note (`alert_states`). An untriaged alert older than
+`[alerts] triage_days` is overdue (Perfherder's triage due date).
+
+A run that is better than the previous good run beyond the rules' noise is recorded as an alert of kind
+`improvement`, state `improvement`, and never mailed. A regression alert whose changed inputs (the LLVM commit or
+package, the policy, the vocabulary between its good and bad runs) are those of another builder's open alert joins
+that alert's group (`group_id`, the id of the group's first alert). `bisect` is kept for a bisect's result.
+
+The alert of a run is written in the transaction that completes the run (History.complete_run's `record`), so a
+run's verdict, its alert and its mail are recorded together or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from farm.errors import InputError
+from regression.history import History, Run
+
+REGRESSION, IMPROVEMENT = "regression", "improvement"
+UNTRIAGED, ACKNOWLEDGED, INVESTIGATING = "untriaged", "acknowledged", "investigating"
+FIXED, INVALID, WONTFIX, DETECTED_FIXED = "fixed", "invalid", "wontfix", "detected-fixed"
+#: Every state of a regression alert, in the order a triage goes.
+STATES = (UNTRIAGED, ACKNOWLEDGED, INVESTIGATING, FIXED, INVALID, WONTFIX, DETECTED_FIXED)
+#: The states a person sets (detected-fixed is the farm's own finding; an improvement may also be marked invalid).
+SETTABLE = (UNTRIAGED, ACKNOWLEDGED, INVESTIGATING, FIXED, INVALID, WONTFIX)
+#: States in which an alert is still news: it may be detected fixed, and other builders' alerts may join its group.
+OPEN = (UNTRIAGED, ACKNOWLEDGED, INVESTIGATING)
+#: Who the farm's own changes of state are recorded as.
+FARM = "mlgo-farm"
+#: The inputs of a run an alert compares between its good and bad runs (a bisect would swap them back).
+INPUTS = ("llvm", "policy", "vocab")
+
+
+def inputs_of(run: Run) -> dict[str, str | None]:
+    """The run's inputs as alerts compare them: LLVM by commit, else package version, else version."""
+    return {"llvm": run.llvm_commit or run.llvm_package or run.llvm_version, "policy": run.policy_id,
+            "vocab": run.vocab_version}
+
+
+def changed_inputs(good: Run | None, bad: Run) -> dict[str, list[str | None]]:
+    """`{input: [good value, bad value]}` for every input that differs ({} without a good run: nothing to narrow)."""
+    if good is None:
+        return {}
+    before, after = inputs_of(good), inputs_of(bad)
+    return {k: [before[k], after[k]] for k in INPUTS if before[k] != after[k]}
+
+
+@dataclass(frozen=True)
+class StateChange:
+    at: float
+    state: str
+    who: str
+    note: str
+
+
+@dataclass(frozen=True)
+class Alert:
+    id: int
+    kind: str
+    builder: str
+    bad_run: str
+    good_run: str | None
+    created: float
+    state: str
+    changed: float
+    closed_by: str | None = None
+    inputs: dict[str, list[str | None]] = field(default_factory=dict)
+    group_id: int | None = None
+    bisect: dict[str, Any] | None = None
+
+    def due(self, triage_days: float) -> float:
+        """When an untriaged alert becomes overdue."""
+        return self.created + triage_days * 86400
+
+    def overdue(self, triage_days: float, now: float | None = None) -> bool:
+        return self.state == UNTRIAGED and (time.time() if now is None else now) > self.due(triage_days)
+
+    def as_json(self, triage_days: float, now: float | None = None) -> dict[str, Any]:
+        return {**asdict(self), "due": self.due(triage_days) if self.kind == REGRESSION else None,
+                "overdue": self.overdue(triage_days, now)}
+
+
+def _alert(row: sqlite3.Row) -> Alert:
+    d = dict(row)
+    d["inputs"] = json.loads(d["inputs"] or "{}")
+    d["bisect"] = json.loads(d["bisect"]) if d["bisect"] else None
+    return Alert(**d)
+
+
+def _insert(db: sqlite3.Connection, kind: str, run: Run, good: Run | None, state: str, note: str,
+            inputs: dict, group_id: int | None = None) -> int:
+    now = time.time()
+    cur = db.execute(
+        "INSERT INTO alerts (kind, builder, bad_run, good_run, created, state, changed, inputs, group_id)"
+        " VALUES (?,?,?,?,?,?,?,?,?)",
+        (kind, run.builder, run.run_id, good.run_id if good else None, now, state, now,
+         json.dumps(inputs, sort_keys=True), group_id))
+    alert_id = int(cur.lastrowid or 0)
+    db.execute("INSERT INTO alert_states (alert_id, at, state, who, note) VALUES (?,?,?,?,?)",
+               (alert_id, now, state, FARM, note))
+    return alert_id
+
+
+def _get(db: sqlite3.Connection, alert_id: int) -> Alert | None:
+    row = db.execute("SELECT * FROM alerts WHERE id=?", (alert_id,)).fetchone()
+    return _alert(row) if row else None
+
+
+def overlapping(a: dict[str, list], b: dict[str, list]) -> list[str]:
+    """The inputs two alerts' changes share: the same input moved to the same new value (the same LLVM commit or
+    package, the same policy or vocabulary version)."""
+    return [k for k in INPUTS if k in a and k in b and a[k][1] is not None and a[k][1] == b[k][1]]
+
+
+class AlertStore:
+    """The alerts of one history database."""
+
+    def __init__(self, history: History) -> None:
+        self.history = history
+
+    from_row = staticmethod(_alert)
+
+    # --- in the transaction that completes a run ------------------------------------------------
+    def open_regression(self, db: sqlite3.Connection, run: Run, good: Run | None) -> Alert:
+        """The alert of `run`'s transition into regression (after `good`), in the group of another builder's open
+        alert whose changed inputs overlap its own."""
+        inputs = changed_inputs(good, run)
+        group = None
+        if inputs:
+            for mate in db.execute("SELECT * FROM alerts WHERE kind=? AND builder<>? AND state IN (?,?,?)"
+                                   " ORDER BY id", (REGRESSION, run.builder, *OPEN)).fetchall():
+                m = _alert(mate)
+                if overlapping(inputs, m.inputs):
+                    group = m.group_id or m.id
+                    db.execute("UPDATE alerts SET group_id=? WHERE id=? AND group_id IS NULL", (group, m.id))
+                    break
+        note = f"regression detected in run {run.run_id}" + (f" after good run {good.run_id}" if good else "")
+        alert_id = _insert(db, REGRESSION, run, good, UNTRIAGED, note, inputs, group)
+        return _get(db, alert_id)  # type: ignore[return-value]
+
+    def detect_fixed(self, db: sqlite3.Connection, run: Run) -> list[Alert]:
+        """Close the builder's open regression alerts: `run` is back within the rules. Returns those closed."""
+        rows = db.execute("SELECT * FROM alerts WHERE builder=? AND kind=? AND state IN (?,?,?) ORDER BY id",
+                          (run.builder, REGRESSION, *OPEN)).fetchall()
+        now, closed = time.time(), []
+        for row in rows:
+            db.execute("UPDATE alerts SET state=?, changed=?, closed_by=? WHERE id=?",
+                       (DETECTED_FIXED, now, run.run_id, row["id"]))
+            db.execute("INSERT INTO alert_states (alert_id, at, state, who, note) VALUES (?,?,?,?,?)",
+                       (row["id"], now, DETECTED_FIXED, FARM, f"run {run.run_id} is back within the rules"))
+            closed.append(_get(db, row["id"]))
+        return closed  # type: ignore[return-value]
+
+    def record_improvement(self, db: sqlite3.Connection, run: Run, good: Run | None) -> Alert:
+        """`run` is better than `good` beyond the rules' noise: recorded, never mailed."""
+        note = f"run {run.run_id} improved" + (f" on {good.run_id}" if good else "")
+        alert_id = _insert(db, IMPROVEMENT, run, good, IMPROVEMENT, note, changed_inputs(good, run))
+        return _get(db, alert_id)  # type: ignore[return-value]
+
+    # --- reading and triage ---------------------------------------------------------------------
+    def get(self, alert_id: int) -> Alert:
+        with self.history.transaction() as db:
+            alert = _get(db, alert_id)
+        if alert is None:
+            raise InputError(f"no alert #{alert_id} in {self.history.path}")
+        return alert
+
+    def alerts(self, state: str | None = None, builder: str | None = None, kind: str | None = None,
+             group_id: int | None = None) -> list[Alert]:
+        """Alerts newest first, filtered."""
+        if state is not None and state not in (*STATES, IMPROVEMENT):
+            raise InputError(f"unknown alert state {state!r} (one of {', '.join((*STATES, IMPROVEMENT))})")
+        sql, args = "SELECT * FROM alerts WHERE 1=1", []
+        for column, value in (("state", state), ("builder", builder), ("kind", kind), ("group_id", group_id)):
+            if value is not None:
+                sql += f" AND {column}=?"
+                args.append(value)
+        with self.history.transaction() as db:
+            return [_alert(r) for r in db.execute(sql + " ORDER BY id DESC", args).fetchall()]
+
+    def states(self, alert_id: int) -> list[StateChange]:
+        """The alert's history of states, oldest first."""
+        with self.history.transaction() as db:
+            rows = db.execute("SELECT at, state, who, note FROM alert_states WHERE alert_id=? ORDER BY at, rowid",
+                              (alert_id,)).fetchall()
+        return [StateChange(**dict(r)) for r in rows]
+
+    def set_state(self, alert_id: int, state: str, who: str, note: str) -> Alert:
+        """A person's change of state, kept with who, when and the note (a one-line InputError if not allowed)."""
+        allowed = SETTABLE
+        who, note = who.strip(), note.strip()
+        if not who:
+            raise InputError("a change of state needs who made it")
+        if not note:
+            raise InputError("a change of state needs a note (why)")
+        with self.history.transaction() as db:
+            alert = _get(db, alert_id)
+            if alert is None:
+                raise InputError(f"no alert #{alert_id} in {self.history.path}")
+            if alert.kind == IMPROVEMENT:
+                allowed = (IMPROVEMENT, ACKNOWLEDGED, INVALID)
+            if state not in allowed:
+                raise InputError(f"alert #{alert_id} ({alert.kind}) cannot be set to {state!r}: one of "
+                                 f"{', '.join(allowed)}")
+            now = time.time()
+            db.execute("UPDATE alerts SET state=?, changed=? WHERE id=?", (state, now, alert_id))
+            db.execute("INSERT INTO alert_states (alert_id, at, state, who, note) VALUES (?,?,?,?,?)",
+                       (alert_id, now, state, who, note))
+            return _get(db, alert_id)  # type: ignore[return-value]
+
+    def counts(self, triage_days: float, now: float | None = None) -> dict[str, int]:
+        """Untriaged and overdue regression alerts, for the overview."""
+        untriaged = self.alerts(state=UNTRIAGED, kind=REGRESSION)
+        return {"untriaged": len(untriaged), "overdue": sum(a.overdue(triage_days, now) for a in untriaged)}
