@@ -30,6 +30,7 @@ from policyhost import advisors
 from regression.benchmarks import BENCHMARKS
 from regression.cli import EXIT_REGRESSION
 from workers.debsrc import RECIPES
+from workers.march import MARCHES
 
 NOTIFY_MODES = ("change", "failing", "passing", "problem", "warnings", "exception", "cancelled")
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -148,13 +149,18 @@ _SHARD = IfSet(SHARD, ("--shard", f"{{{SHARD}}}"))
 CORPUS_REVISION = (("got_revision", "revision"),)
 
 
+#: MIR is read at every x86-64 level (workers/march.py): most MIR entities are instructions and register classes of
+#: the wider levels (SSE4, AVX, AVX-512), which code compiled for the baseline never shows.
+_MARCHES = {"mir": ("--march", ",".join(MARCHES))}
+
+
 def _dataset_pipeline(kind: str) -> tuple[Step, ...]:
     return (
         Step("corpus", ("corpus", "{corpus_source}", "{corpus_input}", "-o", "corpus", "--with-coverage",
                         _LLVM_BIN, _SHARD),
              timeout=3600, summary=said.CORPUS_SAID),
-        Step(f"triplets-{kind}", ("triplets", kind, "corpus", "-o", "dataset", _LLVM_BIN, _SHARD), timeout=3600,
-             summary=said.TRIPLETS_SAID),
+        Step(f"triplets-{kind}", ("triplets", kind, "corpus", "-o", "dataset", *_MARCHES.get(kind, ()), _LLVM_BIN,
+                                  _SHARD), timeout=3600, summary=said.TRIPLETS_SAID),
         Step("publish", ("dataset", "publish", "dataset"), timeout=600, capture=(*said.PUBLISHED, *CORPUS_REVISION),
              summary=said.PUBLISHED_SAID, links=said.DATASET_LINKS),
     )

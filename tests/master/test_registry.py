@@ -110,6 +110,15 @@ def test_render_args_never_turns_a_property_into_an_option(props):
         render_args(corpus.args, props.get)
 
 
+def test_the_mir_dataset_reads_every_x86_level_and_the_ir_dataset_the_code_as_compiled():
+    """Most MIR entities are instructions of the wider x86 levels (workers/march.py); IR is target-independent."""
+    reg = by_name(REGISTRY)
+    mir = next(s for s in reg["triplets-mir"].steps if s.name == "triplets-mir")
+    ir = next(s for s in reg["triplets-ir"].steps if s.name == "triplets-ir")
+    assert "--march" in mir.args and mir.args[mir.args.index("--march") + 1] == "x86-64,x86-64-v2,x86-64-v3,x86-64-v4"
+    assert "--march" not in ir.args
+
+
 def test_render_args_allows_a_dash_inside_an_argument():
     assert render_args(("--opt={level}", "{x}"), {"level": "-Oz", "x": "a-b"}.get) == ["--opt=-Oz", "a-b"]
 
