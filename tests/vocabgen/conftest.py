@@ -207,3 +207,18 @@ def publish_handmade(store, salt: int, when: float, gate: Gate = GATE, **manifes
     data = handmade_vocab(salt=salt)
     m = handmade_manifest(data, farm_key(), **manifest)
     return pub.publish(store, data, m, when=when, gate=gate)
+
+
+@pytest.fixture(scope="session")
+def mir_entities(toolchain: Toolchain, tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, str]]:
+    """Every x86 MIR2Vec entity LLVM 22 lists (`llvm-ir2vec entities --mode=mir` on hash.c's MIR) with its
+    section, in LLVM's order."""
+    from vocabgen.layout import placement
+
+    tmp = tmp_path_factory.mktemp("mir-entities")
+    ll, mir = tmp / "hash.ll", tmp / "hash.mir"
+    toolchain.run("clang", ["-O2", "-S", "-emit-llvm", DATA / "csrc" / "hash.c", "-o", ll])
+    toolchain.run("llc", ["-O2", "-stop-after=prologepilog", ll, "-o", mir])
+    out = toolchain.run("llvm-ir2vec", ["entities", "--mode=mir", mir]).stdout.decode()
+    names = [line.split("\t")[0] for line in out.splitlines()[1:] if line.strip()]
+    return [(n, section) for n, (section, _) in zip(names, placement("mir", names), strict=True)]

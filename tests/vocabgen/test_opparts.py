@@ -4,22 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from farm.toolchain import Toolchain
-from tests.conftest import DATA
 from vocabgen import opparts
-from vocabgen.layout import placement
 
 
 @pytest.fixture(scope="module")
-def opcodes(toolchain: Toolchain, tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    """Every MIR2Vec opcode of x86: `llvm-ir2vec entities --mode=mir` on hash.c compiled to MIR."""
-    tmp = tmp_path_factory.mktemp("opparts")
-    ll, mir = tmp / "hash.ll", tmp / "hash.mir"
-    toolchain.run("clang", ["-O2", "-S", "-emit-llvm", DATA / "csrc" / "hash.c", "-o", ll])
-    toolchain.run("llc", ["-O2", "-stop-after=virtregrewriter", ll, "-o", mir])
-    out = toolchain.run("llvm-ir2vec", ["entities", "--mode=mir", mir]).stdout.decode()
-    names = [line.split("\t")[0] for line in out.splitlines()[1:] if line.strip()]
-    return [n for n, (section, _) in zip(names, placement("mir", names), strict=True) if section == "Opcodes"]
+def opcodes(mir_entities: list[tuple[str, str]]) -> list[str]:
+    """Every MIR2Vec opcode of x86."""
+    return [n for n, section in mir_entities if section == "Opcodes"]
 
 
 def _parts(name: str, stems: frozenset[str] | None = None) -> dict[str, str]:

@@ -4,24 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from farm.toolchain import Toolchain
-from tests.conftest import DATA
 from vocabgen import regparts
-from vocabgen.layout import placement
 
 REGISTER_SECTIONS = ("PhysicalRegisters", "VirtualRegisters")
 
 
 @pytest.fixture(scope="module")
-def registers(toolchain: Toolchain, tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    """Every MIR2Vec register entity of x86 (`llvm-ir2vec entities --mode=mir`)."""
-    tmp = tmp_path_factory.mktemp("regparts")
-    ll, mir = tmp / "hash.ll", tmp / "hash.mir"
-    toolchain.run("clang", ["-O2", "-S", "-emit-llvm", DATA / "csrc" / "hash.c", "-o", ll])
-    toolchain.run("llc", ["-O2", "-stop-after=prologepilog", ll, "-o", mir])
-    out = toolchain.run("llvm-ir2vec", ["entities", "--mode=mir", mir]).stdout.decode()
-    names = [line.split("\t")[0] for line in out.splitlines()[1:] if line.strip()]
-    return [n for n, (section, _) in zip(names, placement("mir", names), strict=True) if section in REGISTER_SECTIONS]
+def registers(mir_entities: list[tuple[str, str]]) -> list[str]:
+    """Every MIR2Vec register entity of x86."""
+    return [n for n, section in mir_entities if section in set(REGISTER_SECTIONS)]
 
 
 @pytest.mark.parametrize(("name", "want"), [
