@@ -33,11 +33,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
 fi
 
+# pip, without the one warning per package a machine's pip configuration can add (a find-links or index
+# location that does not exist: `WARNING: Location ... is ignored`, ~190 lines); every other line is kept.
+# (pipefail: the pipeline fails when pip does.)
+pip_install() {
+  "$venv/bin/pip" install -q --disable-pip-version-check "$@" 2>&1 \
+    | { grep -v '^WARNING: Location .* is ignored' || true; } >&2
+}
+
 stamp=$venv/.installed-$(cat "$here/requirements.lock" "$here/pyproject.toml" | sha256sum | cut -c1-16)
 if [ ! -f "$stamp" ]; then
   [ -x "$venv/bin/python" ] || python3.11 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/requirements.lock"
-  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -e "$here"
+  pip_install -r "$here/requirements.lock"
+  pip_install --no-deps -e "$here"
   rm -f "$venv"/.installed-*; touch "$stamp"
 fi
 # An editable install leaves the farm's own modules uncompiled, and with PYTHONDONTWRITEBYTECODE set

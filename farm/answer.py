@@ -80,8 +80,8 @@ def emit(answer: Answer, as_json: bool, out: TextIO | None = None) -> int:
 
 
 #: What each exit code means, for the `error_kind` of a failure's object (farm/errors.py and the verbs' verdicts).
-KINDS = {1: "failed", 2: "input", 3: "tool", 4: "store", 5: "validation", 10: "regression", 11: "not_identical",
-         12: "size_check", 130: "interrupted", 143: "terminated", 141: "broken_pipe"}
+KINDS = {1: "failed", 2: "input", 3: "tool", 4: "store", 5: "validation", 6: "nothing_published", 10: "regression",
+         11: "not_identical", 12: "size_check", 130: "interrupted", 143: "terminated", 141: "broken_pipe"}
 
 
 def failure(message: str, code: int) -> dict[str, Any]:

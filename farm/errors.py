@@ -2,8 +2,9 @@
 
 1 any other failure (FarmError), 2 bad input or usage (InputError; argparse's usage errors too), 3 an LLVM
 tool (ToolError), 4 the object store (StoreError), 5 a well-formed artifact that fails the checks that gate
-publishing it (ValidationFailed). Verbs add their own verdicts above these: 10 and 11 (`regress run`),
-12 (`policy retrain`'s size check). README.md, "Exit codes", lists them for users.
+publishing it (ValidationFailed), 6 nothing of that kind published yet (NothingPublished). Verbs add their own
+verdicts above these: 10 and 11 (`regress run`), 12 (`policy retrain`'s size check). README.md, "Exit codes",
+lists them for users.
 """
 
 
@@ -36,6 +37,14 @@ class ValidationFailed(InputError):
     does not send, no better than the baseline): not a usage error, so a builder or script can tell them apart."""
 
     exit_code = 5
+
+
+class NothingPublished(InputError):
+    """The store holds no version of what was asked for yet (`latest` of a kind nothing was published for): the
+    input was fine, so not exit 2; a script waiting for a first publish can tell it apart. An InputError still, so
+    code that treats "cannot resolve" alike needs no change."""
+
+    exit_code = 6
 
 
 def first_line(e: BaseException, limit: int = 300) -> str:

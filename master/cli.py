@@ -138,5 +138,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     w.set_defaults(func=_worker)
 
     st = sub.add_parser("stack", help="single-machine stack: redis, Celery worker+beat, master, local worker")
-    st.add_argument("action", choices=("up", "down", "status"))
+    st.add_argument("action", choices=("up", "down", "status"),
+                    help="up: start every service on 127.0.0.1 (idempotent; var/run holds their pids, var/log their "
+                         "logs); down: stop them all, leaving nothing running; status: which are running, and where")
     st.set_defaults(func=_stack)

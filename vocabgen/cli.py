@@ -225,7 +225,7 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _download(args: argparse.Namespace) -> int:
+def _download(args: argparse.Namespace) -> Answer:
     """The output's directory is proven writable (and not full) before anything is fetched; a device or a FIFO
     (`-o /dev/null`) is written to, never replaced, and needs no writable directory."""
     from farm.artifacts import VOCABULARIES
@@ -238,8 +238,8 @@ def _download(args: argparse.Namespace) -> int:
     check_output_file(out)
     manifest = VOCABULARIES.download(_store(), args.kind, args.version, out)
     print(f"{args.kind} {manifest['version']} -> {out} (sha256 {manifest['sha256'][:12]} verified)", file=sys.stderr)
-    print(llvm_flag(args.kind, out))
-    return 0
+    return Answer({"kind": args.kind, "version": manifest["version"], "output": str(out), "sha256": manifest["sha256"],
+                   "flag": llvm_flag(args.kind, out)}, lambda f: f["flag"])
 
 
 def _training_options() -> argparse.ArgumentParser:
@@ -312,8 +312,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     sh.add_argument("--version", default="latest")
     sh.set_defaults(func=_show)
 
-    d = vsub.add_parser("download", help="download a version (sha256 verified) and print the LLVM flag")
-    d.add_argument("--kind", choices=KINDS, required=True)
-    d.add_argument("--version", default="latest")
-    d.add_argument("-o", "--output", required=True, help="file to write")
+    d = vsub.add_parser("download", parents=[json_option()],
+                        help="download a version (sha256 verified) and print the LLVM flag")
+    d.add_argument("--kind", choices=KINDS, required=True, help="ir (IR2Vec) or mir (MIR2Vec)")
+    d.add_argument("--version", default="latest",
+                   help="a version name as `vocab list` shows it, or latest (default: the one in force)")
+    d.add_argument("-o", "--output", required=True,
+                   help="file to write the vocabulary JSON to (written whole or not at all)")
     d.set_defaults(func=_download)

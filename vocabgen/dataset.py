@@ -21,7 +21,7 @@ from farm.artifacts.kinds import DATASET
 from farm.atomic import atomic_dir
 from farm.embeddings import KINDS
 from farm.embeddings import check_kind as _check_kind
-from farm.errors import InputError
+from farm.errors import InputError, NothingPublished
 from farm.locks import made_once
 from farm.objectstore import MissingObject, ObjectStore
 
@@ -204,7 +204,7 @@ def fetch_dataset(store: ObjectStore, kind: str, ref: str, cache_dir: Path) -> P
         try:
             pointer = jsonio.loads(store.get(DATASET.latest_key(kind)), f"{DATASET.latest_key(kind)} in {store.url}")
         except MissingObject:
-            raise InputError(f"no {kind} dataset has been published to {store.url}") from None
+            raise NothingPublished(f"no {kind} dataset has been published to {store.url}") from None
         ref = str(pointer.get("id", "")) if isinstance(pointer, dict) else ""
     if ref == "latest" or not _DATASET_ID.match(ref) or ".." in ref:
         raise InputError(f"invalid dataset id {ref!r}")

@@ -41,7 +41,7 @@ from farm import jsonio
 from farm.artifacts.kinds import MANIFEST, SHORT_HASH, ArtifactKind, check_version_name, timestamp
 from farm.artifacts.verdict import Check, Verdict, accepted, awaits_only, settled
 from farm.atomic import write_atomic
-from farm.errors import InputError, StoreError
+from farm.errors import InputError, NothingPublished, StoreError
 from farm.objectstore import MissingObject, ObjectStore
 
 log = logging.getLogger(__name__)
@@ -352,7 +352,7 @@ def resolve(kind: ArtifactKind, store: ObjectStore, group: str, version: str) ->
         return version
     pointer = read_latest(kind, store, group)
     if pointer is None:
-        raise InputError(f"no {group} {kind.noun} has been published to {store.url}")
+        raise NothingPublished(f"no {group} {kind.noun} has been published to {store.url}")
     return check_version_name(kind.in_force(pointer) or "")
 
 

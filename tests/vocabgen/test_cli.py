@@ -310,3 +310,14 @@ def test_publish_to_a_full_store_is_one_line_and_publishes_nothing(ir_dataset: P
         "/vocab.json: no space left on device"), message
     assert sorted(str(p.relative_to(full_disk)) for p in (full_disk / "store").rglob("*") if p.is_file()) == [
         "store/.vocab-publish.lock"], "nothing published, no temporary left"
+
+
+def test_nothing_published_is_its_own_exit_code_and_download_answers_in_json(capsys: pytest.CaptureFixture,
+                                                                             tmp_path: Path) -> None:
+    """An empty store is not bad input (exit 6, not 2), said in JSON too; a download answers with its flag."""
+    out = tmp_path / "v.json"
+    assert main(["vocab", "download", "--kind", "mir", "-o", str(out), "--json"]) == 6
+    got = json.loads(capsys.readouterr().out)
+    assert got["exit_code"] == 6 and got["error_kind"] == "nothing_published"
+    assert "no mir vocabulary has been published" in got["error"]
+    assert not out.exists()
