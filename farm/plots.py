@@ -79,6 +79,11 @@ class Line:
     color: str | None = None
 
 
+#: The least time a trend's axis shows (seconds): around a single run, two hours, not the four years matplotlib's
+#: date axis gives a single point.
+SPAN = 7200.0
+
+
 def trend(ax, lines: list[Line], *, changes: list[tuple[float, str]] = (), regressed: list[tuple[float, float]] = (),
           good: tuple[float, str] | None = None, baseline: float | None = None, empty: str = "no runs") -> None:
     """Draw `lines` over time on `ax`: `changes` (when, what: "policy P2") as dotted lines with their label,
@@ -103,6 +108,9 @@ def trend(ax, lines: list[Line], *, changes: list[tuple[float, str]] = (), regre
     if baseline is not None:
         ax.axhline(baseline, color="black", linewidth=0.8, linestyle="--")
     if any(line.points for line in lines):
+        times = [t for line in lines for t, _ in line.points]
+        if max(times) - min(times) < SPAN:  # one run (or runs minutes apart): matplotlib would span four years
+            ax.set_xlim(utc(min(times) - SPAN / 2), utc(max(times) + SPAN / 2))
         locator = mdates.AutoDateLocator(tz=UTC)
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=UTC))

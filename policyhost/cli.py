@@ -165,22 +165,28 @@ def _publish(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
+    import sys
+
     from farm.artifacts import POLICIES
+    from farm.artifacts.verdict import POLICY_SIZE, check_value
 
     rows = [v for v in POLICIES.read_index(_store()) if args.advisor in (None, v.get("advisor"))]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    # TEXT: held-out .text against the heuristic (trained policies); AGREE/MAJORITY: a warm start's agreement
-    head = ("ADVISOR", "VERSION", "STATE", "VOCAB", "PUBLISHED", "TEXT", "AGREE", "MAJORITY")
+    head = ("ADVISOR", "VERSION", "STATE", "VOCAB", "PUBLISHED", "HELDOUT_TEXT", "SIZE_CHECK", "AGREE", "MAJORITY")
     fmt = lambda x: "-" if x is None else f"{x:.4f}"  # noqa: E731
+    ratio = lambda x: "-" if x is None else f"{x:.4f}x"  # noqa: E731
     table = [head] + [(str(v.get("advisor")), str(v.get("version")), str(v.get("state") or "-"),
-                       str(v.get("vocab_version") or "-"), str(v.get("published_at")),
-                       "-" if v.get("heldout_geomean") is None else f"{v['heldout_geomean']:.4f}x",
+                       str(v.get("vocab_version") or "-"), str(v.get("published_at")), ratio(v.get("heldout_geomean")),
+                       ratio(check_value(v.get("gate"), POLICY_SIZE)),
                        fmt(v.get("heldout_agreement")), fmt(v.get("heldout_majority_baseline"))) for v in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     for r in table:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    print("HELDOUT_TEXT: geomean .text against the heuristic on the packages held out of training (the trainer's "
+          "table); SIZE_CHECK: the same on the size check's benchmarks, which decide `latest`; AGREE/MAJORITY: a "
+          "warm start's agreement with the heuristic and the majority baseline", file=sys.stderr)
     return 0
 
 

@@ -92,8 +92,8 @@ def check_sizes(rows: Sequence[SizeRow], bar: float, cap: float, in_force: str |
             problems.append(f"worse than policy {in_force}")
     head = f".text against the heuristic: {'; '.join(r.line() for r in rows)}; geomean {g:.4f}x{versus}"
     if problems:
-        return Check(POLICY_SIZE, False, f"{head}: {', '.join(problems)}{left_out}")
-    return Check(POLICY_SIZE, True, f"{head}: below {bar:.4f}x, none above {cap:.4f}x{left_out}")
+        return Check(POLICY_SIZE, False, f"{head}: {', '.join(problems)}{left_out}", value=g)
+    return Check(POLICY_SIZE, True, f"{head}: below {bar:.4f}x, none above {cap:.4f}x{left_out}", value=g)
 
 
 def gate_benchmarks(spec: str) -> list[Benchmark]:

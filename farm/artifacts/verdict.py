@@ -24,6 +24,9 @@ class Check:
     detail: str
     #: not judged yet: a later step settles it (`settled`); counts as not passed until then
     pending: bool = False
+    #: the figure the rule judged, when it has one (the size check's geomean `.text` ratio), so that lists and pages
+    #: show the rule's own number rather than one like it
+    value: float | None = None
 
 
 @dataclass(frozen=True)
@@ -46,15 +49,26 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         return {"passed": self.passed, "against": self.against, "reasons": self.reasons, "pending": self.pending,
-                "checks": [{"rule": c.rule, "ok": c.ok, "detail": c.detail, **({"pending": True} if c.pending else {})}
-                           for c in self.checks]}
+                "checks": [{"rule": c.rule, "ok": c.ok, "detail": c.detail, **({"pending": True} if c.pending else {}),
+                            **({"value": c.value} if c.value is not None else {})} for c in self.checks]}
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> Verdict:
         checks = tuple(Check(str(c.get("rule")), c.get("ok") is True, str(c.get("detail", "")),
-                             c.get("pending") is True)
+                             c.get("pending") is True, _number(c.get("value")))
                        for c in record.get("checks") or () if isinstance(c, Mapping))
         return cls(checks, record.get("against"))
+
+
+def _number(x: Any) -> float | None:
+    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
+
+
+def check_value(record: Mapping[str, Any] | None, rule: str) -> float | None:
+    """The figure a recorded verdict's `rule` judged (None when it has none, or is pending)."""
+    if not isinstance(record, Mapping):
+        return None
+    return next((c.value for c in Verdict.from_dict(record).checks if c.rule == rule and not c.pending), None)
 
 
 def awaits_only(record: Mapping[str, Any] | None, rule: str) -> bool:

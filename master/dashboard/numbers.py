@@ -29,6 +29,14 @@ def number(value: Any, signed: bool = False) -> str:
     return f"{value:+.{DECIMALS}f}" if signed else f"{value:.{DECIMALS}f}"
 
 
+def ratio(value: Any) -> str:
+    """A ratio always with its four decimals (`1.0000`, never `1`: a ratio that happens to be whole is still a
+    ratio), a missing one as `-`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "-" if value is None else str(value)
+    return f"{value:.{DECIMALS}f}"
+
+
 def value(v: Any) -> str:
     """One value of a record as text: numbers by `number`, lists joined, booleans as yes/no."""
     if isinstance(v, bool):

@@ -114,6 +114,7 @@ def register(app: Flask, farm) -> None:
     app.jinja_env.filters["coverage"] = _coverage
     app.jinja_env.globals["fmt"] = lambda metric, value: metrics.get(metric).format(value)
     app.jinja_env.filters["number"] = numbers.number
+    app.jinja_env.filters["ratio"] = numbers.ratio
     app.jinja_env.filters["record"] = numbers.items
     app.jinja_env.filters["utc"] = lambda t: time.strftime("%Y-%m-%d %H:%M", time.gmtime(t)) if t else "-"
 
@@ -130,8 +131,11 @@ def register(app: Flask, farm) -> None:
         kinds = {k: _served_and_candidates(farm, k) for k in SECTIONS}
         history = trends.open_history(farm.history_path)
         builders = {b: runs[-1] for b, runs in trends.by_builder(history, limit=1).items()}
-        policies = files.versions(farm.store, "policies")
-        return {"kinds": kinds, "builders": builders, "policies": len(policies), "flower_url": farm.flower_url}
+        states = [str(v.get("state") or "") for v in files.versions(farm.store, "policies")]
+        # by state, as `policy list` shows them: a candidate held back by its size check is not "published" to a
+        # reader who then finds `latest/` empty
+        policies = {"latest": states.count("latest"), "candidates": states.count("candidate"), "all": len(states)}
+        return {"kinds": kinds, "builders": builders, "policies": policies, "flower_url": farm.flower_url}
 
     @app.route("/index.html")
     def fragment():

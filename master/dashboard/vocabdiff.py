@@ -177,22 +177,31 @@ def diff(data_a: bytes, manifest_a: dict[str, Any], data_b: bytes, manifest_b: d
     return Diff(dim_a, dim_b, entities, sections, anchors, k, warm_from, fixed, held_out)
 
 
+#: Drift below this is float rounding, not movement: a version against itself gives 0 to ~1e-16 (float32 vectors,
+#: cosines in float64), which an autoscaled chart would draw as full-length bars.
+NOISE = 1e-6
+
+
 def plot_top(d: Diff, n: int = TOP) -> str:
     """An inline SVG bar chart of the entities that moved most once aligned (filler entries grey and labelled)."""
     from master.dashboard.svg import figure_svg, subplots
 
     top = list(reversed(d.top(n)))
-    fig, ax = subplots(8, max(2.5, 0.26 * len(top) + 1.2))
-    if top:
-        aligned = all(t.aligned is not None for t in top)
-        ax.barh([f"{t.section}/{t.key}" + (" (filler)" if t.filler else "") for t in top],
-                [t.aligned if aligned else t.drift for t in top],
+    aligned = all(t.aligned is not None for t in top)
+    values = [t.aligned if aligned else t.drift for t in top]
+    moved = max(values, default=0.0) >= NOISE
+    fig, ax = subplots(8, max(2.5, 0.26 * len(top) + 1.2) if moved else 1.2)
+    if top and moved:
+        ax.barh([f"{t.section}/{t.key}" + (" (filler)" if t.filler else "") for t in top], values,
                 color=["#9e9e9e" if t.filler else "#1565c0" for t in top])
+        ax.set_xlim(0, max(values) * 1.05)  # from zero: an autoscaled axis draws a tiny spread as full-length bars
         ax.set_xlabel("aligned drift (1 - cos after orthogonal alignment)" if aligned
                       else "cosine drift (1 - cos) between the two versions")
         ax.tick_params(axis="y", labelsize=8)
         ax.set_title(f"The {len(top)} entities that moved most")
     else:
-        ax.text(0.5, 0.5, "no entity to compare", ha="center", va="center")
+        ax.text(0.5, 0.5, "no entity to compare" if not top else
+                f"no entity moved: every drift is below {NOISE:g} (largest {max(values):.1e}, float rounding)",
+                ha="center", va="center")
         ax.set_axis_off()
     return figure_svg(fig, "vocabulary drift")

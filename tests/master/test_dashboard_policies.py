@@ -224,3 +224,10 @@ def test_a_trained_policy_shows_its_held_out_table_and_its_training_curve(tmp_pa
     assert curve.startswith("<svg") and "validation .text / heuristic" in curve and "evolution strategies step" in curve
     assert "the draws averaged" in curve  # a recipe of two draws (policytrain/draws.py) ends with their average
     assert "[{" not in _table(page, "metrics"), "the table and curve are shown, not dumped as Python lists"
+
+
+def test_the_overview_counts_policies_by_state_as_policy_list_does(client) -> None:
+    """One latest, one candidate held back by its size check, one superseded: not "3 published"."""
+    c, _, _ = client
+    page = c.get("/").get_data(as_text=True)
+    assert "Policies</a> (1 latest, 1 candidate, 1 superseded)" in page, page

@@ -82,3 +82,14 @@ def test_anchors_the_others_cannot_fix_the_map_without_are_measured_by_the_map_o
             "not bend to fit\nthem; the rest by the map of all, as without them the others leave it\nopen);") in page
     rows = page.split('<table id="top">')[1].split("</table>")[0].split("<tr")[2:]
     assert len(rows) == 7 and all('<td class="num">0.0000</td>' in r for r in rows) and 'id="unaligned"' not in page
+
+
+def test_a_version_against_itself_draws_no_bars_of_rounding_noise() -> None:
+    """The same vectors drift by 0 to ~1e-16; the chart says nothing moved instead of drawing full-length bars,
+    and a real move is drawn from zero."""
+    same = vocabdiff.diff(_vocab(), {}, _vocab(), {})
+    assert all((t.aligned if t.aligned is not None else t.drift) < vocabdiff.NOISE for t in same.top())
+    assert "no entity moved" in vocabdiff.plot_top(same)
+    moved = vocabdiff.diff(_vocab(), {}, _flattened(), {})
+    assert max(t.drift for t in moved.top()) >= vocabdiff.NOISE
+    assert "no entity moved" not in vocabdiff.plot_top(moved)

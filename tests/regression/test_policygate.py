@@ -133,3 +133,17 @@ def test_the_size_check_settles_the_vocabulary_on_its_policy_against_the_in_forc
     assert vocab_gate(v3)["reasons"] == [f"policy_size: policy {p3} trained with {v3}: held-out geomean 1.0250x vs "
                                          f"1.0010x for policy {p2} trained with {v2} (bzip2 1.0200x vs 1.0021x, zlib "
                                          "1.0300x vs 1.0000x); worse than it by the tolerance 0.5%"]
+
+
+def test_the_check_records_its_geomean_and_a_list_reads_it_back() -> None:
+    """`policy list`'s SIZE_CHECK column is the size check's own figure, not one computed like it elsewhere."""
+    from farm.artifacts.verdict import POLICY_SIZE, Check, Verdict, check_value, settled
+
+    check = check_sizes(_rows(0.98, 0.99), 0.995, 1.005, None)
+    assert check.value is not None and abs(check.value - (0.98 * 0.99) ** 0.5) < 1e-12
+    assert f"geomean {check.value:.4f}x" in check.detail
+    waiting = Verdict((Check(POLICY_SIZE, False, "waiting", pending=True),), None).to_dict()
+    assert check_value(waiting, POLICY_SIZE) is None, "a pending check has no figure yet"
+    record = settled(waiting, check)
+    assert check_value(record, POLICY_SIZE) == check.value and check_value(record, "mrr") is None
+    assert check_sizes([], 0.995, 1.005, None).value is None, "no figure when nothing was measured"
