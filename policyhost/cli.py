@@ -190,6 +190,24 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _promote(args: argparse.Namespace) -> int:
+    """The operator's override of a policy's gate (a candidate held back by its size check, to try it), under the
+    publish lock; the reason, who and when are recorded in the index like `vocab promote`'s."""
+    import getpass
+
+    from farm.artifacts import POLICIES
+    from farm.config import load_settings
+    from farm.locks import publish_lock
+
+    s = load_settings()
+    store = _store()
+    with publish_lock(store, s.celery.broker_url, settings=s):
+        entry = POLICIES.promote(store, args.advisor, args.version, args.reason, by=getpass.getuser())
+    was = (entry.get("promoted") or {}).get("previous")
+    print(f"policy {args.advisor} {entry['version']} is latest" + (f" (was {was})" if was else ""))
+    return 0
+
+
 def _show(args: argparse.Namespace) -> int:
     from farm.artifacts import POLICIES
     from farm.jsonio import dumps
@@ -283,3 +301,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     dl.add_argument("--version", default="latest")
     dl.add_argument("-o", "--output", required=True, help="the .onnx file to write")
     dl.set_defaults(func=_download)
+    pr = psub.add_parser("promote", parents=[advisor],
+                         help="make a listed version latest whatever its gate said (recorded with the reason), as "
+                              "`vocab promote` does")
+    pr.add_argument("version", help="a version listed by `policy list`")
+    pr.add_argument("--reason", required=True, help="why (recorded in the index with who and when)")
+    pr.set_defaults(func=_promote)

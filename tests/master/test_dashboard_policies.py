@@ -231,3 +231,18 @@ def test_the_overview_counts_policies_by_state_as_policy_list_does(client) -> No
     c, _, _ = client
     page = c.get("/").get_data(as_text=True)
     assert "Policies</a> (1 latest, 1 candidate, 1 superseded)" in page, page
+
+
+def test_a_policy_held_back_by_its_size_check_says_so_where_it_says_how_to_use_it(client, tmp_path: Path) -> None:
+    c, ma, mb = client
+    store = FileStore(tmp_path / "store")
+    failed = {"passed": False, "against": VA, "reasons": ["policy_size: geomean 1.0021x: not below 0.9950x"],
+              "pending": [], "checks": [{"rule": "policy_size", "ok": False, "value": 1.0021,
+                                         "detail": "geomean 1.0021x: not below 0.9950x"}]}
+    store.put("policies/index.json", json.dumps({"format": 1, "versions": [
+        entry(ma, "latest"), entry(mb, "candidate", failed)]}).encode())
+    page = c.get(f"/policies/inline/{VB}/").get_data(as_text=True)
+    held = page.split('id="held-back"')[1].split("</p>")[0]
+    assert "failed its gate (policy_size: geomean 1.0021x: not below 0.9950x)" in held
+    assert f"mlgo-farm policy promote {VB} --reason" in held
+    assert 'id="held-back"' not in c.get(f"/policies/inline/{VA}/").get_data(as_text=True)

@@ -307,3 +307,27 @@ def test_heldout_refuses_a_corpus_from_another_front_end_and_judges_shipped_modu
     assert table["geomean"] == pytest.approx(row["ratio"]) and table["all"]["geomean"] == pytest.approx(row["ratio"])
     text = cli("policy", "heldout", str(model), "--evaluation", f"gamma={packages['gamma']}", timeout=600).stdout
     assert "(no shipped list: all modules)" in text
+
+
+def test_a_policy_held_back_by_its_size_check_can_be_promoted_with_a_reason(tmp_path: Path) -> None:
+    """`policy promote`, as `vocab promote`: a candidate becomes latest, who, why and what was latest recorded."""
+    from farm.artifacts import POLICIES
+    from farm.artifacts.verdict import POLICY_SIZE
+
+    store = store_from_settings()
+    first = write_onnx_policy(tmp_path / "a.onnx", "inlining_default", "Greater", 0)
+    held = write_onnx_policy(tmp_path / "b.onnx", "inlining_default", "Greater", 1)
+    was = pstore.publish(store, first.read_bytes(), _stand_in(first, ["inlining_default"]), when=1e9)["version"]
+    out = pstore.publish(store, held.read_bytes(), _stand_in(held, ["inlining_default"]), when=2e9,
+                         pending=POLICY_SIZE)
+    assert out["state"] == "candidate" and POLICIES.read_latest(store, "inline")["version"] == was
+    no_reason = cli("policy", "promote", out["version"])
+    assert no_reason.returncode == 2 and "required: --reason" in no_reason.stderr
+    unknown = cli("policy", "promote", "20990101-nope", "--reason", "x")
+    assert unknown.returncode != 0 and "20990101-nope" in one_error_line(unknown)
+    res = cli("policy", "promote", out["version"], "--reason", "try it on our builds")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == f"policy inline {out['version']} is latest (was {was})"
+    assert POLICIES.read_latest(store, "inline")["version"] == out["version"]
+    entry = next(v for v in POLICIES.read_index(store) if v["version"] == out["version"])
+    assert entry["promoted"]["reason"] == "try it on our builds" and entry["promoted"]["previous"] == was
