@@ -282,6 +282,16 @@ REGISTRY: tuple[Builder, ...] = (
         notify=("problem", "exception"),
     ),
     Builder(
+        name="regression-bisect",
+        description="which changed input made a regression alert's builder regress: the bad run's comparison re-run "
+                    "with each input swapped back to its good value, named by version (bisect runs: no alert, not in "
+                    "the trend); the culprit goes on the alert's page and, as a follow-up, to its mail's thread",
+        steps=(Step("bisect", ("regress", "bisect", "{alert}"), timeout=6 * 3600),),
+        params=(Param("alert", "latest", "the regression alert's number (its page: alerts/N/), or latest: the newest "
+                      "open one not bisected yet", regex=r"latest|[1-9][0-9]{0,8}"),),
+        notify=("problem", "exception"),
+    ),
+    Builder(
         name="regression-inliner-control",
         description="control: the heuristic through the policy launcher must build exactly the heuristic's code "
                     "(size ratio 1.0000; checks the launcher, not a policy)",

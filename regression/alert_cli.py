@@ -1,4 +1,5 @@
-"""`mlgo-farm regress alert list|show|set`: the alerts' records and their triage (regression/alertstore.py).
+"""`mlgo-farm regress alert list|show|set`: the alerts' records and their triage (regression/alertstore.py);
+`mlgo-farm regress bisect ID`: which changed input made the alert's builder regress (regression/bisectrun.py).
 
 `regress alerts` (plural, regression/cli.py) is the mail outbox; `regress alert` the alerts themselves. Each
 verb answers with sentences or, with `--json`, one object (farm/answer.py); a bad id or state is one line and
@@ -61,6 +62,8 @@ def _show_said(f: Mapping[str, Any]) -> str:
     lines = [_line(a), f"changed inputs: {_inputs(a['inputs'])}"]
     if a["closed_by"]:
         lines.append(f"closed by run {a['closed_by']}")
+    if a["bisect"]:
+        lines.append(f"bisect: {a['bisect']['sentence']}")
     lines.append("states:")
     lines += [f"  {_when(s['at'])}  {s['state']:<15} {s['who']}: {s['note']}" for s in f["states"]]
     return "\n".join(lines)
@@ -83,6 +86,33 @@ def _set(args: argparse.Namespace) -> Answer:
                                     f"{f['note']}")
 
 
+def _to_bisect(store, which: str) -> int:
+    """An alert's number, or `latest`: the newest open regression alert without a bisect (what a forced
+    `regression-bisect` build does by default)."""
+    from farm.errors import InputError
+    from regression.alertstore import OPEN, REGRESSION
+
+    if which != "latest":
+        if not which.isdigit() or int(which) < 1:
+            raise InputError(f"alert {which!r}: a number (alerts/N/) or latest")
+        return int(which)
+    waiting = [a for a in store.alerts(kind=REGRESSION) if a.state in OPEN and a.bisect is None and a.good_run]
+    if not waiting:
+        raise InputError("no open regression alert waits for a bisect")
+    return waiting[0].id
+
+
+def _bisect(args: argparse.Namespace) -> Answer:
+    from regression.bisectrun import run_bisect
+
+    store = _store(args)
+    alert_id = _to_bisect(store, args.id)
+    found = run_bisect(alert_id, store.history)
+    fields = {"alert": store.get(alert_id).as_json(_triage_days()), "culprit": found.culprit, "why": found.why,
+              "reruns": len(found.steps), "evidence": found.evidence, "sentence": found.sentence()}
+    return Answer(fields, lambda f: f"alert #{f['alert']['id']}: {f['sentence']} ({f['reruns']} re-runs)")
+
+
 def register(rsub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """Add `regress alert list|show|set`."""
     from regression.alertstore import IMPROVEMENT, STATES
@@ -102,3 +132,7 @@ def register(rsub: argparse._SubParsersAction, common: argparse.ArgumentParser) 
     st.add_argument("--note", required=True, help="why (kept in the alert's history of states)")
     st.add_argument("--by", help="who changes it (default: the login name)")
     st.set_defaults(func=_set)
+    bi = rsub.add_parser("bisect", parents=[common, json_option()],
+                         help="re-run an alert's bad comparison with each changed input swapped back: the culprit")
+    bi.add_argument("id", metavar="ID", help="the alert's number, or latest (the newest open one not bisected yet)")
+    bi.set_defaults(func=_bisect)

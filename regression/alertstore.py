@@ -10,7 +10,8 @@ closes). Every change of state keeps who, when and a note (`alert_states`). An u
 A run that is better than the previous good run beyond the rules' noise is recorded as an alert of kind
 `improvement`, state `improvement`, and never mailed. A regression alert whose changed inputs (the LLVM commit or
 package, the policy, the vocabulary between its good and bad runs) are those of another builder's open alert joins
-that alert's group (`group_id`, the id of the group's first alert). `bisect` is kept for a bisect's result.
+that alert's group (`group_id`, the id of the group's first alert). `bisect` keeps a bisect's result
+(regression/bisectrun.py: the culprit input or why none, the re-runs that show it).
 
 The alert of a run is written in the transaction that completes the run (History.complete_run's `record`), so a
 run's verdict, its alert and its mail are recorded together or not at all.
@@ -38,7 +39,7 @@ SETTABLE = (UNTRIAGED, ACKNOWLEDGED, INVESTIGATING, FIXED, INVALID, WONTFIX)
 OPEN = (UNTRIAGED, ACKNOWLEDGED, INVESTIGATING)
 #: Who the farm's own changes of state are recorded as.
 FARM = "mlgo-farm"
-#: The inputs of a run an alert compares between its good and bad runs (a bisect would swap them back).
+#: The inputs of a run an alert compares between its good and bad runs (a bisect swaps them back: regression/bisect.py).
 INPUTS = ("llvm", "policy", "vocab")
 
 
@@ -218,6 +219,15 @@ class AlertStore:
             db.execute("INSERT INTO alert_states (alert_id, at, state, who, note) VALUES (?,?,?,?,?)",
                        (alert_id, now, state, who, note))
             return _get(db, alert_id)  # type: ignore[return-value]
+
+    def set_bisect(self, alert_id: int, result: dict[str, Any]) -> Alert:
+        """Keep a bisect's result (regression/bisectrun.py) on the alert; its state is the people's to change."""
+        with self.history.transaction() as db:
+            db.execute("UPDATE alerts SET bisect=? WHERE id=?", (json.dumps(result, sort_keys=True), alert_id))
+            alert = _get(db, alert_id)
+        if alert is None:
+            raise InputError(f"no alert #{alert_id} in {self.history.path}")
+        return alert
 
     def counts(self, triage_days: float, now: float | None = None) -> dict[str, int]:
         """Untriaged and overdue regression alerts, for the overview."""

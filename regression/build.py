@@ -51,12 +51,14 @@ def heuristic_variant() -> Variant:
 
 
 def policy_variant(policy: str, vocab: Path | None = None, timeout: float | None = None,
-                   advisor: str = advisors.DEFAULT) -> Variant:
-    """Compiles through the policy launcher (the lean `policyhost.cc`, what `policy-cc --print-launcher` prints)."""
+                   advisor: str = advisors.DEFAULT, settings=None) -> Variant:
+    """Compiles through the policy launcher (the lean `policyhost.cc`, what `policy-cc --print-launcher` prints);
+    `settings` name the LLVM it runs (`[llvm] bin_dir`: the run's toolchain, e.g. a bisect's build of a commit)."""
     from policyhost.cc import launcher_command
 
     vocab_arg = str(vocab) if vocab is not None else None
-    return Variant(POLICY, tuple(launcher_command(str(policy), vocab=vocab_arg, timeout=timeout, advisor=advisor)))
+    return Variant(POLICY, tuple(launcher_command(str(policy), vocab=vocab_arg, timeout=timeout, advisor=advisor,
+                                                  settings=settings)))
 
 
 @dataclass(frozen=True)

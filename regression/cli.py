@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from farm.answer import Answer, json_option
-from farm.cli import nonnegative_int, positive_float, positive_int
-from policyhost import advisors
+from farm.cli import positive_int
+from regression import runargs
+from regression.runargs import DEFAULT_BUILDER, EXIT_NOT_IDENTICAL, EXIT_REGRESSION, request_from_args
 
-EXIT_REGRESSION = 10  # `regress run --fail-on-regression` when the run regressed
-EXIT_NOT_IDENTICAL = 11  # `regress run --expect-identical` when the policy build's sizes differ at all
-DEFAULT_BUILDER = "local"  # the builder name `regress run` records when no builder runs it
+__all__ = ["DEFAULT_BUILDER", "EXIT_NOT_IDENTICAL", "EXIT_REGRESSION", "register"]
 
 
 def _open(args: argparse.Namespace):
@@ -27,22 +26,10 @@ def _open(args: argparse.Namespace):
 
 
 def _run(args: argparse.Namespace) -> int:
-    from regression import benchmarks
-    from regression.compare import RunRequest, run_comparison
+    from regression.compare import run_comparison
     from regression.rules import RunVerdict
 
-    benches = [benchmarks.lookup(n) for n in args.bench]
-    for d in args.bench_dir:
-        benches.append(benchmarks.local_benchmark(Path(d), tuple(args.bench_arg)))
-    req = RunRequest(
-        builder=args.builder, run_id=args.run_id, corpus=Path(args.corpus) if args.corpus else None,
-        benchmarks=tuple(benches), policy=args.policy, vocab=args.vocab,
-        opt_flags=tuple(args.opt or ["-Oz"]), repeats=args.repeats, callgrind=not args.no_callgrind,
-        rules_file=Path(args.rules) if args.rules else None, publish=not args.no_publish,
-        jobs=RunRequest().jobs if args.jobs is None else args.jobs, policy_timeout=args.policy_timeout,
-        advisor=args.advisor, build_url=args.build_url, policy_sha256=args.policy_sha256,
-        vocab_sha256=args.vocab_sha256,
-    )
+    req = request_from_args(args)
     result = run_comparison(req, history=_open(args))
     differ = not_identical(result.comparisons) if args.expect_identical else ""
     d = result.delivery
@@ -180,45 +167,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     run = rsub.add_parser("run", parents=[common, json_option()],
                           help="build heuristic vs policy, measure, judge, report and alert on transitions")
-    run.add_argument("--corpus", help="a corpus directory (corpus_description.json): per-module .text sizes")
-    run.add_argument("--bench", action="append", default=[], metavar="NAME",
-                     help="a benchmark from a Debian source package: lua, zlib, bzip2 (repeatable)")
-    run.add_argument("--bench-dir", action="append", default=[], metavar="DIR",
-                     help="a local directory of C files with one main() as a benchmark (repeatable)")
-    run.add_argument("--bench-arg", action="append", default=[], metavar="ARG",
-                     help="an argument for the --bench-dir programs (repeatable)")
-    run.add_argument("--policy", default="heuristic", help="built-in policy name, an .onnx model, store:latest / "
-                     "store:VERSION for a policy the farm published (with the vocabulary it was trained with), or "
-                     "the http(s) URL of a model.onnx on a farm's dashboard (checked with --policy-sha256)")
-    run.add_argument("--policy-sha256", metavar="HEX", help="the sha256 a --policy URL's bytes must have (default: "
-                     "the .sha256 file the dashboard serves beside it)")
-    run.add_argument("--advisor", choices=advisors.NAMES,
-                     help="MLGO advisor the policy drives (default: the one a built-in policy answers, "
-                     f"else {advisors.DEFAULT})")
-    run.add_argument("--vocab", help="IR2Vec vocabulary fed to the policy: a JSON file (a manifest.json beside it "
-                     "names the version), store:VERSION / store:latest, published by the farm, or the http(s) URL "
-                     "of a vocab.json on a farm's dashboard (checked with --vocab-sha256)")
-    run.add_argument("--vocab-sha256", metavar="HEX", help="the sha256 a --vocab URL's bytes must have (default: "
-                     "the .sha256 file the dashboard serves beside it)")
-    run.add_argument("--builder", default=DEFAULT_BUILDER,
-                     help=f"builder name recorded in the history (default: {DEFAULT_BUILDER})")
-    run.add_argument("--run-id", help="run id (default: UTC time and a random suffix)")
-    run.add_argument("--opt", action="append", default=None, metavar="FLAG",
-                     help="optimization flag for both variants, as --opt=-Oz (repeatable; default: -Oz)")
-    run.add_argument("--repeats", type=nonnegative_int, default=5,
-                     help="wall-time samples per variant and workload (0: none)")
-    run.add_argument("--no-callgrind", action="store_true", help="skip callgrind instruction counts")
-    run.add_argument("--rules", help="TOML file overriding regression rules per metric")
-    run.add_argument("--no-publish", action="store_true", help="keep the report local (do not upload to the store)")
-    run.add_argument("--jobs", type=positive_int, help="parallel compiles (default: CPUs)")
-    run.add_argument("--policy-timeout", type=positive_float, help="policy host timeout per compile, seconds")
-    run.add_argument("--expect-identical", action="store_true",
-                     help=f"a control run: exit with {EXIT_NOT_IDENTICAL} unless every .text size of the policy build "
-                     "equals the heuristic's exactly (ratio 1.0000: the launcher, not a policy, is checked)")
-    run.add_argument("--build-url", metavar="URL", help="the Buildbot build running this comparison, for the alert "
-                     "mail (builders pass it)")
-    run.add_argument("--fail-on-regression", action="store_true",
-                     help=f"exit with {EXIT_REGRESSION} when the run's verdict is regression")
+    runargs.add_options(run)
     run.set_defaults(func=_run)
 
     hist = rsub.add_parser("history", parents=[common], help="list runs with verdicts and policy/heuristic ratios")

@@ -8,6 +8,7 @@ published, so a full disk or a dead store never loses a verdict; then queued ale
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import math
@@ -240,6 +241,9 @@ def previous_baseline(history: History, run: Run) -> Run | None:
     its verdict: a version worse than the one before it is a regression even while both lose to
     the heuristic. Otherwise (same policy, or not a published one) the previous good run.
     """
+    if run.config.get("bisect"):  # a bisect's re-run is judged against its alert's good run, as the bad run was
+        good = run.config["bisect"].get("good_run")
+        return history.run(good, run.builder) if good else None
     last = history.previous_run(run)
     if run.config.get("policy_version") and last is not None and last.policy_id != run.policy_id:
         return last
@@ -295,12 +299,16 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
                 "policy": spec, "policy_version": published, "vocab": str(req.vocab) if req.vocab else None,
                 "advisor": req.advisor_name, "opt_flags": list(req.opt_flags), "repeats": req.repeats,
                 "callgrind": req.callgrind, "build_url": req.build_url,
+                **({"bisect": req.bisect} if req.bisect else {}),
                 "reproduce": outcome.reproduce_command(req, published, vocab_id, settings.buildbot.dashboard,
                                                       vocab)},
     )
     work = run_dir(settings, req.builder, run_id)
+    # the policy build's launcher runs the toolchain of this run too, not `[llvm] bin_dir`'s (a bisect's commit)
+    llvm = dataclasses.replace(settings.llvm, bin_dir=str(toolchain.bin_dir))
     variants = [build.heuristic_variant(),
-                build.policy_variant(req.policy, vocab, req.policy_timeout, req.advisor_name)]
+                build.policy_variant(req.policy, vocab, req.policy_timeout, req.advisor_name,
+                                     dataclasses.replace(settings, llvm=llvm))]
     try:
         rows, skipped = _measure_all(req, toolchain, variants, work, settings, history, run)
         if not rows:

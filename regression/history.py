@@ -77,6 +77,10 @@ class Run:
         return (self.llvm_commit or "")[:12] or self.llvm_package or self.llvm_version or "-"
 
 
+#: What keeps a bisect's re-runs (regression/bisectrun.py: `config.bisect` names their alert) out of the builder's
+#: runs, trends and baselines: they answer one alert's question and are no night of the builder.
+NOT_BISECT = " AND json_extract(config, '$.bisect') IS NULL"
+
 #: Columns added after the first release: (table, column, type), added to older databases on open.
 _ADDED_COLUMNS = (("runs", "llvm_package", "TEXT"), ("measurements", "llvm_package", "TEXT"))
 
@@ -183,9 +187,11 @@ class History:
             raise InputError(f"no run {run_id!r} of builder {builder!r} in {self.path}")
         return _run(row)
 
-    def runs(self, builder: str | None = None, limit: int | None = None, upto_seq: int | None = None) -> list[Run]:
-        """Runs oldest first (the newest `limit` of them), optionally only one builder's, up to `upto_seq`."""
-        sql, args = "SELECT * FROM runs WHERE 1=1", []
+    def runs(self, builder: str | None = None, limit: int | None = None, upto_seq: int | None = None,
+             bisect: bool = False) -> list[Run]:
+        """Runs oldest first (the newest `limit` of them), optionally only one builder's, up to `upto_seq`; a
+        bisect's re-runs only with `bisect` (they are no night of the builder: not in its trend, not a baseline)."""
+        sql, args = "SELECT * FROM runs WHERE 1=1" + ("" if bisect else NOT_BISECT), []
         if builder is not None:
             sql += " AND builder=?"
             args.append(builder)
@@ -211,8 +217,9 @@ class History:
             return [r[0] for r in db.execute("SELECT DISTINCT builder FROM runs ORDER BY builder")]
 
     def previous_run(self, run: Run, verdict: str | None = None) -> Run | None:
-        """The last complete run of the same builder before `run` (with that verdict, if given)."""
-        sql = "SELECT * FROM runs WHERE builder=? AND seq<? AND status='complete'"
+        """The last complete run of the same builder before `run` (with that verdict, if given); never a bisect's
+        re-run."""
+        sql = "SELECT * FROM runs WHERE builder=? AND seq<? AND status='complete'" + NOT_BISECT
         args: list = [run.builder, run.seq]
         if verdict is not None:
             sql += " AND verdict=?"
@@ -315,6 +322,14 @@ class History:
         return [OutboxMessage(r["id"], r["run_id"], r["builder"], r["kind"], r["sender"],
                               json.loads(r["recipients"]), bytes(r["message"]), r["attempts"], r["last_error"],
                               r["sent"], r["alert_id"], r["hold_until"]) for r in rows]
+
+    def queue(self, run_id: str, builder: str, kind: str, sender: str, recipients: list[str], message: bytes,
+              alert_id: int | None = None) -> None:
+        """Queue a mail that no run's completion carries (a bisect's follow-up, regression/bisectrun.py)."""
+        with self._connect() as db:
+            db.execute("INSERT INTO outbox (run_id, builder, kind, sender, recipients, message, created, alert_id)"
+                       " VALUES (?,?,?,?,?,?,?,?)",
+                       (run_id, builder, kind, sender, json.dumps(recipients), message, time.time(), alert_id))
 
     def mark_sent(self, message_id: int) -> None:
         with self._connect() as db:

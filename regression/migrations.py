@@ -14,7 +14,7 @@ Version 2: `measurements.sha256`, the digest of the object file or binary a row 
 rows of byte-identical builds are "no change" without judging their numbers (LNT's binary hash check).
 
 An alert has room for what later work attaches: `group_id` (alerts of several builders sharing a change of
-inputs) and `bisect` (JSON: the culprit input and its evidence runs).
+inputs) and `bisect` (JSON: the culprit input and its evidence runs, regression/bisectrun.py).
 """
 
 from __future__ import annotations

@@ -197,8 +197,11 @@ def finish(req: RunRequest, settings: Settings, history: History, run: Run, verd
             publish_error = str(e)
     rows = report.table_rows(comparisons)
     summary = report.summary_text(run, verdict, rows, skipped, web)
-    kind = alerts.transition(history, run, verdict)
-    record = alert_record(settings, history, run, verdict, kind, comparisons, skipped, summary, web)
+    # a bisect's re-run answers its alert's question (regression/bisectrun.py): it opens, closes and mails nothing
+    bisecting = bool(run.config.get("bisect"))
+    kind = None if bisecting else alerts.transition(history, run, verdict)
+    record = None if bisecting else alert_record(settings, history, run, verdict, kind, comparisons, skipped,
+                                                 summary, web)
     if kind is not None and not settings.smtp.recipient_list:
         log.warning("run %s: %s alert not sent: no recipients configured ([smtp] recipients)", run.run_id, kind)
     history.complete_run(run, verdict, link, record=record)

@@ -37,6 +37,9 @@ class RunRequest:
     build_url: str | None = None  # the Buildbot build that ran this comparison (in the alert mail)
     policy_sha256: str | None = None  # what an http(s) URL policy must hash to (else the `.sha256` beside it)
     vocab_sha256: str | None = None  # the same for an http(s) URL vocabulary
+    #: a bisect's re-run (regression/bisectrun.py): its alert, the good run it is judged against, what it swapped;
+    #: such a run never alerts, never mails and never enters the trend nor another run's baseline
+    bisect: dict | None = None
 
     @property
     def advisor_name(self) -> str:

@@ -1,0 +1,87 @@
+"""`regress run`'s options and the RunRequest they ask for: the CLI's verb (regression/cli.py) and a bisect, which
+re-runs a run's recorded `reproduce` command (regression/bisectrun.py), read them alike."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from farm.cli import nonnegative_int, positive_float, positive_int
+from policyhost import advisors
+
+EXIT_REGRESSION = 10  # `regress run --fail-on-regression` when the run regressed
+EXIT_NOT_IDENTICAL = 11  # `regress run --expect-identical` when the policy build's sizes differ at all
+DEFAULT_BUILDER = "local"  # the builder name `regress run` records when no builder runs it
+
+
+def add_options(run: argparse.ArgumentParser) -> None:
+    """`regress run`'s options (besides `--history` and `--json`, which other verbs share)."""
+    run.add_argument("--corpus", help="a corpus directory (corpus_description.json): per-module .text sizes")
+    run.add_argument("--bench", action="append", default=[], metavar="NAME",
+                     help="a benchmark from a Debian source package: lua, zlib, bzip2 (repeatable)")
+    run.add_argument("--bench-dir", action="append", default=[], metavar="DIR",
+                     help="a local directory of C files with one main() as a benchmark (repeatable)")
+    run.add_argument("--bench-arg", action="append", default=[], metavar="ARG",
+                     help="an argument for the --bench-dir programs (repeatable)")
+    run.add_argument("--policy", default="heuristic", help="built-in policy name, an .onnx model, store:latest / "
+                     "store:VERSION for a policy the farm published (with the vocabulary it was trained with), or "
+                     "the http(s) URL of a model.onnx on a farm's dashboard (checked with --policy-sha256)")
+    run.add_argument("--policy-sha256", metavar="HEX", help="the sha256 a --policy URL's bytes must have (default: "
+                     "the .sha256 file the dashboard serves beside it)")
+    run.add_argument("--advisor", choices=advisors.NAMES,
+                     help="MLGO advisor the policy drives (default: the one a built-in policy answers, "
+                     f"else {advisors.DEFAULT})")
+    run.add_argument("--vocab", help="IR2Vec vocabulary fed to the policy: a JSON file (a manifest.json beside it "
+                     "names the version), store:VERSION / store:latest, published by the farm, or the http(s) URL "
+                     "of a vocab.json on a farm's dashboard (checked with --vocab-sha256)")
+    run.add_argument("--vocab-sha256", metavar="HEX", help="the sha256 a --vocab URL's bytes must have (default: "
+                     "the .sha256 file the dashboard serves beside it)")
+    run.add_argument("--builder", default=DEFAULT_BUILDER,
+                     help=f"builder name recorded in the history (default: {DEFAULT_BUILDER})")
+    run.add_argument("--run-id", help="run id (default: UTC time and a random suffix)")
+    run.add_argument("--opt", action="append", default=None, metavar="FLAG",
+                     help="optimization flag for both variants, as --opt=-Oz (repeatable; default: -Oz)")
+    run.add_argument("--repeats", type=nonnegative_int, default=5,
+                     help="wall-time samples per variant and workload (0: none)")
+    run.add_argument("--no-callgrind", action="store_true", help="skip callgrind instruction counts")
+    run.add_argument("--rules", help="TOML file overriding regression rules per metric")
+    run.add_argument("--no-publish", action="store_true", help="keep the report local (do not upload to the store)")
+    run.add_argument("--jobs", type=positive_int, help="parallel compiles (default: CPUs)")
+    run.add_argument("--policy-timeout", type=positive_float, help="policy host timeout per compile, seconds")
+    run.add_argument("--expect-identical", action="store_true",
+                     help=f"a control run: exit with {EXIT_NOT_IDENTICAL} unless every .text size of the policy build "
+                     "equals the heuristic's exactly (ratio 1.0000: the launcher, not a policy, is checked)")
+    run.add_argument("--build-url", metavar="URL", help="the Buildbot build running this comparison, for the alert "
+                     "mail (builders pass it)")
+    run.add_argument("--fail-on-regression", action="store_true",
+                     help=f"exit with {EXIT_REGRESSION} when the run's verdict is regression")
+
+
+def request_from_args(args: argparse.Namespace):
+    """The RunRequest of `regress run`'s options (also of a run's recorded `reproduce` command: a bisect re-runs
+    it, regression/bisectrun.py)."""
+    from regression import benchmarks
+    from regression.request import RunRequest
+
+    benches = [benchmarks.lookup(n) for n in args.bench]
+    for d in args.bench_dir:
+        benches.append(benchmarks.local_benchmark(Path(d), tuple(args.bench_arg)))
+    return RunRequest(
+        builder=args.builder, run_id=args.run_id, corpus=Path(args.corpus) if args.corpus else None,
+        benchmarks=tuple(benches), policy=args.policy, vocab=args.vocab,
+        opt_flags=tuple(args.opt or ["-Oz"]), repeats=args.repeats, callgrind=not args.no_callgrind,
+        rules_file=Path(args.rules) if args.rules else None, publish=not args.no_publish,
+        jobs=RunRequest().jobs if args.jobs is None else args.jobs, policy_timeout=args.policy_timeout,
+        advisor=args.advisor, build_url=args.build_url, policy_sha256=args.policy_sha256,
+        vocab_sha256=args.vocab_sha256,
+    )
+
+
+def parse_run(argv: list[str]) -> argparse.Namespace:
+    """`regress run`'s options parsed from `argv` (what follows `mlgo-farm regress run`): a SystemExit when they are
+    not `regress run`'s."""
+    parser = argparse.ArgumentParser(prog="mlgo-farm regress run", add_help=False)
+    parser.add_argument("--history")
+    parser.add_argument("--json", action="store_true")
+    add_options(parser)
+    return parser.parse_args(argv)
