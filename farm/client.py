@@ -199,7 +199,7 @@ class Outage:
 
 
 def wait_chain(result: AsyncResult, timeout: float, watch: StepWatch | None = None,
-               names: tuple[str, ...] = (), reconnect: float = 0) -> dict[str, Any]:
+               names: tuple[str, ...] = (), reconnect: float = 0, desc: str | None = None) -> dict[str, Any]:
     """Wait for the last task of the chain; a failed earlier task fails the wait with its message.
 
     With a `watch` (client.StepWatch), every change of the current step's status is logged (shown
@@ -207,6 +207,7 @@ def wait_chain(result: AsyncResult, timeout: float, watch: StepWatch | None = No
     lost with its worker), and a timeout says where the chain stands instead of guessing.
     `names` are the chain's steps, first to last. A Redis lost while waiting is tried again for up
     to `reconnect` seconds (see the module; 0: the first failure ends the wait).
+    With `desc` (the verb), the chain's steps done show as progress on stderr (farm/progress.py), a line per step.
     """
     deadline = time.monotonic() + timeout
     outage = Outage(reconnect, result.id)
@@ -216,43 +217,56 @@ def wait_chain(result: AsyncResult, timeout: float, watch: StepWatch | None = No
         chain_results.append(r)
         r = r.parent
     chain_results.reverse()
-    status, look_at = "", 0.0
-    progress = ProgressLines(result.id)
-    while True:
-        try:
-            for i, r in enumerate(chain_results):
-                if watch is not None:
-                    progress.show(r, (r.name or (names[i] if i < len(names) else "task")).rpartition(".")[2])
-                if r.failed():
-                    err = r.result
-                    if isinstance(err, FarmError):
-                        raise err
-                    raise FarmError(f"retrain task {r.name or r.id} failed: {type(err).__name__}: {err}")
-            if result.successful():
-                return result.result
-            now = time.monotonic()
-            if watch is not None and (now >= look_at or now >= deadline):
-                step = next((i for i, r in enumerate(chain_results) if not r.successful()), len(chain_results) - 1)
-                text = watch.describe(chain_results[step], names[step] if step < len(names) else "")
-                if text != status:
-                    log.info("retrain %s: %s", result.id, text)
-                    status = text
-                look_at = now + 1
-            outage.back()
-        except FarmError:
-            raise
-        except Exception as e:
-            if not (reconnect and _outage(e)):
+    stage = None
+    if desc is not None:
+        from farm.progress import steps
+
+        stage = steps(len(chain_results), f"{desc}: chain steps done"
+                      + (f" ({' → '.join(names)})" if len(names) == len(chain_results) else ""))
+    try:
+        status, look_at = "", 0.0
+        progress = ProgressLines(result.id)
+        while True:
+            try:
+                for i, r in enumerate(chain_results):
+                    if watch is not None:
+                        progress.show(r, (r.name or (names[i] if i < len(names) else "task")).rpartition(".")[2])
+                    if r.failed():
+                        err = r.result
+                        if isinstance(err, FarmError):
+                            raise err
+                        raise FarmError(f"retrain task {r.name or r.id} failed: {type(err).__name__}: {err}")
+                done = next((i for i, r in enumerate(chain_results) if not r.successful()), len(chain_results))
+                if stage is not None and done > stage.done:
+                    stage.advance(done)
+                if result.successful():
+                    return result.result
+                now = time.monotonic()
+                if watch is not None and (now >= look_at or now >= deadline):
+                    step = next((i for i, r in enumerate(chain_results) if not r.successful()), len(chain_results) - 1)
+                    text = watch.describe(chain_results[step], names[step] if step < len(names) else "")
+                    if text != status:
+                        log.info("retrain %s: %s", result.id, text)
+                        status = text
+                    look_at = now + 1
+                outage.back()
+            except FarmError:
                 raise
-            pause = outage.lost(e)
-            if time.monotonic() + pause >= deadline:
-                status = f"Redis unreachable for {time.monotonic() - (outage.since or 0):.0f}s ({one_line(e)})"
+            except Exception as e:
+                if not (reconnect and _outage(e)):
+                    raise
+                pause = outage.lost(e)
+                if time.monotonic() + pause >= deadline:
+                    status = f"Redis unreachable for {time.monotonic() - (outage.since or 0):.0f}s ({one_line(e)})"
+                    break
+                time.sleep(pause)  # back-off between reconnection attempts, not synchronisation
+                continue
+            if now >= deadline:
                 break
-            time.sleep(pause)  # back-off between reconnection attempts, not synchronisation
-            continue
-        if now >= deadline:
-            break
-        time.sleep(0.5)
+            time.sleep(0.5)
+    finally:
+        if stage is not None:
+            stage.close()
     raise FarmError(f"retrain did not finish within {timeout:g}s: {status or 'still running'} (task {result.id})")
 
 
@@ -268,7 +282,7 @@ def submit(app: Celery, send: Callable[[], AsyncResult], what: str) -> AsyncResu
 
 
 def wait_for(app: Celery, result: AsyncResult, timeout: float, names: tuple[str, ...],
-             reconnect: float | None = None) -> dict[str, Any]:
+             reconnect: float | None = None, desc: str | None = None) -> dict[str, Any]:
     """wait_chain with a StepWatch, riding out a Redis restart for up to `reconnect` seconds (default
     `[celery] client_reconnect`); a result backend lost for longer is one line naming the task."""
     if reconnect is None:
@@ -276,7 +290,7 @@ def wait_for(app: Celery, result: AsyncResult, timeout: float, names: tuple[str,
 
         reconnect = load_settings().celery.client_reconnect
     try:
-        return wait_chain(result, timeout, StepWatch(app), names, reconnect)
+        return wait_chain(result, timeout, StepWatch(app), names, reconnect, desc)
     except FarmError:
         raise
     except Exception as e:

@@ -47,6 +47,7 @@ def _train(args: argparse.Namespace) -> int:
     names and corpus directories (policytrain/splits.py `plan_splits`), LLVM, the vocabulary; then the Debian
     packages' sources and corpora, and the training."""
     from farm.config import load_settings
+    from farm.progress import say
     from farm.toolchain import Toolchain
     from policytrain import heldout, trainer
     from policytrain.recipes import recipe
@@ -69,10 +70,9 @@ def _train(args: argparse.Namespace) -> int:
 
         vocab = resolve_vocab(args.vocab, INLINE_SIZE.advisor)
     version = vocab.stem if args.vocab and args.vocab.startswith("store:") else None  # (the store's file names it)
-    splits = trainer.build_splits(plan, var, tc)
+    splits = trainer.build_splits(plan, var, tc, desc="policy train")
     record = trainer.train_to(output, tc, splits, args.recipe, _fanout(args, settings, tc), vocab=vocab,
-                              vocab_version=version,
-                              progress=lambda line: print(line, flush=True), cap=settings.gate.policy_cap)
+                              vocab_version=version, progress=say, cap=settings.gate.policy_cap, desc="policy train")
     try:
         heldout.check_complete(record["heldout"])
     except FarmError as e:
@@ -97,7 +97,7 @@ def _heldout(args: argparse.Namespace) -> int:
     from policyhost.release import record_beside, seen_packages
     from policytrain import heldout, trainer
     from policytrain.recipes import recipe
-    from policytrain.splits import given_corpora, named
+    from policytrain.splits import corpora, given_corpora, named
 
     named("--evaluation", args.evaluation, f"or leave it out for the {args.split} split")
     settings = load_settings()
@@ -130,11 +130,11 @@ def _heldout(args: argparse.Namespace) -> int:
                          "packages the policy never saw (choose them with --split or --evaluation)")
     var = Path(settings.var_dir)
     given = given_corpora({"evaluation": names}, var)  # every NAME=DIR read before a Debian corpus is compiled
-    evaluation = tuple(given.get(("evaluation", n)) or trainer.package_corpus(n, var, tc) for n in names)
+    (evaluation,) = corpora([[(n, given.get(("evaluation", n)), None) for n in names]], var, tc, "policy heldout")
     splits = trainer.Splits((), (), evaluation)
     fan = _fanout(args, settings, tc)
     t = trainer.Trainer(tc, splits, recipe("smoke"), fan, vocab=Path(vocab) if vocab else None)
-    table = heldout.heldout_table(t, None, model=str(model))
+    table = heldout.heldout_table(t, None, model=str(model), desc="policy heldout")
     print(json.dumps(table, indent=2) if args.json else heldout.format_table(table, settings.gate.policy_cap),
           flush=True)
     heldout.check_complete(table)  # the table shows which packages; the exit status and one line say it failed
@@ -199,7 +199,7 @@ def _retrain(args: argparse.Namespace) -> int:
         return Answer({"task_id": res.id}, lambda f: f["task_id"])
     from policyhost.publish import retrained
 
-    return retrained(wait_for(app, res, args.timeout, CHAIN_STEPS), EXIT_SIZE_CHECK)
+    return retrained(wait_for(app, res, args.timeout, CHAIN_STEPS, desc="policy retrain"), EXIT_SIZE_CHECK)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

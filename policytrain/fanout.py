@@ -20,6 +20,7 @@ from typing import Any
 from farm import hold
 from farm.celery_app import app
 from farm.errors import InputError
+from farm.progress import Progress
 from farm.toolchain import Toolchain
 from policyhost.watchdog import Stop
 from policytrain import mlp_io
@@ -27,7 +28,6 @@ from policytrain.explore import Budget, ExploreCache, compile_size, explore_cach
 from policytrain.mlp import Mlp
 from policytrain.trainer import Fanout
 from policytrain.units import Unit
-from workers.parallel import Progress
 
 #: The work queue's name: a farm may give training compiles their own workers (`celery -Q policy-train`).
 QUEUE = "celery"
@@ -81,7 +81,7 @@ def _failed(result: Any) -> bool:
 JOBS: dict[str, Callable[..., Any]] = {"explore": explore_job, "size": size_job}
 #: Seconds an interrupted fan-out waits for its jobs in flight to stop (they are told to at once)
 INTERRUPT_GRACE = 10.0
-#: Each job's stage in its progress (a tqdm bar on a terminal, a line a minute in a log: workers/parallel.py)
+#: Each job's stage in its progress (a tqdm bar on a terminal, a line a minute in a log: farm/progress.py)
 STAGES = {"explore": "policy: modules searched", "size": "policy: modules compiled and measured"}
 
 
@@ -122,7 +122,7 @@ def thread_fanout(toolchain: Toolchain, cache: ExploreCache, jobs: int) -> Fanou
     def run(kind: str, items: Sequence[dict]) -> list:
         fn, stopping = JOBS[kind], Stop()
         pool = ThreadPoolExecutor(max(1, jobs))
-        progress = Progress(len(items), STAGES.get(kind, f"policy: {kind} jobs"), is_failure=_failed)
+        progress = Progress(len(items), STAGES.get(kind, f"policy: {kind} jobs"), is_failure=_failed, unit="mod")
         futures: dict = {}
         try:
             futures = {pool.submit(fn, it, toolchain, cache, stopping): i for i, it in enumerate(items)}

@@ -65,11 +65,19 @@ def _summed(sizes: Sequence[tuple[str, int, int]], failed: Sequence[str] = ()) -
             "ratio": None if failed else pt / ht if ht else 1.0}
 
 
-def heldout_table(trainer: Measuring, policy: Mlp | None, model: str | None = None) -> dict:
+def heldout_table(trainer: Measuring, policy: Mlp | None, model: str | None = None, desc: str = "policy") -> dict:
     """The evaluation packages' ratios and their geomean: what a policy does on code it never saw. `geomean` and
     `worst` judge the shipped modules (workers/shipped.py: what a user's build of the package compiles); `all`
-    the same over every module, tests and examples included. Both are None while a package has no ratio."""
-    rows = trainer.package_ratios(trainer.splits.evaluation, policy, model)
+    the same over every module, tests and examples included. Both are None while a package has no ratio. Its progress
+    (farm/progress.py) is a line per package under `desc` (the verb)."""
+    from farm.progress import steps
+
+    rows: list[dict] = []
+    packages = trainer.splits.evaluation
+    with steps(len(packages), f"{desc}: held-out packages measured", unit="pkg") as bar:  # a line per package
+        for p in packages:
+            rows += trainer.package_ratios([p], policy, model)
+            bar.update()
     shipped, every = [judged(r)["ratio"] for r in rows], [r["ratio"] for r in rows]
     if any(r is None for r in every):
         return {"packages": rows, "geomean": None, "worst": None, "all": {"geomean": None, "worst": None}}

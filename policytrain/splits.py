@@ -181,15 +181,47 @@ def plan_splits(train: str | None, validation: str | None, evaluation: str | Non
     return Plan(wanted, given_corpora(wanted, var_dir, {"train": most}), most)
 
 
-def build_splits(plan: Plan, var_dir: Path, toolchain: Toolchain) -> Splits:
+def build_splits(plan: Plan, var_dir: Path, toolchain: Toolchain, desc: str = "policy") -> Splits:
     """The planned splits' packages, after the Debian packages' sources are checked for code shared across splits
-    with no decision (policytrain/overlap.py); each Debian package's corpus is compiled once."""
+    with no decision (policytrain/overlap.py); each Debian package's corpus is compiled once. Both stages show their
+    progress (farm/progress.py), a line per package, under `desc` (the verb)."""
     from policytrain.overlap import check_specs
 
+    fetch_sources(sorted({n for s in SPLITS for n in plan.wanted[s] if "=" not in n}), var_dir, desc)
     check_specs(plan.wanted, var_dir / "debsrc")
-    return Splits(*(tuple(plan.given.get((s, n)) or package_corpus(n, var_dir, toolchain,
-                                                                    plan.most if s == "train" else None)
-                          for n in plan.wanted[s]) for s in SPLITS))
+    return Splits(*corpora([[(n, plan.given.get((s, n)), plan.most if s == "train" else None) for n in plan.wanted[s]]
+                            for s in SPLITS], var_dir, toolchain, desc))
+
+
+def fetch_sources(names: Sequence[str], var_dir: Path, desc: str = "policy") -> None:
+    """Each Debian package's source fetched (or found) under `<var>/debsrc`, a progress line per package."""
+    from farm.progress import steps
+    from workers.debsrc import fetch_source
+
+    with steps(len(names), f"{desc}: package sources fetched", unit="pkg") as bar:
+        for name in names:
+            fetch_source(name, var_dir / "debsrc")
+            bar.update()
+
+
+def corpora(groups: Sequence[Sequence[tuple[str, Package | None, int | None]]], var_dir: Path, toolchain: Toolchain,
+            desc: str = "policy") -> list[tuple[Package, ...]]:
+    """Each group's packages, (spec, the package already read or None, most) each: a Debian package's corpus
+    compiled once (`package_corpus`), a progress line per package."""
+    from farm.progress import steps
+
+    todo = sum(1 for g in groups for _, given, _ in g if given is None)
+    out: list[tuple[Package, ...]] = []
+    with steps(todo, f"{desc}: package corpora built", unit="pkg") as bar:
+        for g in groups:
+            got = []
+            for spec, given, most in g:
+                if given is None:
+                    given = package_corpus(spec, var_dir, toolchain, most)
+                    bar.update()
+                got.append(given)
+            out.append(tuple(got))
+    return out
 
 
 def resolve_splits(train: str | None, validation: str | None, evaluation: str | None, var_dir: Path,

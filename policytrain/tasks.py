@@ -226,7 +226,7 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
                          vocab_manifest["version"])
                 trainer.train_to(tmp / "model.onnx", toolchain, splits, rec_name, fanout, vocab=vocab_file,
                                  vocab_version=vocab_manifest["version"], progress=progress or log.info,
-                                 cap=settings.gate.policy_cap)
+                                 cap=settings.gate.policy_cap, desc="policy retrain")  # its stages: worker's stderr
         result = release.read_result(model)
         validation = release.validate(model, result, toolchain, ADVISOR, vocab_file)
         manifest = release.manifest_for(model, result, advisor=ADVISOR, vocab_version=vocab_manifest["version"],

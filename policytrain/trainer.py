@@ -28,11 +28,12 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from farm import hold, jsonio
 from farm.errors import InputError
 from farm.toolchain import Toolchain
-from policytrain import draws, mlp_io
+from policytrain import draws, mlp_io, native_export
 from policytrain.explore import ModuleResult, merge
 from policytrain.heldout import format_table, heldout_table, package_row
 from policytrain.improve import Adam, bagged, bc_dataset, es_step, fit_bc, fit_prior, geomean, reward
@@ -124,6 +125,8 @@ class Trainer:
     #: no validation package above this ratio, if a checkpoint can manage it (Measured.rank); None: geomean only
     cap: float | None = None
     history: list[dict] = field(default_factory=list)
+    #: the training stage's progress (farm/progress.py `steps`): a step per round and per ES step; None: no count
+    stage: Any = None
     _heuristic: dict[str, int | None] = field(default_factory=dict)
 
     @property
@@ -228,6 +231,7 @@ class Trainer:
             if self._better(val, best[0]):
                 best = (val, policy, f"bc round {r}")
             base = policy
+            self._step()
         start = best[1] or base
         best = self._evolve(start, units, best)
         verdict = "smaller than" if best[0].geomean < 1 else "NOT smaller than"
@@ -265,10 +269,20 @@ class Trainer:
             self.progress(f"es step {step}/{es.steps}: {info['compiled']}/{2 * es.pairs} compiled, mean reward "
                           f"{info['mean_reward'] if info['mean_reward'] is not None else float('nan'):+.4f}, "
                           f"validation {val} (best {best[0]})")
+            self._step()
         return best
 
     def _record(self, **row) -> None:
         self.history.append(row)
+
+    def _step(self) -> None:
+        if self.stage is not None:
+            self.stage.update()
+
+    @property
+    def steps(self) -> int:
+        """The training stage's steps: each draw's rounds and ES steps (what `stage` counts)."""
+        return max(1, self.recipe.draws) * (self.recipe.rounds + max(0, self.recipe.es.steps))
 
 
 KIND = INLINE_SIZE.kind
@@ -276,8 +290,12 @@ KIND = INLINE_SIZE.kind
 
 def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: str, fanout: Fanout, *,
              vocab: Path | None = None, vocab_version: str | None = None,
-             progress: Callable[[str], None] = print, key: bytes | None = None, cap: float | None = None) -> dict:
-    """Train, measure held out, write OUTPUT.onnx, OUTPUT.npz and the signed OUTPUT.json; return the record.
+             progress: Callable[[str], None] = print, key: bytes | None = None, cap: float | None = None,
+             desc: str = "policy train") -> dict:
+    """Train, measure held out, write OUTPUT.onnx, OUTPUT.npz, OUTPUT.weights (policytrain/native_export.py) and the
+    signed OUTPUT.json; return the record.
+
+    The training and the held-out table show their progress on stderr (farm/progress.py) under `desc`.
 
     The record is signed with the farm's key over its claims and the model's bytes
     (farm/signing.py), as the warm start's is: publishing takes metrics only from a record this
@@ -291,9 +309,13 @@ def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: st
     if output.suffix != ".onnx":
         raise InputError(f"output {output} must end in .onnx")
     rec = recipe(recipe_name)
+    from farm.progress import steps
+
     t = Trainer(toolchain, splits, rec, fanout, progress=progress, vocab=vocab, cap=cap)
-    policy, info = draws.run(t)
-    table = heldout_table(t, policy)
+    with steps(t.steps, f"{desc}: training (rounds and ES steps)") as t.stage:
+        policy, info = draws.run(t)
+    t.stage = None
+    table = heldout_table(t, policy, desc=desc)
     meta = {"mlgo.kind": KIND, "mlgo.advice": INLINE_SIZE.advice, "mlgo.recipe": recipe_name,
             "mlgo.validation": f"{info['validation']:.4f}"}
     if splits.evaluation:
@@ -305,6 +327,7 @@ def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: st
     output.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(output, to_onnx(policy, meta))
     mlp_io.save(policy, output.with_suffix(".npz"))
+    native_export.save_weights(policy, output.with_suffix(native_export.SUFFIX))  # for mlgo-policy-host
     record = {"kind": KIND, "model": str(output), "recipe": recipe_name, "params": rec.as_json(),
               "vocab": str(vocab) if vocab else None, "vocab_version": vocab_version, "llvm": toolchain.describe(),
               "splits": {s: [p.name for p in getattr(splits, s)] for s in SPLITS},

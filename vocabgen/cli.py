@@ -155,7 +155,7 @@ def _retrain(args: argparse.Namespace) -> int:
         return Answer({"task_id": res.id}, lambda f: f["task_id"])
     from vocabgen.publish import retrained
 
-    return retrained(wait_for(app, res, args.timeout, CHAIN_STEPS))
+    return retrained(wait_for(app, res, args.timeout, CHAIN_STEPS, desc="vocab retrain"))
 
 
 def _fmt(x: Any, spec: str = ".3f") -> str:

@@ -5,18 +5,22 @@ This is the production path at tip of tree: the resulting build is both the farm
 The cheap path for the corpus alone is `corpus llvm` (workers/llvm_source.py: configure and
 generators only). git, CMake and Ninja run through workers/buildsys.py, so a revision that does
 not exist, a failed configure and a failed compile are each one line in the farm's words. A full
-build takes hours on 2 cores: Ninja's progress is passed through as it comes (a builder kills a
-step that is silent for its timeout); `--configure-only` stops after CMake.
+build takes hours on 2 cores: Ninja's `[n/m]` lines become the farm's progress (farm/progress.py: a bar on a
+terminal, a line every few minutes on stderr in a builder's log, which kills a step silent for its timeout), its
+other lines (warnings, a failed edge) are passed through as they come; `--configure-only` stops after CMake.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from farm.errors import FarmError
+from farm.progress import Progress
 from farm.toolchain import Toolchain
 from workers import buildsys
 
@@ -24,6 +28,37 @@ DEFAULT_TARGETS = ("clang", "opt", "llc", "llvm-ir2vec", "llvm-size", "llvm-objc
 LLVM_REPO = "https://github.com/llvm/llvm-project.git"
 #: Every TU carries its pre-optimization bitcode in its object (`corpus build` extracts it).
 EMBED = "-Xclang -fembed-bitcode=all"
+
+
+#: Ninja's status line: `[n/m] what it does`
+_STATUS = re.compile(r"^\[(\d+)/(\d+)\] ")
+
+
+class NinjaProgress:
+    """Ninja's output as progress: each `[n/m]` line advances the `llvm-build: ninja edges` stage, any other line
+    goes to `log`. A context manager; its call takes one line of Ninja's."""
+
+    def __init__(self, log: Callable[[str], None], desc: str = "llvm-build: ninja edges",
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.log, self.desc, self.clock = log, desc, clock
+        self.stage: Progress | None = None
+
+    def __call__(self, line: str) -> None:
+        m = _STATUS.match(line)
+        if m is None:
+            self.log(line)
+            return
+        done, total = int(m[1]), int(m[2])
+        if self.stage is None:
+            self.stage = Progress(total, self.desc, unit="edge", clock=self.clock)
+        self.stage.advance(done, total=total)
+
+    def __enter__(self) -> NinjaProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.stage is not None:
+            self.stage.close()
 
 
 @dataclass(frozen=True)
@@ -74,7 +109,8 @@ def run(p: BuildPlan, *, configure_only: bool = False, log: Callable[[str], None
     if configure_only:
         return p.bin_dir
     log("+ " + shlex.join(map(str, p.commands[-1])))
-    r = buildsys.build_streaming(p.build_dir, p.targets, log, jobs=p.jobs)
+    with NinjaProgress(log) as echo:
+        r = buildsys.build_streaming(p.build_dir, p.targets, echo, jobs=p.jobs)
     if r.returncode != 0:
         what, error = buildsys.ninja_failure(r.stdout)
         raise FarmError(f"building LLVM at {p.rev} failed" + (f" at {what}" if what else "") + f": {error}")

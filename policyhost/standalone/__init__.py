@@ -3,6 +3,10 @@
 The dashboard serves it beside the policies (`policies/host/mlgo-cc.py` and its `.sha256`); it imports
 nothing of the farm, so its flags and wire format are copies, which tests/policyhost/test_standalone.py
 compares with policyhost/advisors.py, protocol.py, launcher.py and policies.py.
+
+Beside it, `mlgo-policy-host.c`: the same host as one C file users build with their clang, reading the weights file
+policytrain/native_export.py writes beside the ONNX model, so that a policy build does not start an interpreter and
+onnxruntime per compile (tests/policyhost/test_native_host.py holds its decisions to onnxruntime's, bit for bit).
 """
 
 from __future__ import annotations
@@ -24,3 +28,17 @@ def source() -> bytes:
 def sha256_line() -> str:
     """The `sha256sum -c` line of the served file."""
     return f"{hashlib.sha256(source()).hexdigest()}  {SERVED_NAME}\n"
+
+
+#: the native host (one C file, no dependency): what a policy build runs per compile when the user has built it,
+#: at about a millisecond's start-up instead of an interpreter's and onnxruntime's (policytrain/native_export.py
+#: writes the weights file it reads beside the ONNX model)
+NATIVE_SOURCE = Path(__file__).with_name("mlgo-policy-host.c")
+NATIVE_NAME = "mlgo-policy-host"
+#: the one line that builds it, with the clang users already have
+NATIVE_BUILD = f"clang -O2 -o {NATIVE_NAME} {NATIVE_SOURCE.name} -lm"
+
+
+def native_sha256_line() -> str:
+    """The `sha256sum -c` line of the native host's source."""
+    return f"{hashlib.sha256(NATIVE_SOURCE.read_bytes()).hexdigest()}  {NATIVE_SOURCE.name}\n"

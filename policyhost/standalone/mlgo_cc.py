@@ -29,6 +29,10 @@ model run that takes longer than --timeout is stopped. The vocabulary is checked
 starts (LLVM's sections, one dimension, finite numbers). Every failure is one line on stderr and a
 non-zero exit; a compiler's own failure keeps its message and exit code; commands that compile nothing
 (linking) run unchanged.
+
+Faster: with `mlgo-policy-host` built beside this file from `mlgo-policy-host.c` and the policy's `model.weights`
+beside the model, this file hands every compile to that native host (the same decisions, bit for bit); a build
+that names the native host as its launcher directly also skips this interpreter's start-up.
 """
 
 from __future__ import annotations
@@ -74,6 +78,11 @@ SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".m", ".mm", ".i",
 
 TIMEOUT = 60.0
 SILENCE_FACTOR = 10  # default --max-silence: this many times --timeout
+#: the native host a user may build beside this file (`clang -O2 -o mlgo-policy-host mlgo-policy-host.c -lm`); with
+#: it and the model's weights file beside the model (`model.weights`), every compile runs through it: the same
+#: decisions, without onnxruntime's start-up per compile
+NATIVE_HOST = "mlgo-policy-host"
+WEIGHTS_SUFFIX = ".weights"
 _TICK_MS = 50
 
 
@@ -534,6 +543,13 @@ def vocab_problem(data: dict) -> str | None:
     return None
 
 
+def native_host(model: str) -> tuple[str, str] | None:
+    """(the built native host beside this file, the weights file beside `model`), or None when either is missing."""
+    exe = os.path.join(os.path.dirname(os.path.abspath(__file__)), NATIVE_HOST)
+    weights = os.path.splitext(model)[0] + WEIGHTS_SUFFIX
+    return (exe, weights) if os.access(exe, os.X_OK) and os.path.isfile(weights) else None
+
+
 class Terminated(BaseException):
     """SIGTERM (make or CMake stopping a build) or SIGHUP (the terminal closed): unwinds like Ctrl-C, so the
     compiler's process group is killed; the compiler's own session does not get the terminal's signals."""
@@ -567,6 +583,10 @@ def main(argv: list[str] | None = None) -> int:
         if not os.path.isfile(model):
             raise Failure(f"policy model {values['model']} not found", 2)
         vocab = check_vocab(values["vocab"]) if "vocab" in values else None
+        native = native_host(model)
+        if native is not None:  # exec: its exit, its signals and its one-line errors are the compile's
+            os.execv(native[0], [native[0], "--weights", native[1], *(["--vocab", vocab] if vocab else []),
+                                 "--timeout", repr(timeout), "--max-silence", repr(silence), "--", *command])
         return run(model, vocab, command, timeout, silence)
     except Failure as e:
         sys.stderr.write(f"{PROG}: error: {e}\n")

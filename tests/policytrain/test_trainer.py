@@ -178,6 +178,8 @@ def test_training_without_evaluation_packages_trains_the_same_network_and_says_s
     the same network, and one line saying how to measure it later instead of a table of nothing."""
     import numpy as np
 
+    from policytrain.native_export import weights_from_onnx
+
     runs = {}
     for name in ("with", "without"):
         out = tmp_path / f"{name}.onnx"
@@ -187,6 +189,8 @@ def test_training_without_evaluation_packages_trains_the_same_network_and_says_s
         res = _run(args)
         assert res.returncode == 0, res.stderr
         runs[name] = (res.stdout, np.load(out.with_suffix(".npz")))
+        # and the same network for the native host (mlgo-policy-host), the ONNX graph's very constants
+        assert out.with_suffix(".weights").read_bytes() == weights_from_onnx(out.read_bytes())
     out, net = runs["without"]
     assert f"held out: no evaluation packages; later: mlgo-farm policy heldout {tmp_path / 'without.onnx'}" in out
     assert "nan" not in out and "geomean" not in out

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from farm import progress
 from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain
 from workers import llvm_build
@@ -71,7 +72,9 @@ def test_configure_for_real_on_a_local_repository(toolchain: Toolchain, tmp_path
     assert "-fembed-bitcode=all" in entries[0]["command"]
 
 
-def test_the_build_streams_ninja_and_a_failed_compile_is_one_line(toolchain: Toolchain, tmp_path: Path) -> None:
+def test_the_build_streams_ninja_and_a_failed_compile_is_one_line(toolchain: Toolchain, tmp_path: Path,
+                                                                   monkeypatch, capsys) -> None:
+    monkeypatch.setattr(progress, "PROGRESS_EVERY", 0.0)  # a progress line for every edge
     upstream, _ = _upstream(tmp_path, "int probe(void) { return 42 }\n")
     p = llvm_build.plan(tmp_path / "src", tmp_path / "build", "farm-rev", toolchain, repo=upstream.as_uri(),
                         targets=("probe",), jobs=1)
@@ -81,7 +84,25 @@ def test_the_build_streams_ninja_and_a_failed_compile_is_one_line(toolchain: Too
     msg = str(e.value)
     assert "\n" not in msg and msg.startswith("building LLVM at farm-rev failed at CMakeFiles/probe.dir/probe.c.o")
     assert "expected ';'" in msg
-    assert any(ln.startswith("[1/2] Building C object") for ln in logged), logged
+    # Ninja's other lines stream as they come; its `[n/m]` lines are the progress, on stderr
+    assert any(ln.startswith("FAILED: ") for ln in logged) and not any(ln.startswith("[1/2]") for ln in logged)
+    assert capsys.readouterr().err.splitlines() == ["llvm-build: ninja edges: 1/2 done, 0m00s, about 0m00s left"]
+
+
+def test_ninja_progress_is_stage_done_total_elapsed_and_estimate(capsys) -> None:
+    """Ninja's `[n/m]` lines as the progress of one stage (a bar on a terminal, tests/farm/test_progress.py), Ninja's
+    total followed when it changes; other lines to the log; nothing on a builder's log faster than the interval."""
+    clock = iter(range(0, 10_000, 61))  # a minute and a second per call
+    logged: list[str] = []
+    with llvm_build.NinjaProgress(logged.append, clock=lambda: float(next(clock))) as echo:
+        for line in ("[1/4] Building C object a.o", "warning: unused", "[2/4] Building C object b.o",
+                     "[3/5] Building C object c.o", "[5/5] Linking probe"):
+            echo(line)
+    assert logged == ["warning: unused"]
+    assert capsys.readouterr().err.splitlines() == [
+        "llvm-build: ninja edges: 1/4 done, 1m01s, about 3m03s left",
+        "llvm-build: ninja edges: 2/4 done, 2m02s, about 2m02s left",
+        "llvm-build: ninja edges: 3/5 done, 3m03s, about 2m02s left"]
 
 
 def test_a_revision_the_repository_does_not_have_is_one_line(toolchain: Toolchain, tmp_path: Path) -> None:

@@ -1,38 +1,11 @@
-"""Progress of long per-module runs: a builder must hear from a step long before its silence timeout."""
+"""Per-module jobs on all cores, each result counted once by the progress (farm/progress.py, tested there)."""
 
 from __future__ import annotations
 
-import io
 import threading
 
+from farm import progress
 from workers import parallel
-
-
-class Pipe(io.StringIO):
-    def isatty(self) -> bool:
-        return False
-
-
-def test_a_line_per_interval_off_a_terminal_counting_failures() -> None:
-    out = Pipe()
-    p = parallel.Progress(4, "triplets ir: modules", every=0.0, stream=out, is_failure=lambda r: isinstance(r, str))
-    for r in (None, "clang failed", None, None):
-        p.update(r)
-    lines = out.getvalue().splitlines()
-    # Not after the last item: the command's own summary follows.
-    assert [ln.split(",")[0] for ln in lines] == [
-        "triplets ir: modules: 1/4 done (0 failed)", "triplets ir: modules: 2/4 done (1 failed)",
-        "triplets ir: modules: 3/4 done (1 failed)"]
-    assert all(ln.split(", ")[1].endswith("s") for ln in lines)  # elapsed
-    assert all(ln.split(", ")[2].startswith("about ") and ln.endswith("s left") for ln in lines)  # and an estimate
-
-
-def test_a_run_shorter_than_the_interval_prints_nothing() -> None:
-    out = Pipe()
-    p = parallel.Progress(3, "corpus", every=3600.0, stream=out)
-    for _ in range(3):
-        p.update(None)
-    assert out.getvalue() == ""
 
 
 def test_run_all_reports_every_item_once_and_keeps_results(capsys) -> None:
@@ -50,3 +23,13 @@ def test_run_all_reports_every_item_once_and_keeps_results(capsys) -> None:
     # The progress counts the results in the order they were handed out.
     assert [ln.split(",")[0] for ln in err] == [
         f"t: {n}/7 done ({sum(1 for _, r in order[:n] if r)} failed)" for n in range(1, 7)]
+
+
+def test_run_all_takes_the_farms_interval_by_default(capsys, monkeypatch) -> None:
+    monkeypatch.setattr(progress, "PROGRESS_EVERY", 3600.0)
+    assert dict(parallel.run_all(lambda i: i, range(3), jobs=1, desc="t")) == {0: 0, 1: 1, 2: 2}
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(progress, "PROGRESS_EVERY", 0.0)
+    list(parallel.run_all(lambda i: i, range(3), jobs=1, desc="t"))
+    assert [ln.split(",")[0] for ln in capsys.readouterr().err.splitlines()] == ["t: 1/3 done (0 failed)",
+                                                                                 "t: 2/3 done (0 failed)"]
