@@ -157,9 +157,13 @@ def _publish(args: argparse.Namespace) -> int:
     validation = release.validate(model, result, tc, args.advisor, vocab_file)
     manifest = release.manifest_for(model, result, advisor=args.advisor, vocab_version=vocab_version,
                                     validation=validation)
+    beside = model.with_suffix(".weights")  # the native host's file the trainer wrote beside the model, if any
+    weights = beside.read_bytes() if beside.is_file() else None
+    if weights is not None:
+        policy.check_weights(weights, manifest)
     store = _store()
     with publish_lock(store, s.celery.broker_url, settings=s):
-        out = policy.publish(store, model.read_bytes(), manifest)
+        out = policy.publish(store, model.read_bytes(), manifest, weights=weights)
     print(policy.summary(out))
     return 0
 
@@ -286,7 +290,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                          help=f"the advisor the policy drives (default: {advisors.DEFAULT})")
     pub = psub.add_parser("publish", parents=[advisor],
                           help="validate a train-bc model against this LLVM and publish it as a version")
-    pub.add_argument("model", help="MODEL.onnx written by `policy train-bc` (MODEL.json beside it)")
+    pub.add_argument("model", help="MODEL.onnx written by `policy train-bc` (MODEL.json beside it; MODEL.weights, the "
+                     "native host's file, is published with it when present)")
     pub.add_argument("--vocab", help="store:VERSION of the vocabulary it was trained with (default: the one "
                      "train-bc recorded)")
     pub.set_defaults(func=_publish)

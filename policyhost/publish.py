@@ -17,10 +17,17 @@ A retrained policy is published *pending* its size check (`pending="policy_size"
 manifest carries the farm's signature over its training claims and the model's bytes
 (farm/signing.py, the same key as vocabularies'), so held-out metrics and lineage cannot be copied
 onto another model.
+
+Beside `model.onnx` a version may hold `model.weights` (and `model.weights.sha256`): the same network for the native
+host (policyhost/standalone/mlgo-policy-host.c), in the format policytrain/native_export.py writes. Its callers hand
+its bytes in (policyhost imports no trainer); `check_weights` reads its header and refuses, in one line, a file of
+another format version or whose features are not the model's. It is stored after the version's manifest, never
+replaced once stored, and is no part of the version's identity (the model's sha256).
 """
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +37,55 @@ from farm.artifacts import POLICIES
 from farm.artifacts.verdict import Check, Verdict
 from farm.artifacts.versions import sha256
 from farm.atomic import write_atomic
-from farm.errors import InputError
+from farm.errors import InputError, StoreError
 from farm.objectstore import ObjectStore
 from farm.signing import farm_key, verify
 from policyhost import advisors
 
-__all__ = ["SCHEME", "check_publishable", "fetch_cached", "publish", "retrained", "sha256", "summary"]
+__all__ = ["SCHEME", "WEIGHTS", "check_publishable", "check_weights", "fetch_cached", "publish", "retrained",
+           "sha256", "summary", "weights_features"]
 #: `--policy store:latest` / `store:VERSION`
 SCHEME = "store:"
+#: the native host's weights file beside `model.onnx` (docs/policies.md, "The weights file")
+WEIGHTS = "model.weights"
+#: the one format version of the weights file the native host reads (policytrain/native_export.py's FORMAT_VERSION)
+WEIGHTS_MAGIC, WEIGHTS_VERSION = b"MLGOPOLW", 1
+
+
+def weights_features(data: bytes) -> list[str]:
+    """The feature names a weights file's header lists, in order (InputError in one line: not a weights file,
+    another format version, a truncated header or a missing trailer)."""
+    if len(data) < 32 or data[:8] != WEIGHTS_MAGIC:
+        raise InputError("not an MLGO policy weights file (no MLGOPOLW magic)")
+    version, nf = struct.unpack_from("<2I", data, 8)
+    if version != WEIGHTS_VERSION:
+        raise InputError(f"weights file has format version {version}; the native host reads version {WEIGHTS_VERSION}")
+    at, names = 28, []
+    try:
+        for _ in range(nf):
+            (n,) = struct.unpack_from("<I", data, at)
+            names.append(data[at + 4:at + 4 + n].decode())
+            if len(data) < at + 12 + n:
+                raise struct.error
+            at += 12 + n
+    except (struct.error, UnicodeDecodeError):
+        raise InputError("weights file is truncated or its feature names are not UTF-8") from None
+    if data[-4:] != b"END1":
+        raise InputError("weights file has no END1 trailer (truncated)")
+    return names
+
+
+def check_weights(data: bytes, manifest: dict[str, Any]) -> None:
+    """A weights file is the model's: its format version the host reads and its features exactly the manifest's."""
+    try:
+        names = weights_features(data)
+    except InputError as e:
+        raise InputError(f"{e}; nothing published") from None
+    features = manifest.get("features") or []
+    if sorted(names) != sorted(features):
+        extra = sorted(set(names) ^ set(features))
+        raise InputError(f"the weights file's features are not the model's ({len(names)} against {len(features)}, "
+                         f"first differing {extra[0] if extra else '(order)'!r}); nothing published")
 
 
 def check_publishable(data: bytes, manifest: dict[str, Any], key: bytes | None = None) -> str:
@@ -58,14 +106,18 @@ def check_publishable(data: bytes, manifest: dict[str, Any], key: bytes | None =
 
 
 def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: float | None = None,
-            key: bytes | None = None, pending: str | None = None) -> dict[str, Any]:
+            key: bytes | None = None, pending: str | None = None, weights: bytes | None = None) -> dict[str, Any]:
     """Publish a validated, signed policy (call under `farm.locks.publish_lock`).
 
-    Returns {advisor, version, sha256, created, latest, previous, state, gate}: `previous` is the
+    Returns {advisor, version, sha256, created, latest, previous, state, gate, weights}: `previous` is the
     version `latest` named before (the policy a new one is judged against). With `pending` (a
-    rule name) a new version is listed as a candidate waiting for that rule (`settle`).
+    rule name) a new version is listed as a candidate waiting for that rule (`settle`). With `weights` (the native
+    host's file for this model), the version holds `model.weights` and its `.sha256` too; `weights` in the result
+    is its sha256 (None: the version has none).
     """
     check_publishable(data, manifest, key)
+    if weights is not None:
+        check_weights(weights, manifest)
 
     def waiting(_record: Any, current: dict[str, Any] | None) -> Verdict | None:
         if not pending:
@@ -73,7 +125,25 @@ def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: flo
         wait = Check(pending, False, "waiting for its size check on the regression benchmarks", pending=True)
         return Verdict((wait,), (current or {}).get("version"))
 
-    return POLICIES.publish(store, {"model.onnx": data}, manifest, when=when, judge=waiting)
+    result = POLICIES.publish(store, {"model.onnx": data}, manifest, when=when, judge=waiting)
+    return {**result, "weights": _store_weights(store, result["advisor"], result["version"], weights)}
+
+
+def _store_weights(store: ObjectStore, advisor: str, version: str, weights: bytes | None) -> str | None:
+    """`model.weights` and its `.sha256` beside the version's model (after its manifest: a reader finds a version
+    whole, with or without weights); an existing one is kept, never replaced. Its sha256, or None."""
+    key = f"{POLICIES.kind.root}/{advisor}/{version}/{WEIGHTS}"
+    if store.exists(key) and store.exists(f"{key}.sha256"):
+        return store.sha256(key)[0]
+    if weights is None:
+        return None
+    digest = sha256(weights)
+    store.put(key, weights)
+    if store.sha256(key)[0] != digest:
+        store.delete(key)
+        raise StoreError(f"{key} read back with a different sha256")
+    store.put(f"{key}.sha256", f"{digest}  {WEIGHTS}\n".encode(), "text/plain")
+    return digest
 
 
 def summary(result: dict[str, Any]) -> str:

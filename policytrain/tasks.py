@@ -255,6 +255,22 @@ def _configured_limits() -> dict[str, int]:
     return time_limits(load_settings().policy.retrain_time_limit)
 
 
+def _weights_beside(model: Path) -> bytes | None:
+    """The native host's weights the trainer wrote beside the model (OUTPUT.weights); for a model trained before the
+    trainer wrote them (reused from its directory), the same numbers read from the ONNX graph; None when it is not a
+    network the native host reads."""
+    from policytrain.native_export import SUFFIX, weights_from_onnx
+
+    path = Path(model).with_suffix(SUFFIX)
+    if path.is_file():
+        return path.read_bytes()
+    try:
+        return weights_from_onnx(Path(model).read_bytes())
+    except Exception as e:  # a model the native host cannot read is still published, without weights
+        log.info("no native weights for %s: %s", model, e)
+        return None
+
+
 @app.task(name="policyhost.tasks.retrain", bind=True, **RELIABLE, **_configured_limits())
 def retrain(self, vocab: str = NEWEST, corpus: str | None = None,
             params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -293,7 +309,7 @@ def retrain(self, vocab: str = NEWEST, corpus: str | None = None,
     trained = time.monotonic() - t0
     with publish_lock(store, s.celery.broker_url, settings=s):
         result = policy.publish(store, model.read_bytes(), manifest,
-                                pending=POLICY_SIZE if s.gate.policy_size else None)
+                                pending=POLICY_SIZE if s.gate.policy_size else None, weights=_weights_beside(model))
     log.info("%s (%.1fs)", policy.summary(result), time.monotonic() - t0)
     return {**result, "vocab_version": manifest["vocab_version"], "metrics": manifest["metrics"],
             "seconds": {"train_and_validate": round(trained, 1), "total": round(time.monotonic() - t0, 1)},

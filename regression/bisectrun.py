@@ -73,6 +73,10 @@ def base_request(bad: Run) -> RunRequest:
         args = parse_run(shlex.split(command)[3:])
     except SystemExit:
         raise InputError(f"run {bad.run_id}: its recorded command cannot be parsed: {command}") from None
+    dirs = bad.config.get("bench_dirs") or {}
+    if args.bench_url and len(dirs) == len(args.bench_url) and all(Path(d).is_dir() for d in dirs.values()):
+        # the sources the command names by URL are still here, where the run read them: no fetch from the dashboard
+        args.bench_dir, args.bench_url, args.bench_sha256 = [*args.bench_dir, *dirs.values()], [], []
     return request_from_args(args)
 
 

@@ -27,16 +27,59 @@ def _open(args: argparse.Namespace):
 
 def _run(args: argparse.Namespace) -> int:
     from regression.compare import run_comparison
-    from regression.rules import RunVerdict
 
+    if args.reproduce or args.report_dir or args.mail:
+        return _reproduce(args)
     req = request_from_args(args)
     result = run_comparison(req, history=_open(args))
+    return _answer(args, result)
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    """`regress run --reproduce`: the run in a temporary directory (its fetched inputs, work files and history,
+    removed afterwards; the settings' var_dir is never created), nothing published, nobody mailed unless `--mail`;
+    only its report is kept, in --report-dir."""
+    import dataclasses
+    import shutil
+    import tempfile
+
+    from farm.config import load_settings
+    from farm.errors import InputError
+    from regression.compare import run_comparison
+    from regression.history import History
+
+    if args.history:
+        raise InputError("--reproduce keeps its history in a temporary directory: drop --history")
+    out = Path(args.report_dir or runargs.REPORT_DIR).absolute()
+    # a previous reproduction's report (its results.json) is replaced; anything else is left alone
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "results.json").is_file())):
+        raise InputError(f"report directory {out} exists and holds no report: name another with --report-dir")
+    settings = load_settings()
+    with tempfile.TemporaryDirectory(prefix="mlgo-farm-reproduce-") as tmp:
+        var = Path(tmp) / "var"
+        settings = dataclasses.replace(
+            settings, paths=dataclasses.replace(settings.paths, var_dir=str(var)),
+            smtp=settings.smtp if args.mail else dataclasses.replace(settings.smtp, recipients=""))
+        req = dataclasses.replace(request_from_args(args, Path(tmp) / "bench"), publish=False)
+        result = run_comparison(req, settings=settings, history=History(var / "regression" / "history.sqlite"))
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.copytree(result.report_dir, out)
+        here = (out / "index.html").as_uri()
+        result.summary = result.summary.replace(result.report_url, here)
+    result.report_dir, result.report_url, result.web_url = out, here, here
+    return _answer(args, result, reproduction=True)
+
+
+def _answer(args: argparse.Namespace, result, reproduction: bool = False) -> Answer:
+    from regression.rules import RunVerdict
+
     differ = not_identical(result.comparisons) if args.expect_identical else ""
     d = result.delivery
     fields = {"run_id": result.run.run_id, "builder": result.run.builder, "verdict": result.verdict,
               "headline": result.headline, "report": str(result.report_dir), "report_url": result.report_url,
               "web_url": result.web_url, "publish_error": result.publish_error, "alert": result.alert,
-              "outbox": None if d is None else {"sent": d.sent, "pending": d.pending}, "not_identical": differ or None}
+              "outbox": None if d is None else {"sent": d.sent, "pending": d.pending}, "not_identical": differ or None,
+              **({"reproduction": {"mailed": bool(args.mail)}} if reproduction else {})}
     code = EXIT_NOT_IDENTICAL if differ else \
         EXIT_REGRESSION if args.fail_on_regression and result.verdict == RunVerdict.REGRESSION else 0
     # the report's own summary (regression/report.py) comes first for people; the fields carry its facts
@@ -47,7 +90,9 @@ def _run_said(f: Mapping[str, Any]) -> str:
     lines = [f"report: {f['report']}", f"verdict: {f['headline']}"]
     if f["publish_error"]:
         lines.append(f"report not published: {f['publish_error']}")
-    if f["alert"] and f["outbox"] is None:
+    if f["alert"] and f.get("reproduction") and not f["reproduction"]["mailed"]:
+        lines.append(f"alert: {f['alert']}, not mailed (a reproduction: --mail mails [smtp] recipients)")
+    elif f["alert"] and f["outbox"] is None:
         lines.append(f"alert: {f['alert']}, not sent: no recipients configured ([smtp] recipients)")
     elif f["alert"]:
         box = f["outbox"]

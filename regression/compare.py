@@ -282,7 +282,7 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
     toolchain = toolchain or Toolchain.from_settings(settings)
     toolchain.check("clang", "llvm-size")
     spec = req.policy
-    req, fetched = fetch_urls(req)
+    req, fetched = fetch_urls(req, settings.var_dir / "cache" / "url")
     req, published = resolve_policy(req)
     published = published or fetched
     _check_request(req)
@@ -292,6 +292,7 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
 
     vocab, vocab_id = resolve_vocab(req.vocab, req.advisor_name)
     run_id = req.run_id or new_run_id()
+    bench_keys = _publish_sources(req, settings)
     run = history.start_run(
         run_id, req.builder, llvm_version=toolchain.version, llvm_commit=toolchain.commit,
         llvm_package=llvm_package(toolchain), policy_id=published or policy_id(req.policy), vocab_version=vocab_id,
@@ -300,8 +301,11 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
                 "advisor": req.advisor_name, "opt_flags": list(req.opt_flags), "repeats": req.repeats,
                 "callgrind": req.callgrind, "build_url": req.build_url,
                 **({"bisect": req.bisect} if req.bisect else {}),
+                # where a bisect on this host finds the sources the command names by URL (regression/bisectrun.py)
+                **({"bench_dirs": dirs} if (dirs := {b.name: str(b.local_dir) for b in req.benchmarks
+                                                     if b.local_dir is not None}) else {}),
                 "reproduce": outcome.reproduce_command(req, published, vocab_id, settings.buildbot.dashboard,
-                                                      vocab)},
+                                                      vocab, bench_keys)},
     )
     work = run_dir(settings, req.builder, run_id)
     # the policy build's launcher runs the toolchain of this run too, not `[llvm] bin_dir`'s (a bisect's commit)
@@ -321,6 +325,24 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
         history.fail_run(run, str(e) or type(e).__name__)
         raise
     return outcome.finish(req, settings, history, run, verdict, comparisons, skipped, work, deliver_backoff)
+
+
+def _publish_sources(req: RunRequest, settings: Settings) -> dict[str, tuple[str, str]]:
+    """The sources of the run's local benchmarks put in the store when the run publishes (so its reproduce command
+    names them by URL): {benchmark: (store key, sha256)}. A store that refuses them leaves the command naming the
+    directory, with a warning; the run goes on."""
+    local = [b for b in req.benchmarks if b.local_dir is not None]
+    if not (req.publish and local):
+        return {}
+    from farm.objectstore import store_from_settings
+    from regression import benchsource
+
+    try:
+        store = store_from_settings(settings)
+        return {b.name: benchsource.publish(store, b.local_dir) for b in local}
+    except (OSError, FarmError) as e:
+        log.warning("benchmark sources not published (the reproduce command names their directory): %s", e)
+        return {}
 
 
 def _measure_all(req: RunRequest, toolchain: Toolchain, variants: list[build.Variant], work: Path,

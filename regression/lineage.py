@@ -42,7 +42,7 @@ def resolve_policy(req: RunRequest) -> tuple[RunRequest, str | None]:
     return dataclasses.replace(req, policy=path, vocab=vocab), manifest["version"]
 
 
-def fetch_urls(req: RunRequest) -> tuple[RunRequest, str | None]:
+def fetch_urls(req: RunRequest, cache: Path | None = None) -> tuple[RunRequest, str | None]:
     """A policy or vocabulary given by http(s) URL (a command from a mail or a page, run anywhere the master's URL
     reaches) as its checked local copy (farm/artifacts/remote.py); and the policy's version when its manifest
     names one. The vocabulary a URL policy was trained with is not implied: the command names it by URL too."""
@@ -53,7 +53,7 @@ def fetch_urls(req: RunRequest) -> tuple[RunRequest, str | None]:
 
     if not (remote.is_url(req.policy) or remote.is_url(req.vocab)):
         return req, None
-    cache = load_settings().var_dir / "cache" / "url"
+    cache = load_settings().var_dir / "cache" / "url" if cache is None else cache
     policy, version = req.policy, None
     if remote.is_url(req.policy):
         path, manifest = remote.fetch(req.policy, req.policy_sha256, cache / "policies", "model.onnx")

@@ -40,9 +40,14 @@ def _sha256(path: str | Path | None) -> str | None:
 
 
 def reproduce_command(req: RunRequest, published: str | None, vocab_id: str | None,
-                      web: Callable[[str], str] | None = None, vocab_file: str | Path | None = None) -> str:
+                      web: Callable[[str], str] | None = None, vocab_file: str | Path | None = None,
+                      bench_keys: dict[str, tuple[str, str]] | None = None) -> str:
     """`mlgo-farm regress run ...` with this run's inputs, pinned: a published policy or vocabulary by its version
-    (not `latest`, which moves), `--no-publish` so a reproduction stays on the machine that runs it.
+    (not `latest`, which moves), `--reproduce` so a reproduction writes nothing but its report where it is run
+    (no `./var/`), publishes nothing and mails nobody.
+
+    A local benchmark whose sources the run published (`bench_keys`: its name's store key and sha256,
+    regression/benchsource.py) is named by its dashboard URL and sha256 with `web`, not by a farm host's path.
 
     With `web` (the dashboard's URL of a path: `[buildbot] web_url`), published versions are named by their
     download URLs and sha256, so the command works wherever the master's URL reaches, not only where the farm's
@@ -54,6 +59,9 @@ def reproduce_command(req: RunRequest, published: str | None, vocab_id: str | No
     for b in req.benchmarks:
         if b.local_dir is None:
             argv += ["--bench", b.name]
+        elif web is not None and bench_keys and b.name in bench_keys:
+            argv += ["--bench-url", web(f"store/{bench_keys[b.name][0]}"), "--bench-sha256", bench_keys[b.name][1]]
+            bench_args = b.workloads[0].args if b.workloads else ()
         else:
             argv += ["--bench-dir", str(b.local_dir)]
             bench_args = b.workloads[0].args if b.workloads else ()
@@ -79,7 +87,7 @@ def reproduce_command(req: RunRequest, published: str | None, vocab_id: str | No
         argv.append("--no-callgrind")
     if req.rules_file is not None:
         argv += ["--rules", str(req.rules_file)]
-    return shlex.join([*argv, "--no-publish"])
+    return shlex.join([*argv, "--reproduce"])
 
 
 def report_page(settings: Settings, run: Run) -> str | None:

@@ -12,6 +12,7 @@ from policyhost import advisors
 EXIT_REGRESSION = 10  # `regress run --fail-on-regression` when the run regressed
 EXIT_NOT_IDENTICAL = 11  # `regress run --expect-identical` when the policy build's sizes differ at all
 DEFAULT_BUILDER = "local"  # the builder name `regress run` records when no builder runs it
+REPORT_DIR = "mlgo-farm-report"  # where `regress run --reproduce` writes its report when not told
 
 
 def add_options(run: argparse.ArgumentParser) -> None:
@@ -21,8 +22,13 @@ def add_options(run: argparse.ArgumentParser) -> None:
                      help="a benchmark from a Debian source package: lua, zlib, bzip2 (repeatable)")
     run.add_argument("--bench-dir", action="append", default=[], metavar="DIR",
                      help="a local directory of C files with one main() as a benchmark (repeatable)")
+    run.add_argument("--bench-url", action="append", default=[], metavar="URL",
+                     help="a local benchmark's sources published by a run (a tar.gz on a farm's dashboard, checked "
+                     "with --bench-sha256), as a --bench-dir (repeatable)")
+    run.add_argument("--bench-sha256", action="append", default=[], metavar="HEX",
+                     help="the sha256 the n-th --bench-url's bytes must have (default: the .sha256 file beside it)")
     run.add_argument("--bench-arg", action="append", default=[], metavar="ARG",
-                     help="an argument for the --bench-dir programs (repeatable)")
+                     help="an argument for the --bench-dir and --bench-url programs (repeatable)")
     run.add_argument("--policy", default="heuristic", help="built-in policy name, an .onnx model, store:latest / "
                      "store:VERSION for a policy the farm published (with the vocabulary it was trained with), or "
                      "the http(s) URL of a model.onnx on a farm's dashboard (checked with --policy-sha256)")
@@ -46,6 +52,12 @@ def add_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("--no-callgrind", action="store_true", help="skip callgrind instruction counts")
     run.add_argument("--rules", help="TOML file overriding regression rules per metric")
     run.add_argument("--no-publish", action="store_true", help="keep the report local (do not upload to the store)")
+    run.add_argument("--reproduce", action="store_true",
+                     help="a reproduction: write nothing but the report (to --report-dir; work files and the history "
+                     "in a temporary directory, removed afterwards), never publish, mail only with --mail")
+    run.add_argument("--report-dir", metavar="DIR", help=f"where a reproduction writes its report (implies "
+                     f"--reproduce; default: ./{REPORT_DIR})")
+    run.add_argument("--mail", action="store_true", help="a reproduction mails its alert to [smtp] recipients too")
     run.add_argument("--jobs", type=positive_int, help="parallel compiles (default: CPUs)")
     run.add_argument("--policy-timeout", type=positive_float, help="policy host timeout per compile, seconds")
     run.add_argument("--expect-identical", action="store_true",
@@ -57,15 +69,31 @@ def add_options(run: argparse.ArgumentParser) -> None:
                      help=f"exit with {EXIT_REGRESSION} when the run's verdict is regression")
 
 
-def request_from_args(args: argparse.Namespace):
+def request_from_args(args: argparse.Namespace, fetch_into: Path | None = None):
     """The RunRequest of `regress run`'s options (also of a run's recorded `reproduce` command: a bisect re-runs
-    it, regression/bisectrun.py)."""
+    it, regression/bisectrun.py). A --bench-url's sources are fetched, checked and unpacked under `fetch_into`
+    (default: the farm's URL cache, `<var_dir>/cache/url/bench`)."""
+    from farm.errors import InputError
     from regression import benchmarks
     from regression.request import RunRequest
 
     benches = [benchmarks.lookup(n) for n in args.bench]
     for d in args.bench_dir:
         benches.append(benchmarks.local_benchmark(Path(d), tuple(args.bench_arg)))
+    urls, shas = list(getattr(args, "bench_url", None) or []), list(getattr(args, "bench_sha256", None) or [])
+    if len(shas) > len(urls):
+        raise InputError(f"{len(shas)} --bench-sha256 for {len(urls)} --bench-url: give one per URL, in order")
+    if urls:
+        from farm.artifacts.remote import check_sha256
+        from regression import benchsource
+
+        if fetch_into is None:
+            from farm.config import load_settings
+
+            fetch_into = load_settings().var_dir / "cache" / "url" / "bench"
+        for url, sha in zip(urls, [*shas, *[None] * (len(urls) - len(shas))], strict=True):
+            d = benchsource.fetch(url, check_sha256(sha), fetch_into)
+            benches.append(benchmarks.local_benchmark(d, tuple(args.bench_arg)))
     return RunRequest(
         builder=args.builder, run_id=args.run_id, corpus=Path(args.corpus) if args.corpus else None,
         benchmarks=tuple(benches), policy=args.policy, vocab=args.vocab,

@@ -17,7 +17,7 @@ from flask import Flask, Response, abort, render_template, request
 
 from farm.artifacts.kinds import check_version_name
 from farm.embeddings import KINDS
-from farm.errors import InputError
+from farm.errors import InputError, StoreError
 from master.dashboard import files, policydiff, trends
 from master.dashboard.views_datasets import ID_PATTERN as DATASET_ID
 from policyhost import advisors, standalone
@@ -121,13 +121,29 @@ def training_curve(history: Any, title: str) -> str | None:
 
 #: where the standalone policy host is served (the policy pages' "Use it" commands fetch it)
 HOST_PATH = f"{ROOT}/host/{standalone.SERVED_NAME}"
+#: where the native host's C file is served (the "Use it" lines of a version with `model.weights` build it)
+NATIVE_PATH = f"{ROOT}/host/{standalone.NATIVE_SERVED_NAME}"
+#: the native host's weights file beside a version's model (policyhost/publish.py stores it)
+WEIGHTS = "model.weights"
+
+
+def has_weights(farm, advisor: str, version: str) -> bool:
+    """Whether the version holds the native host's weights and their `.sha256` (a store that fails says no)."""
+    key, store = f"{ROOT}/{advisor}/{version}/{WEIGHTS}", getattr(farm, "store", None)
+    if store is None:  # lines made without a store (tests/test_readme_commands.py): the Python host's only
+        return False
+    try:
+        return store.exists(key) and store.exists(f"{key}.sha256")
+    except StoreError:  # the page still shows the Python host's lines
+        return False
 
 
 def use_it(farm, advisor: str, version: str, m: dict[str, Any], vocab_kind: str | None) -> dict[str, Any] | None:
     """The shell lines that download this version, its vocabulary and the standalone host, check them and
-    build with them (None: the standalone host does not drive this advisor). URLs come from `web_url`, the
-    flags the host adds from policyhost/advisors.py (tests/policyhost/test_standalone.py keeps the host's
-    copy equal)."""
+    build with them (None: the standalone host does not drive this advisor); `native`, when the version holds
+    `model.weights`, the lines of the native host (its C file fetched and built with the policy's clang). URLs
+    come from `web_url`, the flags the host adds from policyhost/advisors.py (tests/policyhost/test_standalone.py
+    keeps the host's copy equal)."""
     if advisor != standalone.ADVISOR:
         return None
     url = farm.settings.buildbot.dashboard
@@ -146,7 +162,20 @@ def use_it(farm, advisor: str, version: str, m: dict[str, Any], vocab_kind: str 
     launcher = ["$mlgo/venv/bin/python", f"$mlgo/{standalone.SERVED_NAME}", "--model", f"$mlgo/{MODEL}",
                 *(["--vocab", "$mlgo/vocab.json"] if vocab else []), "--"]
     flags = advisors.get(advisor).flags("BASE", "vocab.json" if vocab else None)
-    return {"fetch": fetch, "clang": clang, "vocab": vocab, "vocab_missing": m.get("vocab_version") and not vocab,
+    native = None
+    if has_weights(farm, advisor, version):
+        nfiles = [(url(f"store/{ROOT}/{advisor}/{version}/{WEIGHTS}"), WEIGHTS), *files_[1:-1],
+                  (url(NATIVE_PATH), standalone.NATIVE_SERVED_NAME)]
+        nlauncher = [f"$mlgo/{standalone.NATIVE_NAME}", "--weights", f"$mlgo/{WEIGHTS}",
+                     *(["--vocab", "$mlgo/vocab.json"] if vocab else []), "--"]
+        native = {"fetch": [f"curl -fsSLO {u}{ext}" for u, _ in nfiles for ext in ("", ".sha256")] +
+                  ["sha256sum -c " + " ".join(f"{name}.sha256" for _, name in nfiles),
+                   standalone.native_build(clang), "mlgo=$PWD  # where these files are"],
+                  "make": f'make CC="{" ".join(nlauncher)} {clang}" CFLAGS=-Oz',
+                  "cmake": [f'cmake -S . -B build -DCMAKE_C_COMPILER={clang} -DCMAKE_C_FLAGS=-Oz '
+                            f'-DCMAKE_C_COMPILER_LAUNCHER="{";".join(nlauncher)}"', "cmake --build build"]}
+    return {"native": native, "fetch": fetch, "clang": clang, "vocab": vocab,
+            "vocab_missing": m.get("vocab_version") and not vocab,
             "make": f'make CC="{" ".join(launcher)} {clang}" CFLAGS=-Oz',
             "cmake": [f'cmake -S . -B build -DCMAKE_C_COMPILER={clang} -DCMAKE_C_FLAGS=-Oz '
                       f'-DCMAKE_C_COMPILER_LAUNCHER="{";".join(launcher)}"', "cmake --build build"],
@@ -168,6 +197,21 @@ def register(app: Flask, farm) -> None:
     @app.route(f"/{HOST_PATH}.sha256")
     def policy_host_sha256():
         resp = Response(standalone.sha256_line(), content_type="text/plain; charset=utf-8")
+        resp.headers["Cache-Control"] = "no-cache"
+        return resp
+
+    @app.route(f"/{NATIVE_PATH}")
+    def policy_native_host():
+        """The native host's C file (policyhost/standalone/mlgo-policy-host.c): what the native "Use it" lines build."""
+        data = standalone.native_source()
+        resp = Response(data, content_type="text/x-c; charset=utf-8")
+        resp.set_etag(hashlib.sha256(data).hexdigest())
+        resp.headers["Cache-Control"] = "no-cache"  # a new farm may serve a newer host at the same URL
+        return resp.make_conditional(request)
+
+    @app.route(f"/{NATIVE_PATH}.sha256")
+    def policy_native_host_sha256():
+        resp = Response(standalone.native_sha256_line(), content_type="text/plain; charset=utf-8")
         resp.headers["Cache-Control"] = "no-cache"
         return resp
 

@@ -1,8 +1,9 @@
 """The policy host for people without the farm: one file, `mlgo_cc.py`, that needs only numpy and onnxruntime.
 
-The dashboard serves it beside the policies (`policies/host/mlgo-cc.py` and its `.sha256`); it imports
-nothing of the farm, so its flags and wire format are copies, which tests/policyhost/test_standalone.py
-compares with policyhost/advisors.py, protocol.py, launcher.py and policies.py.
+The dashboard serves it beside the policies (`policies/host/mlgo-cc.py` and its `.sha256`; the C file below as
+`policies/host/mlgo-policy-host.c`); it imports nothing of the farm, so its flags and wire format are copies,
+which tests/policyhost/test_standalone.py compares with policyhost/advisors.py, protocol.py, launcher.py and
+policies.py.
 
 Beside it, `mlgo-policy-host.c`: the same host as one C file users build with their clang, reading the weights file
 policytrain/native_export.py writes beside the ONNX model, so that a policy build does not start an interpreter and
@@ -37,6 +38,17 @@ NATIVE_SOURCE = Path(__file__).with_name("mlgo-policy-host.c")
 NATIVE_NAME = "mlgo-policy-host"
 #: the one line that builds it, with the clang users already have
 NATIVE_BUILD = f"clang -O2 -o {NATIVE_NAME} {NATIVE_SOURCE.name} -lm"
+#: the name the dashboard serves it under (`policies/host/mlgo-policy-host.c`, and `.sha256`)
+NATIVE_SERVED_NAME = NATIVE_SOURCE.name
+
+
+def native_source() -> bytes:
+    return NATIVE_SOURCE.read_bytes()
+
+
+def native_build(clang: str = "clang") -> str:
+    """The line that builds the native host with `clang` (a policy page names the clang of its LLVM)."""
+    return NATIVE_BUILD.replace("clang", clang, 1)
 
 
 def native_sha256_line() -> str:

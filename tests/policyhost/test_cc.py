@@ -401,7 +401,7 @@ def test_printed_launcher_pins_the_published_vocabulary(toolchain: Toolchain, tm
 
     from farm.cli import main
 
-    assert main(["policy-cc", "--print-launcher", "--vocab", "store:latest"]) == 2
+    assert main(["policy-cc", "--print-launcher", "--vocab", "store:latest"]) == 6  # NothingPublished
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no ir vocabulary has been published" in err[0]
 

@@ -331,3 +331,37 @@ def test_a_policy_held_back_by_its_size_check_can_be_promoted_with_a_reason(tmp_
     assert POLICIES.read_latest(store, "inline")["version"] == out["version"]
     entry = next(v for v in POLICIES.read_index(store) if v["version"] == out["version"])
     assert entry["promoted"]["reason"] == "try it on our builds" and entry["promoted"]["previous"] == was
+
+
+def _weights_for(model: Path, drop: int = 0) -> bytes:
+    """A weights file (policytrain/native_export.py's format) whose features are `model`'s inputs, less `drop`."""
+    import numpy as np
+    import onnx
+
+    from policytrain.native_export import _pack
+
+    dtypes = {onnx.TensorProto.INT64: "int64", onnx.TensorProto.FLOAT: "float32"}
+    feats = [(i.name, i.type.tensor_type.shape.dim[-1].dim_value or 1, dtypes[i.type.tensor_type.elem_type])
+             for i in onnx.load(str(model)).graph.input][drop:]
+    width = sum(f[1] for f in feats)
+    return _pack(feats, np.zeros(width), np.ones(width), [np.zeros((width, 2))], [np.zeros(2)], None, [])
+
+
+def test_publish_takes_the_weights_beside_the_model_and_refuses_another_models(trained: Path, ir2vec_vocab: Path,
+                                                                              tmp_path: Path) -> None:
+    vocab = publish_vocab(ir2vec_vocab.read_bytes())
+    model = model_copy(trained, tmp_path / "m")
+    model.with_suffix(".weights").write_bytes(_weights_for(model, drop=1))
+    line = one_error_line(cli("policy", "publish", str(model), "--vocab", f"store:{vocab}"))
+    assert line.startswith("mlgo-farm: error: the weights file's features are not the model's ("), line
+    assert line.endswith("; nothing published")
+    assert not [k for k in store_from_settings().list("policies/") if "/model." in k]
+    weights = _weights_for(model)
+    model.with_suffix(".weights").write_bytes(weights)
+    done = cli("policy", "publish", str(model), "--vocab", f"store:{vocab}")
+    assert done.returncode == 0, done.stderr
+    version = done.stdout.split()[2]
+    store = store_from_settings()
+    assert store.get(f"policies/inline/{version}/model.weights") == weights
+    assert store.get(f"policies/inline/{version}/model.weights.sha256") == \
+        f"{hashlib.sha256(weights).hexdigest()}  model.weights\n".encode()

@@ -102,13 +102,13 @@ def test_reproducing_command_pins_published_versions_and_parses(tmp_path: Path) 
                      callgrind=False, advisor="inline")
     cmd = reproduce_command(req, None, "20261122-llvm22.1.8-ir-d75-46d617adc845")
     assert cmd == ("mlgo-farm regress run --bench zlib --policy /models/m.onnx --advisor inline --vocab "
-                   "store:20261122-llvm22.1.8-ir-d75-46d617adc845 --opt=-Oz --no-callgrind --no-publish")
+                   "store:20261122-llvm22.1.8-ir-d75-46d617adc845 --opt=-Oz --no-callgrind --reproduce")
     published = reproduce_command(RunRequest(benchmarks=(zlib,), policy="/cache/x.onnx", vocab="store:v1",
                                              advisor="inline"), "20261123-inline-abc", "v1")
     assert "--policy store:20261123-inline-abc" in published and "--vocab" not in published
     for c in (cmd, published):
         args = build_parser().parse_args(shlex.split(c)[1:])
-        assert args.no_publish and args.bench == ["zlib"]
+        assert args.reproduce and args.bench == ["zlib"]
 
 
 @pytest.mark.parametrize("url", ["not a url", "file:///etc/passwd", "http://x/ y", "-x"])

@@ -63,8 +63,14 @@ def test_alerts_on_transitions_only(smtp_env: MailBox) -> None:
     assert "LLVM:               " + bad.run.llvm_version in body and (bad.run.llvm_package or "") in body
     assert "Previous good run:  n1 (" in body and "/store/regression/nightly/n1/index.html" in body
     repro = body.split("Reproduce the comparison locally (with the same LLVM):\n  ", 1)[1].splitlines()[0]
-    assert repro == (f"mlgo-farm regress run --bench-dir {DATA / 'csrc'} --bench-arg=20000 --policy never "
-                     "--advisor inline --opt=-Oz --repeats 0 --no-publish")
+    # the benchmark's sources by the dashboard's URL of their published tarball, with its sha256: no farm host path
+    sources = load_settings().buildbot.dashboard("store/regression/sources/")
+    assert str(DATA) not in repro and "--bench-dir" not in repro
+    argv = repro.split()
+    url, sha = argv[argv.index("--bench-url") + 1], argv[argv.index("--bench-sha256") + 1]
+    assert url.startswith(sources) and url.endswith("/csrc.tar.gz") and f"/{sha}/" in url and len(sha) == 64
+    assert repro == (f"mlgo-farm regress run --bench-url {url} --bench-sha256 {sha} --bench-arg=20000 --policy never "
+                     "--advisor inline --opt=-Oz --repeats 0 --reproduce")
     assert main_parses(repro)
     assert bad.report_url.endswith("regression/nightly/n2/index.html")  # the history keeps the store's link
 

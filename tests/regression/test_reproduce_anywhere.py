@@ -14,7 +14,7 @@ import pytest
 
 from farm.objectstore import store_from_settings
 from policyhost import publish as pstore
-from regression import alerts
+from regression import alerts, benchmarks
 from regression.compare import RunRequest, run_comparison
 from tests.master.served import dashboard
 from tests.policyhost.conftest import publish_vocab, signed_policy_manifest, write_onnx_policy
@@ -74,3 +74,84 @@ def test_the_mailed_reproduce_command_runs_where_the_store_is_not(
         refused = subprocess.run([MLGO_FARM, *bad], cwd=work, env=env, capture_output=True, text=True, timeout=300)
         assert refused.returncode != 0 and "checksum mismatch" in refused.stderr, refused.stderr
         assert "\n" not in refused.stderr.strip()
+
+
+def _reader_env(tmp_path: Path, mailbox: MailBox) -> dict[str, str]:
+    """A reader's machine: no farm settings but SMTP recipients (the team's address) and its own TMPDIR; var_dir
+    left at its default, `./var`, relative to where the command runs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLGO_FARM_")}
+    (tmp_path / "reader-tmp").mkdir()
+    (tmp_path / "no-config.toml").write_text("")
+    env.update(MLGO_FARM_CONFIG=str(tmp_path / "no-config.toml"), MLGO_FARM_CACHE_ENABLED="false",
+               MLGO_FARM_SMTP_HOST=mailbox.host, MLGO_FARM_SMTP_PORT=str(mailbox.port),
+               MLGO_FARM_SMTP_RECIPIENTS="llvm-mlgo@example.org", TMPDIR=str(tmp_path / "reader-tmp"))
+    return env
+
+
+def test_a_local_benchmark_is_reproduced_by_url_writing_only_its_report(
+        smtp_env: MailBox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from tests.conftest import DATA
+
+    csrc = DATA / "csrc"
+    with dashboard(monkeypatch) as base:
+        result = run_comparison(RunRequest(builder="nightly", run_id="n1", policy="never", repeats=0, jobs=2,
+                                           benchmarks=(benchmarks.local_benchmark(csrc, ("20000",)),)),
+                                deliver_backoff=0.05)
+        assert result.verdict == "regression" and result.alert == alerts.REGRESSION
+        [mail] = smtp_env.messages
+        body = mail.get_payload(decode=True).decode().replace("\r\n", "\n")
+        command = body.split(HEADING, 1)[1].splitlines()[0]
+        argv = shlex.split(command)
+        # no path of the farm host: the sources by the dashboard's URL of their tarball, with its sha256
+        assert str(csrc) not in command and "--bench-dir" not in argv and str(DATA) not in command
+        url, sha = argv[argv.index("--bench-url") + 1], argv[argv.index("--bench-sha256") + 1]
+        assert url.startswith(f"{base}store/regression/sources/{sha}/") and argv[-1] == "--reproduce"
+
+        env = _reader_env(tmp_path, smtp_env)
+        work = tmp_path / "reader"
+        work.mkdir()
+        got = subprocess.run([MLGO_FARM, *argv[1:]], cwd=work, env=env, capture_output=True, text=True,
+                             timeout=900)
+        assert got.returncode == 0, got.stdout + got.stderr
+        # nothing but its report where it ran (no ./var/), nothing left in TMPDIR, nobody mailed
+        assert [p.name for p in work.iterdir()] == ["mlgo-farm-report"], list(work.rglob("*"))
+        assert list((tmp_path / "reader-tmp").iterdir()) == []
+        assert len(smtp_env.messages) == 1
+        assert "not mailed" in got.stdout and "verdict: " in got.stdout
+        said = json.loads((work / "mlgo-farm-report" / "results.json").read_text())
+        assert said["verdict"] == result.verdict == "regression"
+
+        # a wrong sha256: one line, a non-zero exit, nothing written
+        bad = [*argv[1:]]
+        bad[bad.index("--bench-sha256") + 1] = "0" * 64
+        empty = tmp_path / "reader2"
+        empty.mkdir()
+        refused = subprocess.run([MLGO_FARM, *bad], cwd=empty, env=env, capture_output=True, text=True, timeout=300)
+        assert refused.returncode != 0 and "checksum mismatch" in refused.stderr, refused.stderr
+        assert "\n" not in refused.stderr.strip()
+        assert list(empty.iterdir()) == [] and list((tmp_path / "reader-tmp").iterdir()) == []
+
+
+def test_a_reproduction_mails_only_when_asked(smtp_env: MailBox, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from farm.cli import main
+    from farm.config import load_settings
+    from tests.conftest import DATA
+
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert main(["regress", "run", "--bench-dir", str(DATA / "csrc"), "--bench-arg=20000", "--policy", "never",
+                 "--repeats", "0", "--report-dir", "out", "--mail"]) == 0
+    [mail] = smtp_env.messages  # asked: the alert goes to [smtp] recipients
+    assert "REGRESSION" in str(mail["Subject"])
+    assert [p.name for p in here.iterdir()] == ["out"] and (here / "out" / "index.html").is_file()
+    assert not load_settings().var_dir.exists()  # the farm's own var_dir was not touched either
+    # a directory that holds something else than a report is not overwritten
+    (here / "mine").mkdir()
+    (here / "mine" / "notes.txt").write_text("mine")
+    assert main(["regress", "run", "--bench-dir", str(DATA / "csrc"), "--policy", "never", "--repeats", "0",
+                 "--report-dir", "mine"]) == 2
+    assert [p.name for p in (here / "mine").iterdir()] == ["notes.txt"]
