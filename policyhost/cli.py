@@ -197,18 +197,9 @@ def _list(args: argparse.Namespace) -> int:
 def _promote(args: argparse.Namespace) -> int:
     """The operator's override of a policy's gate (a candidate held back by its size check, to try it), under the
     publish lock; the reason, who and when are recorded in the index like `vocab promote`'s."""
-    import getpass
-
     from farm.artifacts import POLICIES
-    from farm.config import load_settings
-    from farm.locks import publish_lock
 
-    s = load_settings()
-    store = _store()
-    with publish_lock(store, s.celery.broker_url, settings=s):
-        entry = POLICIES.promote(store, args.advisor, args.version, args.reason, by=getpass.getuser())
-    was = (entry.get("promoted") or {}).get("previous")
-    print(f"policy {args.advisor} {entry['version']} is latest" + (f" (was {was})" if was else ""))
+    print(f"policy {POLICIES.promote_as_operator(_store(), args.advisor, args.version, args.reason)}")
     return 0
 
 

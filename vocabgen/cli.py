@@ -120,18 +120,9 @@ def _publish(args: argparse.Namespace) -> int:
 
 def _promote(args: argparse.Namespace) -> int:
     """The operator's override of the promotion gate, under the publish lock; the reason is recorded."""
-    import getpass
-
     from farm.artifacts import VOCABULARIES
-    from farm.config import load_settings
-    from farm.locks import publish_lock
 
-    s = load_settings()
-    store = _store()
-    with publish_lock(store, s.celery.broker_url, settings=s):
-        entry = VOCABULARIES.promote(store, args.kind, args.version, args.reason, by=getpass.getuser())
-    was = (entry.get("promoted") or {}).get("previous")
-    print(f"{args.kind} {entry['version']} is latest" + (f" (was {was})" if was else ""))
+    print(VOCABULARIES.promote_as_operator(_store(), args.kind, args.version, args.reason))
     return 0
 
 

@@ -58,6 +58,20 @@ class Shelf:
         """The operator's override: make a listed, intact version `latest` whatever its gate said."""
         return versions.promote(self.kind, store, self.check_group(group), version, reason, by, when)
 
+    def promote_as_operator(self, store: ObjectStore, group: str, version: str, reason: str) -> str:
+        """`promote` as the `promote` verbs run it: under the farm's publish lock, by the user running it; the line
+        they print ("GROUP VERSION is latest (was PREVIOUS)")."""
+        import getpass
+
+        from farm.config import load_settings
+        from farm.locks import publish_lock
+
+        s = load_settings()
+        with publish_lock(store, s.celery.broker_url, settings=s):
+            entry = self.promote(store, group, version, reason, by=getpass.getuser())
+        was = (entry.get("promoted") or {}).get("previous")
+        return f"{group} {entry['version']} is latest" + (f" (was {was})" if was else "")
+
     def resolve(self, store: ObjectStore, group: str, version: str = "latest") -> str:
         """A concrete version name; `latest` follows the group's pointer."""
         return versions.resolve(self.kind, store, self.check_group(group), version)

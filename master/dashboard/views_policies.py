@@ -185,35 +185,34 @@ def use_it(farm, advisor: str, version: str, m: dict[str, Any], vocab_kind: str 
 def register(app: Flask, farm) -> None:
     """Add the policy pages to `app`."""
 
-    @app.route(f"/{HOST_PATH}")
-    def policy_host():
-        """The standalone host (policyhost/standalone/mlgo_cc.py): what the "Use it" lines run."""
-        data = standalone.source()
-        resp = Response(data, content_type="text/x-python; charset=utf-8")
+    def served(data: bytes, content_type: str) -> Response:
+        resp = Response(data, content_type=content_type)
         resp.set_etag(hashlib.sha256(data).hexdigest())
         resp.headers["Cache-Control"] = "no-cache"  # a new farm may serve a newer host at the same URL
         return resp.make_conditional(request)
 
-    @app.route(f"/{HOST_PATH}.sha256")
-    def policy_host_sha256():
-        resp = Response(standalone.sha256_line(), content_type="text/plain; charset=utf-8")
+    def sha256_line(line: str) -> Response:
+        resp = Response(line, content_type="text/plain; charset=utf-8")
         resp.headers["Cache-Control"] = "no-cache"
         return resp
+
+    @app.route(f"/{HOST_PATH}")
+    def policy_host():
+        """The standalone host (policyhost/standalone/mlgo_cc.py): what the "Use it" lines run."""
+        return served(standalone.source(), "text/x-python; charset=utf-8")
+
+    @app.route(f"/{HOST_PATH}.sha256")
+    def policy_host_sha256():
+        return sha256_line(standalone.sha256_line())
 
     @app.route(f"/{NATIVE_PATH}")
     def policy_native_host():
         """The native host's C file (policyhost/standalone/mlgo-policy-host.c): what the native "Use it" lines build."""
-        data = standalone.native_source()
-        resp = Response(data, content_type="text/x-c; charset=utf-8")
-        resp.set_etag(hashlib.sha256(data).hexdigest())
-        resp.headers["Cache-Control"] = "no-cache"  # a new farm may serve a newer host at the same URL
-        return resp.make_conditional(request)
+        return served(standalone.native_source(), "text/x-c; charset=utf-8")
 
     @app.route(f"/{NATIVE_PATH}.sha256")
     def policy_native_host_sha256():
-        resp = Response(standalone.native_sha256_line(), content_type="text/plain; charset=utf-8")
-        resp.headers["Cache-Control"] = "no-cache"
-        return resp
+        return sha256_line(standalone.native_sha256_line())
 
     @app.route("/policies/")
     def policies():
