@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import shutil
 import subprocess
 import sys
@@ -34,6 +33,7 @@ from farm.toolchain import Toolchain, text_sizes
 def newest_policy(version: str | None) -> tuple[str, Path, Path]:
     """(version, model.onnx, vocab.json) of the farm's newest published inliner policy (or `version`), fetched
     and checked through the farm's own store code."""
+    from farm.artifacts import POLICIES
     from farm.config import load_settings
     from farm.objectstore import store_from_settings
     from policyhost.launcher import resolve_vocab
@@ -42,8 +42,7 @@ def newest_policy(version: str | None) -> tuple[str, Path, Path]:
     settings = load_settings()
     store = store_from_settings(settings)
     if version is None:
-        index = json.loads(store.get("policies/index.json"))
-        version = [v for v in index["versions"] if v["advisor"] == "inline"][-1]["version"]
+        version = [v for v in POLICIES.read_index(store) if v.get("advisor") == "inline"][-1]["version"]
     model, manifest = fetch_cached(store, "inline", version, Path(settings.var_dir) / "cache" / "policies")
     return version, model, resolve_vocab(f"store:{manifest['vocab_version']}", "inline")
 

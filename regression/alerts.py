@@ -152,20 +152,27 @@ def _run_line(r: Run) -> str:
     return f"{r.run_id} ({when}; policy {r.policy_id}; LLVM {r.llvm_label})"
 
 
-def compose(kind: str, run: Run, verdict: str, comparisons: list[Comparison], skipped: list, summary: str,
-            smtp: SMTPConfig, facts: Facts) -> EmailMessage:
-    """The alert email: what changed in one line, the links, the regressed rows with units, what came before,
-    the command that reproduces it; then the run's summary table."""
+def new_message(subject: str, smtp: SMTPConfig) -> EmailMessage:
+    """A farm mail with its subject and the headers every one carries (sender, recipients, date, a Message-ID that
+    a follow-up can answer)."""
     msg = EmailMessage()
-    rows = table_rows(comparisons)
-    line = headline(rows, verdict, skipped)
-    what = "REGRESSION" if kind == REGRESSION else "recovered"
-    msg["Subject"] = (f"[mlgo-farm] {what}: {run.builder}: {headline(rows, verdict, skipped, say_verdict=False)} "
-                      f"(run {run.run_id}, policy {run.policy_id})")
+    msg["Subject"] = subject
     msg["From"] = smtp.sender
     msg["To"] = ", ".join(smtp.recipient_list)
     msg["Date"] = formatdate(localtime=False)
     msg["Message-ID"] = make_msgid(domain="mlgo-farm")
+    return msg
+
+
+def compose(kind: str, run: Run, verdict: str, comparisons: list[Comparison], skipped: list, summary: str,
+            smtp: SMTPConfig, facts: Facts) -> EmailMessage:
+    """The alert email: what changed in one line, the links, the regressed rows with units, what came before,
+    the command that reproduces it; then the run's summary table."""
+    rows = table_rows(comparisons)
+    line = headline(rows, verdict, skipped)
+    what = "REGRESSION" if kind == REGRESSION else "recovered"
+    msg = new_message(f"[mlgo-farm] {what}: {run.builder}: {headline(rows, verdict, skipped, say_verdict=False)} "
+                      f"(run {run.run_id}, policy {run.policy_id})", smtp)
     intro = (f"{run.builder}: the ML policy now regresses {against(comparisons, facts.before)}."
              if kind == REGRESSION else f"{run.builder}: the ML policy no longer regresses; this run is good again.")
     llvm = run.llvm_version or "?"
@@ -223,14 +230,9 @@ class Member:
 def compose_group(group_id: int, members: list[Member], inputs: str, smtp: SMTPConfig) -> EmailMessage:
     """One mail for the alerts of several builders that regressed after the same change of inputs (`inputs`, e.g.
     `policy p1 -> p2`), instead of one mail per builder: each alert with its headline and links."""
-    msg = EmailMessage()
     builders = ", ".join(m.builder for m in members)
-    msg["Subject"] = (f"[mlgo-farm] REGRESSION: {len(members)} builders after the same change ({inputs}): "
-                      f"alert group #{group_id}")
-    msg["From"] = smtp.sender
-    msg["To"] = ", ".join(smtp.recipient_list)
-    msg["Date"] = formatdate(localtime=False)
-    msg["Message-ID"] = make_msgid(domain="mlgo-farm")
+    msg = new_message(f"[mlgo-farm] REGRESSION: {len(members)} builders after the same change ({inputs}): "
+                      f"alert group #{group_id}", smtp)
     lines = [f"{len(members)} regression builders ({builders}) regressed after the same change of their inputs: "
              f"{inputs}. One mail for the group, alert group #{group_id}; each alert's page has its runs, rows "
              "and states.", ""]

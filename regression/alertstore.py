@@ -25,7 +25,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from farm.errors import InputError
+from farm import jsonio
+from farm.errors import InputError, StoreError
 from regression.history import History, Run
 
 REGRESSION, IMPROVEMENT = "regression", "improvement"
@@ -94,8 +95,9 @@ class Alert:
 
 def _alert(row: sqlite3.Row) -> Alert:
     d = dict(row)
-    d["inputs"] = json.loads(d["inputs"] or "{}")
-    d["bisect"] = json.loads(d["bisect"]) if d["bisect"] else None
+    where = f"history: alert #{d.get('id')}"
+    d["inputs"] = jsonio.loads(d["inputs"] or "{}", f"{where} inputs", StoreError)
+    d["bisect"] = jsonio.loads(d["bisect"], f"{where} bisect", StoreError) if d["bisect"] else None
     return Alert(**d)
 
 

@@ -20,13 +20,13 @@ import shlex
 import time
 from collections.abc import Callable
 from email.message import EmailMessage
-from email.utils import formatdate, make_msgid
 from pathlib import Path
 
 from farm.config import Settings, load_settings
 from farm.errors import FarmError, InputError, first_line
 from farm.toolchain import Toolchain
 from regression import bisect, report
+from regression.alerts import new_message
 from regression.alertstore import REGRESSION, Alert, AlertStore, inputs_of
 from regression.bisectllvm import ToolchainCache, commit_range, is_commit
 from regression.history import History, Run
@@ -185,12 +185,8 @@ def _thread(history: History, alert: Alert) -> tuple[str | None, str | None]:
 
 def compose(alert: Alert, result: dict, smtp, page: str, parent: str | None, subject: str | None) -> EmailMessage:
     """The follow-up mail: the culprit (or why none) and every re-run with its verdict, time and report."""
-    msg = EmailMessage()
-    msg["Subject"] = f"Re: {subject}" if subject else f"[mlgo-farm] bisect of alert #{alert.id} ({alert.builder})"
-    msg["From"] = smtp.sender
-    msg["To"] = ", ".join(smtp.recipient_list)
-    msg["Date"] = formatdate(localtime=False)
-    msg["Message-ID"] = make_msgid(domain="mlgo-farm")
+    msg = new_message(f"Re: {subject}" if subject else f"[mlgo-farm] bisect of alert #{alert.id} ({alert.builder})",
+                      smtp)
     if parent:
         msg["In-Reply-To"] = parent
         msg["References"] = parent

@@ -255,3 +255,15 @@ def test_a_group_mate_after_the_groups_mail_went_out_names_the_group(tmp_path: P
     assert "Group:" not in first
     assert f"Group:              #{size.id}, the same change as alert #{size.id} (regression-inliner-size) " \
            "(mailed already)" in second and f"Alert:              #{speed.id}" in second
+
+
+def test_an_alert_row_with_hostile_json_is_one_store_error() -> None:
+    """A history row edited by hand (or cut short) names the alert and the column, through farm/jsonio.py."""
+    from farm.errors import StoreError
+    from regression.alertstore import AlertStore
+
+    row = {"inputs": "[" * 100_000, "bisect": None, "id": 7}
+    with pytest.raises(StoreError, match=r"history: alert #7 inputs: JSON nested too deeply to read"):
+        AlertStore.from_row(row)
+    with pytest.raises(StoreError, match=r"history: alert #7 bisect: invalid JSON"):
+        AlertStore.from_row({**row, "inputs": "{}", "bisect": "{not json"})
