@@ -210,9 +210,13 @@ def measure_benchmark(toolchain: Toolchain, bench: Benchmark, variants: list[bui
                 skipped.append(Skipped(subject, POLICY, "wrong output: differs from the heuristic build's"))
                 continue
             if callgrind:
-                for v, (a, s) in argvs.items():
-                    ir, _ = measure.callgrind_instructions(a, stdin=s, cwd=work)
-                    rows.append(_row(INSTRUCTIONS, subject, "workload", v, ir, sha256=bin_digests[builds[v].binary]))
+                # each build `repeats` times, alternating: the spread of one build's counts is the rule's noise
+                counts: dict[str, list[float]] = {v: [] for v in argvs}
+                for _ in range(max(1, repeats)):
+                    for v, (a, s) in argvs.items():
+                        counts[v].append(measure.callgrind_instructions(a, stdin=s, cwd=work)[0])
+                rows += [_row(INSTRUCTIONS, subject, "workload", v, _median(xs), tuple(xs) if len(xs) > 1 else (),
+                              sha256=bin_digests[builds[v].binary]) for v, xs in counts.items()]
             if repeats:
                 samples = measure.interleaved_wall_times(argvs, repeats, cwd=work)
                 rows += [_row(WALL_TIME, subject, "workload", v, _median(xs), tuple(xs),

@@ -20,7 +20,9 @@ class Judging:
 
     #: "lower" or "higher" is better
     direction: str = "lower"
-    #: "deterministic" (repeats exactly: any change past the threshold counts) or "samples" (noisy: tested)
+    #: "deterministic" (repeats exactly: any change past the threshold counts), "spread" (nearly repeats: a change
+    #: counts past the threshold and outside what the same build measured again spreads over) or "samples" (noisy:
+    #: tested for significance)
     noise: str = "deterministic"
     #: subject kinds whose regression makes the run a regression
     gating: tuple[str, ...] = ()
@@ -53,7 +55,9 @@ class Metric(Judging):
 
 
 TEXT_SIZE = Metric("text_size", "bytes", "size", gating=("binary", "total"), summary="total")
-INSTRUCTIONS = Metric("instructions", "Ir", "instructions", gating=("workload",), summary="geomean")
+#: A binary's executed instructions vary a little between runs of the same binary (the environment's size, the
+#: stack's address, hash seeds): judged against the spread of its own `--repeats` measurements.
+INSTRUCTIONS = Metric("instructions", "Ir", "instructions", noise="spread", gating=("workload",), summary="geomean")
 WALL_TIME = Metric("wall_time", "s", "wall time", noise="samples", gating=("workload",), decimals=4,
                    summary="geomean")
 #: The policy build runs a policy host per compile: reported against a budget, never gating.

@@ -27,7 +27,7 @@ class RunRequest:
     policy: str = "heuristic"
     vocab: str | Path | None = None  # a vocabulary JSON, or store:VERSION (store:latest) published by the farm
     opt_flags: tuple[str, ...] = ("-Oz",)
-    repeats: int = 5  # wall-time samples per variant and workload (0: no wall time)
+    repeats: int = 5  # wall-time samples, and callgrind counts (at least 1), per variant and workload
     callgrind: bool = True
     rules_file: Path | None = None
     publish: bool = True

@@ -1,7 +1,11 @@
 """Regression rules as data: per metric a direction, a noise model and thresholds.
 
-* `deterministic` metrics (code size, callgrind instruction counts) repeat exactly, so any change
-  past `threshold_pct` counts.
+* `deterministic` metrics (code size) repeat exactly, so any change past `threshold_pct` counts.
+* `spread` metrics (callgrind instruction counts) nearly repeat: the same binary run again executes a few more or
+  fewer instructions (the environment's size, the stack's address, hash seeds). Measured `--repeats` times, a
+  change counts only past `threshold_pct` *and* when the two builds' ranges of counts do not overlap: a
+  difference inside the spread of one build measured again is that build's noise, not the policy's.
+  With fewer than two counts a side, the spread is unknown and the threshold alone decides.
 * `samples` metrics (wall time) are noisy: a change counts only when a one-sided Mann-Whitney U
   test (scipy) rejects "no shift" at `alpha` *and* the medians differ by at least `min_effect_pct`.
 
@@ -29,6 +33,8 @@ from regression.metrics import COMPILE_TIME, INSTRUCTIONS, METRICS, TEXT_SIZE, W
 
 REGRESSED, IMPROVED, UNCHANGED, NEW = "regressed", "improved", "unchanged", "new"
 HEURISTIC_BASELINE, PREVIOUS_BASELINE = "heuristic", "previous"
+#: How a metric's values vary between measurements of one build (see the module's docstring).
+NOISE_MODELS = ("deterministic", "spread", "samples")
 
 
 class RunVerdict(StrEnum):
@@ -55,8 +61,8 @@ class Rule(Judging):
     def __post_init__(self) -> None:
         if self.direction not in ("lower", "higher"):
             raise InputError(f"rule {self.metric}: direction must be 'lower' or 'higher', not {self.direction!r}")
-        if self.noise not in ("deterministic", "samples"):
-            raise InputError(f"rule {self.metric}: noise must be 'deterministic' or 'samples', not {self.noise!r}")
+        if self.noise not in NOISE_MODELS:
+            raise InputError(f"rule {self.metric}: noise must be one of {', '.join(NOISE_MODELS)}, not {self.noise!r}")
         if self.threshold_pct < 0 or self.min_effect_pct < 0 or not 0 < self.alpha < 1:
             raise InputError(f"rule {self.metric}: thresholds must be >= 0 and alpha in (0, 1)")
 
@@ -142,7 +148,12 @@ def judge(rule: Rule, base: float | None, new: float, base_samples: Sequence[flo
     sign = 1.0 if rule.direction == "lower" else -1.0
     d = delta_pct(base, new)
     worse = sign * d  # > 0 means worse
-    if rule.noise == "deterministic":
+    if rule.noise == "spread" and min(len(base_samples), len(new_samples)) >= 2:
+        # the ranges overlap: one of the builds measured again could give the other's count
+        apart = min(new_samples) > max(base_samples) or max(new_samples) < min(base_samples)
+        if not apart:
+            return Outcome(UNCHANGED, d)
+    if rule.noise in ("deterministic", "spread"):
         if worse > rule.threshold_pct:
             return Outcome(REGRESSED, d)
         if worse < -rule.threshold_pct:
@@ -199,7 +210,7 @@ def compare_values(rules: Mapping[str, Rule], baseline: str, base: Mapping[tuple
         kind = kinds[(subject, metric)]
         # Samples from another run were taken under another machine load: only interleaved samples of
         # the same run are a fair test, so across runs a noisy metric is reported but never gates.
-        fair = baseline == HEURISTIC_BASELINE or rule.noise == "deterministic"
+        fair = baseline == HEURISTIC_BASELINE or rule.noise != "samples"
         out.append(Comparison(subject, kind, metric, baseline, b_value, value, o.delta_pct, o.p_value, o.verdict,
                               fair and kind in rule.gating))
     return out

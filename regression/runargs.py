@@ -48,7 +48,8 @@ def add_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("--opt", action="append", default=None, metavar="FLAG",
                      help="optimization flag for both variants, as --opt=-Oz (repeatable; default: -Oz)")
     run.add_argument("--repeats", type=nonnegative_int, default=5,
-                     help="wall-time samples per variant and workload (0: none)")
+                     help="wall-time samples per variant and workload (0: none), and callgrind counts (at least 1): "
+                          "a change of instructions inside one build's spread is noise")
     run.add_argument("--no-callgrind", action="store_true", help="skip callgrind instruction counts")
     run.add_argument("--rules", help="TOML file overriding regression rules per metric")
     run.add_argument("--no-publish", action="store_true", help="keep the report local (do not upload to the store)")

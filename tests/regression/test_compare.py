@@ -38,6 +38,9 @@ def test_heuristic_policy_reproduces_the_heuristic(compare_corpus: Path) -> None
     kinds = {(m.subject, m.metric): m.kind for m in compare.open_history().measurements(result.run)}
     assert (kinds[("corpus:csrc", "text_size")], kinds[("csrc", "text_size")]) == ("total", "binary")
     assert {k: heur[k] for k in sizes} == {k: pol[k] for k in sizes}  # byte-identical builds measure the same
+    # instruction counts come with their spread: each build counted `repeats` times (issue 38 item 4)
+    counts = [m for m in compare.open_history().measurements(result.run) if m.metric == "instructions"]
+    assert counts and all(len(m.samples) == 3 and m.value == sorted(m.samples)[1] for m in counts)
     assert result.verdict == "ok" and result.skipped == []
     run = result.run
     assert (run.status, run.policy_id, run.llvm_version) == ("complete", "heuristic", "22.1.8")

@@ -1,4 +1,5 @@
-"""Regression rules: deterministic thresholds, the significance test with a minimum effect, overrides."""
+"""Regression rules: deterministic thresholds, spreads of repeated counts, the significance test with a minimum
+effect, overrides."""
 
 from __future__ import annotations
 
@@ -26,6 +27,44 @@ def test_deterministic_threshold(metric: str) -> None:
     assert judge(rule, base, base).verdict == UNCHANGED
     assert judge(rule, base, just_over).delta_pct == pytest.approx((just_over - base) / base * 100)
     assert judge(rule, None, base).verdict == NEW
+
+
+def test_instruction_counts_are_judged_against_their_own_spread() -> None:
+    """A change past the threshold counts only when the two builds' repeated counts do not overlap: one build
+    measured again spreading over the other's counts is noise (issue 38 item 4)."""
+    rule = DEFAULT_RULES["instructions"]
+    assert rule.noise == "spread"
+    base = [1_000_000.0, 1_004_000.0, 1_008_000.0]  # one build, three counts, 0.8 % apart
+    overlapping = [1_007_000.0, 1_012_000.0, 1_015_000.0]  # median +0.8 %: past the 0.5 % threshold
+    assert judge(rule, 1_004_000.0, 1_012_000.0).verdict == REGRESSED  # without the spread it would count
+    assert judge(rule, 1_004_000.0, 1_012_000.0, base, overlapping).verdict == UNCHANGED
+    apart = [1_009_000.0, 1_012_000.0, 1_015_000.0]
+    out = judge(rule, 1_004_000.0, 1_012_000.0, base, apart)
+    assert out.verdict == REGRESSED and out.delta_pct == pytest.approx(0.7968, abs=1e-3)
+    better = [990_000.0, 991_000.0, 992_000.0]
+    assert judge(rule, 1_004_000.0, 991_000.0, base, better).verdict == IMPROVED
+    # apart but inside the threshold: still no change
+    tight = [1_000_000.0, 1_000_001.0]
+    assert judge(rule, 1_000_000.5, 1_000_002.5, tight, [1_000_002.0, 1_000_003.0]).verdict == UNCHANGED
+    # one count a side: the spread is unknown and the threshold alone decides
+    assert judge(rule, 1_004_000.0, 1_012_000.0, [1_004_000.0], [1_012_000.0]).verdict == REGRESSED
+
+
+def test_spread_metrics_gate_against_the_previous_run() -> None:
+    """Instruction counts do not depend on the machine's load, so unlike wall time they gate across runs."""
+    new = {("b/run", "instructions"): (1_100.0, (1_100.0, 1_101.0)), ("b/run", "wall_time"): (2.0, (2.0,) * 5)}
+    base = {("b/run", "instructions"): (1_000.0, (1_000.0, 1_001.0)), ("b/run", "wall_time"): (1.0, (1.0,) * 5)}
+    kinds = {k: "workload" for k in new}
+    got = {c.metric: c for c in rules.compare_values(DEFAULT_RULES, rules.PREVIOUS_BASELINE, base, new, kinds)}
+    assert (got["instructions"].verdict, got["instructions"].gating) == (REGRESSED, True)
+    assert got["wall_time"].gating is False
+
+
+def test_a_rules_file_names_the_noise_models(tmp_path: Path) -> None:
+    bad = tmp_path / "rules.toml"
+    bad.write_text('[instructions]\nnoise = "fuzzy"\n')
+    with pytest.raises(InputError, match="deterministic, spread, samples"):
+        rules.load_rules(bad)
 
 
 def test_direction_higher_is_better_flips_verdicts() -> None:
