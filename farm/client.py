@@ -13,6 +13,7 @@ in one line.
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import time
 from collections.abc import Callable
@@ -143,6 +144,40 @@ class StepWatch:
 PROGRESS = "progress"
 
 
+#: The key under which a task tells the stage it is in and how far, `{"name", "done", "total"}` (a training's
+#: epochs): a client waiting for it shows a bar or plain lines (farm/progress.py `Stages`).
+STAGE = "stage"
+
+
+class StageTeller:
+    """A task's side of STAGE: its state updated at most every `every` seconds and at each stage's end (a
+    Redis write per epoch would cost more than a small training's epoch)."""
+
+    def __init__(self, task: Any, every: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.task, self.every, self.clock = task, every, clock
+        self.last = float("-inf")
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        now = self.clock()
+        if (done < total and now - self.last < self.every) or not self.task.request.id:
+            return
+        self.last = now
+        self.task.update_state(state="STARTED", meta={"hostname": self.task.request.hostname, "pid": os.getpid(),
+                                                      STAGE: {"name": stage, "done": done, "total": total}})
+
+
+def _told_stage(result: AsyncResult) -> tuple[str, int, int] | None:
+    """The stage a running task told (STAGE), if any and well-formed."""
+    info = result.info if result.state == "STARTED" else None
+    told = info.get(STAGE) if isinstance(info, dict) else None
+    if not isinstance(told, dict):
+        return None
+    name, done, total = told.get("name"), told.get("done"), told.get("total")
+    if isinstance(name, str) and isinstance(done, int) and isinstance(total, int) and 0 <= done <= total:
+        return name, done, total
+    return None
+
+
 class ProgressLines:
     """Logs each task's progress lines once, in order, whether read from its state or its result."""
 
@@ -207,7 +242,8 @@ def wait_chain(result: AsyncResult, timeout: float, watch: StepWatch | None = No
     lost with its worker), and a timeout says where the chain stands instead of guessing.
     `names` are the chain's steps, first to last. A Redis lost while waiting is tried again for up
     to `reconnect` seconds (see the module; 0: the first failure ends the wait).
-    With `desc` (the verb), the chain's steps done show as progress on stderr (farm/progress.py), a line per step.
+    With `desc` (the verb), the chain's steps done show as progress on stderr (farm/progress.py), a line per step,
+    and so does the stage a running step tells (STAGE: a training's epochs).
     """
     deadline = time.monotonic() + timeout
     outage = Outage(reconnect, result.id)
@@ -217,12 +253,13 @@ def wait_chain(result: AsyncResult, timeout: float, watch: StepWatch | None = No
         chain_results.append(r)
         r = r.parent
     chain_results.reverse()
-    stage = None
+    stage = told = None
     if desc is not None:
-        from farm.progress import steps
+        from farm.progress import Stages, steps
 
         stage = steps(len(chain_results), f"{desc}: chain steps done"
                       + (f" ({' → '.join(names)})" if len(names) == len(chain_results) else ""))
+        told = Stages(desc)
     try:
         status, look_at = "", 0.0
         progress = ProgressLines(result.id)
@@ -239,6 +276,12 @@ def wait_chain(result: AsyncResult, timeout: float, watch: StepWatch | None = No
                 done = next((i for i, r in enumerate(chain_results) if not r.successful()), len(chain_results))
                 if stage is not None and done > stage.done:
                     stage.advance(done)
+                if told is not None and done < len(chain_results):
+                    running = chain_results[done]
+                    at = _told_stage(running)
+                    if at is not None:
+                        told(f"{(running.name or (names[done] if done < len(names) else 'task')).rpartition('.')[2]}"
+                             f" {at[0]}", at[1], at[2])
                 if result.successful():
                     return result.result
                 now = time.monotonic()
@@ -267,6 +310,8 @@ def wait_chain(result: AsyncResult, timeout: float, watch: StepWatch | None = No
     finally:
         if stage is not None:
             stage.close()
+        if told is not None:
+            told.close()
     raise FarmError(f"retrain did not finish within {timeout:g}s: {status or 'still running'} (task {result.id})")
 
 

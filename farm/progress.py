@@ -6,6 +6,8 @@ items are done out of how many, the time spent and an estimate of the time left.
 
 * On a terminal it is a tqdm bar (stage, done/total, elapsed<left, rate); tqdm is imported only
   then, so a verb run by a builder pays nothing for it.
+* A training's epochs are stages told one after the other (`Stages`), through a Celery task's state when a worker
+  trains (`vocab retrain --wait` shows them as the worker's training goes).
 * Elsewhere (a Buildbot step's log, a Celery worker, a file) it is plain lines, no carriage returns:
 
       triplets mir: modules: 13/29 done (0 failed), 1m01s, about 1m15s left
@@ -110,6 +112,34 @@ class Progress:
             self.bar = None
 
     def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Stages:
+    """Stages told one after the other as `(stage, done, total)`, each its own `Progress` named `prefix: stage`: a
+    training's epochs (held-out, then published), told here or by a worker through its task's state
+    (farm/client.py). Callable, so it is the training's `on_epoch` as it is."""
+
+    def __init__(self, prefix: str, stream: TextIO | None = None, unit: str = "epoch") -> None:
+        self.prefix, self.stream, self.unit = prefix, stream, unit
+        self.current: Progress | None = None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        desc = f"{self.prefix}: {stage}"
+        if self.current is None or self.current.desc != desc or done < self.current.done:
+            self.close()
+            self.current = Progress(total, desc, stream=self.stream, unit=self.unit, final=True)
+        self.current.advance(done, total=total)
+
+    def close(self) -> None:
+        if self.current is not None:
+            self.current.close()
+            self.current = None
+
+    def __enter__(self) -> Stages:
         return self
 
     def __exit__(self, *exc: object) -> None:

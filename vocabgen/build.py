@@ -18,7 +18,7 @@ from vocabgen.analogy import analogy_score
 from vocabgen.compose import PART_KINDS, compose_unseen, with_parts
 from vocabgen.dataset import Dataset
 from vocabgen.params import TrainParams
-from vocabgen.training import holdout_metrics, train_all
+from vocabgen.training import OnEpoch, holdout_metrics, train_all
 from vocabgen.vocabfile import ValidationError, check_coverage, check_schema, dumps, sha256
 from vocabgen.warm import WarmStart, cold
 
@@ -34,7 +34,8 @@ def _versions() -> dict[str, str]:
 
 
 def train_vocabulary(ds: Dataset, params: TrainParams, key: bytes | None = None,
-                     warm: WarmStart | dict[str, Any] | None = None) -> tuple[bytes, dict[str, Any]]:
+                     warm: WarmStart | dict[str, Any] | None = None,
+                     on_epoch: OnEpoch | None = None) -> tuple[bytes, dict[str, Any]]:
     """Measure on a held-out split, train on everything, lay out for LLVM; returns (vocab bytes, manifest).
 
     MIR opcodes and register classes the triplets never mention are composed from their parts (trained beside
@@ -47,14 +48,17 @@ def train_vocabulary(ds: Dataset, params: TrainParams, key: bytes | None = None,
 
     The manifest is signed with the farm's key (`key`, default `signing.farm_key()`): publishing
     accepts its metrics and lineage only for these bytes (farm/signing.py says why).
+
+    `on_epoch` is told of every epoch of both trainings (vocabgen/training.py `OnEpoch`): a long retrain shows how
+    far it is, on a terminal and in a builder's log.
     """
     p = params.resolved(ds.kind)
     if not p.warm_start:
         warm = cold("warm_start is off")
     start = warm if isinstance(warm, WarmStart) else None
-    metrics: dict[str, Any] = {"holdout": holdout_metrics(ds, p, start)}
+    metrics: dict[str, Any] = {"holdout": holdout_metrics(ds, p, start, on_epoch)}
     parts = with_parts(ds) if ds.kind in PART_KINDS else None
-    result = train_all(parts.ds, p, parts.warm(start)) if parts else train_all(ds, p, start)
+    result = train_all(parts.ds, p, parts.warm(start), on_epoch) if parts else train_all(ds, p, start, on_epoch)
     trained = ds.trained_entities
     vectors, coverage = layout.fill_unseen(ds.kind, ds.entities, result.vectors[: len(ds.entities)], trained)
     composition = None

@@ -34,6 +34,7 @@ def _train(args: argparse.Namespace) -> int:
     """`-o` is checked (replaceable, writable, not full) before any download or training, not after."""
     from farm.atomic import check_replaceable, check_writable
     from farm.config import load_settings
+    from farm.progress import Stages
     from farm.signing import farm_key
     from farm.toolchain import Toolchain
     from vocabgen.build import MANIFEST, VOCAB, train_vocabulary, write_local
@@ -51,7 +52,8 @@ def _train(args: argparse.Namespace) -> int:
     store = None if Path(args.dataset).is_dir() else _store()
     ds = resolve_dataset(args.dataset, args.kind, store, s.var_dir / "vocab" / "datasets")
     ensure_pystow_home(s.var_dir)
-    data, manifest = train_vocabulary(ds, params, key)
+    with Stages(f"vocab train {ds.kind}") as on_epoch:
+        data, manifest = train_vocabulary(ds, params, key, on_epoch=on_epoch)
     if not args.no_validate:
         manifest["validation"] = _validated(ds.kind, data, Toolchain.from_settings(s))
     write_local(out, data, manifest)

@@ -32,9 +32,11 @@ from farm import lease
 from farm.artifacts.kinds import DATASET, VOCAB
 from farm.artifacts.versions import CorruptObject, get_json
 from farm.celery_app import RELIABLE, app, will_retry
+from farm.client import StageTeller
 from farm.config import Settings, load_settings
 from farm.errors import StoreError
 from farm.objectstore import MissingObject, ObjectStore, store_from_settings
+from farm.progress import Stages
 from farm.toolchain import Toolchain
 from vocabgen.dataset import check_kind
 
@@ -102,7 +104,14 @@ def train(self, kind: str, dataset: str = "latest", params: dict[str, Any] | Non
     def make() -> tuple[bytes, dict[str, Any]]:
         log.info("training %s vocabulary from dataset %s (%s), %s", kind, ds.id, self.request.id,
                  f"starting from {warm.record['from']}" if isinstance(warm, WarmStart) else "cold")
-        return train_vocabulary(ds, p, warm=warm)
+        tell = StageTeller(self)  # the client waiting for the chain shows the epochs (farm/client.py STAGE)
+        with Stages(f"vocab train {kind}") as here:  # and the worker's log
+
+            def on_epoch(stage: str, done: int, total: int) -> None:
+                here(stage, done, total)
+                tell(stage, done, total)
+
+            return train_vocabulary(ds, p, warm=warm, on_epoch=on_epoch)
 
     data, manifest = train_once(work, make)
     chain_id = self.request.root_id or self.request.id or "local"

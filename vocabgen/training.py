@@ -13,7 +13,7 @@ import gc
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,6 +27,12 @@ from vocabgen.params import TrainParams
 
 if TYPE_CHECKING:
     from vocabgen.warm import WarmStart
+
+
+#: Told after each epoch of a training: (stage, epochs done, epochs in all). The held-out measurement and the
+#: published training are two stages of one `vocab train`: a reader of a long retrain sees both.
+OnEpoch = Callable[[str, int, int], None]
+HOLDOUT_STAGE, TRAINING_STAGE = "held-out training", "training"
 
 
 @dataclass
@@ -212,8 +218,21 @@ def _model(tf, p: TrainParams, warm: WarmStart | None = None):
     )
 
 
-def fit(tf, p: TrainParams, warm: WarmStart | None = None):
-    """Train TransE on `tf`, from `warm`'s vectors for `warm_epochs` if given; returns (model, losses, seconds)."""
+def _epochs_told(on_epoch: OnEpoch, stage: str, total: int):
+    """A pykeen callback telling `on_epoch` of every finished epoch (pykeen's own hook for it)."""
+    from pykeen.training.callbacks import TrainingCallback
+
+    class TellEpoch(TrainingCallback):
+        def post_epoch(self, epoch: int, epoch_loss: float, **kwargs: Any) -> None:
+            on_epoch(stage, epoch, total)
+
+    return TellEpoch()
+
+
+def fit(tf, p: TrainParams, warm: WarmStart | None = None, on_epoch: OnEpoch | None = None,
+        stage: str = TRAINING_STAGE):
+    """Train TransE on `tf`, from `warm`'s vectors for `warm_epochs` if given; returns (model, losses, seconds).
+    `on_epoch` is told of each epoch done, as `stage`."""
     import torch
     from pykeen.utils import set_random_seed
 
@@ -230,16 +249,18 @@ def fit(tf, p: TrainParams, warm: WarmStart | None = None):
         negative_sampler_kwargs={"num_negs_per_pos": p.negatives},
         automatic_memory_optimization=False,
     )
+    epochs = p.epochs if warm is None else p.warm_epochs
     start = time.perf_counter()
     with _quiet_gc() as refreeze:
         losses = loop.train(
             triples_factory=tf,
-            num_epochs=p.epochs if warm is None else p.warm_epochs,
+            num_epochs=epochs,
             batch_size=p.batch_size,
             use_tqdm=False,
             use_tqdm_batch=False,
             pin_memory=False,
-            callbacks=refreeze,
+            # told first: a test's hold after the epoch (farm/hold.py) finds the epoch already told
+            callbacks=([_epochs_told(on_epoch, stage, epochs)] if on_epoch else []) + [refreeze],
         )
     return model, [float(x) for x in losses], time.perf_counter() - start
 
@@ -258,7 +279,8 @@ def relation_vectors(model) -> np.ndarray:
         return model.relation_representations[0]().detach().cpu().numpy().astype(np.float32)
 
 
-def holdout_metrics(ds: Dataset, p: TrainParams, warm: WarmStart | None = None) -> dict[str, Any]:
+def holdout_metrics(ds: Dataset, p: TrainParams, warm: WarmStart | None = None,
+                    on_epoch: OnEpoch | None = None) -> dict[str, Any]:
     """Filtered link prediction (MRR, Hits@1/10) of a model trained without a held-out split.
 
     The model starts as the published one does (`warm`); the previous version may have trained on
@@ -272,7 +294,7 @@ def holdout_metrics(ds: Dataset, p: TrainParams, warm: WarmStart | None = None) 
     if test_size < 1 or tf.num_triples - test_size < 1:
         return {"skipped": f"{tf.num_triples} triples are too few to hold out {p.holdout:.0%}"}
     train, test = tf.split([1 - p.holdout, p.holdout], random_state=p.seed)
-    model, _, seconds = fit(train, p, warm)
+    model, _, seconds = fit(train, p, warm, on_epoch, HOLDOUT_STAGE)
     from pykeen.evaluation import RankBasedEvaluator
 
     result = RankBasedEvaluator(filtered=True).evaluate(
@@ -292,7 +314,8 @@ def holdout_metrics(ds: Dataset, p: TrainParams, warm: WarmStart | None = None) 
     }
 
 
-def train_all(ds: Dataset, p: TrainParams, warm: WarmStart | None = None) -> TrainResult:
+def train_all(ds: Dataset, p: TrainParams, warm: WarmStart | None = None,
+              on_epoch: OnEpoch | None = None) -> TrainResult:
     """The published vectors: trained on every triple."""
-    model, losses, seconds = fit(factory(ds.triples, ds.entities, ds.relations), p, warm)
+    model, losses, seconds = fit(factory(ds.triples, ds.entities, ds.relations), p, warm, on_epoch)
     return TrainResult(entity_vectors(model), losses, seconds, relation_vectors(model))

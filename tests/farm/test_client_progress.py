@@ -72,3 +72,67 @@ def test_without_a_verb_the_wait_says_nothing_and_a_failure_is_still_one_error(m
     assert [ln.split(",")[0] for ln in capsys.readouterr().err.splitlines()] == [
         "vocab retrain: chain steps done (train → validate → publish): 1/3 done",
         "vocab retrain: chain steps done (train → validate → publish): 2/3 done"]
+
+
+class Training(Step):
+    """A chain step that runs: while it has not finished, its state tells the epoch it is at (farm/client.py STAGE),
+    one more epoch per poll, the held-out training's then the published one's."""
+
+    def __init__(self, polls: Polls, epochs: int) -> None:
+        super().__init__("vocabgen.train", 2 * epochs, polls, None)
+        self.epochs = epochs
+
+    @property
+    def state(self) -> str:  # type: ignore[override]
+        return "SUCCESS" if self.successful() else "STARTED"
+
+    @state.setter
+    def state(self, value: str) -> None:
+        pass
+
+    @property
+    def info(self) -> object:  # type: ignore[override]
+        n = self.polls.n
+        stage = "held-out training" if n < self.epochs else "training"
+        return {"hostname": "w1@host", client.STAGE: {"name": stage, "done": n % self.epochs + 1, "total": self.epochs}}
+
+    @info.setter
+    def info(self, value: object) -> None:
+        pass
+
+
+def test_a_running_training_shows_its_epochs(monkeypatch, capsys) -> None:
+    """`vocab retrain --wait` shows the epochs a worker's training is at (issue 39 item 2), as plain lines off a
+    terminal: stage, done/total and elapsed, each training its own stage."""
+    from farm import progress
+
+    monkeypatch.setattr(progress, "PROGRESS_EVERY", 0.0)
+    polls = Polls()
+    monkeypatch.setattr(client.time, "sleep", polls.sleep)
+    train = Training(polls, 3)
+    publish = Step("vocabgen.publish", 7, polls, train)
+    client.wait_chain(publish, 3600, None, ("train", "publish"), desc="vocab retrain")
+    lines = [ln.split(",")[0] for ln in capsys.readouterr().err.splitlines() if "training" in ln]
+    assert lines == [f"vocab retrain: train held-out training: {n}/3 done" for n in (1, 2, 3)] + \
+        [f"vocab retrain: train training: {n}/3 done" for n in (1, 2, 3)]
+
+
+def test_a_task_tells_its_stage_at_most_every_interval_and_always_at_its_end() -> None:
+    class Task:
+        def __init__(self) -> None:
+            self.request = type("R", (), {"id": "t1", "hostname": "w1@host"})()
+            self.told: list[dict] = []
+
+        def update_state(self, state: str, meta: dict) -> None:
+            assert state == "STARTED" and meta["hostname"] == "w1@host"
+            self.told.append(meta[client.STAGE])
+
+    task, now = Task(), [0.0]
+    tell = client.StageTeller(task, every=1.0, clock=lambda: now[0])
+    for epoch in range(1, 6):
+        tell("training", epoch, 5)
+        now[0] += 0.4
+    assert [t["done"] for t in task.told] == [1, 4, 5]  # 0.0 s, 1.2 s, then the last epoch whenever it comes
+    task.request.id = None  # run in-process, not by a worker: there is no state to tell
+    tell("training", 5, 5)
+    assert len(task.told) == 3

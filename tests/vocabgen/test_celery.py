@@ -343,6 +343,11 @@ def test_store_outage_during_training_retries_the_staging_upload(farm: Farm, wor
     farm.hold()
     client = farm.cli_background("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "240", *TINY_FLAGS)
     wait_until(farm.held, 60, "the training to start and be held")
+    # held after its first epoch, the training has told the waiting client where it is (farm/client.py STAGE)
+    backend = make_app(load_settings(env=farm.env)).backend
+    metas = [json.loads(backend.client.get(k)) for k in backend.client.keys("celery-task-meta-*")]
+    assert [m["result"]["stage"] for m in metas if m["status"] == "STARTED"] == [
+        {"name": "held-out training", "done": 1, "total": int(TINY_FLAGS[3])}]
     farm.proxy.stop()
     farm.release()  # the training ends while the store is down
     try:

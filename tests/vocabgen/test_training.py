@@ -32,7 +32,11 @@ def test_factory_keeps_llvm_ids_in_hrt_order(ir_dataset: Path) -> None:
 def test_same_seed_same_bytes_other_seed_other_bytes(ir_dataset: Path) -> None:
     ds = load_dataset(ir_dataset)
     a, ma = train_vocabulary(ds, TINY)
-    b, mb = train_vocabulary(ds, TINY)
+    told: list[tuple[str, int, int]] = []
+    b, mb = train_vocabulary(ds, TINY, on_epoch=lambda *at: told.append(at))  # told of every epoch, same bytes
+    n = TINY.epochs
+    epochs = range(1, n + 1)
+    assert told == [("held-out training", e, n) for e in epochs] + [("training", e, n) for e in epochs]
     c, _ = train_vocabulary(ds, dataclasses.replace(TINY, seed=1))
     assert a == b and ma["sha256"] == mb["sha256"]
     assert a != c
