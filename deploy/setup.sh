@@ -7,8 +7,10 @@ venv=${MLGO_FARM_VENV:-$here/.venv}
 # chromium + chromium-driver: the browser tests drive Debian's browser (no browser download at install time)
 # the headers corpus recipes compile against (workers/data/recipes.toml): gmp.h (libtomcrypt), OpenSSL's (libevent,
 # libzip), zlib.h and png.h (libpng1.6, libzip, jbig2dec), NSS's (libsrtp2's crypto engine), termcap.h (lame)
+# postgresql-15: the tests run the history on a PostgreSQL cluster of their own (tests/pgserver.py); a farm on several
+# machines keeps its history on one (docs/operations.md). Debian's default cluster is not wanted: see below.
 apt_pkgs=(clang-22 llvm-22 lld-22 redis-server valgrind ninja-build cmake git dpkg-dev ca-certificates ccache
-  chromium chromium-driver libgmp-dev libssl-dev zlib1g-dev libpng-dev libnss3-dev libncurses-dev)
+  chromium chromium-driver libgmp-dev libssl-dev zlib1g-dev libpng-dev libnss3-dev libncurses-dev postgresql-15)
 
 sudo_() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -27,6 +29,17 @@ if [ ! -f "$src" ] && [ -f /etc/apt/sources.list ] && ! grep -q '^deb-src' /etc/
 fi
 if [ ${#missing[@]} -gt 0 ] || [ $need_update -eq 1 ]; then
   sudo_ apt-get update -q
+fi
+# Installing PostgreSQL's server would create and start a cluster `main` on port 5432: nothing of the farm uses it.
+# Only on a machine without the server yet: postgresql-common first (it creates no cluster), then its setting.
+if [[ " ${missing[*]} " == *" postgresql-15 "* ]]; then
+  conf=/etc/postgresql-common/createcluster.conf
+  dpkg-query -W -f='${Status}' postgresql-common 2>/dev/null | grep -q "install ok installed" ||
+    sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql-common
+  if ! grep -q '^create_main_cluster *= *false' "$conf" 2>/dev/null; then
+    sudo_ sed -i '/^#* *create_main_cluster *=/d' "$conf"
+    echo 'create_main_cluster = false' | sudo_ tee -a "$conf" >/dev/null
+  fi
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"

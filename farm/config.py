@@ -131,6 +131,19 @@ class AlertsConfig:
     group_wait: float = 0.0
 
 
+@dataclass(frozen=True)
+class RegressionConfig:
+    """Where the regression history lives: runs, measurements, verdicts, alerts (regression/history.py)."""
+
+    #: The history database. Empty: the embedded SQLite file <var_dir>/regression/history.sqlite. A path: that
+    #: SQLite file. `postgresql://USER@HOST:PORT/DB`: a PostgreSQL database the regression builders of several
+    #: machines share (psycopg 3); its tables are created or upgraded on first open. Keep a password out of files:
+    #: `history_password`, or the whole URL in MLGO_FARM_REGRESSION_HISTORY_URL.
+    history_url: str = ""
+    #: Password of `history_url`'s user when the URL names none; empty: the URL's own, else libpq's (~/.pgpass).
+    history_password: str = ""
+
+
 #: Where the master mounts the farm's dashboard (master/dashboard: Buildbot's `wsgi_dashboards` plugin, named
 #: `farm`); it serves the published store read-only under `store/` (`store/regression/BUILDER/RUN/index.html`).
 DASHBOARD_PATH = "plugins/wsgi_dashboards/farm/"
@@ -341,6 +354,7 @@ class Settings:
     celery: CeleryConfig = field(default_factory=CeleryConfig)
     smtp: SMTPConfig = field(default_factory=SMTPConfig)
     alerts: AlertsConfig = field(default_factory=AlertsConfig)
+    regression: RegressionConfig = field(default_factory=RegressionConfig)
     buildbot: BuildbotConfig = field(default_factory=BuildbotConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     vocab: VocabConfig = field(default_factory=VocabConfig)

@@ -4,7 +4,8 @@ Every registry step becomes a FarmStep: Buildbot's shell step machinery (ShellMi
 `mlgo-farm -v VERB ...` (with `--json` when the step reads the verb's answer), whose stdout is read
 line by line as it arrives (master.stepspec's StepOutput) so that the finished step sets its
 captured properties, says its result as its summary ("1,183 unique triplets (3 skipped)") and links
-its pages on the farm's dashboard, all from the fields of the answer.
+its pages on the farm's dashboard, all from the fields of the answer. A fan-out's steps are laid out by
+master/fanout.py, a loop's (one build per trial, added as the verb asks) by master/loop.py.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from buildbot.process import buildstep, logobserver
 from twisted.internet import defer
 
 from master import fanout, stepspec
-from master.registry import Builder, Step, downstream, render_args
+from master.loop import LoopAsk
+from master.registry import Builder, Step, by_name, downstream, loop_trials, render_args
 from master.stepspec import (
     BUILD_URL,
     DASHBOARD,
@@ -158,6 +160,38 @@ class FarmStep(buildstep.ShellMixin, buildstep.BuildStep):
         return cmd.results()  # as Buildbot's ShellCommand: its decodeRC, interruptions and timeouts
 
 
+class AskStep(LoopAsk, FarmStep):
+    """A Loop's ask step: the verb's answer, then the next steps it asks for (master/loop.py)."""
+
+    def __init__(self, spec: Step, *, loop_builder: Builder, registry, active, make, waits: bool, **kwargs) -> None:
+        super().__init__(spec, **kwargs)
+        self.builder, self.registry, self.active, self.make = loop_builder, registry, active, make
+        self.waits = waits
+
+    @defer.inlineCallbacks
+    def run(self):
+        result = yield super().run()
+        return (yield self.after_answer(result))
+
+
+def _loop_steps(builder: Builder, registry: Sequence[Builder], farm_command: Sequence[str], can_wait: bool) -> list:
+    """A loop's first step: its ask step, or where no worker can wait for the trial builds, its `alone` step."""
+    loop = builder.loop
+    assert loop is not None
+    named = {s.name: s for s in builder.steps}
+    if not can_wait and loop.alone:
+        return [make_step(builder, named[loop.alone], farm_command)]
+    known, active = by_name(registry), {b.name for b in registry}
+
+    def make(step: Step, ask: bool = False):
+        if not ask:
+            return make_step(builder, step, farm_command)
+        return make_step(builder, step, farm_command, step_class=AskStep, loop_builder=builder, registry=known,
+                         active=active, make=make, waits=can_wait)
+
+    return [make(named[loop.ask], ask=True)]
+
+
 def _export(template: str):
     @util.renderer
     def value(props):
@@ -179,7 +213,8 @@ def make_step(builder: Builder, step: Step, farm_command: Sequence[str] = FARM_C
         descriptionDone=step.name,
     )
     common.update(overrides)
-    return FarmStep(step, **common)
+    cls = common.pop("step_class", FarmStep)
+    return cls(step, **common)
 
 
 def _maker(builder: Builder, farm_command: Sequence[str]) -> fanout.MakeStep:
@@ -195,6 +230,8 @@ def make_factory(builder: Builder, registry: Sequence[Builder],
     builders that run after it."""
     if builder.fan_out:
         factory = util.BuildFactory(fanout.parent_steps(builder, _maker(builder, farm_command), can_wait))
+    elif builder.loop:
+        factory = util.BuildFactory(_loop_steps(builder, registry, farm_command, can_wait))
     else:
         factory = util.BuildFactory([make_step(builder, s, farm_command) for s in builder.steps])
     if downstream(registry, builder.name):
@@ -230,15 +267,19 @@ def builder_configs(registry: Sequence[Builder], workers: Sequence[WorkerSpec],
     """One Buildbot builder per active registry builder, plus a `{name}-shard` builder per fan-out."""
     active = active_builders(registry, workers)
     waiting = fanout.waiting_lock(workers)
+    trials = loop_trials(active)
     configs = []
     for b in active:
         names = workers_for(b.tags, workers)
         chooser = same_worker_chooser(names) if b.same_worker else None
         can_wait = fanout.can_wait(b, workers)
+        locks = fanout.parent_locks(b, waiting, can_wait) if b.fan_out else None
+        if b.loop and can_wait:  # it waits for its trials in a slot of its worker, as a fan-out for its shards
+            locks = [waiting.access("counting")]
         configs.append(util.BuilderConfig(
             name=b.name, description=b.description, workernames=names,
-            factory=make_factory(b, active, farm_command, can_wait), tags=list(b.schedule_kinds), nextWorker=chooser,
-            locks=fanout.parent_locks(b, waiting, can_wait) if b.fan_out else None,
+            factory=make_factory(b, active, farm_command, can_wait),
+            tags=["trial"] if b.name in trials else list(b.schedule_kinds), nextWorker=chooser, locks=locks,
         ))
         if b.fan_out:
             fanout.check_capacity(b, workers)

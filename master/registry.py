@@ -11,6 +11,9 @@ Whoever may force a build chooses only among what is declared here: every parame
 set of choices or text that one pattern must match (and that can never start with `-`). Paths
 and executables are never parameters; a toolchain or a corpus directory reaches a builder only
 from the upstream build that produced it on the same worker, by trigger.
+
+A builder with a `Loop` drives builds of other builders one at a time, as its verb says (a bisect:
+one build per re-run); what it passes them is checked against their parameters, like a force.
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ from typing import ClassVar
 
 from farm.embeddings import KINDS
 from master import outputs as said
-from master.stepspec import BUILD_URL, WHAT_IF, IfSet, Param, Step
+from master.stepspec import BUILD_URL, WHAT_IF, IfSet, Param, Step, Summary
 from master.stepspec import Arg as Arg
 from master.stepspec import placeholders as placeholders
 from master.stepspec import render_args as render_args
 from policyhost import advisors
+from regression import bisect
 from regression.benchmarks import BENCHMARKS
 from regression.cli import EXIT_REGRESSION
 from workers.debsrc import RECIPES
@@ -86,6 +90,33 @@ class FanOut:
 
 
 @dataclass(frozen=True)
+class Loop:
+    """A builder that drives builds of others, one at a time, for as long as its verb asks (master/loop.py).
+
+    Its `ask` step prints one answer: `done`, or the next trial: which kind of worker runs it (`runs_on`, a key of
+    `trials`: the builder that makes such a trial, one build each) and the fields passed to that build (`passes`,
+    each checked by that builder's parameter of the same name, as a force would be). The build triggers it, waits,
+    and asks again; once done it runs `finish`. At most `most` + ceil(log2 of the answer's `log2_of` field) trials.
+    Where no worker of the builder can wait for another build (one build slot), the `alone` step does it all.
+    """
+
+    ask: str
+    finish: str
+    #: (runs_on, builder): where a trial goes
+    trials: tuple[tuple[str, str], ...]
+    passes: tuple[str, ...]
+    most: int
+    log2_of: str | None = None
+    alone: str | None = None
+    #: Name of the steps that start a trial build and wait for it (numbered).
+    TRIGGER: ClassVar[str] = "trial"
+
+    @property
+    def builders(self) -> tuple[str, ...]:
+        return tuple(b for _, b in self.trials)
+
+
+@dataclass(frozen=True)
 class Builder:
     name: str
     description: str
@@ -110,6 +141,8 @@ class Builder:
     #: Its nightly builds carry the newest commit the master polled from `[llvm] repo` (master/schedulers.py),
     #: and so do the builds it triggers: Buildbot's console and grid views list them by that commit.
     follows_llvm: bool = False
+    #: Drive builds of other builders one at a time (see Loop); None: an ordinary build.
+    loop: Loop | None = None
 
     @property
     def parameters(self) -> tuple[Param, ...]:
@@ -284,12 +317,40 @@ REGISTRY: tuple[Builder, ...] = (
     Builder(
         name="regression-bisect",
         description="which changed input made a regression alert's builder regress: the bad run's comparison re-run "
-                    "with each input swapped back to its good value, named by version (bisect runs: no alert, not in "
-                    "the trend); the culprit goes on the alert's page and, as a follow-up, to its mail's thread",
-        steps=(Step("bisect", ("regress", "bisect", "{alert}"), timeout=6 * 3600),),
+                    "with each input swapped back to its good value, named by version, one regression-bisect-rerun "
+                    "build each (an LLVM commit: a regression-bisect-llvm build on a worker that builds LLVM); bisect "
+                    "runs raise no alert and stay out of the trend; the culprit goes on the alert's page and, as a "
+                    "follow-up, to its mail's thread",
+        steps=(Step("bisect", ("regress", "bisect", "{alert}"), timeout=6 * 3600),
+               Step("next", ("regress", "bisect", "{alert}", "--next"), timeout=3600, capture=(("alert", "alert"),),
+                    summary=(Summary("{sentence}"),)),
+               Step("finish", ("regress", "bisect", "{alert}", "--finish"), timeout=600,
+                    summary=(Summary("{sentence}"),))),
         params=(Param("alert", "latest", "the regression alert's number (its page: alerts/N/), or latest: the newest "
-                      "open one not bisected yet", regex=r"latest|[1-9][0-9]{0,8}"),),
+                      "open one not bisected yet", regex=r"latest|[1-9][0-9]{0,8}", what_if=False),),
         notify=("problem", "exception"),
+        loop=Loop(ask="next", finish="finish", alone="bisect", passes=("alert", "trial"),
+                  trials=(("any", "regression-bisect-rerun"), ("llvm", "regression-bisect-llvm")),
+                  most=bisect.most_reruns(0), log2_of="commits"),
+    ),
+    *(
+        Builder(
+            name=name,
+            description=description,
+            steps=(Step("rerun", ("regress", "bisect", "{alert}", "--rerun", "{trial}"), timeout=timeout),),
+            tags=tags,
+            params=(Param("alert", "1", "the regression alert being bisected", regex=r"[1-9][0-9]{0,8}"),
+                    Param("trial", bisect.CONTROL, "the re-run: control, an input swapped back, or llvm=COMMIT",
+                          regex=bisect.SPEC)),
+            notify=(),
+        )
+        for name, description, tags, timeout in (
+            ("regression-bisect-rerun", "one re-run of a bisect (started by regression-bisect): the bad run's "
+             "comparison with one input swapped back, recorded as a bisect run", (), 3 * 3600),
+            ("regression-bisect-llvm", "one re-run of a bisect with LLVM at a commit (started by regression-bisect): "
+             "that commit's toolchain built by the farm's llvm-build, kept by commit, then the comparison",
+             ("big",), 4 * 3600),
+        )
     ),
     Builder(
         name="regression-inliner-control",
@@ -331,6 +392,11 @@ def captured(builder: Builder) -> tuple[str, ...]:
 def downstream(registry: Iterable[Builder], name: str) -> list[str]:
     """Builders triggered when `name` succeeds."""
     return [b.name for b in registry if name in b.after]
+
+
+def loop_trials(registry: Iterable[Builder]) -> dict[str, str]:
+    """Builders whose builds only a Loop starts: {trial builder: the builder that drives it}."""
+    return {t: b.name for b in registry if b.loop for t in b.loop.builders}
 
 
 def by_name(registry: Iterable[Builder]) -> dict[str, Builder]:

@@ -2,8 +2,9 @@
 
 Kept apart from the declarations so that the registry reads as data: names, references between
 builders, cycles, notify modes, cron fields, parameters (every one constrained: choices or one
-pattern, never a reserved name), fan-outs and the step output declarations. The first
-inconsistency is one InputError line naming the builder.
+pattern, never a reserved name), fan-outs, loops (what a loop passes to the builds it starts is a
+parameter of theirs) and the step output declarations. The first inconsistency is one InputError
+line naming the builder.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from master.registry import (
     by_name,
     captured,
     downstream,
+    loop_trials,
 )
 from master.stepspec import BUILD_URL, Param, check_output_spec, placeholders
 
@@ -79,6 +81,9 @@ def validate(registry: Iterable[Builder], verbs: Mapping[str, object] | None = N
                     raise InputError(f"builder {b.name!r} step {s.name!r}: {s.args[:1]} is not an mlgo-farm verb")
     names = by_name(builders)
     for b in builders:
+        if b.loop:
+            _check_loop(b, names)
+    for b in builders:
         for up in b.after:
             if up not in names:
                 raise InputError(f"builder {b.name!r} runs after unknown builder {up!r}")
@@ -120,6 +125,40 @@ def _check_fan_out(b: Builder, builder_names: set[str]) -> None:
         raise InputError(f"{where}: step name(s) {sorted(clash)} are the fan-out's own")
     if f"{b.name}-shard" in builder_names:
         raise InputError(f"{where}: its shard builder {b.name}-shard clashes with a declared builder")
+
+
+def _check_loop(b: Builder, names: Mapping[str, Builder]) -> None:
+    """The loop's steps are the builder's, its trial builders exist and are started by it alone, and every field it
+    passes them is a constrained parameter of theirs (and all their parameters are passed)."""
+    f, where = b.loop, f"builder {b.name!r} loop"
+    assert f is not None
+    steps = {s.name: s for s in b.steps}
+    own = [n for n in (f.ask, f.finish, f.alone) if n is not None]
+    if len(set(own)) != len(own) or set(own) != set(steps):
+        raise InputError(f"{where}: its ask, finish and alone steps must be the builder's steps, each once "
+                         f"(has {sorted(steps)})")
+    if not steps[f.ask].answers:
+        raise InputError(f"{where}: step {f.ask!r} must read its verb's answer (give it a summary or a capture)")
+    if not 1 <= f.most <= 64 or (f.log2_of is not None and not _PROP.match(f.log2_of)):
+        raise InputError(f"{where}: need 1 <= most ({f.most}) <= 64, and log2_of a field name")
+    if not f.trials or len({k for k, _ in f.trials}) != len(f.trials) or not f.passes:
+        raise InputError(f"{where}: give each kind of trial (runs_on) one builder, and the fields it passes")
+    if b.fan_out or b.after:
+        raise InputError(f"{where}: a loop neither fans out nor runs after another builder")
+    for kind, name in f.trials:
+        t = names.get(name)
+        if t is None:
+            raise InputError(f"{where}: trial builder {name!r} ({kind}) is not declared")
+        if t is b or t.loop or t.fan_out or t.nightly or t.after or t.on_change or downstream(names.values(), name):
+            raise InputError(f"{where}: trial builder {name!r} must be started by the loop only (no schedule, no "
+                             f"loop or fan-out of its own, nothing after it)")
+        if loop_trials(names.values()).get(name) != b.name or \
+                sum(name in x.loop.builders for x in names.values() if x.loop) != 1:
+            raise InputError(f"{where}: trial builder {name!r} is driven by another loop too")
+        params = {p.name for p in t.params}
+        if set(f.passes) != params:
+            raise InputError(f"{where}: it passes {sorted(f.passes)} but trial builder {name!r} takes "
+                             f"{sorted(params)}: each passed field must be one of its (constrained) parameters")
 
 
 def _check_param(builder: str, p: Param) -> None:

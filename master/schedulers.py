@@ -12,7 +12,8 @@ from twisted.python import log
 
 from master.factories import trigger_scheduler
 from master.fanout import shard_builder, shard_scheduler
-from master.registry import Builder, Param, downstream
+from master.loop import trial_scheduler
+from master.registry import Builder, Param, downstream, loop_trials
 from master.registrycheck import parse_cron
 from master.stepspec import WHAT_IF
 
@@ -94,9 +95,15 @@ def make_schedulers(active: Sequence[Builder], llvm: tuple[str, str] | None = No
     A fan-out's shard builder has a Triggerable only: shard builds start from their parent's
     trigger, never from a force form (a shard alone would upload a part no merge waits for).
     `llvm`: (repository, branch) of the LLVM poller (llvm_poller), which builders that follow LLVM track.
+    A loop's trial builder too has a Triggerable only: its builds start from the loop's build, which checked
+    their properties (master/loop.py).
     """
     out: list = []
+    trials = loop_trials(active)
     for b in active:
+        if b.name in trials:
+            out.append(schedulers.Triggerable(name=trial_scheduler(b.name), builderNames=[b.name]))
+            continue
         if b.nightly:
             out.append(_nightly(b, llvm))
         if b.on_change:
@@ -116,7 +123,7 @@ def make_schedulers(active: Sequence[Builder], llvm: tuple[str, str] | None = No
             codebases=_no_source(),
             properties=[force_parameter(p) for p in b.parameters],
         )
-        force.defaults = tuple((p.name, p.default) for p in b.params)
+        force.defaults = tuple((p.name, p.default) for p in b.params if p.what_if)
         out.append(force)
     return out
 

@@ -228,6 +228,9 @@ class Param:
     help: str = ""
     choices: tuple[str, ...] = ()
     regex: str = ""
+    #: Whether a value other than the default makes a forced build a what-if (master/schedulers.py); False for a
+    #: parameter that only names what to work on (an alert's number), whose build is as real as the default's.
+    what_if: bool = True
 
     @property
     def pattern(self) -> str:

@@ -155,10 +155,10 @@ def _publish(args: argparse.Namespace) -> int:
     s = load_settings()
     tc = Toolchain.from_settings(s)
     validation = release.validate(model, result, tc, args.advisor, vocab_file)
-    manifest = release.manifest_for(model, result, advisor=args.advisor, vocab_version=vocab_version,
-                                    validation=validation)
     beside = model.with_suffix(".weights")  # the native host's file the trainer wrote beside the model, if any
     weights = beside.read_bytes() if beside.is_file() else None
+    manifest = release.manifest_for(model, result, advisor=args.advisor, vocab_version=vocab_version,
+                                    validation=validation, weights=weights)
     if weights is not None:
         policy.check_weights(weights, manifest)
     store = _store()
@@ -212,10 +212,14 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _download(args: argparse.Namespace) -> int:
+    """The model to OUTPUT.onnx and, when the version holds them, the native host's weights to OUTPUT.weights (where
+    mlgo-cc.py looks for them), every file checked against the manifest before any is written. A version without
+    weights removes a stale OUTPUT.weights, which the launcher would otherwise pair with another model."""
     import sys
 
     from farm.artifacts import POLICIES
     from farm.atomic import check_writable
+    from policyhost.publish import WEIGHTS
 
     out = Path(args.output).absolute()
     if out.is_dir():
@@ -223,9 +227,20 @@ def _download(args: argparse.Namespace) -> int:
     if out.suffix != ".onnx":
         raise InputError(f"output {out} must end in .onnx (the launcher recognises models by it)")
     check_writable(out.parent)
-    manifest = POLICIES.download(_store(), args.advisor, args.version, out)
-    print(f"policy {args.advisor} {manifest['version']} -> {out} (sha256 {manifest['sha256'][:12]} verified)",
-          file=sys.stderr)
+    store = _store()
+    version = POLICIES.resolve(store, args.advisor, args.version)
+    weights = out.with_suffix(".weights")
+    outs = {"model.onnx": out}
+    if WEIGHTS in POLICIES.kind.held(POLICIES.show(store, args.advisor, version)):
+        outs[WEIGHTS] = weights
+    manifest = POLICIES.download_files(store, args.advisor, version, outs)
+    said = f"policy {args.advisor} {manifest['version']} -> {out} (sha256 {manifest['sha256'][:12]} verified)"
+    if WEIGHTS in outs:
+        said += f", native weights -> {weights} (sha256 {manifest['weights']['sha256'][:12]} verified)"
+    else:
+        weights.unlink(missing_ok=True)
+        said += "; this version has no native weights (published before versions held them): the Python host only"
+    print(said, file=sys.stderr)
     print(out)
     return 0
 
@@ -293,9 +308,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     sh = psub.add_parser("show", parents=[advisor], help="print a published version's manifest")
     sh.add_argument("--version", default="latest")
     sh.set_defaults(func=_show)
-    dl = psub.add_parser("download", parents=[advisor], help="download a version (sha256 verified)")
+    dl = psub.add_parser("download", parents=[advisor], help="download a version: its model and, when it has them, "
+                         "its native weights (each checked against the version's manifest)")
     dl.add_argument("--version", default="latest")
-    dl.add_argument("-o", "--output", required=True, help="the .onnx file to write")
+    dl.add_argument("-o", "--output", required=True, help="the .onnx file to write (the native host's weights go "
+                    "beside it as .weights, where mlgo-cc.py looks for them)")
     dl.set_defaults(func=_download)
     pr = psub.add_parser("promote", parents=[advisor],
                          help="make a listed version latest whatever its gate said (recorded with the reason), as "

@@ -18,11 +18,16 @@ manifest carries the farm's signature over its training claims and the model's b
 (farm/signing.py, the same key as vocabularies'), so held-out metrics and lineage cannot be copied
 onto another model.
 
-Beside `model.onnx` a version may hold `model.weights` (and `model.weights.sha256`): the same network for the native
-host (policyhost/standalone/mlgo-policy-host.c), in the format policytrain/native_export.py writes. Its callers hand
-its bytes in (policyhost imports no trainer); `check_weights` reads its header and refuses, in one line, a file of
-another format version or whose features are not the model's. It is stored after the version's manifest, never
-replaced once stored, and is no part of the version's identity (the model's sha256).
+Beside `model.onnx` a version may hold `model.weights`: the same network for the native host
+(policyhost/standalone/mlgo-policy-host.c), in the format policytrain/native_export.py writes. It is part of the
+version like the model: the manifest records it (`weights`: file, sha256, format version; `weights_record`), inside
+what the farm signs (policyhost/release.py's manifest_for takes the bytes), so it is uploaded before the manifest and
+checked against it wherever the model is (publish, download, the dashboard, `store verify`): a weights file edited
+or swapped after publishing fails like an edited model. Its callers hand its bytes in (policyhost imports no
+trainer); `check_weights` reads its header and refuses, in one line, a file of another format version or whose
+features are not the model's. The version's identity stays the model's sha256: the same model published again is
+the version that holds it, with the weights it was first published with (none, for a version published before
+versions held them: it downloads and verifies as it always did, and says it has no native weights).
 """
 
 from __future__ import annotations
@@ -34,20 +39,22 @@ from typing import Any
 from farm import jsonio
 from farm.answer import Answer
 from farm.artifacts import POLICIES
+from farm.artifacts.kinds import POLICY_WEIGHTS
 from farm.artifacts.verdict import Check, Verdict
 from farm.artifacts.versions import sha256
 from farm.atomic import write_atomic
-from farm.errors import InputError, StoreError
+from farm.errors import InputError
 from farm.objectstore import ObjectStore
 from farm.signing import farm_key, verify
 from policyhost import advisors
 
 __all__ = ["SCHEME", "WEIGHTS", "check_publishable", "check_weights", "fetch_cached", "publish", "retrained",
-           "sha256", "summary", "weights_features"]
+           "sha256", "summary", "weights_features", "weights_record"]
 #: `--policy store:latest` / `store:VERSION`
 SCHEME = "store:"
-#: the native host's weights file beside `model.onnx` (docs/policies.md, "The weights file")
-WEIGHTS = "model.weights"
+#: the native host's weights file beside `model.onnx` (docs/policies.md, "The weights file"), an optional file of
+#: the policy kind (farm/artifacts/kinds.py)
+WEIGHTS = POLICY_WEIGHTS
 #: the one format version of the weights file the native host reads (policytrain/native_export.py's FORMAT_VERSION)
 WEIGHTS_MAGIC, WEIGHTS_VERSION = b"MLGOPOLW", 1
 
@@ -88,6 +95,15 @@ def check_weights(data: bytes, manifest: dict[str, Any]) -> None:
                          f"first differing {extra[0] if extra else '(order)'!r}); nothing published")
 
 
+def weights_record(weights: bytes) -> dict[str, Any]:
+    """What a policy's manifest records of its weights file (signed with the rest: release.manifest_for)."""
+    try:
+        weights_features(weights)  # a weights file at all, of the format version the host reads
+    except InputError as e:
+        raise InputError(f"{e}; nothing published") from None
+    return {"file": WEIGHTS, "sha256": sha256(weights), "format_version": WEIGHTS_VERSION}
+
+
 def check_publishable(data: bytes, manifest: dict[str, Any], key: bytes | None = None) -> str:
     """All publishing requires of a model and its manifest, before the store is touched; returns the advisor."""
     advisor = advisors.get(str(manifest.get("advisor"))).name
@@ -111,12 +127,21 @@ def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: flo
 
     Returns {advisor, version, sha256, created, latest, previous, state, gate, weights}: `previous` is the
     version `latest` named before (the policy a new one is judged against). With `pending` (a
-    rule name) a new version is listed as a candidate waiting for that rule (`settle`). With `weights` (the native
-    host's file for this model), the version holds `model.weights` and its `.sha256` too; `weights` in the result
-    is its sha256 (None: the version has none).
+    rule name) a new version is listed as a candidate waiting for that rule (`settle`). `weights` are the native
+    host's file for this model, which the manifest must record (`weights_record`) and only then: the version holds
+    `model.weights`. `weights` in the result is the sha256 the stored version's manifest records (None: it has none;
+    the same model published before without weights stays the version it was).
     """
     check_publishable(data, manifest, key)
+    recorded = manifest.get("weights")
+    if weights is not None and not recorded:
+        raise InputError("the weights file is not in the policy's manifest (write the manifest with it); "
+                         "nothing published")
+    if recorded and weights is None:
+        raise InputError(f"the policy's manifest records {WEIGHTS} but no weights file was given; nothing published")
     if weights is not None:
+        if sha256(weights) != (recorded.get("sha256") if isinstance(recorded, dict) else None):
+            raise InputError("the weights file does not match the sha256 in the policy's manifest; nothing published")
         check_weights(weights, manifest)
 
     def waiting(_record: Any, current: dict[str, Any] | None) -> Verdict | None:
@@ -125,25 +150,10 @@ def publish(store: ObjectStore, data: bytes, manifest: dict[str, Any], when: flo
         wait = Check(pending, False, "waiting for its size check on the regression benchmarks", pending=True)
         return Verdict((wait,), (current or {}).get("version"))
 
-    result = POLICIES.publish(store, {"model.onnx": data}, manifest, when=when, judge=waiting)
-    return {**result, "weights": _store_weights(store, result["advisor"], result["version"], weights)}
-
-
-def _store_weights(store: ObjectStore, advisor: str, version: str, weights: bytes | None) -> str | None:
-    """`model.weights` and its `.sha256` beside the version's model (after its manifest: a reader finds a version
-    whole, with or without weights); an existing one is kept, never replaced. Its sha256, or None."""
-    key = f"{POLICIES.kind.root}/{advisor}/{version}/{WEIGHTS}"
-    if store.exists(key) and store.exists(f"{key}.sha256"):
-        return store.sha256(key)[0]
-    if weights is None:
-        return None
-    digest = sha256(weights)
-    store.put(key, weights)
-    if store.sha256(key)[0] != digest:
-        store.delete(key)
-        raise StoreError(f"{key} read back with a different sha256")
-    store.put(f"{key}.sha256", f"{digest}  {WEIGHTS}\n".encode(), "text/plain")
-    return digest
+    files = {"model.onnx": data, **({WEIGHTS: weights} if weights is not None else {})}
+    result = POLICIES.publish(store, files, manifest, when=when, judge=waiting)
+    stored = POLICIES.show(store, result["advisor"], result["version"]) if not result["created"] else manifest
+    return {**result, "weights": POLICIES.kind.digests(stored).get(WEIGHTS)}
 
 
 def summary(result: dict[str, Any]) -> str:

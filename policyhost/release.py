@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from farm.errors import InputError, ValidationFailed, first_line
 from farm.toolchain import Toolchain
 from policyhost import advisors
-from policyhost.publish import sha256
+from policyhost.publish import sha256, weights_record
 
 if TYPE_CHECKING:
     from policyhost.protocol import Header, Observation
@@ -195,8 +195,9 @@ def validate(model: Path, metrics: dict[str, Any], toolchain: Toolchain, advisor
 
 def manifest_for(model: Path, result: dict[str, Any], *, advisor: str = "inline",
                  vocab_version: str | None = None, training: dict[str, Any] | None = None,
-                 validation: dict[str, Any], key: bytes | None = None) -> dict[str, Any]:
-    """The signed manifest of a trained model from warmstart.train_from's (checked) result and its validation."""
+                 validation: dict[str, Any], key: bytes | None = None, weights: bytes | None = None) -> dict[str, Any]:
+    """The signed manifest of a trained model from warmstart.train_from's (checked) result and its validation; with
+    `weights` (the native host's file of the same network), their record too, under the same signature."""
     from farm.signing import farm_key, sign
 
     advisors.get(advisor)
@@ -219,6 +220,7 @@ def manifest_for(model: Path, result: dict[str, Any], *, advisor: str = "inline"
                    {k: result.get(k) for k in _METRICS if k in result},
         "llvm": {k: (result.get("llvm") or {}).get(k) for k in ("llvm_version", "llvm_commit", "clang")},
         "validation": validation,
+        **({"weights": weights_record(weights)} if weights is not None else {}),
     }, farm_key() if key is None else key)
 
 

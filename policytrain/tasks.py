@@ -231,7 +231,7 @@ def train_validated(settings, toolchain, *, vocab: str = NEWEST, corpus: str | N
         validation = release.validate(model, result, toolchain, ADVISOR, vocab_file)
         manifest = release.manifest_for(model, result, advisor=ADVISOR, vocab_version=vocab_manifest["version"],
                                         training={**training, "max_modules": most},
-                                        validation=validation)
+                                        validation=validation, weights=_weights_beside(model))
     return model, manifest
 
 
@@ -258,7 +258,7 @@ def _configured_limits() -> dict[str, int]:
 def _weights_beside(model: Path) -> bytes | None:
     """The native host's weights the trainer wrote beside the model (OUTPUT.weights); for a model trained before the
     trainer wrote them (reused from its directory), the same numbers read from the ONNX graph; None when it is not a
-    network the native host reads."""
+    network the native host reads. The same bytes each call: the manifest records them, publishing hands them in."""
     from policytrain.native_export import SUFFIX, weights_from_onnx
 
     path = Path(model).with_suffix(SUFFIX)

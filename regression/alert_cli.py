@@ -1,5 +1,6 @@
 """`mlgo-farm regress alert list|show|set`: the alerts' records and their triage (regression/alertstore.py);
-`mlgo-farm regress bisect ID`: which changed input made the alert's builder regress (regression/bisectrun.py).
+`mlgo-farm regress bisect ID`: which changed input made the alert's builder regress (regression/bisectrun.py), all
+here, or one step at a time (`--next`, `--rerun SPEC`, `--finish`) as the `regression-bisect` builds drive it.
 
 `regress alerts` (plural, regression/cli.py) is the mail outbox; `regress alert` the alerts themselves. Each
 verb answers with sentences or, with `--json`, one object (farm/answer.py); a bad id or state is one line and
@@ -20,13 +21,11 @@ from farm.cli import positive_int
 
 
 def _store(args: argparse.Namespace):
-    from pathlib import Path
-
     from regression.alertstore import AlertStore
     from regression.compare import open_history
     from regression.history import History
 
-    return AlertStore(History(Path(args.history)) if args.history else open_history())
+    return AlertStore(History(args.history) if args.history else open_history())
 
 
 def _triage_days() -> float:
@@ -103,14 +102,46 @@ def _to_bisect(store, which: str) -> int:
 
 
 def _bisect(args: argparse.Namespace) -> Answer:
-    from regression.bisectrun import run_bisect
+    from farm.config import load_settings
+    from farm.toolchain import Toolchain
+    from regression import bisectrun
+    from regression.bisectllvm import farm_cache, farm_range
 
     store = _store(args)
     alert_id = _to_bisect(store, args.id)
-    found = run_bisect(alert_id, store.history)
+    settings = load_settings()
+    commits = farm_range(settings)  # an LLVM range is listed in a clone of [llvm] repo, when there is one
+    if args.next:
+        nxt = bisectrun.next_of(alert_id, store.history, commits)
+        return Answer(nxt.as_json(), lambda f: f"alert #{f['alert']}: {f['sentence']} ({f['reruns']} re-runs made, "
+                                               f"at most {f['most']})")
+    if args.finish:
+        found = bisectrun.finish(alert_id, store.history, settings, commits)
+    else:
+        host = Toolchain.from_settings(settings)
+        here, cache = bisectrun.only(host), farm_cache(settings, host)
+        toolchains = (lambda v: here(v) or cache.need(v)) if cache is not None else here
+        if args.rerun:
+            step = bisectrun.rerun(alert_id, args.rerun, store.history, settings, toolchains, commits)
+            fields = {"alert": alert_id, "trial": args.rerun, "run_id": step.run_id, "verdict": step.verdict,
+                      "error": step.error, "seconds": round(step.seconds, 1)}
+            return Answer(fields, lambda f: f"alert #{f['alert']}: re-run {f['trial']} ({f['run_id']}): "
+                                            f"{f['verdict'] or 'failed: ' + str(f['error'])}",
+                          exit_code=1 if step.error else 0)
+        found = bisectrun.run_bisect(alert_id, store.history, settings, host, toolchains, commits=commits)
     fields = {"alert": store.get(alert_id).as_json(_triage_days()), "culprit": found.culprit, "why": found.why,
-              "reruns": len(found.steps), "evidence": found.evidence, "sentence": found.sentence()}
+              "commit": found.commit, "reruns": len(found.steps), "evidence": found.evidence,
+              "sentence": found.sentence()}
     return Answer(fields, lambda f: f"alert #{f['alert']['id']}: {f['sentence']} ({f['reruns']} re-runs)")
+
+
+def _spec(value: str) -> str:
+    from regression.bisect import check_spec
+
+    try:
+        return check_spec(value)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def register(rsub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -135,4 +166,11 @@ def register(rsub: argparse._SubParsersAction, common: argparse.ArgumentParser) 
     bi = rsub.add_parser("bisect", parents=[common, json_option()],
                          help="re-run an alert's bad comparison with each changed input swapped back: the culprit")
     bi.add_argument("id", metavar="ID", help="the alert's number, or latest (the newest open one not bisected yet)")
+    step = bi.add_mutually_exclusive_group()
+    step.add_argument("--next", action="store_true",
+                      help="only say the next re-run to make (or that it is done), from the re-runs recorded so far")
+    step.add_argument("--rerun", metavar="SPEC", type=_spec,
+                      help="make that one re-run and record it: control, policy, vocab, bench, llvm or llvm=COMMIT")
+    step.add_argument("--finish", action="store_true",
+                      help="decide from the recorded re-runs, keep the outcome on the alert, mail the follow-up")
     bi.set_defaults(func=_bisect)

@@ -1,4 +1,4 @@
-"""Alerts as records with a life, in the history database (tables: regression/migrations.py, version 1).
+"""Alerts as records with a life, in the history database (tables: regression/schema/versions/0002_alerts.py).
 
 Each transition of a builder into regression opens an alert: the builder, the first bad run, the last good run
 before it, when, and its state. People triage it (Perfherder's states, LNT's and chromeperf's ideas):
@@ -20,13 +20,13 @@ run's verdict, its alert and its mail are recorded together or not at all.
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from farm import jsonio
 from farm.errors import InputError, StoreError
+from regression.database import Record, Tx
 from regression.history import History, Run
 
 REGRESSION, IMPROVEMENT = "regression", "improvement"
@@ -93,7 +93,7 @@ class Alert:
                 "overdue": self.overdue(triage_days, now)}
 
 
-def _alert(row: sqlite3.Row) -> Alert:
+def _alert(row: Record) -> Alert:
     d = dict(row)
     where = f"history: alert #{d.get('id')}"
     d["inputs"] = jsonio.loads(d["inputs"] or "{}", f"{where} inputs", StoreError)
@@ -101,22 +101,32 @@ def _alert(row: sqlite3.Row) -> Alert:
     return Alert(**d)
 
 
-def _insert(db: sqlite3.Connection, kind: str, run: Run, good: Run | None, state: str, note: str,
+#: The columns of an Alert, as its queries select them.
+_COLUMNS = "id, kind, builder, bad_run, good_run, created, state, changed, closed_by, inputs, group_id, bisect"
+#: The open states as a statement's parameters (`state IN (:open0, :open1, :open2)`).
+_OPEN_IN = "(" + ", ".join(f":open{i}" for i in range(len(OPEN))) + ")"
+_OPEN_ARGS = {f"open{i}": s for i, s in enumerate(OPEN)}
+
+
+def _state_change(db: Tx, alert_id: int, at: float, state: str, who: str, note: str) -> None:
+    db.execute("INSERT INTO alert_states (alert_id, at, state, who, note) VALUES (:alert_id, :at, :state, :who, :note)",
+               {"alert_id": alert_id, "at": at, "state": state, "who": who, "note": note})
+
+
+def _insert(db: Tx, kind: str, run: Run, good: Run | None, state: str, note: str,
             inputs: dict, group_id: int | None = None) -> int:
     now = time.time()
-    cur = db.execute(
+    [(alert_id,)] = db.execute(
         "INSERT INTO alerts (kind, builder, bad_run, good_run, created, state, changed, inputs, group_id)"
-        " VALUES (?,?,?,?,?,?,?,?,?)",
-        (kind, run.builder, run.run_id, good.run_id if good else None, now, state, now,
-         json.dumps(inputs, sort_keys=True), group_id))
-    alert_id = int(cur.lastrowid or 0)
-    db.execute("INSERT INTO alert_states (alert_id, at, state, who, note) VALUES (?,?,?,?,?)",
-               (alert_id, now, state, FARM, note))
-    return alert_id
+        " VALUES (:kind, :builder, :bad_run, :good_run, :now, :state, :now, :inputs, :group_id) RETURNING id",
+        {"kind": kind, "builder": run.builder, "bad_run": run.run_id, "good_run": good.run_id if good else None,
+         "now": now, "state": state, "inputs": json.dumps(inputs, sort_keys=True), "group_id": group_id})
+    _state_change(db, alert_id, now, state, FARM, note)
+    return int(alert_id)
 
 
-def _get(db: sqlite3.Connection, alert_id: int) -> Alert | None:
-    row = db.execute("SELECT * FROM alerts WHERE id=?", (alert_id,)).fetchone()
+def _get(db: Tx, alert_id: int) -> Alert | None:
+    row = db.execute(f"SELECT {_COLUMNS} FROM alerts WHERE id=:id", {"id": alert_id}).fetchone()
     return _alert(row) if row else None
 
 
@@ -134,38 +144,45 @@ class AlertStore:
 
     from_row = staticmethod(_alert)
 
+    @staticmethod
+    def in_group(db: Tx, group_id: int | None) -> list[Alert]:
+        """The alerts of a group, oldest first (in the transaction `db`)."""
+        return [_alert(r) for r in db.execute(f"SELECT {_COLUMNS} FROM alerts WHERE group_id=:group ORDER BY id",
+                                              {"group": group_id}).fetchall()]
+
     # --- in the transaction that completes a run ------------------------------------------------
-    def open_regression(self, db: sqlite3.Connection, run: Run, good: Run | None) -> Alert:
+    def open_regression(self, db: Tx, run: Run, good: Run | None) -> Alert:
         """The alert of `run`'s transition into regression (after `good`), in the group of another builder's open
         alert whose changed inputs overlap its own."""
         inputs = changed_inputs(good, run)
         group = None
         if inputs:
-            for mate in db.execute("SELECT * FROM alerts WHERE kind=? AND builder<>? AND state IN (?,?,?)"
-                                   " ORDER BY id", (REGRESSION, run.builder, *OPEN)).fetchall():
+            for mate in db.execute(f"SELECT {_COLUMNS} FROM alerts WHERE kind=:kind AND builder<>:builder"
+                                   f" AND state IN {_OPEN_IN} ORDER BY id",
+                                   {"kind": REGRESSION, "builder": run.builder, **_OPEN_ARGS}).fetchall():
                 m = _alert(mate)
                 if overlapping(inputs, m.inputs):
                     group = m.group_id or m.id
-                    db.execute("UPDATE alerts SET group_id=? WHERE id=? AND group_id IS NULL", (group, m.id))
+                    db.execute("UPDATE alerts SET group_id=:group WHERE id=:id AND group_id IS NULL",
+                               {"group": group, "id": m.id})
                     break
         note = f"regression detected in run {run.run_id}" + (f" after good run {good.run_id}" if good else "")
         alert_id = _insert(db, REGRESSION, run, good, UNTRIAGED, note, inputs, group)
         return _get(db, alert_id)  # type: ignore[return-value]
 
-    def detect_fixed(self, db: sqlite3.Connection, run: Run) -> list[Alert]:
+    def detect_fixed(self, db: Tx, run: Run) -> list[Alert]:
         """Close the builder's open regression alerts: `run` is back within the rules. Returns those closed."""
-        rows = db.execute("SELECT * FROM alerts WHERE builder=? AND kind=? AND state IN (?,?,?) ORDER BY id",
-                          (run.builder, REGRESSION, *OPEN)).fetchall()
+        rows = db.execute(f"SELECT id FROM alerts WHERE builder=:builder AND kind=:kind AND state IN {_OPEN_IN}"
+                          " ORDER BY id", {"builder": run.builder, "kind": REGRESSION, **_OPEN_ARGS}).fetchall()
         now, closed = time.time(), []
         for row in rows:
-            db.execute("UPDATE alerts SET state=?, changed=?, closed_by=? WHERE id=?",
-                       (DETECTED_FIXED, now, run.run_id, row["id"]))
-            db.execute("INSERT INTO alert_states (alert_id, at, state, who, note) VALUES (?,?,?,?,?)",
-                       (row["id"], now, DETECTED_FIXED, FARM, f"run {run.run_id} is back within the rules"))
+            db.execute("UPDATE alerts SET state=:state, changed=:now, closed_by=:run WHERE id=:id",
+                       {"state": DETECTED_FIXED, "now": now, "run": run.run_id, "id": row["id"]})
+            _state_change(db, row["id"], now, DETECTED_FIXED, FARM, f"run {run.run_id} is back within the rules")
             closed.append(_get(db, row["id"]))
         return closed  # type: ignore[return-value]
 
-    def record_improvement(self, db: sqlite3.Connection, run: Run, good: Run | None) -> Alert:
+    def record_improvement(self, db: Tx, run: Run, good: Run | None) -> Alert:
         """`run` is better than `good` beyond the rules' noise: recorded, never mailed."""
         note = f"run {run.run_id} improved" + (f" on {good.run_id}" if good else "")
         alert_id = _insert(db, IMPROVEMENT, run, good, IMPROVEMENT, note, changed_inputs(good, run))
@@ -173,10 +190,10 @@ class AlertStore:
 
     # --- reading and triage ---------------------------------------------------------------------
     def get(self, alert_id: int) -> Alert:
-        with self.history.transaction() as db:
+        with self.history.transaction(write=False) as db:
             alert = _get(db, alert_id)
         if alert is None:
-            raise InputError(f"no alert #{alert_id} in {self.history.path}")
+            raise InputError(f"no alert #{alert_id} in {self.history.where}")
         return alert
 
     def alerts(self, state: str | None = None, builder: str | None = None, kind: str | None = None,
@@ -184,19 +201,19 @@ class AlertStore:
         """Alerts newest first, filtered."""
         if state is not None and state not in (*STATES, IMPROVEMENT):
             raise InputError(f"unknown alert state {state!r} (one of {', '.join((*STATES, IMPROVEMENT))})")
-        sql, args = "SELECT * FROM alerts WHERE 1=1", []
+        sql, args = f"SELECT {_COLUMNS} FROM alerts WHERE 1=1", {}
         for column, value in (("state", state), ("builder", builder), ("kind", kind), ("group_id", group_id)):
             if value is not None:
-                sql += f" AND {column}=?"
-                args.append(value)
-        with self.history.transaction() as db:
+                sql += f" AND {column}=:{column}"
+                args[column] = value
+        with self.history.transaction(write=False) as db:
             return [_alert(r) for r in db.execute(sql + " ORDER BY id DESC", args).fetchall()]
 
     def states(self, alert_id: int) -> list[StateChange]:
         """The alert's history of states, oldest first."""
-        with self.history.transaction() as db:
-            rows = db.execute("SELECT at, state, who, note FROM alert_states WHERE alert_id=? ORDER BY at, rowid",
-                              (alert_id,)).fetchall()
+        with self.history.transaction(write=False) as db:
+            rows = db.execute("SELECT at, state, who, note FROM alert_states WHERE alert_id=:id ORDER BY at, id",
+                              {"id": alert_id}).fetchall()
         return [StateChange(**dict(r)) for r in rows]
 
     def set_state(self, alert_id: int, state: str, who: str, note: str) -> Alert:
@@ -210,25 +227,26 @@ class AlertStore:
         with self.history.transaction() as db:
             alert = _get(db, alert_id)
             if alert is None:
-                raise InputError(f"no alert #{alert_id} in {self.history.path}")
+                raise InputError(f"no alert #{alert_id} in {self.history.where}")
             if alert.kind == IMPROVEMENT:
                 allowed = (IMPROVEMENT, ACKNOWLEDGED, INVALID)
             if state not in allowed:
                 raise InputError(f"alert #{alert_id} ({alert.kind}) cannot be set to {state!r}: one of "
                                  f"{', '.join(allowed)}")
             now = time.time()
-            db.execute("UPDATE alerts SET state=?, changed=? WHERE id=?", (state, now, alert_id))
-            db.execute("INSERT INTO alert_states (alert_id, at, state, who, note) VALUES (?,?,?,?,?)",
-                       (alert_id, now, state, who, note))
+            db.execute("UPDATE alerts SET state=:state, changed=:now WHERE id=:id",
+                       {"state": state, "now": now, "id": alert_id})
+            _state_change(db, alert_id, now, state, who, note)
             return _get(db, alert_id)  # type: ignore[return-value]
 
     def set_bisect(self, alert_id: int, result: dict[str, Any]) -> Alert:
         """Keep a bisect's result (regression/bisectrun.py) on the alert; its state is the people's to change."""
         with self.history.transaction() as db:
-            db.execute("UPDATE alerts SET bisect=? WHERE id=?", (json.dumps(result, sort_keys=True), alert_id))
+            db.execute("UPDATE alerts SET bisect=:bisect WHERE id=:id",
+                       {"bisect": json.dumps(result, sort_keys=True), "id": alert_id})
             alert = _get(db, alert_id)
         if alert is None:
-            raise InputError(f"no alert #{alert_id} in {self.history.path}")
+            raise InputError(f"no alert #{alert_id} in {self.history.where}")
         return alert
 
     def counts(self, triage_days: float, now: float | None = None) -> dict[str, int]:

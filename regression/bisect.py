@@ -17,11 +17,17 @@ The plan, in order:
 With only the policy changed that is two re-runs. LLVM named by a commit range of n commits is then narrowed by
 `first_bad_commit`, a binary search that builds at most ceil(log2 n) toolchains, within the issue's bound of
 ceil(log2 n) + 1 (the commit before the range is the good run's and the last one the bad run's: neither is rebuilt).
+
+A bisect on a farm of several machines makes each re-run in a build of its own, so it cannot be one Python loop
+holding its state in memory: `next_trial` says what to make next from the re-runs made so far (what the history
+recorded), or the outcome once nothing is left. The local loop (`bisect_inputs`) and the farm's coordinator build
+(master/factories.py's BisectLoop) both call it, so there is one logic; `most_reruns` is the bound both keep.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -29,14 +35,33 @@ from typing import Any
 OK, REGRESSION = "ok", "regression"
 #: The inputs in the order they are tried back: the cheapest re-runs first (LLVM may need a toolchain built).
 ORDER = ("policy", "vocab", "bench", "llvm")
+#: A trial as a command line and a build property name it: the control, one input swapped back, or a commit of the
+#: LLVM range. Only these: a spec never names a file, an executable or an option.
+CONTROL = "control"
+SPEC = rf"{CONTROL}|{'|'.join(ORDER)}|llvm=[0-9a-f]{{40}}"
+_SPEC = re.compile(SPEC)
+
+
+def check_spec(spec: str) -> str:
+    """`spec` if it is one (`SPEC`), else ValueError."""
+    if not isinstance(spec, str) or not _SPEC.fullmatch(spec):
+        raise ValueError(f"bisect trial {spec!r}: one of {CONTROL}, {', '.join(ORDER)} or llvm=COMMIT (40 hex)")
+    return spec
 
 
 @dataclass(frozen=True)
 class Trial:
-    """One re-run: the bad run's inputs with `swap` (None: the control) put back to its good value."""
+    """One re-run: the bad run's inputs with `swap` (None: the control) put back to its good value; or, searching
+    the LLVM range, with LLVM at `commit`."""
 
     swap: str | None
     inputs: dict[str, str | None]
+    commit: str | None = None
+
+    @property
+    def spec(self) -> str:
+        """How a command line and a build property name it (`SPEC`)."""
+        return f"llvm={self.commit}" if self.commit else self.swap or CONTROL
 
 
 @dataclass(frozen=True)
@@ -128,18 +153,86 @@ def decide(changed: dict[str, tuple[str | None, str | None]], steps: Sequence[St
                                        f"{', '.join(changed)} alone still regresses")
 
 
-def bisect_inputs(good: Mapping[str, str | None], bad: Mapping[str, str | None],
-                  rerun: Callable[[Trial], Step]) -> Outcome:
-    """Make `plan`'s re-runs through `rerun` and `decide`; stops early when the control fails or does not regress
-    (the swaps would tell nothing)."""
+def most_reruns(commits: int = 0) -> int:
+    """The most re-runs one bisect makes: the control and one per input, then ceil(log2 n) of a range of n commits."""
+    return len(ORDER) + 1 + (math.ceil(math.log2(commits)) if commits > 1 else 0)
+
+
+class _Unmade(Exception):
+    """The commit search reached a commit no recorded re-run has tried yet."""
+
+    def __init__(self, commit: str) -> None:
+        super().__init__(commit)
+        self.commit = commit
+
+
+def next_trial(good: Mapping[str, str | None], bad: Mapping[str, str | None], steps: Sequence[Step],
+               commits: Callable[[], Sequence[str] | None] | None = None) -> Trial | Outcome:
+    """The next re-run to make after `steps` (the re-runs made so far, oldest first; a trial made twice counts by
+    its last), or the Outcome when none is left: `plan`'s re-runs in order, stopping early when the control fails or
+    does not regress again (the swaps would tell nothing); then, when they name LLVM and `commits()` gives the
+    range between the good and the bad run's commits (oldest first; None: no range), `first_bad_commit` replayed
+    over the commits already tried, up to the first one not tried yet."""
     changed = changed_inputs(good, bad)
-    steps: list[Step] = []
+    made = {s.trial.spec: s for s in steps if s.trial.commit is None}
+    done: list[Step] = []
     for trial in plan(good, bad):
-        step = rerun(trial)
-        steps.append(step)
+        step = made.get(trial.spec)
+        if step is None:
+            return trial
+        done.append(step)
         if trial.swap is None and (step.error or step.verdict != REGRESSION):
             break
-    return decide(changed, steps)
+    outcome = decide(changed, done)
+    search = commits() if outcome.culprit == "llvm" and commits is not None else None
+    if search is None:
+        return outcome
+    return _commit_search(outcome, bad, steps, list(search))
+
+
+def _commit_search(outcome: Outcome, bad: Mapping[str, str | None], steps: Sequence[Step], commits: list[str]
+                   ) -> Trial | Outcome:
+    made = {s.trial.commit: s for s in steps if s.trial.commit}
+    used: list[Step] = []
+
+    def verdict(commit: str) -> str | None:
+        step = made.get(commit)
+        if step is None:
+            raise _Unmade(commit)
+        used.append(step)
+        return None if step.error else step.verdict
+
+    try:
+        found, tried, why = first_bad_commit(commits, verdict)
+    except _Unmade as e:
+        return Trial("llvm", {**bad, "llvm": e.commit}, commit=e.commit)
+    extra: dict[str, Any] = {"commits": len(commits), "commit_builds_bound": max_builds(len(commits))}
+    if found is None:
+        extra["commit_why"] = why
+    return Outcome(outcome.changed, outcome.steps + tuple(used), culprit=outcome.culprit, commit=found,
+                   commit_steps=tuple(tried), extra=extra)
+
+
+def bisect_inputs(good: Mapping[str, str | None], bad: Mapping[str, str | None],
+                  rerun: Callable[[Trial], Step], commits: Callable[[], Sequence[str] | None] | None = None
+                  ) -> Outcome:
+    """Make `next_trial`'s re-runs through `rerun` until it gives the Outcome (at most `most_reruns` of them)."""
+    steps: list[Step] = []
+    listed = [0]
+
+    def counted() -> Sequence[str] | None:
+        found = commits() if commits is not None else None
+        listed[0] = len(found or ())
+        return found
+
+    while True:
+        nxt = next_trial(good, bad, steps, counted)
+        if isinstance(nxt, Outcome):
+            return nxt
+        if len(steps) >= most_reruns(listed[0]):  # a `rerun` whose steps do not answer what it was asked
+            raise RuntimeError(f"bisect made {len(steps)} re-runs, at most {most_reruns(listed[0])}, and still "
+                               f"asks for {nxt.spec}")
+        steps.append(rerun(nxt))
 
 
 def max_builds(n: int) -> int:

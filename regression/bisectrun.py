@@ -1,6 +1,13 @@
 """Running an alert's bisect for real: each re-run is one `regress run` of the bad run's comparison with inputs of the
 good run swapped in; the result goes on the alert and, as a follow-up in the alert mail's thread, to its readers.
 
+A bisect is resumable, because on a farm of several machines each re-run is a Buildbot build of its own: its state
+is nothing but the alert and the re-runs the history recorded for it (`config.bisect.alert`). `next_of` says what to
+re-run next (regression/bisect.py's `next_trial` over the recorded re-runs), `rerun` makes and records exactly one,
+`finish` decides, keeps the outcome on the alert and mails it: `regress bisect ID --next | --rerun SPEC | --finish`,
+driven by the `regression-bisect` coordinator build (master/factories.py). `run_bisect` is the same three in one
+loop, in this process (`regress bisect ID`: a single machine, the tests).
+
 regression/bisect.py decides which re-runs to make and what they mean; this module makes them. A re-run is the
 bad run's own recorded command (`config.reproduce`: corpus, benchmarks, flags, rules), with the policy and the
 vocabulary pinned by version (`store:VERSION`, never `latest`, which moves) from the good or the bad run's lineage,
@@ -28,7 +35,7 @@ from farm.toolchain import Toolchain
 from regression import bisect, report
 from regression.alerts import new_message
 from regression.alertstore import REGRESSION, Alert, AlertStore, inputs_of
-from regression.bisectllvm import ToolchainCache, commit_range, is_commit
+from regression.bisectllvm import CommitRange, ToolchainCache, commit_range, is_commit
 from regression.history import History, Run
 from regression.request import RunRequest
 
@@ -80,6 +87,18 @@ def base_request(bad: Run) -> RunRequest:
     return request_from_args(args)
 
 
+def rerun_id(trial: bisect.Trial, bad: Run, alert: Alert, n: int) -> str:
+    """The n-th re-run's id: the bad run's, the alert and what it swapped (`n1.bisect3.2-policy`)."""
+    swap = f"llvm-{trial.commit[:12]}" if trial.commit else trial.swap or bisect.CONTROL
+    return f"{bad.run_id}.bisect{alert.id}.{n}-{swap}"
+
+
+def bisect_config(trial: bisect.Trial, good: Run, bad: Run, alert: Alert) -> dict:
+    """What a re-run records as `config.bisect`: what `load` reads back (and what keeps it out of the trend)."""
+    return {"alert": alert.id, "good_run": good.run_id, "bad_run": bad.run_id, "swap": trial.swap,
+            "inputs": trial.inputs, "commit": trial.commit, "spec": trial.spec}
+
+
 def request_for(trial: bisect.Trial, base: RunRequest, good: Run, bad: Run, alert: Alert, n: int) -> RunRequest:
     """The re-run of `trial`: the bad run's request with the swapped input's fields taken from the good run."""
     fields: dict = {}
@@ -87,83 +106,216 @@ def request_for(trial: bisect.Trial, base: RunRequest, good: Run, bad: Run, aler
         fields.update(pins)
     if trial.swap in ("policy", "vocab"):  # LLVM is swapped by the toolchain the re-run is given
         fields.update(_pins(good)[trial.swap])
-    swap = trial.swap or "control"
-    if trial.swap == "llvm" and trial.inputs.get("llvm") != good.llvm_commit:  # a commit of the range, by name
-        swap = f"llvm-{str(trial.inputs.get('llvm'))[:12]}"
-    return dataclasses.replace(
-        base, **fields, builder=bad.builder, run_id=f"{bad.run_id}.bisect{alert.id}.{n}-{swap}", publish=True,
-        build_url=None, bisect={"alert": alert.id, "good_run": good.run_id, "bad_run": bad.run_id,
-                                "swap": trial.swap, "inputs": trial.inputs})
+    return dataclasses.replace(base, **fields, builder=bad.builder, run_id=rerun_id(trial, bad, alert, n),
+                               publish=True, build_url=None, bisect=bisect_config(trial, good, bad, alert))
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One alert's bisect as the history holds it: the alert, its good and bad runs, the re-runs recorded so far
+    (oldest first) and when the first of them started."""
+
+    alert: Alert
+    good: Run
+    bad: Run
+    steps: tuple[bisect.Step, ...]
+    started: float | None
+
+    @property
+    def good_inputs(self) -> dict[str, str | None]:
+        return inputs_of(self.good)
+
+    @property
+    def bad_inputs(self) -> dict[str, str | None]:
+        return inputs_of(self.bad)
+
+
+def load(alert_id: int, history: History) -> Case:
+    """The alert's bisect so far; an alert without a good run before its bad run has nothing to bisect."""
+    alert = AlertStore(history).get(alert_id)
+    if alert.kind != REGRESSION or not alert.good_run:
+        raise InputError(f"alert #{alert.id} has no good run before its bad run: there is nothing to bisect")
+    good, bad = history.run(alert.good_run, alert.builder), history.run(alert.bad_run, alert.builder)
+    mine = [r for r in history.bisect_runs(alert.id) if r.builder == bad.builder]
+    return Case(alert, good, bad, tuple(_step(r, inputs_of(good)) for r in mine),
+                min((r.started for r in mine), default=None))
+
+
+def _step(run: Run, good: dict[str, str | None]) -> bisect.Step:
+    """A recorded re-run as the bisect reads it: its trial (from `config.bisect`) and its verdict or error."""
+    b = run.config["bisect"]
+    inputs = dict(b.get("inputs") or {})
+    commit = b.get("commit")
+    if "commit" not in b and b.get("swap") == "llvm" and inputs.get("llvm") != good.get("llvm"):
+        commit = inputs.get("llvm")  # recorded before re-runs named their commit
+    trial = bisect.Trial(b.get("swap"), inputs, commit if is_commit(commit) else None)
+    seconds = (run.finished - run.started) if run.finished else 0.0
+    if run.status == "complete":
+        return bisect.Step(trial, run_id=run.run_id, verdict=run.verdict, seconds=seconds)
+    error = run.error or "failed" if run.status == "failed" else "it never finished (its build stopped?)"
+    return bisect.Step(trial, run_id=run.run_id, error=error, seconds=seconds)
+
+
+@dataclasses.dataclass(frozen=True)
+class Next:
+    """What `regress bisect ID --next` says: the next re-run to make, or the outcome once none is left."""
+
+    case: Case
+    trial: bisect.Trial | None
+    outcome: bisect.Outcome | None
+    #: the LLVM range's length once the search needed it (0: no search)
+    commits: int = 0
+
+    @property
+    def most(self) -> int:
+        """The bound on this bisect's re-runs (regression/bisect.py most_reruns)."""
+        return bisect.most_reruns(self.commits)
+
+    @property
+    def runs_on(self) -> str | None:
+        """Where the trial can run: `llvm` (its LLVM is a commit: a toolchain the LLVM workers build and keep by
+        commit) or `any` (the LLVM of a package or a version: a worker that has it)."""
+        if self.trial is None:
+            return None
+        return "llvm" if is_commit(self.trial.inputs.get("llvm")) else "any"
+
+    def as_json(self) -> dict:
+        said = (f"next re-run: {self.trial.spec} (on {self.runs_on} worker)" if self.trial else
+                f"done: {self.outcome.sentence()}")  # type: ignore[union-attr]
+        return {"alert": self.case.alert.id, "done": self.trial is None,
+                "trial": self.trial.spec if self.trial else None, "runs_on": self.runs_on,
+                "reruns": len(self.case.steps), "commits": self.commits, "most": self.most, "sentence": said}
+
+
+def next_of(alert_id: int, history: History, commits: CommitRange | None = None) -> Next:
+    """The next re-run of alert `alert_id`'s bisect, from what the history recorded; `commits` lists an LLVM range
+    (bisectllvm.commit_range in a clone), needed only once the inputs name LLVM between two commits."""
+    case = load(alert_id, history)
+    found: list[int] = []
+
+    def search() -> list[str] | None:
+        good, bad = case.good.llvm_commit, case.bad.llvm_commit
+        if commits is None or not (is_commit(good) and is_commit(bad)):
+            return None
+        listed = commits(str(good), str(bad))
+        found.append(len(listed))
+        return listed
+
+    nxt = bisect.next_trial(case.good_inputs, case.bad_inputs, case.steps, search)
+    n = found[0] if found else 0
+    if isinstance(nxt, bisect.Outcome):
+        return Next(case, None, nxt, n)
+    return Next(case, nxt, None, n)
+
+
+def trial_of(case: Case, spec: str, commits: CommitRange | None = None) -> bisect.Trial:
+    """The trial a spec names for this alert (`bisect.SPEC`): the control, an input that changed, or a commit of
+    the LLVM range (checked against the range when `commits` can list it)."""
+    try:
+        bisect.check_spec(spec)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    good, bad = case.good_inputs, case.bad_inputs
+    if spec == bisect.CONTROL:
+        return bisect.Trial(None, dict(bad))
+    if "=" in spec:
+        commit = spec.split("=", 1)[1]
+        g, b = case.good.llvm_commit, case.bad.llvm_commit
+        if not (is_commit(g) and is_commit(b)):
+            raise InputError(f"alert #{case.alert.id}: LLVM is not named by two commits: no commit to re-run")
+        if commits is not None and commit not in commits(str(g), str(b)):
+            raise InputError(f"commit {commit} is not between the good run's LLVM {g} and the bad run's {b}")
+        return bisect.Trial("llvm", {**bad, "llvm": commit}, commit=commit)
+    if good.get(spec) == bad.get(spec):
+        raise InputError(f"alert #{case.alert.id}: {spec} did not change between the good and the bad run")
+    return bisect.Trial(spec, {**bad, spec: good.get(spec)})
+
+
+def rerun(alert_id: int, spec: str, history: History, settings: Settings, toolchains: Toolchains,
+          commits: CommitRange | None = None) -> bisect.Step:
+    """Make the one re-run `spec` names and record it as a bisect run, whatever happens: a re-run that fails
+    (a toolchain it cannot have, a build that breaks) is recorded as failed, so the bisect moves on and says so."""
+    from regression.compare import run_comparison
+
+    case = load(alert_id, history)
+    trial = trial_of(case, spec, commits)
+    run_id = rerun_id(trial, case.bad, case.alert, len(case.steps) + 1)
+    t0 = time.time()
+    try:
+        req = request_for(trial, base_request(case.bad), case.good, case.bad, case.alert, len(case.steps) + 1)
+        chain = toolchains(trial.inputs.get("llvm"))
+        if chain is None:
+            raise FarmError(f"no toolchain of LLVM {trial.inputs.get('llvm')} on this host")
+        result = run_comparison(req, settings, chain, history, deliver_backoff=0.05)
+    except FarmError as e:
+        _record_failure(history, case, trial, run_id, first_line(e))
+        return bisect.Step(trial, run_id=run_id, error=first_line(e), seconds=time.time() - t0)
+    log.info("bisect of alert #%s: %s -> %s", case.alert.id, run_id, result.verdict)
+    return bisect.Step(trial, run_id=run_id, verdict=result.verdict, seconds=time.time() - t0)
+
+
+def _record_failure(history: History, case: Case, trial: bisect.Trial, run_id: str, error: str) -> None:
+    """A re-run that failed before the comparison recorded itself (no toolchain, no command) is recorded here."""
+    try:
+        history.run(run_id, case.bad.builder)
+        return  # the comparison recorded it (failed) itself
+    except InputError:
+        pass
+    llvm = trial.inputs.get("llvm")
+    run = history.start_run(run_id, case.bad.builder, llvm_version=None,
+                            llvm_commit=llvm if is_commit(llvm) else None, policy_id=str(trial.inputs.get("policy")),
+                            vocab_version=trial.inputs.get("vocab"),
+                            config={"bisect": bisect_config(trial, case.good, case.bad, case.alert)})
+    history.fail_run(run, error)
+
+
+def finish(alert_id: int, history: History, settings: Settings, commits: CommitRange | None = None) -> bisect.Outcome:
+    """Decide from the recorded re-runs, keep the outcome on the alert, and mail it in the alert's thread."""
+    nxt = next_of(alert_id, history, commits)
+    if nxt.outcome is None:
+        raise InputError(f"alert #{alert_id}: the bisect is not done: re-run {nxt.trial.spec} next "  # type: ignore
+                         f"(regress bisect {alert_id} --rerun {nxt.trial.spec})")  # type: ignore[union-attr]
+    case, outcome = nxt.case, nxt.outcome
+    started = case.started or time.time()
+    result = {**outcome.as_json(), "good_run": case.good.run_id, "bad_run": case.bad.run_id, "started": started,
+              "seconds": round(time.time() - started, 1),
+              "links": {s.run_id: evidence_url(settings, case.bad.builder, s.run_id) for s in outcome.steps
+                        if s.run_id}}
+    store = AlertStore(history)
+    store.set_bisect(case.alert.id, result)
+    follow_up(history, settings, store.get(case.alert.id), result)
+    return outcome
+
+
+def in_repo(repo: Path) -> CommitRange:
+    """Commit ranges listed in a local clone of llvm-project."""
+    return lambda good, bad: commit_range(repo, good, bad)
 
 
 def run_bisect(alert_id: int, history: History, settings: Settings | None = None,
                toolchain: Toolchain | None = None, toolchains: Toolchains | None = None,
-               llvm_repo: Path | None = None, cache: ToolchainCache | None = None) -> bisect.Outcome:
-    """Bisect alert `alert_id`'s changed inputs with real re-runs; keep the outcome on the alert and mail it as a
-    follow-up of the alert's mail. A re-run that fails (a build, a missing toolchain) is a step with its error:
-    the bisect then says it cannot decide, and why. With `llvm_repo` (a clone of llvm-project) and `cache`
-    (toolchains by commit), an LLVM culprit between two commits is narrowed to its first bad commit."""
-    from regression.compare import run_comparison
-
+               llvm_repo: Path | None = None, cache: ToolchainCache | None = None,
+               commits: CommitRange | None = None) -> bisect.Outcome:
+    """Bisect alert `alert_id` here, in this process: `next_of`, `rerun`, again, until the outcome; then `finish`.
+    A re-run that fails (a build, a missing toolchain) is a step with its error: the bisect then says it cannot
+    decide, and why. With `llvm_repo` (a clone of llvm-project) or `commits`, and `cache` (toolchains by commit), an
+    LLVM culprit between two commits is narrowed to its first bad commit. Re-runs already recorded for the alert are
+    not made again: a bisect stopped half-way goes on where it stopped."""
     settings = settings or load_settings()
     toolchain = toolchain or Toolchain.from_settings(settings)
     if toolchains is None:
         here = only(toolchain)
-        toolchains = (lambda v: here(v) or cache.get(v)) if cache is not None else here
-    store = AlertStore(history)
-    alert = store.get(alert_id)
-    if alert.kind != REGRESSION or not alert.good_run:
-        raise InputError(f"alert #{alert.id} has no good run before its bad run: there is nothing to bisect")
-    good, bad = history.run(alert.good_run, alert.builder), history.run(alert.bad_run, alert.builder)
-    base = base_request(bad)
-    started = time.time()
-
-    def rerun(trial: bisect.Trial) -> bisect.Step:
-        n = sum(1 for r in history.runs(bad.builder, bisect=True) if (r.config.get("bisect") or {}).get(
-            "alert") == alert.id) + 1
-        req = request_for(trial, base, good, bad, alert, n)
-        t0 = time.time()
-        chain = toolchains(trial.inputs.get("llvm"))
-        if chain is None:
-            return bisect.Step(trial, error=f"no toolchain of LLVM {trial.inputs.get('llvm')} on this host")
-        try:
-            result = run_comparison(req, settings, chain, history, deliver_backoff=0.05)
-        except FarmError as e:
-            return bisect.Step(trial, run_id=req.run_id, error=first_line(e), seconds=time.time() - t0)
-        log.info("bisect of alert #%s: %s -> %s", alert.id, req.run_id, result.verdict)
-        return bisect.Step(trial, run_id=req.run_id, verdict=result.verdict, seconds=time.time() - t0)
-
-    outcome = bisect.bisect_inputs(inputs_of(good), inputs_of(bad), rerun)
-    if outcome.culprit == "llvm" and llvm_repo is not None and is_commit(good.llvm_commit) and \
-            is_commit(bad.llvm_commit):
-        outcome = _first_bad_commit(outcome, llvm_repo, good, bad, rerun)
-    result = {**outcome.as_json(), "good_run": good.run_id, "bad_run": bad.run_id, "started": started,
-              "seconds": round(time.time() - started, 1),
-              "links": {s.run_id: evidence_url(settings, bad.builder, s.run_id) for s in outcome.steps if s.run_id}}
-    store.set_bisect(alert.id, result)
-    follow_up(history, settings, store.get(alert.id), result)
-    return outcome
-
-
-def _first_bad_commit(outcome: bisect.Outcome, repo: Path, good: Run, bad: Run,
-                      rerun: Callable[[bisect.Trial], bisect.Step]) -> bisect.Outcome:
-    """Search the commits between the good and the bad run's LLVM (regression/bisectllvm.py): each tried commit is
-    the bad run's comparison re-run with that commit's toolchain."""
-    commits = commit_range(repo, str(good.llvm_commit), str(bad.llvm_commit))
-    steps: list[bisect.Step] = []
-
-    def verdict(commit: str) -> str | None:
-        step = rerun(bisect.Trial("llvm", {**inputs_of(bad), "llvm": commit}))
-        steps.append(step)
-        return None if step.error else step.verdict
-
-    found, tried, why = bisect.first_bad_commit(commits, verdict)
-    extra = {"commits": len(commits), "commit_builds_bound": bisect.max_builds(len(commits))}
-    if found is None:
-        return dataclasses.replace(outcome, steps=outcome.steps + tuple(steps), commit_steps=tuple(tried),
-                                   extra={**extra, "commit_why": why})
-    return dataclasses.replace(outcome, steps=outcome.steps + tuple(steps), commit=found, commit_steps=tuple(tried),
-                               extra=extra)
+        toolchains = (lambda v: here(v) or cache.need(v)) if cache is not None else here
+    if commits is None and llvm_repo is not None:
+        commits = in_repo(llvm_repo)
+    made = -1
+    while (nxt := next_of(alert_id, history, commits)).trial is not None:
+        if len(nxt.case.steps) >= nxt.most or len(nxt.case.steps) == made:
+            raise FarmError(f"bisect of alert #{alert_id}: {len(nxt.case.steps)} re-runs recorded (at most "
+                            f"{nxt.most}) and it still asks for {nxt.trial.spec}")
+        made = len(nxt.case.steps)
+        rerun(alert_id, nxt.trial.spec, history, settings, toolchains, commits)
+    return finish(alert_id, history, settings, commits)
 
 
 def evidence_url(settings: Settings, builder: str, run_id: str) -> str:

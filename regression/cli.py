@@ -22,7 +22,7 @@ def _open(args: argparse.Namespace):
     from regression.compare import open_history
     from regression.history import History
 
-    return History(Path(args.history)) if args.history else open_history()
+    return History(args.history) if args.history else open_history()
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -131,7 +131,7 @@ def _history(args: argparse.Namespace) -> int:
             from farm.errors import InputError
 
             have = history.builders()
-            raise InputError(f"unknown builder {args.builder!r}: no runs in {history.path} and the master registers "
+            raise InputError(f"unknown builder {args.builder!r}: no runs in {history.where} and the master registers "
                              f"no such builder (builders with runs: {', '.join(have) or 'none'})")
     if args.json:
         print(json.dumps([{**r.__dict__, "ratios": ratio_history(history, r, limit=1)[-1][2]
@@ -208,7 +208,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     rsub = reg.add_subparsers(dest="regress_verb", metavar="VERB", required=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--history", metavar="DB",
-                        help="history database (default: VAR/regression/history.sqlite; share it between builders)")
+                        help="history database: an SQLite file's path or a postgresql://USER@HOST/DB URL (default: "
+                             "[regression] history_url, else VAR/regression/history.sqlite)")
 
     run = rsub.add_parser("run", parents=[common, json_option()],
                           help="build heuristic vs policy, measure, judge, report and alert on transitions")

@@ -20,7 +20,7 @@ from pathlib import Path
 from farm.config import Settings, load_settings
 from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain
-from regression import benchmarks, build, measure, outcome, rules
+from regression import benchmarks, build, database, measure, outcome, rules
 from regression.benchmarks import Benchmark
 from regression.history import History, Measurement, Run, Skipped
 from regression.lineage import (  # noqa: F401
@@ -41,8 +41,18 @@ _URL = re.compile(r"https?://[^\s/]+/\S{0,1000}")
 HEURISTIC, POLICY = build.HEURISTIC, build.POLICY
 
 
-def history_path(settings: Settings) -> Path:
-    return settings.var_dir / "regression" / "history.sqlite"
+def history_path(settings: Settings) -> Path | str:
+    """Where the history is: `[regression] history_url` (a path: an SQLite file; a URL with `history_password` put
+    in when it names none), else the embedded SQLite file under var_dir."""
+    configured = settings.regression.history_url.strip()
+    if not configured:
+        return settings.var_dir / "regression" / "history.sqlite"
+    url = database.url_of(configured)
+    if database.backend(url) == database.SQLITE:
+        return Path(str(url.database))
+    if url.password is None and settings.regression.history_password:
+        url = url.set(password=settings.regression.history_password)
+    return url.render_as_string(hide_password=False)
 
 
 def open_history(settings: Settings | None = None) -> History:

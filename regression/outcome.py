@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import shlex
-import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +22,7 @@ from farm.errors import FarmError, first_line
 from farm.objectstore import store_from_settings
 from regression import alerts, report, rules
 from regression.alertstore import Alert, AlertStore
+from regression.database import Tx
 from regression.history import History, Run, Skipped
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def alert_facts(settings: Settings, history: History, run: Run, kind: str | None
 
 def alert_record(settings: Settings, history: History, run: Run, verdict: str, kind: str | None,
                  comparisons: list[rules.Comparison], skipped: list[Skipped], summary: str, web: str
-                 ) -> Callable[[sqlite3.Connection], tuple | None]:
+                 ) -> Callable[[Tx], tuple | None]:
     """What the run's completion records of alerts, in its transaction (regression/alertstore.py): a transition into
     regression opens an alert, a good run closes the builder's open ones (detected-fixed), an improvement is recorded
     and not mailed; returns the mail to queue, which names the alert it opens or those it closes."""
@@ -125,7 +125,7 @@ def alert_record(settings: Settings, history: History, run: Run, verdict: str, k
     good = history.previous_run(run, verdict=rules.RunVerdict.OK)
     improved = kind is None and verdict == rules.RunVerdict.OK and alerts.improved(comparisons)
 
-    def record(db: sqlite3.Connection) -> tuple | None:
+    def record(db: Tx) -> tuple | None:
         nonlocal facts
         page = settings.buildbot.dashboard
         to = settings.smtp.recipient_list
@@ -136,8 +136,8 @@ def alert_record(settings: Settings, history: History, run: Run, verdict: str, k
             if to and alert.group_id is not None:
                 if summarised(settings, history, db, alert, run, comparisons, skipped):
                     return None  # the group's mail, still queued, now tells of this alert too
-                mates = db.execute("SELECT id, builder FROM alerts WHERE group_id=? AND id<>? ORDER BY id",
-                                   (alert.group_id, alert.id)).fetchall()
+                mates = db.execute("SELECT id, builder FROM alerts WHERE group_id=:group AND id<>:id ORDER BY id",
+                                   {"group": alert.group_id, "id": alert.id}).fetchall()
                 facts = dataclasses.replace(facts, group=(alert.group_id, tuple((m[0], m[1]) for m in mates)))
             if settings.alerts.group_wait > 0:
                 hold = time.time() + settings.alerts.group_wait * 60
@@ -155,18 +155,17 @@ def alert_record(settings: Settings, history: History, run: Run, verdict: str, k
     return record
 
 
-def summarised(settings: Settings, history: History, db: sqlite3.Connection, alert: Alert, run: Run,
+def summarised(settings: Settings, history: History, db: Tx, alert: Alert, run: Run,
                comparisons: list[rules.Comparison], skipped: list[Skipped]) -> bool:
     """When the mail of `alert`'s group is still queued (held for its mates, or not delivered yet), rewrite it into
     one summary of every alert of the group, this one included; False when it went out already."""
     queued = db.execute("SELECT id FROM outbox WHERE sent IS NULL AND alert_id IN (SELECT id FROM alerts WHERE"
-                        " group_id=?) ORDER BY id LIMIT 1", (alert.group_id,)).fetchone()
+                        " group_id=:group) ORDER BY id LIMIT 1", {"group": alert.group_id}).fetchone()
     if queued is None:
         return False
     page = settings.buildbot.dashboard
     members, shared = [], None
-    for row in db.execute("SELECT * FROM alerts WHERE group_id=? ORDER BY id", (alert.group_id,)).fetchall():
-        a = AlertStore.from_row(row)
+    for a in AlertStore.in_group(db, alert.group_id):
         this = a.id == alert.id
         bad = run if this else history.run(a.bad_run, a.builder)
         rows = report.table_rows(comparisons if this else history.verdicts(bad))
@@ -180,7 +179,7 @@ def summarised(settings: Settings, history: History, db: sqlite3.Connection, ale
     inputs = "; ".join(f"{k} {old or '-'} -> {new or '-'}" for k, (old, new) in (shared or {}).items()) or \
         "; ".join(f"{k} -> {alert.inputs[k][1]}" for k in alert.inputs)
     msg = alerts.compose_group(alert.group_id or alert.id, members, inputs, settings.smtp)
-    db.execute("UPDATE outbox SET message=? WHERE id=?", (alerts.to_bytes(msg), queued["id"]))
+    db.execute("UPDATE outbox SET message=:message WHERE id=:id", {"message": alerts.to_bytes(msg), "id": queued["id"]})
     return True
 
 

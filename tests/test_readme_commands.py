@@ -42,7 +42,9 @@ def test_use_a_policy_says_what_the_policy_page_says() -> None:
     from master.dashboard.views_policies import use_it
 
     farm = SimpleNamespace(settings=Settings())
-    use = use_it(farm, "inline", "VERSION", {"vocab_version": "VOCAB", "llvm": {"llvm_version": "22.1.8"}}, "ir")
+    # a version with the native host's weights: the page's first lines, the ones the README shows
+    manifest = {"vocab_version": "VOCAB", "llvm": {"llvm_version": "22.1.8"}, "weights": {"sha256": "0" * 64}}
+    use = use_it(farm, "inline", "VERSION", manifest, "ir")["native"]
     page = [line.replace(farm.settings.buildbot.dashboard(""), "$base/") for line in use["fetch"]]
     lines = block("Use a policy")
     base, loop, check, make = lines

@@ -67,7 +67,7 @@ class ArtifactKind:
     group: str
     #: the artifact's files, uploaded before the manifest and each checked against `digests`
     files: tuple[str, ...]
-    #: manifest -> {file: sha256} the manifest records for the artifact's files
+    #: manifest -> {file: sha256} the manifest records for the artifact's files (and the optional files it holds)
     digests: Callable[[Mapping[str, Any]], dict[str, Any]]
     #: (manifest, publication time) -> the version's name
     version_name: Callable[[Mapping[str, Any], float], str]
@@ -88,6 +88,10 @@ class ArtifactKind:
     pointer_manifest: bool = False
     #: the pointer's field naming the version in force (a dataset's pointer names its `id`)
     pointer_version: str = "version"
+    #: files a version holds only when its manifest records them (`digests` names them): a policy's native weights.
+    #: Recorded, such a file is the version's like the others: uploaded before the manifest, checked against it on
+    #: publish, download, serving and scrub; a version without one (published before it existed) is whole as it is.
+    optional: tuple[str, ...] = ()
 
     @property
     def index_key(self) -> str:
@@ -110,6 +114,13 @@ class ArtifactKind:
     def served(self) -> tuple[str, ...]:
         """Every file of a version: the artifact's, then the manifest."""
         return (*self.files, MANIFEST)
+
+    def held(self, manifest: Mapping[str, Any]) -> tuple[str, ...]:
+        """The files of the version `manifest` describes: the kind's, then the optional ones it records."""
+        if not self.optional:
+            return self.files
+        recorded = self.digests(manifest)
+        return (*self.files, *(name for name in self.optional if name in recorded))
 
     def listed(self, entry: Mapping[str, Any], group: str, version: str) -> bool:
         return (entry.get(self.group), entry.get("version")) == (group, version)
@@ -201,10 +212,25 @@ def policy_index_entry(manifest: Mapping[str, Any]) -> dict[str, Any]:
     return {k: flat.get(k) for k in POLICY_INDEX_FIELDS}
 
 
+#: a policy version's optional file: the native host's weights (policyhost/publish.py), the same network as its
+#: model.onnx; its manifest's `weights` record ({"file", "sha256", "format_version"}) says the version holds it
+POLICY_WEIGHTS = "model.weights"
+
+
+def policy_digests(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """model.onnx's sha256 (the manifest's `sha256`) and, when the manifest has a `weights` record, model.weights'
+    (None when that record is not an object: a version whose weights cannot verify, never one without them)."""
+    out = {"model.onnx": manifest.get("sha256")}
+    if "weights" in manifest:
+        record = manifest["weights"]
+        out[POLICY_WEIGHTS] = record.get("sha256") if isinstance(record, Mapping) else None
+    return out
+
+
 POLICY = ArtifactKind(
-    noun="policy", root="policies", group="advisor", files=("model.onnx",), digests=_one("model.onnx"),
+    noun="policy", root="policies", group="advisor", files=("model.onnx",), digests=policy_digests,
     version_name=policy_version_name, index_entry=policy_index_entry, verb="policy",
-    pointer_fields=("advisor", "version", "sha256", "vocab_version", "published_at"),
+    pointer_fields=("advisor", "version", "sha256", "vocab_version", "published_at"), optional=(POLICY_WEIGHTS,),
 )
 
 #: a dataset's files (OpenKE layout; workers/dataset.py writes them, vocabgen/dataset.py reads them)

@@ -4,7 +4,8 @@ Publishing reads each file back once (farm/artifacts/versions.py) and `download`
 disk or a bucket can rot afterwards, and a copy or a restore can truncate: the dashboard then refuses such a
 file when someone asks for it (master/dashboard/files.py). The scrub finds every one at once, before anyone
 asks: each version with a manifest (a version exists once its manifest does) of every kind (farm/artifacts/
-kinds.py), each of the kind's files hashed in chunks against the digest its manifest records; a manifest, an
+kinds.py), each of its files (the kind's, and the optional ones its manifest records: a policy's model.weights)
+hashed in chunks against the digest its manifest records; a manifest, an
 index or a `latest` pointer that does not parse; and an index entry or a pointer naming a version that has no
 manifest. Files without a manifest are an upload cut short, never listed nor served (the next publish of the
 same content removes them): not counted. One line per bad object, so a cron mail or a monitoring check reads it.
@@ -116,7 +117,7 @@ def verify(store: ObjectStore, bad: Callable[[str], None] = lambda line: None,
                 found(str(e))
                 continue
             digests = _digests(kind, manifest)
-            for name in kind.files:
+            for name in (*kind.files, *(n for n in kind.optional if n in digests)):  # what the manifest records
                 objects += 1
                 problem = _check(store, f"{base}/{name}", digests.get(name))
                 if problem is not None:

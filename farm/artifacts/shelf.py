@@ -85,6 +85,11 @@ class Shelf:
         """Fetch a version's file (the kind's first) to `out` after checking its sha256; the manifest."""
         return versions.download(self.kind, store, self.check_group(group), version, out, name)
 
+    def download_files(self, store: ObjectStore, group: str, version: str,
+                       outs: Mapping[str, Path]) -> dict[str, Any]:
+        """Fetch several of a version's files (name -> where), all checked before any is written; the manifest."""
+        return versions.download_files(self.kind, store, self.check_group(group), version, outs)
+
     def read_index(self, store: ObjectStore) -> list[dict[str, Any]]:
         """Every listed version of every group, with its state (`{root}/index.json`)."""
         return versions.read_index(self.kind, store)

@@ -94,7 +94,8 @@ def read_latest(kind: ArtifactKind, store: ObjectStore, group: str) -> dict[str,
 def _mismatch(kind: ArtifactKind, store: ObjectStore, base: str, manifest: Mapping[str, Any]) -> str | None:
     """The first of the version's files whose bytes are not what its manifest records (None: all intact)."""
     digests = kind.digests(manifest)
-    return next((name for name in kind.files if sha256(store.get(f"{base}/{name}")) != digests.get(name)), None)
+    return next((name for name in kind.held(manifest) if sha256(store.get(f"{base}/{name}")) != digests.get(name)),
+                None)
 
 
 def _version_dirs(kind: ArtifactKind, store: ObjectStore, group: str) -> dict[str, set[str]]:
@@ -133,8 +134,9 @@ def find_by_hash(kind: ArtifactKind, store: ObjectStore, group: str, identity: s
 def _upload(kind: ArtifactKind, store: ObjectStore, base: str, files: Mapping[str, bytes], raw: bytes,
             manifest: Mapping[str, Any]) -> None:
     """The files, then the manifest, all read back; a failure deletes them (the manifest first)."""
+    held = kind.held(manifest)
     try:
-        for name in kind.files:
+        for name in held:
             store.put(f"{base}/{name}", files[name], _content_type(name))
         store.put(f"{base}/{MANIFEST}", raw, JSON)
         if (name := _mismatch(kind, store, base, manifest)) is not None:
@@ -142,7 +144,7 @@ def _upload(kind: ArtifactKind, store: ObjectStore, base: str, files: Mapping[st
         if kind.digests(get_json(store, f"{base}/{MANIFEST}")) != kind.digests(manifest):
             raise StoreError(f"{base}/{MANIFEST} read back with a different sha256")
     except StoreError:
-        for name in (MANIFEST, *reversed(kind.files)):
+        for name in (MANIFEST, *reversed(held)):
             with contextlib.suppress(StoreError):
                 store.delete(f"{base}/{name}")
         raise
@@ -190,7 +192,7 @@ def _undo(kind: ArtifactKind, store: ObjectStore, group: str, version: str, old_
                 store.put(kind.index_key, old_index, JSON)
         if not created or any(kind.listed(v, group, version) for v in read_index(kind, store)):
             return
-        for name in (MANIFEST, *reversed(kind.files)):
+        for name in (MANIFEST, *reversed((*kind.files, *kind.optional))):  # deleting what is not there is no error
             store.delete(f"{kind.prefix(group, version)}/{name}")
     except StoreError as e:
         log.warning("could not take back the failed publish of %s %s %s (the store is consistent; publishing "
@@ -256,6 +258,10 @@ def publish(kind: ArtifactKind, store: ObjectStore, files: Mapping[str, bytes], 
     `latest` is the version `latest` names afterwards, `previous` the one it named before.
     """
     group, identity = str(manifest[kind.group]), str(manifest[kind.identity])
+    held = kind.held(manifest)  # an optional file the manifest does not record would be stored unverifiable
+    if set(held) - set(files) or set(files) & set(kind.optional) - set(held):
+        raise InputError(f"{group} {kind.noun}: the files given ({', '.join(sorted(files))}) are not the ones its "
+                         f"manifest records ({', '.join(held)}); nothing published")
     existing = find_by_hash(kind, store, group, identity)
     read_index(kind, store)  # a corrupt index, pointer or baseline fails before anything is uploaded
     before = read_latest(kind, store, group)
@@ -369,13 +375,26 @@ def download(kind: ArtifactKind, store: ObjectStore, group: str, version: str, o
              name: str | None = None) -> dict[str, Any]:
     """Fetch a version's file `name` (the kind's first) to `out` after checking its sha256 (nothing is written
     on a mismatch); 0644: a download is for every user of the machine. Returns the manifest."""
+    return download_files(kind, store, group, version, {name or kind.files[0]: Path(out)})
+
+
+def download_files(kind: ArtifactKind, store: ObjectStore, group: str, version: str,
+                   outs: Mapping[str, Path]) -> dict[str, Any]:
+    """Fetch a version's files (name -> where), every one checked against its manifest before any is written (a
+    mismatch: StoreError, one line; a file the version does not hold: InputError). Returns the manifest."""
     version = resolve(kind, store, group, version)
     manifest = show(kind, store, group, version)
-    name = name or kind.files[0]
-    key = f"{kind.prefix(group, version)}/{name}"
-    data = store.get(key)
-    got, expected = sha256(data), kind.digests(manifest).get(name)
-    if got != expected:
-        raise StoreError(f"checksum mismatch for {key}: manifest says {expected}, got {got}; nothing written")
-    write_atomic(Path(out), data)
+    digests, held = kind.digests(manifest), kind.held(manifest)
+    checked: list[tuple[Path, bytes]] = []
+    for name, out in outs.items():
+        key = f"{kind.prefix(group, version)}/{name}"
+        if name not in held:
+            raise InputError(f"{group} {kind.noun} {version} has no {name}")
+        data = store.get(key)
+        got, expected = sha256(data), digests.get(name)
+        if got != expected:
+            raise StoreError(f"checksum mismatch for {key}: manifest says {expected}, got {got}; nothing written")
+        checked.append((Path(out), data))
+    for out, data in checked:
+        write_atomic(out, data)
     return manifest

@@ -45,6 +45,7 @@ from farm.errors import StoreError, first_line
 from farm.objectstore import ObjectStore, store_from_settings
 from master.dashboard import files, stream
 from master.dashboard.memo import Memo
+from master.dashboard.mount import STATIC
 
 READ_METHODS = ("GET", "HEAD")
 #: The most characters of what was not found a 404 repeats.
@@ -83,14 +84,14 @@ class ReadOnly:
 class Farm:
     """What the pages read: the store (opened once, on first use) and the regression history's path."""
 
-    def __init__(self, settings: Settings, store: ObjectStore | None = None, history: Path | None = None,
+    def __init__(self, settings: Settings, store: ObjectStore | None = None, history: Path | str | None = None,
                  flower_url: str | None = None) -> None:
         from regression.compare import history_path
 
         self.settings = settings
         self._store = store
         self._lock = threading.Lock()
-        self.history_path = Path(history) if history else history_path(settings)
+        self.history_path = history or history_path(settings)
         self.flower_url = flower_url
         #: who made a request (master/dashboard/login.py): the logged-in operator's name or None; set by the master
         #: when it mounts the app, else nobody may write
@@ -221,12 +222,13 @@ def download_index(farm: Farm) -> dict[str, Any]:
     return out
 
 
-def create_app(settings: Settings, store: ObjectStore | None = None, history: Path | None = None,
+def create_app(settings: Settings, store: ObjectStore | None = None, history: Path | str | None = None,
                flower_url: str | None = None) -> Flask:
     """The dashboard app for `settings` (`store` and `history` override where it reads, for tests)."""
     from master.dashboard import views
 
-    app = Flask("master.dashboard", template_folder=str(Path(__file__).with_name("templates")))
+    app = Flask("master.dashboard", template_folder=str(Path(__file__).with_name("templates")),
+                static_folder=str(STATIC), static_url_path="/static")  # the pages' one stylesheet: static/styles.css
     app.config["FARM"] = farm = Farm(settings, store, history, flower_url)
     app.jinja_env.autoescape = True
     app.url_map.merge_slashes = False  # `store//etc/passwd` is a refused key, not a redirect to another one

@@ -19,10 +19,11 @@ open reader, its size and what identifies its bytes (inode and modification time
 that their sha256 (the ETag) is computed once per object (master/dashboard/memo.py).
 
 Stable names that are not objects: `{root}/{kind}/latest/{file}` follows the kind's `latest.json`
-pointer, and `{file}.sha256` beside a version's artifact is the checksum its manifest records,
-in `sha256sum -c` format, so a user checks the bytes against what the farm validated.
+pointer, and `{file}.sha256` beside a version's artifact (and beside a policy's `model.weights`) is the checksum
+its manifest records, in `sha256sum -c` format, so a user checks the bytes against what the farm validated.
 
-A version's files (a vocabulary's `vocab.json`, a policy's `model.onnx`, a dataset's three text files) are
+A version's files (a vocabulary's `vocab.json`, a policy's `model.onnx` and, when its manifest records them,
+`model.weights`, a dataset's three text files) are
 served only if their bytes hash to the sha256 their manifest records: a file truncated or rotten on disk
 (or in a bucket) is a CorruptObject, which the app answers with an error and never caches (app.py). A
 Served names the digest its bytes must have; the app compares it with the digest it computes once per
@@ -239,13 +240,16 @@ def expected_digest(store: ObjectStore, key: str) -> str | None:
     when the version has no manifest (an upload cut short: not published), CorruptObject when it records none."""
     parts = key.split("/")
     kind = VERSIONED.get(parts[0])
-    if kind is None or len(parts) != 4 or parts[3] not in kind.files:
+    if kind is None or len(parts) != 4 or parts[3] not in (*kind.files, *kind.optional):
         return None
     where = "/".join((*parts[:3], DATASET_MANIFEST))
     try:
-        digest = kind.digests(read_json(store, where)).get(parts[3])
+        digests = kind.digests(read_json(store, where))
     except (TypeError, ValueError):  # a dataset's `files` that is not an object
-        digest = None
+        digests = {}
+    if parts[3] in kind.optional and parts[3] not in digests:
+        raise NotServed(key)  # not the version's (a policy's weights stored beside, before manifests recorded them)
+    digest = digests.get(parts[3])
     if not isinstance(digest, str) or not _SHA256.match(digest):
         raise CorruptObject(f"{where}: records no sha256 for {parts[3]}")
     return digest
@@ -289,13 +293,14 @@ def serve(store: ObjectStore, key: str) -> Served:
             version = latest_version(store, root, kind)
             got = serve(store, f"{root}/{kind}/{version}/{name}")
             return dataclasses.replace(got, key=key, immutable=False, version=version)
-        artifact = ARTIFACTS[root]
-        if name == f"{artifact}.sha256":
-            digest = manifest(store, root, kind, version).get("sha256")
+        declared = VERSIONED[root]
+        held = name.removesuffix(".sha256")
+        if name.endswith(".sha256") and held in (*declared.files, *declared.optional):
+            digest = declared.digests(manifest(store, root, kind, version)).get(held)
             if not isinstance(digest, str) or len(digest) != 64:
                 raise NotServed(key)
             return Served(key, content_type(name), immutable=True, version=version,
-                          data=checksum_line(digest, artifact))
+                          data=checksum_line(digest, held))
         return _versioned(store, key, version)
     if len(parts) == 4 and parts[0] == DATASETS:
         # a dataset id is the digest of its files: they never change once its manifest says they are published

@@ -10,15 +10,29 @@ second after). So the plugin's mount is replaced right after it is made: the plu
 takes that as the signal and, on the reactor's next turn, puts the same app under the same name on a
 WSGIResource with a pool of POOL_THREADS threads. Should a later plugin change how it mounts, the
 plugin's own mount stays and only the isolation is lost.
+
+The same hook gives the plugin its stylesheet. Buildbot's web UI asks every web plugin for
+`plugins/NAME/styles.css` (and `scripts.js`) on every page; the plugin's resource serves its package's
+`static/` folder, and buildbot_wsgi_dashboards 4.3.0 ships no `styles.css` there (its build emits only
+scripts.js), so that request was a 404 on every page of the UI. Buildbot's manual asks a dashboard to style its
+HTML itself, scoped to its own class because the styles are shared with the whole UI; so the farm's one
+stylesheet (master/dashboard/static/styles.css, every rule under `.mlgo-farm-dashboard`) becomes that
+`styles.css`, a child of the plugin's resource beside the mounted app. A later plugin that ships its own
+`styles.css` keeps it: the farm's is put only where there is none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from master.dashboard import stream
 
+#: The pages' one stylesheet, `static/styles.css`: served by the app as its `static/styles.css` (app.py) and, to
+#: Buildbot's web UI, as the plugin's own `plugins/wsgi_dashboards/styles.css` (give_stylesheet).
+STATIC = Path(__file__).with_name("static")
+STYLESHEET = STATIC / "styles.css"
 #: Threads serving the dashboard (the pages hold the GIL while they render: more would not serve faster).
 POOL_THREADS = 4
 
@@ -73,5 +87,28 @@ class Mounted:
         parent = getattr(api, "resource", None)
         if parent is None or not hasattr(parent, "putChild"):
             return
+        give_stylesheet(parent, api)
         self.pool = _own_pool(reactor)
         parent.putChild(self.name.encode(), WSGIResource(reactor, self.pool, self))
+
+
+def _ships_stylesheet(resource: Any) -> bool:
+    static_dir = getattr(resource, "path", None)
+    return static_dir is not None and (Path(static_dir) / "styles.css").is_file()
+
+
+def give_stylesheet(parent: Any, api: Any = None) -> None:
+    """The farm's stylesheet as the plugin's `styles.css`, unless the plugin's static folder has one of its own; and
+    an empty one to every other configured web plugin that ships none (the grid view of 4.3.0), so that no page of
+    Buildbot's UI asks for a stylesheet in vain."""
+    from twisted.web.static import Data, File
+
+    if not _ships_stylesheet(parent):
+        parent.putChild(b"styles.css", File(str(STYLESHEET), defaultType="text/css"))
+    master = getattr(api, "master", None)
+    apps = getattr(getattr(master, "www", None), "apps", None)
+    configured = (getattr(getattr(master, "config", None), "www", None) or {}).get("plugins", {})
+    for name in configured:
+        other = getattr(apps.get(name), "resource", None) if apps is not None and name in apps.names else None
+        if other is not None and other is not parent and hasattr(other, "putChild") and not _ships_stylesheet(other):
+            other.putChild(b"styles.css", Data(b"/* this plugin ships no stylesheet */\n", "text/css"))

@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from regression import metrics
+from regression import database, metrics
 from regression.build import HEURISTIC, POLICY
 from regression.history import History, Run
 from regression.rules import HEURISTIC_BASELINE
@@ -26,9 +26,19 @@ from regression.rules import HEURISTIC_BASELINE
 MAX_RUNS = 200
 
 
-def open_history(path: Path) -> History | None:
-    """The history if the farm has written one (never created by looking)."""
-    return History(path) if Path(path).is_file() else None
+def open_history(path: Path | str) -> History | None:
+    """The history if the farm has written one: an SQLite file that exists (never created by looking), or the
+    configured PostgreSQL database (created and upgraded by whoever opens it first). One that cannot be opened (the
+    server down, a refused login, a newer farm's schema) is a StoreError: the page answers 503 with its one line."""
+    from farm.errors import FarmError, StoreError
+
+    url = database.url_of(path)
+    if database.backend(url) == database.SQLITE and not Path(str(url.database)).is_file():
+        return None
+    try:
+        return History(url)
+    except FarmError as e:
+        raise StoreError(str(e)) from None
 
 
 def by_builder(history: History | None, limit: int = MAX_RUNS) -> dict[str, list[Run]]:

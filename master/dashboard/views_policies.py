@@ -15,9 +15,9 @@ from typing import Any
 
 from flask import Flask, Response, abort, render_template, request
 
-from farm.artifacts.kinds import check_version_name
+from farm.artifacts.kinds import POLICY, POLICY_WEIGHTS, check_version_name
 from farm.embeddings import KINDS
-from farm.errors import InputError, StoreError
+from farm.errors import InputError
 from master.dashboard import files, policydiff, trends
 from master.dashboard.views_datasets import ID_PATTERN as DATASET_ID
 from policyhost import advisors, standalone
@@ -123,19 +123,14 @@ def training_curve(history: Any, title: str) -> str | None:
 HOST_PATH = f"{ROOT}/host/{standalone.SERVED_NAME}"
 #: where the native host's C file is served (the "Use it" lines of a version with `model.weights` build it)
 NATIVE_PATH = f"{ROOT}/host/{standalone.NATIVE_SERVED_NAME}"
-#: the native host's weights file beside a version's model (policyhost/publish.py stores it)
-WEIGHTS = "model.weights"
+#: the native host's weights file of a version that holds them (policyhost/publish.py; its manifest records them)
+WEIGHTS = POLICY_WEIGHTS
 
 
-def has_weights(farm, advisor: str, version: str) -> bool:
-    """Whether the version holds the native host's weights and their `.sha256` (a store that fails says no)."""
-    key, store = f"{ROOT}/{advisor}/{version}/{WEIGHTS}", getattr(farm, "store", None)
-    if store is None:  # lines made without a store (tests/test_readme_commands.py): the Python host's only
-        return False
-    try:
-        return store.exists(key) and store.exists(f"{key}.sha256")
-    except StoreError:  # the page still shows the Python host's lines
-        return False
+def has_weights(m: dict[str, Any]) -> bool:
+    """Whether the version whose manifest is `m` holds the native host's weights: its manifest records them (a
+    file stored beside without that record, before manifests held weights, is no part of the version)."""
+    return WEIGHTS in POLICY.held(m)
 
 
 def use_it(farm, advisor: str, version: str, m: dict[str, Any], vocab_kind: str | None) -> dict[str, Any] | None:
@@ -163,7 +158,7 @@ def use_it(farm, advisor: str, version: str, m: dict[str, Any], vocab_kind: str 
                 *(["--vocab", "$mlgo/vocab.json"] if vocab else []), "--"]
     flags = advisors.get(advisor).flags("BASE", "vocab.json" if vocab else None)
     native = None
-    if has_weights(farm, advisor, version):
+    if has_weights(m):
         nfiles = [(url(f"store/{ROOT}/{advisor}/{version}/{WEIGHTS}"), WEIGHTS), *files_[1:-1],
                   (url(NATIVE_PATH), standalone.NATIVE_SERVED_NAME)]
         nlauncher = [f"$mlgo/{standalone.NATIVE_NAME}", "--weights", f"$mlgo/{WEIGHTS}",
@@ -237,9 +232,10 @@ def register(app: Flask, farm) -> None:
         curve = farm.diffs.get(("curve", advisor, version), lambda: training_curve(
             metrics.get("history"), f"{advisor} policy {version}: validation .text per training stage"))
         vkind = vocab_kind(farm, m.get("vocab_version"))
+        integrity = farm.integrity(f"{ROOT}/{advisor}/{version}", POLICY.held(m))  # every file its manifest records
         return render_template(
             "policy_version.html", advisor=advisor, version=version, m=m, entry=entry, training=training, curve=curve,
-            corrupt=farm.integrity(f"{ROOT}/{advisor}/{version}", (MODEL,))[MODEL],
+            corrupt=integrity[MODEL], weights_corrupt=integrity.get(WEIGHTS),
             vocab_kind=vkind, dataset_id=dataset_id,
             dataset_kind=dataset_kind(farm, dataset_id), runs=runs_with(farm, advisor, version),
             use=use_it(farm, advisor, version, m, vkind),

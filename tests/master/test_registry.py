@@ -24,6 +24,7 @@ from master.registry import (
     Step,
     by_name,
     downstream,
+    loop_trials,
     render_args,
 )
 from master.registrycheck import parse_cron, validate
@@ -185,7 +186,11 @@ def test_master_config_is_derived_from_the_registry():
                                                for n in (b.name, *([f"{b.name}-shard"] if b.fan_out else []))]
     assert {b.name: b.workernames for b in c["builders"]}["llvm-tot"] == ["w1"]
     scheds = {sc.name: sc for sc in c["schedulers"]}
+    trials = loop_trials(REGISTRY)
     for b in REGISTRY:
+        if b.name in trials:  # started by its loop's build only (master/loop.py): a Triggerable, no force form
+            assert f"force-{b.name}" not in scheds and scheds[f"trial-{b.name}"].builderNames == [b.name]
+            continue
         force = scheds[f"force-{b.name}"]
         assert isinstance(force, schedulers.ForceScheduler) and force.builderNames == [b.name]
         nightly = scheds.get(f"nightly-{b.name}")
@@ -246,6 +251,9 @@ def test_force_forms_offer_only_declared_choices_and_checked_text():
     forms = {sc.builderNames[0]: {p.name: p for p in sc._config_kwargs["properties"]}
              for sc in c["schedulers"] if isinstance(sc, schedulers.ForceScheduler)}
     for b in REGISTRY:
+        if b.name in loop_trials(REGISTRY):
+            assert b.name not in forms  # its properties come from its loop's build, checked there
+            continue
         assert set(forms[b.name]) == {p.name for p in b.parameters}
         for p in b.parameters:
             field = forms[b.name][p.name]

@@ -1,12 +1,15 @@
-"""The native host as users get it from the farm: a published policy's `model.weights` (policyhost/publish.py stores
-it beside `model.onnx`), the C file served by the dashboard, and the policy page's native "Use it" lines, run for
+"""The native host as users get it from the farm: a published policy's `model.weights` (part of the version: its
+signed manifest records them, policyhost/publish.py), fetched and verified by `policy download` and by the
+dashboard's downloads, the C file served by the dashboard, and the policy page's native "Use it" lines, run for
 real: curl from a live dashboard, `sha256sum -c`, the host built with clang-22, a project compiled through it to the
-same objects as the Python host (`mlgo-cc.py`, from the same page) gives."""
+same objects as the Python host (`mlgo-cc.py`, from the same page) gives. A version published before versions held
+weights downloads and verifies as before, and says it has none."""
 
 from __future__ import annotations
 
 import hashlib
 import html
+import json
 import shutil
 import struct
 import subprocess
@@ -38,23 +41,39 @@ def small_model(path: Path, features: list = FEATURES) -> Path:
     return path
 
 
-def test_a_publish_stores_and_serves_the_weights_with_their_sha256(tmp_path: Path) -> None:
+def _recording(data: bytes, weights: bytes) -> dict:
+    """A signed manifest of model `data` recording `weights` as a version's (whatever they hold: the refusals)."""
+    record = {"file": "model.weights", "sha256": hashlib.sha256(weights).hexdigest(), "format_version": 1}
+    return signed_policy_manifest(data, sorted(f[0] for f in FEATURES), weights=record)
+
+
+def test_a_publish_stores_the_weights_in_the_version_and_its_manifest(tmp_path: Path) -> None:
     from policytrain.native_export import weights_from_onnx
 
     model = small_model(tmp_path / "model.onnx")
     data, weights = model.read_bytes(), weights_from_onnx(model.read_bytes())
-    manifest = signed_policy_manifest(data, sorted(f[0] for f in FEATURES))
+    manifest = signed_policy_manifest(data, sorted(f[0] for f in FEATURES), weights=pstore.weights_record(weights))
     store = FileStore(tmp_path / "store")
     # a file of another format version, or of another model's features, is one line and publishes nothing
     other = weights[:8] + struct.pack("<I", 2) + weights[12:]
     with pytest.raises(InputError, match=r"^weights file has format version 2; the native host reads version 1; "
                                          r"nothing published$"):
-        pstore.publish(store, data, manifest, weights=other)
+        pstore.publish(store, data, _recording(data, other), weights=other)
+    alien = weights_from_onnx(small_model(tmp_path / "other.onnx", FEATURES[1:]).read_bytes())
     with pytest.raises(InputError, match=r"^the weights file's features are not the model's .*nothing published$"):
-        pstore.publish(store, data, manifest, weights=weights_from_onnx(
-            small_model(tmp_path / "other.onnx", FEATURES[1:]).read_bytes()))
+        pstore.publish(store, data, _recording(data, alien), weights=alien)
+    junk = b"not weights at all, but long enough to read a header"
     with pytest.raises(InputError, match="not an MLGO policy weights file"):
-        pstore.publish(store, data, manifest, weights=b"not weights at all, but long enough to read a header")
+        pstore.publish(store, data, _recording(data, junk), weights=junk)
+    # weights the manifest does not record, or records otherwise, or records and are not given: one line each
+    with pytest.raises(InputError, match=r"^the weights file is not in the policy's manifest .*nothing published$"):
+        pstore.publish(store, data, signed_policy_manifest(data, sorted(f[0] for f in FEATURES)), weights=weights)
+    with pytest.raises(InputError, match=r"^the weights file does not match the sha256 in the policy's manifest"):
+        pstore.publish(store, data, manifest, weights=alien)
+    with pytest.raises(InputError, match=r"^the policy's manifest records model.weights but no weights file"):
+        pstore.publish(store, data, manifest)
+    with pytest.raises(InputError, match="signature does not match"):  # the record is signed with the model
+        pstore.publish(store, data, {**manifest, "weights": _recording(data, alien)["weights"]}, weights=alien)
     assert store.list("policies/") == []
 
     out = pstore.publish(store, data, manifest, weights=weights)
@@ -62,9 +81,10 @@ def test_a_publish_stores_and_serves_the_weights_with_their_sha256(tmp_path: Pat
     assert out["weights"] == digest
     base = f"policies/inline/{out['version']}"
     assert store.get(f"{base}/model.weights") == weights
-    assert store.get(f"{base}/model.weights.sha256") == f"{digest}  model.weights\n".encode()
-    # the same content again: the same version, its weights kept
-    assert pstore.publish(store, data, manifest)["weights"] == digest
+    stored = json.loads(store.get(f"{base}/manifest.json"))
+    assert stored["weights"] == {"file": "model.weights", "sha256": digest, "format_version": 1}
+    assert sorted(store.list(f"{base}/")) == [f"{base}/manifest.json", f"{base}/model.onnx", f"{base}/model.weights"]
+    assert pstore.publish(store, data, manifest, weights=weights)["created"] is False  # the same content: one version
 
     from farm.config import load_settings
 
@@ -78,6 +98,59 @@ def test_a_publish_stores_and_serves_the_weights_with_their_sha256(tmp_path: Pat
     check = subprocess.run(["sha256sum", "-c", "model.weights.sha256", "model.onnx.sha256"], cwd=tmp_path,
                            capture_output=True, text=True)
     assert check.returncode == 0 and check.stdout == "model.weights: OK\nmodel.onnx: OK\n"
+    page = c.get(f"/policies/inline/{out['version']}/").get_data(as_text=True)
+    assert f'<code id="weights-sha256">{digest}</code>' in page and 'id="no-native"' not in page
+
+
+def test_policy_download_fetches_and_verifies_the_weights_and_an_old_version_still_downloads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from farm.config import load_settings
+    from farm.objectstore import store_from_settings
+    from policytrain.native_export import weights_from_onnx
+    from tests.policyhost.test_policy_store import cli, one_error_line
+
+    store = store_from_settings()
+    model = small_model(tmp_path / "model.onnx")
+    data, weights = model.read_bytes(), weights_from_onnx(model.read_bytes())
+    features = sorted(f[0] for f in FEATURES)
+    new = pstore.publish(store, data, signed_policy_manifest(data, features, weights=pstore.weights_record(weights)),
+                         when=2e9, weights=weights)["version"]
+    out = tmp_path / "dl" / "policy.onnx"
+    got = cli("policy", "download", "--version", new, "-o", str(out))
+    assert got.returncode == 0 and got.stdout.strip() == str(out), got.stderr
+    assert out.read_bytes() == data and out.with_suffix(".weights").read_bytes() == weights
+    digest = hashlib.sha256(weights).hexdigest()
+    assert f"native weights -> {out.with_suffix('.weights')} (sha256 {digest[:12]} verified)" in got.stderr
+
+    # a version published before versions held weights (its model.weights stored beside, no manifest record):
+    # it downloads and verifies its model, says it has no native weights, and leaves no stale .weights beside
+    old_model = small_model(tmp_path / "old.onnx", FEATURES[1:])
+    old_data = old_model.read_bytes()
+    old = pstore.publish(store, old_data, signed_policy_manifest(old_data, features[1:]), when=1e9)["version"]
+    store.put(f"policies/inline/{old}/model.weights", weights_from_onnx(old_data))
+    store.put(f"policies/inline/{old}/model.weights.sha256", b"0" * 64 + b"  model.weights\n")
+    got = cli("policy", "download", "--version", old, "-o", str(out))
+    assert got.returncode == 0, got.stderr
+    assert out.read_bytes() == old_data and not out.with_suffix(".weights").exists()
+    assert "this version has no native weights" in got.stderr
+    c = create_app(load_settings(), store=store, history=tmp_path / "h.sqlite").test_client()
+    assert c.get(f"/store/policies/inline/{old}/model.onnx").status_code == 200
+    assert c.get(f"/store/policies/inline/{old}/model.weights").status_code == 404  # not the version's
+    assert c.get(f"/store/policies/inline/{old}/model.weights.sha256").status_code == 404
+    assert 'id="no-native"' in c.get(f"/policies/inline/{old}/").get_data(as_text=True)
+
+    # the new version's weights changed in the store: refused in one line, nothing written, like a changed model
+    store.put(f"policies/inline/{new}/model.weights", weights[:-8] + bytes([weights[-8] ^ 1]) + weights[-7:])
+    fresh = tmp_path / "fresh" / "policy.onnx"
+    got = cli("policy", "download", "--version", new, "-o", str(fresh))
+    line = one_error_line(got)
+    assert got.returncode == 4 and line.startswith(
+        f"mlgo-farm: error: checksum mismatch for policies/inline/{new}/model.weights: manifest says {digest}")
+    assert not fresh.parent.exists() or list(fresh.parent.iterdir()) == []
+    assert c.get(f"/store/policies/inline/{new}/model.weights").status_code == 500
+    from farm.artifacts import scrub
+
+    assert any(f"policies/inline/{new}/model.weights" in line for line in scrub.verify(store).bad)
 
 
 def test_the_native_host_is_served_with_its_sha256(tmp_path: Path) -> None:
@@ -115,7 +188,12 @@ def test_the_pages_native_lines_build_the_python_hosts_objects(dashboard: str, t
     from policytrain.native_export import weights_from_onnx
 
     assert blocks(dashboard)["native-fetch"] is None, "no model.weights yet: only the Python host's lines"
-    pstore._store_weights(FileStore(tmp_path / "store"), "inline", PV, weights_from_onnx(inline_model.read_bytes()))
+    store, weights = FileStore(tmp_path / "store"), weights_from_onnx(inline_model.read_bytes())
+    store.put(f"policies/inline/{PV}/model.weights", weights)  # stored beside, unrecorded: not the version's
+    assert blocks(dashboard)["native-fetch"] is None
+    manifest = json.loads(store.get(f"policies/inline/{PV}/manifest.json"))
+    store.put(f"policies/inline/{PV}/manifest.json", json.dumps({**manifest, "weights": pstore.weights_record(weights)})
+              .encode())  # as a version published with its weights records them
     use = blocks(dashboard)
     page = urllib.request.urlopen(f"{dashboard}policies/inline/{PV}/", timeout=30).read().decode()
     assert page.index('<pre id="native-make">') < page.index('<pre id="use-fetch">'), "native first, Python after"

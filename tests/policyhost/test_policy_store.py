@@ -85,9 +85,12 @@ def test_publish_list_show_download_round_trip(trained: Path, ir2vec_vocab: Path
     assert manifest["training"]["corpus"].endswith("src")
 
     out = tmp_path / "dl" / "policy.onnx"
+    out.parent.mkdir()
+    out.with_suffix(".weights").write_bytes(b"another model's weights")  # a stale file the launcher would pair with it
     got = cli("policy", "download", "-o", str(out))
     assert got.returncode == 0 and got.stdout.strip() == str(out), got.stderr
     assert out.read_bytes() == model.read_bytes() and out.stat().st_mode & 0o777 == 0o644
+    assert "this version has no native weights" in got.stderr and not out.with_suffix(".weights").exists()
     store = store_from_settings()
     assert isinstance(store, FileStore)
     for key in (f"policies/inline/{version}/model.onnx", f"policies/inline/{version}/manifest.json",
@@ -363,5 +366,11 @@ def test_publish_takes_the_weights_beside_the_model_and_refuses_another_models(t
     version = done.stdout.split()[2]
     store = store_from_settings()
     assert store.get(f"policies/inline/{version}/model.weights") == weights
-    assert store.get(f"policies/inline/{version}/model.weights.sha256") == \
-        f"{hashlib.sha256(weights).hexdigest()}  model.weights\n".encode()
+    digest = hashlib.sha256(weights).hexdigest()
+    # in the version's signed manifest (policy show), and what `policy download` fetches and verifies beside the model
+    assert json.loads(cli("policy", "show").stdout)["weights"] == {"file": "model.weights", "sha256": digest,
+                                                                     "format_version": 1}
+    out = tmp_path / "dl" / "inline.onnx"
+    got = cli("policy", "download", "-o", str(out))
+    assert got.returncode == 0 and out.read_bytes() == model.read_bytes(), got.stderr
+    assert out.with_suffix(".weights").read_bytes() == weights and f"sha256 {digest[:12]} verified" in got.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -162,6 +163,10 @@ def test_a_vocabulary_publish_retrains_validates_and_publishes_the_policy(farm: 
     assert manifest["metrics"]["validation_ratio"] > 0 and manifest["metrics"]["heldout"][0]["package"] == \
         "evaluationpkg"
     assert "-inline-ir2vec-" in latest["version"]
+    # the native host's weights are the version's: in its signed manifest, and stored with that sha256
+    weights = farm.store.get(f"policies/inline/{latest['version']}/model.weights")
+    assert manifest["weights"] == {"file": "model.weights", "sha256": hashlib.sha256(weights).hexdigest(),
+                                   "format_version": 1}
     wait_until(lambda: _task_seconds(w.log()), 60, "the task's result in the log")
     print(f"policy chain after the vocabulary: {_task_seconds(w.log())[0]:.1f}s")  # measured wall time (-s)
     listed = farm.cli("policy", "list")

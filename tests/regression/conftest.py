@@ -40,3 +40,26 @@ def with_corrupt_module(corpus: Path, dest: Path) -> Path:
     desc["modules"].append("corrupt")
     (dest / "corpus_description.json").write_text(json.dumps(desc))
     return dest
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """One real PostgreSQL cluster for the session (tests/pgserver.py): initdb once, a database per test."""
+    from tests.pgserver import postgres_server
+
+    with postgres_server() as server:
+        yield server
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def history_at(request: pytest.FixtureRequest, tmp_path: Path):
+    """Where a test's history lives, on each backend: an SQLite file's path, or a new PostgreSQL database's URL
+    (its pooled connections closed after the test)."""
+    from regression import database
+
+    if request.param == "sqlite":
+        yield str(tmp_path / "h.sqlite")
+        return
+    url = request.getfixturevalue("postgres").create_database()
+    yield url
+    database.dispose(database.url_of(url))

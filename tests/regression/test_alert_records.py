@@ -14,10 +14,11 @@ import pytest
 from farm.cli import main
 from farm.config import load_settings
 from farm.errors import FarmError
-from regression import alertstore, compare, history, migrations, outcome
+from regression import alertstore, compare, migrations, outcome
 from regression.alertstore import AlertStore
 from regression.history import History
 from regression.rules import HEURISTIC_BASELINE, PREVIOUS_BASELINE, Comparison
+from tests.regression import legacy
 from tests.regression.test_alerts import _run, _subject
 
 
@@ -80,8 +81,8 @@ def _alerted(h: History, builder: str, good_policy: str = "p1", bad_policy: str 
     _complete(h, _fake_run(h, f"{prefix}b", builder, bad_policy), "regression", [_row("regressed")])
 
 
-def test_a_state_change_from_the_cli_keeps_who_when_and_note(tmp_path: Path, capsys) -> None:
-    db = tmp_path / "h.sqlite"
+def test_a_state_change_from_the_cli_keeps_who_when_and_note(history_at: str, capsys) -> None:
+    db = history_at  # `regress alert` takes a path or a URL
     h = History(db)
     _alerted(h, "regression-inliner-size")
     [alert] = AlertStore(h).alerts()
@@ -116,8 +117,8 @@ def test_a_state_change_from_the_cli_keeps_who_when_and_note(tmp_path: Path, cap
     assert len(AlertStore(h).states(alert.id)) == 2  # nothing recorded by the refused changes
 
 
-def test_untriaged_alerts_past_the_configured_age_are_overdue(tmp_path: Path, monkeypatch) -> None:
-    h = History(tmp_path / "h.sqlite")
+def test_untriaged_alerts_past_the_configured_age_are_overdue(history_at: str, monkeypatch) -> None:
+    h = History(history_at)
     _alerted(h, "b1")
     store = AlertStore(h)
     [alert] = store.alerts()
@@ -133,8 +134,8 @@ def test_untriaged_alerts_past_the_configured_age_are_overdue(tmp_path: Path, mo
         load_settings()
 
 
-def test_alerts_of_builders_with_the_same_changed_input_share_a_group(tmp_path: Path) -> None:
-    h = History(tmp_path / "h.sqlite")
+def test_alerts_of_builders_with_the_same_changed_input_share_a_group(history_at: str) -> None:
+    h = History(history_at)
     _alerted(h, "regression-inliner-size")
     _alerted(h, "regression-inliner-speed")
     _alerted(h, "regression-other", good_policy="p1", bad_policy="p3")  # another policy: not the same change
@@ -161,45 +162,84 @@ def test_an_improvement_is_recorded_and_not_mailed(tmp_path: Path, smtp_env) -> 
     assert len(AlertStore(h).alerts()) == 1
 
 
-def _old_database(path: Path) -> None:
-    """A history file as the farm wrote it before alerts had records: the first schema, no user_version."""
-    db = sqlite3.connect(path)
-    db.executescript(history.SCHEMA)
-    db.execute("INSERT INTO runs (run_id, builder, started, status, verdict, policy_id) "
-               "VALUES ('old', 'b1', 1.0, 'complete', 'regression', 'p1')")
-    db.commit()
-    db.close()
-
-
-def test_an_old_database_is_upgraded_in_place(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_an_old_database_is_upgraded_in_place(tmp_path: Path, version: int) -> None:
+    """A file of a farm of before alembic (`user_version` 0, 1 or 2) is stamped at its revision and upgraded."""
     path = tmp_path / "old.sqlite"
-    _old_database(path)
-    with sqlite3.connect(path) as db:
-        assert migrations.version(db) == 0
-        assert "alerts" not in {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+    legacy.old_database(path, version, package_columns=version > 0)
     h = History(path)
     with sqlite3.connect(path) as db:
-        assert migrations.version(db) == migrations.VERSION == 2
+        assert db.execute("PRAGMA user_version").fetchone()[0] == migrations.LEGACY_REFUSED  # an old farm refuses it
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [(migrations.head(),)]
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"alerts", "alert_states", "runs", "outbox"} <= tables
-    with sqlite3.connect(path) as db:
+        assert {"alerts", "alert_states", "runs", "outbox"} <= tables
         assert {"alert_id", "hold_until"} <= {r[1] for r in db.execute("PRAGMA table_info(outbox)")}
-        assert "sha256" in {r[1] for r in db.execute("PRAGMA table_info(measurements)")}
+        assert {"sha256", "llvm_package"} <= {r[1] for r in db.execute("PRAGMA table_info(measurements)")}
+        assert db.execute("SELECT run_id, bisect_alert FROM runs ORDER BY seq").fetchall() == [
+            ("old", None), ("old-bisect", 1)]  # filled from the rows' config
     assert h.run("old", "b1").verdict == "regression"  # the old rows are kept
+    assert [r.run_id for r in h.runs()] == ["old"] and len(h.runs(bisect=True)) == 2
+    if version >= 1:  # an alert's states at the same second keep their order
+        assert [s.state for s in AlertStore(h).states(1)] == ["untriaged", "investigating", "acknowledged"]
     good = _fake_run(h, "new", "b1")
     _complete(h, good, "ok", [_row("unchanged", delta=0.0)])
     _complete(h, _fake_run(h, "worse", "b1", "p2"), "regression", [_row("regressed")])
-    assert [a.bad_run for a in AlertStore(h).alerts()] == ["worse"]
+    assert [a.bad_run for a in AlertStore(h).alerts(builder="b1", state="untriaged")] == ["worse"]
     History(path)  # opening it again changes nothing
     with sqlite3.connect(path) as db:
-        assert migrations.version(db) == 2 and db.execute("SELECT count(*) FROM alerts").fetchone()[0] == 1
+        assert db.execute("SELECT count(*) FROM alerts WHERE bad_run='worse'").fetchone()[0] == 1
         db.execute("PRAGMA user_version = 7")
-    with pytest.raises(FarmError, match="schema version 7, newer than this farm's 2"):
+        db.execute("DROP TABLE alembic_version")
+    with pytest.raises(FarmError, match="schema version 7, newer than this farm's"):
         History(path)
 
 
-def test_a_builder_can_be_detected_fixed_only_once_per_alert(tmp_path: Path) -> None:
-    h = History(tmp_path / "h.sqlite")
+def test_two_openers_of_an_old_database_upgrade_it_once(tmp_path: Path) -> None:
+    """Builders opening an old file at once: one upgrades it under BEGIN IMMEDIATE, the other finds it upgraded."""
+    import threading
+
+    from regression import database
+
+    path = tmp_path / "old.sqlite"
+    legacy.old_database(path, 1)
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(3)
+
+    def opener() -> None:
+        try:
+            barrier.wait()
+            History(path)
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=opener) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    database.dispose()
+    assert errors == []
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [(migrations.head(),)]
+        assert db.execute("SELECT count(*) FROM alert_states").fetchone()[0] == 3
+
+
+def test_an_alerts_states_keep_their_order_within_one_second(history_at: str, monkeypatch) -> None:
+    h = History(history_at)
+    monkeypatch.setattr(alertstore.time, "time", lambda: 1000.0)  # every change at the same second
+    _alerted(h, "b1")
+    store = AlertStore(h)
+    [alert] = store.alerts()
+    for state in ("investigating", "acknowledged", "untriaged", "fixed"):
+        store.set_state(alert.id, state, "dave", f"to {state}")
+    assert [s.state for s in store.states(alert.id)] == ["untriaged", "investigating", "acknowledged", "untriaged",
+                                                         "fixed"]
+    store.set_bisect(alert.id, {"culprit": "policy"})
+    assert store.get(alert.id).bisect == {"culprit": "policy"} and store.get(alert.id).state == "fixed"
+
+
+def test_a_builder_can_be_detected_fixed_only_once_per_alert(history_at: str) -> None:
+    h = History(history_at)
     _alerted(h, "b1")
     store = AlertStore(h)
     [alert] = store.alerts()
@@ -212,9 +252,9 @@ def _bodies(smtp_env) -> list[str]:
     return [_body(m) for m in smtp_env.messages]
 
 
-def test_builders_with_the_same_change_get_one_summary_mail(tmp_path: Path, smtp_env, monkeypatch, capsys) -> None:
+def test_builders_with_the_same_change_get_one_summary_mail(history_at: str, smtp_env, monkeypatch, capsys) -> None:
     monkeypatch.setenv("MLGO_FARM_ALERTS_GROUP_WAIT", "60")  # minutes a new alert's mail waits for group mates
-    db = tmp_path / "h.sqlite"
+    db = history_at
     h = History(db)
     _alerted(h, "regression-inliner-size")
     [held] = h.outbox(pending_only=True)
@@ -244,8 +284,8 @@ def test_builders_with_the_same_change_get_one_summary_mail(tmp_path: Path, smtp
     assert f"Alert:              #{other.id} (untriaged)" in _body(single) and "Group:" not in _body(single)
 
 
-def test_a_group_mate_after_the_groups_mail_went_out_names_the_group(tmp_path: Path, smtp_env) -> None:
-    h = History(tmp_path / "h.sqlite")  # [alerts] group_wait 0: every mail goes out at once
+def test_a_group_mate_after_the_groups_mail_went_out_names_the_group(history_at: str, smtp_env) -> None:
+    h = History(history_at)  # [alerts] group_wait 0: every mail goes out at once
     _alerted(h, "regression-inliner-size")
     outcome.deliver(h, load_settings(), backoff=0)
     _alerted(h, "regression-inliner-speed")

@@ -3,6 +3,8 @@ and the commit search's bound. The real re-runs are in test_bisect_runs.py."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from regression import bisect
@@ -98,3 +100,62 @@ def test_first_bad_commit_within_ceil_log2_n_plus_1_builds(n: int) -> None:
 def test_a_failed_commit_build_stops_the_search_and_says_so() -> None:
     found, tried, why = bisect.first_bad_commit([f"c{i}" for i in range(8)], lambda c: None)
     assert found is None and why == "the build or run at commit c3 failed" and tried == [("c3", None)]
+
+
+def test_next_trial_resumes_from_the_reruns_made_so_far() -> None:
+    """What a coordinator asks between builds: each answer follows from the steps recorded, nothing else."""
+    bad = {"llvm": "c2", "policy": "p2", "vocab": "v1"}
+    rerun, _ = _oracle({"policy"}, bad)
+    steps: list[Step] = []
+    specs = []
+    while isinstance(nxt := bisect.next_trial(GOOD, bad, steps), Trial):
+        specs.append(nxt.spec)
+        steps.append(rerun(nxt))
+        # asked again with the same steps (a coordinator that lost its memory), the answer is the same
+        assert bisect.next_trial(GOOD, bad, list(steps)) == bisect.next_trial(GOOD, bad, tuple(steps))
+    assert specs == ["control", "policy", "llvm"] and nxt.culprit == "policy"
+    # a trial made twice counts by its last re-run; the order of the record does not matter to the plan
+    flaky = Step(Trial("policy", {**bad, "policy": "p1"}), run_id="old", verdict=REGRESSION)
+    assert bisect.next_trial(GOOD, bad, [flaky, *steps]).culprit == "policy"
+    assert bisect.next_trial(GOOD, bad, [*steps, flaky]).why.startswith("no single input flips")
+
+
+def test_the_commit_search_resumes_from_recorded_commit_verdicts() -> None:
+    """LLVM named: the commit search is `first_bad_commit` replayed over the commits tried, one more each time."""
+    commits = [f"{i:040x}" for i in range(1, 9)]  # commits 1..8 after the good run's commit 0; bad from commit 5
+    good, bad = {"llvm": f"{0:040x}", "policy": "p"}, {"llvm": commits[-1], "policy": "p"}
+    k = 4
+
+    def verdict_of(trial: Trial) -> Step:
+        llvm = trial.inputs["llvm"]
+        regress = llvm == commits[-1] or (llvm in commits and commits.index(llvm) >= k)
+        return Step(trial, run_id=trial.spec, verdict=REGRESSION if regress else OK)
+
+    steps: list[Step] = []
+    while isinstance(nxt := bisect.next_trial(good, bad, steps, lambda: commits), Trial):
+        assert len(steps) < bisect.most_reruns(len(commits))
+        assert nxt.spec == (f"llvm={nxt.commit}" if nxt.commit else nxt.swap or "control")
+        steps.append(verdict_of(nxt))
+    assert nxt.culprit == "llvm" and nxt.commit == commits[k]
+    assert [s.trial.spec for s in steps[:2]] == ["control", "llvm"]
+    tried = [s.trial.commit for s in steps[2:]]
+    assert [c for c, _ in nxt.commit_steps] == tried and len(tried) <= bisect.max_builds(len(commits)) - 1
+    assert nxt.extra == {"commits": 8, "commit_builds_bound": 4}
+    # without a range (no clone of llvm-project) the bisect stops at the input: LLVM
+    assert bisect.next_trial(good, bad, steps[:2], lambda: None).commit is None
+    # a commit whose re-run failed stops the search and says so
+    broken = [*steps[:2], dataclasses.replace(steps[2], verdict=None, error="ninja failed")]
+    out = bisect.next_trial(good, bad, broken, lambda: commits)
+    assert out.commit is None
+    assert out.extra["commit_why"] == f"the build or run at commit {steps[2].trial.commit} failed"
+
+
+def test_most_reruns_is_the_inputs_and_control_then_log2_of_the_commits() -> None:
+    assert bisect.most_reruns() == len(bisect.ORDER) + 1 == 5
+    assert [bisect.most_reruns(n) for n in (1, 2, 8, 9, 1000)] == [5, 6, 8, 9, 15]
+
+
+def test_a_rerun_that_never_answers_what_was_asked_cannot_loop_forever() -> None:
+    bad = {**GOOD, "policy": "p2"}
+    with pytest.raises(RuntimeError, match="bisect made 5 re-runs, at most 5, and still asks for control"):
+        bisect.bisect_inputs(GOOD, bad, lambda t: Step(Trial("vocab", dict(bad)), verdict=OK))

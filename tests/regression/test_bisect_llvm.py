@@ -1,8 +1,9 @@
 """An LLVM culprit narrowed to its first bad commit (regression/bisectllvm.py, regression/bisectrun.py): a local git
-repository stands in for llvm-project; its "build" makes a real toolchain (Debian's LLVM 22 tools, the commit in
-VCSRevision.h as a source build records it) whose clang stops inlining at -Oz from commit k of n on. Two real nights
-(commit 0, then commit n) open one alert; the bisect names LLVM, then commit k, building at most ceil(log2 n) + 1
-toolchains, each kept by commit."""
+repository stands in for llvm-project (`[llvm] repo`); the farm's own LLVM build (workers/llvm_build.py: git checkout,
+CMake, Ninja, as `llvm-build` runs them) builds its `llvm/`, a small CMake project, into a real toolchain (Debian's
+LLVM 22 tools, the commit in VCSRevision.h as a source build records it) whose clang stops inlining at -Oz from commit
+k of n on. Two real nights (commit 0, then commit n) open one alert; the bisect names LLVM, then commit k, building at
+most ceil(log2 n) + 1 toolchains, each kept by commit. Only the project built is a stand-in: no code is swapped."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from farm.config import load_settings
 from farm.toolchain import Toolchain
 from regression import bisect, compare
 from regression.alertstore import AlertStore
-from regression.bisectllvm import ToolchainCache, commit_range
+from regression.bisectllvm import commit_range, farm_cache, farm_range
 from regression.bisectrun import run_bisect
 from regression.compare import RunRequest, run_comparison
 from tests.regression.test_alerts import BENCH
@@ -26,10 +28,41 @@ def _git(repo: Path, *args: str) -> str:
                           capture_output=True, text=True).stdout.strip()
 
 
+#: The stand-in's `llvm/`: a CMake project whose targets are named as the farm's llvm-build builds them
+#: (workers/llvm_build.py DEFAULT_TARGETS) and whose "build" is `stage.sh`, run by Ninja.
+CMAKELISTS = """cmake_minimum_required(VERSION 3.20)
+project(llvm-stand-in NONE)
+get_filename_component(HOST_BIN "${CMAKE_C_COMPILER}" DIRECTORY)
+add_custom_command(OUTPUT staged COMMAND sh ${CMAKE_SOURCE_DIR}/stage.sh ${HOST_BIN} ${CMAKE_SOURCE_DIR}/..
+                   COMMAND ${CMAKE_COMMAND} -E touch staged WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+add_custom_target(stage DEPENDS staged)
+foreach(t %s)
+  add_custom_target(${t})
+  add_dependencies(${t} stage)
+endforeach()
+"""
+#: The host's LLVM tools in bin/, with a clang that adds the commit's `oz-flags`; VCSRevision.h names the commit as a
+#: source build of LLVM records it (farm/toolchain.py reads it).
+STAGE = """set -e
+host=$1 src=$2
+mkdir -p bin include/llvm/Support
+for t in "$host"/*; do ln -sf "$(readlink -f "$t")" "bin/$(basename "$t")"; done
+rm -f bin/clang
+printf '#!/bin/sh\\nexec %s "$@" %s\\n' "$(readlink -f "$host/clang")" "$(cat "$src/oz-flags")" > bin/clang
+chmod 755 bin/clang
+printf '#define LLVM_REVISION "%s"\\n' "$(git -C "$src" rev-parse HEAD)" > include/llvm/Support/VCSRevision.h
+"""
+
+
 def _llvm_project(root: Path, n: int, k: int) -> list[str]:
-    """Commits 0..n; from commit k on, `oz-flags` makes clang stop inlining (a stand-in for an -Oz change)."""
-    root.mkdir()
+    """Commits 0..n of a stand-in llvm-project whose `llvm/` builds with CMake and Ninja (CMAKELISTS, STAGE); from
+    commit k on, `oz-flags` makes its clang stop inlining (a stand-in for an -Oz change)."""
+    from workers.llvm_build import DEFAULT_TARGETS
+
+    (root / "llvm").mkdir(parents=True)
     _git(root, "init", "-q", "-b", "main")
+    (root / "llvm" / "CMakeLists.txt").write_text(CMAKELISTS % " ".join(DEFAULT_TARGETS))
+    (root / "llvm" / "stage.sh").write_text(STAGE)
     commits = []
     for i in range(n + 1):
         (root / "oz-flags").write_text("-fno-inline\n" if i >= k else "\n")
@@ -40,33 +73,15 @@ def _llvm_project(root: Path, n: int, k: int) -> list[str]:
     return commits
 
 
-def _builder(repo: Path, host: Toolchain):
-    """The stand-in `llvm-build`: the host's tools, with a clang that adds the commit's `oz-flags`."""
-
-    def build(commit: str, dest: Path) -> Path:
-        flags = subprocess.run(["git", "-C", str(repo), "show", f"{commit}:oz-flags"], check=True,
-                               capture_output=True, text=True).stdout.split()
-        bin_dir = dest / "bin"
-        bin_dir.mkdir(parents=True)
-        for tool in Path(host.bin_dir).iterdir():
-            (bin_dir / tool.name).symlink_to(tool.resolve())
-        (bin_dir / "clang").unlink()
-        (bin_dir / "clang").write_text(f'#!/bin/sh\nexec {host.path("clang").resolve()} "$@" {" ".join(flags)}\n')
-        (bin_dir / "clang").chmod(0o755)
-        header = dest / "include" / "llvm" / "Support" / "VCSRevision.h"
-        header.parent.mkdir(parents=True)
-        header.write_text(f'#define LLVM_REVISION "{commit}"\n')
-        return bin_dir
-
-    return build
-
-
 @pytest.mark.parametrize(("n", "k"), [(8, 5), (5, 1)])
 def test_bisect_names_the_first_bad_llvm_commit_within_the_bound(smtp_env, tmp_path: Path, toolchain: Toolchain,
-                                                                  n: int, k: int) -> None:
+                                                                  monkeypatch: pytest.MonkeyPatch, n: int, k: int
+                                                                  ) -> None:
     commits = _llvm_project(tmp_path / "llvm-project", n, k)
     assert commit_range(tmp_path / "llvm-project", commits[0], commits[n]) == commits[1:]
-    cache = ToolchainCache(tmp_path / "toolchains", _builder(tmp_path / "llvm-project", toolchain))
+    monkeypatch.setenv("MLGO_FARM_LLVM_REPO", str(tmp_path / "llvm-project"))
+    settings = load_settings()
+    cache = farm_cache(settings, toolchain)  # what `regress bisect` uses on a worker: the farm's llvm-build
 
     def night(run_id: str, commit: str):
         return run_comparison(RunRequest(builder="nightly", run_id=run_id, benchmarks=(BENCH,), policy="heuristic",
@@ -81,7 +96,7 @@ def test_bisect_names_the_first_bad_llvm_commit_within_the_bound(smtp_env, tmp_p
     nights = list(cache.built)  # the nights' own toolchains: the bisect finds them in the cache
 
     t0 = time.time()
-    found = run_bisect(alert.id, history, llvm_repo=tmp_path / "llvm-project", cache=cache)
+    found = run_bisect(alert.id, history, cache=cache, commits=farm_range(settings))
     took = time.time() - t0
     built = cache.built[len(nights):]
     print(f"llvm bisect n={n} k={k}: {len(built)} builds, {len(found.steps)} re-runs in {took:.1f} s")
@@ -98,4 +113,5 @@ def test_bisect_names_the_first_bad_llvm_commit_within_the_bound(smtp_env, tmp_p
     # a second bisect of the same range builds nothing: toolchains are kept by commit
     before = len(cache.built)
     assert run_bisect(alert.id, history, llvm_repo=tmp_path / "llvm-project", cache=cache).commit == commits[k]
+    assert (settings.var_dir / "bisect" / "toolchains" / commits[k] / "CMakeCache.txt").is_file()  # CMake built it
     assert len(cache.built) == before

@@ -1,14 +1,14 @@
-"""The SQLite history: rows per run/builder/subject/metric/policy, run order, outbox, concurrent writers."""
+"""The history on SQLite and on a real PostgreSQL (tests/pgserver.py): rows per run/builder/subject/metric/policy,
+run order, outbox, concurrent writers."""
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from pathlib import Path
 
 import pytest
 
-from farm.errors import InputError
+from farm.errors import FarmError, InputError
 from regression.history import History, Measurement, Skipped
 from regression.rules import Comparison
 
@@ -18,17 +18,17 @@ def _start(h: History, run_id: str, builder: str = "b1", policy: str = "never"):
                        vocab_version="ir-v3", config={"opt_flags": ["-Oz"]})
 
 
-def test_one_row_per_run_builder_subject_metric_policy(tmp_path: Path) -> None:
-    h = History(tmp_path / "h.sqlite")
+def test_one_row_per_run_builder_subject_metric_policy(history_at: str) -> None:
+    h = History(history_at)
     run = _start(h, "r1")
     rows = [Measurement("zlib", "binary", "text_size", p, v, unit="bytes")
             for p, v in (("heuristic", 10), ("policy", 9))]
     rows.append(Measurement("zlib/compress", "workload", "wall_time", "policy", 0.2, (0.1, 0.2, 0.3), "s"))
     h.add_measurements(run, rows)
     h.add_measurements(run, [Measurement("zlib", "binary", "text_size", "policy", 8, unit="bytes")])  # replaces
-    with sqlite3.connect(tmp_path / "h.sqlite") as db:
-        got = db.execute("SELECT run_id, builder, subject, metric, policy, value, llvm_commit, policy_id,"
-                         " vocab_version FROM measurements ORDER BY subject, policy").fetchall()
+    with h.transaction(write=False) as db:
+        got = [tuple(r) for r in db.execute("SELECT run_id, builder, subject, metric, policy, value, llvm_commit,"
+                                            " policy_id, vocab_version FROM measurements ORDER BY subject, policy")]
     assert got == [
         ("r1", "b1", "zlib", "text_size", "heuristic", 10.0, "a" * 40, "never", "ir-v3"),
         ("r1", "b1", "zlib", "text_size", "policy", 8.0, "a" * 40, "never", "ir-v3"),
@@ -39,8 +39,8 @@ def test_one_row_per_run_builder_subject_metric_policy(tmp_path: Path) -> None:
     assert h.run("r1", "b1").config == {"opt_flags": ["-Oz"]}
 
 
-def test_run_ids_are_unique_per_builder_unless_failed(tmp_path: Path) -> None:
-    h = History(tmp_path / "h.sqlite")
+def test_run_ids_are_unique_per_builder_unless_failed(history_at: str) -> None:
+    h = History(history_at)
     run = _start(h, "r1")
     with pytest.raises(InputError, match="run r1 of builder b1 already exists"):
         _start(h, "r1")
@@ -53,8 +53,8 @@ def test_run_ids_are_unique_per_builder_unless_failed(tmp_path: Path) -> None:
         h.run("zz", "b1")
 
 
-def test_previous_runs_follow_insertion_order(tmp_path: Path) -> None:
-    h = History(tmp_path / "h.sqlite")
+def test_previous_runs_follow_insertion_order(history_at: str) -> None:
+    h = History(history_at)
     verdicts = ["ok", "regression", None, "regression"]  # None: a failed run
     runs = []
     for i, v in enumerate(verdicts):
@@ -73,14 +73,14 @@ def test_previous_runs_follow_insertion_order(tmp_path: Path) -> None:
     assert h.latest_run("b1").run_id == "r9"
 
 
-def test_completion_and_alert_share_one_transaction(tmp_path: Path) -> None:
-    h = History(tmp_path / "h.sqlite")
+def test_completion_and_alert_share_one_transaction(history_at: str) -> None:
+    h = History(history_at)
     run = _start(h, "r1")
-    with pytest.raises(sqlite3.Error):
+    with pytest.raises(FarmError, match=r"^history database .*message"):
         h.complete_run(run, "regression", "file:///x", ("regression", "farm@x", ["a@x"], None))  # NULL message
     assert h.run("r1", "b1").status == "running" and h.outbox() == []  # rolled back together
     h.complete_run(run, "regression", "file:///x", ("regression", "farm@x", ["a@x", "b@x"], b"Subject: hi\n\nbody"))
-    other = History(tmp_path / "h.sqlite")  # another connection sees both at once
+    other = History(history_at)  # another connection sees both at once
     assert other.run("r1", "b1").verdict == "regression"
     [msg] = other.outbox(pending_only=True)
     assert (msg.kind, msg.recipients, msg.message, msg.attempts) == ("regression", ["a@x", "b@x"],
@@ -92,8 +92,8 @@ def test_completion_and_alert_share_one_transaction(tmp_path: Path) -> None:
     assert h.outbox(pending_only=True) == []
 
 
-def test_verdicts_and_skips_round_trip(tmp_path: Path) -> None:
-    h = History(tmp_path / "h.sqlite")
+def test_verdicts_and_skips_round_trip(history_at: str) -> None:
+    h = History(history_at)
     run = _start(h, "r1")
     c = Comparison("lua/fib", "workload", "instructions", "heuristic", 100.0, 110.0, 10.0, None, "regressed", True)
     inf = Comparison("m.c", "module", "text_size", "heuristic", 0.0, 8.0, float("inf"), None, "regressed", False)
@@ -105,8 +105,8 @@ def test_verdicts_and_skips_round_trip(tmp_path: Path) -> None:
     assert h.skipped(run) == [Skipped("lua", "policy", "policy-cc exited with code 1: boom")]
 
 
-def test_concurrent_builders_write_without_losing_rows(tmp_path: Path) -> None:
-    path = tmp_path / "h.sqlite"
+def test_concurrent_builders_write_without_losing_rows(history_at: str) -> None:
+    path = history_at
     History(path)
     errors: list[BaseException] = []
 

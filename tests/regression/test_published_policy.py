@@ -135,7 +135,8 @@ def test_control_run_is_exactly_the_heuristic(callgraph_corpus: Path, tmp_path: 
 def test_an_older_history_database_gains_the_package_column(tmp_path: Path) -> None:
     import sqlite3
 
-    from regression.history import SCHEMA, History
+    from regression.history import History
+    from tests.regression.legacy import SCHEMA
 
     db_path = tmp_path / "old.sqlite"
     old = SCHEMA.replace(", llvm_package TEXT", "")
