@@ -236,12 +236,14 @@ def _write(fd: int, data: bytes) -> None:
 
 def launcher_command(policy: str | None = None, *, server: str | None = None, vocab: str | None = None,
                      timeout: float | None = None, advisor: str = advisors.DEFAULT, stats: str | None = None,
-                     max_silence: float | None = None, settings=None) -> list[str]:
+                     max_silence: float | None = None, settings=None, native: bool = True) -> list[str]:
     """The fastest launcher prefix (ending in `--`) for these options, with the configuration resolved now.
 
     Put the compiler after it: `[*launcher_command("heuristic"), "clang", "-Oz", "-c", ...]`. A
     `store:VERSION` (`store:latest`) vocabulary is downloaded and verified here, once, so every compile
-    of the build uses that one file even when a newer vocabulary is published meanwhile.
+    of the build uses that one file even when a newer vocabulary is published meanwhile. An inliner policy the
+    farm published with its native weights runs through the native host (policyhost/native.py: the same
+    decisions, no interpreter per compile) unless `native` is off or `stats` are asked for.
     """
     from policyhost.launcher import resolve_vocab
     from policyhost.policies import BUILTINS, check_advisor
@@ -262,8 +264,16 @@ def launcher_command(policy: str | None = None, *, server: str | None = None, vo
         opts += ["--policy", os.path.abspath(policy) if policy.endswith(".onnx") else policy]
     else:
         opts += ["--server", os.path.abspath(server)]
-    if vocab is not None:
-        opts += ["--vocab", str(resolve_vocab(vocab, advisor))]
+    vocab_file = resolve_vocab(vocab, advisor) if vocab is not None else None
+    if vocab_file is not None:
+        opts += ["--vocab", str(vocab_file)]
+    if native and stats is None and "--policy" in opts:
+        from policyhost.native import native_command
+
+        prefix = native_command(settings, opts[opts.index("--policy") + 1], vocab_file,
+                                timeout if timeout is not None else settings.policy.timeout, max_silence, advisor)
+        if prefix is not None:
+            return prefix
     if advisor != advisors.DEFAULT:
         opts += ["--advisor", advisor]
     if stats is not None:

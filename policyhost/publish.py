@@ -182,13 +182,19 @@ def retrained(result: dict[str, Any], failed_code: int) -> Answer:
 def fetch_cached(store: ObjectStore, advisor: str, version: str, cache: Path) -> tuple[Path, dict[str, Any]]:
     """The model of a published version as a local file under `cache`, its sha256 checked on every use.
 
-    Cached as `{cache}/{advisor}/{version}.onnx` beside `{version}.json` (its manifest): the file
-    stem is the version, which is what the history records.
+    Cached as `{cache}/{advisor}/{version}.onnx` beside `{version}.json` (its manifest) and, when the version holds
+    them, `{version}.weights` (the native host's: policyhost/native.py builds with them): the file stem is the
+    version, which is what the history records.
     """
+    from farm.artifacts.kinds import POLICY
+
     advisor = advisors.get(advisor).name
     manifest = POLICIES.show(store, advisor, version)
     path = Path(cache) / advisor / f"{manifest['version']}.onnx"
-    if not (path.is_file() and sha256(path.read_bytes()) == manifest.get("sha256")):
-        POLICIES.download(store, advisor, manifest["version"], path)
+    wanted = {"model.onnx": path, **({WEIGHTS: path.with_suffix(".weights")} if WEIGHTS in POLICY.held(manifest)
+                                     else {})}
+    digests = POLICY.digests(manifest)
+    if not all(p.is_file() and sha256(p.read_bytes()) == digests.get(name) for name, p in wanted.items()):
+        POLICIES.download_files(store, advisor, manifest["version"], wanted)
     write_atomic(path.with_suffix(".json"), jsonio.dumps(manifest))
     return path, manifest
