@@ -5,7 +5,10 @@ gives, two compiles at a time (`make -j2`). Ours: the same compiles with the far
 through the native host users build with one line (`mlgo-policy-host --weights model.weights --vocab vocab.json --`,
 policyhost/standalone/mlgo-policy-host.c, weights written by policytrain/native_export.py from the published ONNX);
 for reference the Python standalone host the policy page showed until now (`python mlgo-cc.py --model model.onnx`,
-an interpreter and onnxruntime per compile: 1.84x on bzip2 in the issue). Rounds alternate, after a warm-up round;
+an interpreter and onnxruntime per compile: 1.84x on bzip2 in the issue), and the farm's own lean launcher as its
+builds ran before they took the native host (`policy-cc --print-launcher`: an interpreter per compile asking a
+shared `policy serve`; 1.19x in the issue). The native host's row is what the farm's own builds run now for a
+version published with its weights (policyhost/native.py). Rounds alternate, after a warm-up round;
 it prints each build's median wall time, the ratio of medians and the median of each round's ratio to that round's
 plain build (`paired`), the CPU ratio, and whether every native object's `.text` equals the ONNX policy's (the Python
 host's). Target: native at most 1.10x plain clang. The load average is printed before and after: others share the
@@ -57,6 +60,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from policyhost import standalone
+    from policyhost.cc import launcher_command
     from policytrain.native_export import save_weights
 
     tc = Toolchain.from_settings()
@@ -71,7 +75,9 @@ def main() -> int:
     launchers = {"plain clang": [],
                  "native host": [str(host), "--weights", str(weights), "--vocab", str(vocab), "--"],
                  "python host (onnxruntime)": [sys.executable, str(standalone.SOURCE), "--model", str(model),
-                                               "--vocab", str(vocab), "--"]}
+                                               "--vocab", str(vocab), "--"],
+                 # the farm's own launcher as it was before its builds took the native host (policyhost/native.py)
+                 "farm launcher, python": launcher_command(str(model), vocab=str(vocab), native=False)}
     failed_bar = False
     for package in args.packages.split(","):
         units = sources(package, args.work)

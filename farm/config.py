@@ -127,7 +127,8 @@ class AlertsConfig:
     triage_days: float = 2.0
     #: Minutes a new regression alert's mail waits in the outbox for other builders' alerts with the same changed
     #: input (LLVM, policy, vocabulary), which then join it in one summary mail of the group; 0: mailed at once.
-    #: Held mails go out with the first delivery after the wait (the end of any run, `regress alerts --flush`).
+    #: Held mails go out with the first delivery after the wait (the end of any run, `regress alerts --flush`, the
+    #: Celery beat's delivery every minute).
     group_wait: float = 0.0
 
 

@@ -117,11 +117,13 @@ def scheduled_retrain(kind: str) -> dict[str, Any]:
 
 
 def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
-    """Nightly `scheduled_retrain` of each kind (`[celery] retrain_schedule`), hourly `clean_staging`."""
+    """Nightly `scheduled_retrain` of each kind (`[celery] retrain_schedule`), hourly `clean_staging`, and every
+    minute the regression alerts a run's end left queued (`deliver_alerts`: held for their group, or not sent)."""
     retrain = schedule_from(settings.celery.retrain_schedule)
     return {
         **{f"retrain-{kind}": {"task": scheduled_retrain.name, "schedule": retrain, "args": (kind,)} for kind in KINDS},
         "clean-staging": {"task": vocab.clean_staging.name, "schedule": CLEAN_STAGING_SCHEDULE},
+        "deliver-alerts": {"task": sizecheck.deliver_alerts.name, "schedule": sizecheck.DELIVER_EVERY},
     }
 
 

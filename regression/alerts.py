@@ -274,17 +274,26 @@ def _send(smtp: SMTPConfig, sender: str, to: list[str], message: bytes, timeout:
         client.sendmail(sender, to, re.sub(rb"\r?\n", b"\r\n", message))
 
 
+#: Seconds a deliverer's claim on a queued mail holds (History.claim): longer than its attempts with their back-off
+#: and time-outs take; a claim older than that is a dead deliverer's.
+CLAIM_LEASE = 600.0
+
+
 def deliver_pending(history: History, smtp: SMTPConfig, *, attempts: int | None = None, backoff: float = 2.0,
                     timeout: float = 20, held: bool = False) -> Delivery:
     """Send every queued alert that is due (`held`: those still held for their group mates too), trying each up to
     `attempts` times (SMTPConfig.retries) with back-off.
 
-    Messages that still fail stay queued with their last error; nothing is dropped.
+    Messages that still fail stay queued with their last error; nothing is dropped. Each mail is claimed before it
+    is sent (History.claim), so deliverers running at once (builders finishing together, the Celery beat's
+    delivery, regression/tasks.py) send it once.
     """
     tries = max(1, attempts if attempts is not None else smtp.retries)
     sent, errors = 0, []
     pending = history.outbox(pending_only=True, due_only=not held)
     for item in pending:
+        if not history.claim(item.id, CLAIM_LEASE):
+            continue  # sent meanwhile, or another deliverer is sending it now
         for attempt in range(tries):
             try:
                 _send(smtp, item.sender, item.recipients, item.message, timeout)
@@ -298,6 +307,7 @@ def deliver_pending(history: History, smtp: SMTPConfig, *, attempts: int | None 
                     continue
                 errors.append(f"alert {item.id} ({item.kind}, run {item.run_id}) not sent to "
                               f"{smtp.host}:{smtp.port}: {error}")
+                history.release(item.id)
             else:
                 history.mark_sent(item.id)
                 sent += 1

@@ -338,9 +338,24 @@ class History:
         with self._write() as db:
             self._queue(db, run_id, builder, kind, sender, recipients, message, alert_id, None)
 
+    def claim(self, message_id: int, lease: float) -> bool:
+        """Take a queued mail to send it: False when it is sent already, or another deliverer took it less than
+        `lease` seconds ago (schema revision 0005: two deliverers at once send each mail once)."""
+        now = time.time()
+        with self._write() as db:
+            rows = db.execute("UPDATE outbox SET claimed=:now WHERE id=:id AND sent IS NULL"
+                              " AND (claimed IS NULL OR claimed < :stale) RETURNING id",
+                              {"now": now, "id": message_id, "stale": now - lease})
+        return bool(rows)
+
+    def release(self, message_id: int) -> None:
+        """Give a claimed mail back (its attempts failed): the next delivery tries it again."""
+        with self._write() as db:
+            db.execute("UPDATE outbox SET claimed=NULL WHERE id=:id", {"id": message_id})
+
     def mark_sent(self, message_id: int) -> None:
         with self._write() as db:
-            db.execute("UPDATE outbox SET sent=:now, attempts=attempts+1, last_error=NULL WHERE id=:id",
+            db.execute("UPDATE outbox SET sent=:now, attempts=attempts+1, last_error=NULL, claimed=NULL WHERE id=:id",
                        {"now": time.time(), "id": message_id})
 
     def mark_attempt_failed(self, message_id: int, error: str) -> None:

@@ -10,6 +10,11 @@ differ: the policy must beat the heuristic (regression/policygate.py); the vocab
 its policy is not worse than the one trained with the vocabulary in force (vocabgen/gate.py
 `policy_not_worse`, `_vocab_check` here), so a good vocabulary is not kept back by one unlucky draw.
 
+`deliver_alerts` runs on Celery beat's schedule (pipeline/, every `DELIVER_EVERY` seconds): the alerts queued in
+the history whose hold for their group mates has passed (`[alerts] group_wait`), and those a down mail server kept,
+go out without waiting for the next run's end; each mail is claimed first, so it meets a run's own delivery
+without sending anything twice (regression/alerts.py `deliver_pending`).
+
 Idempotent with the chain's machinery (farm.celery_app.RELIABLE): a version whose rule is settled
 is not measured again (the recorded outcome is returned), and measuring runs under a lock per
 policy version, so the chain the vocabulary publish started and the one a builder started for the
@@ -134,3 +139,25 @@ def size_check(self, published: dict[str, Any]) -> dict[str, Any]:
     (log.info if check.ok else log.warning)("%s", line)
     return {**published, "state": (entry() or {}).get("state"), "latest": latest, "size_check": {
         "ok": check.ok, "detail": check.detail}, "vocab_state": vocab_state, "summary": line}
+
+
+#: Seconds between two deliveries of the alerts a run's end left queued (held for their group, or not sent).
+DELIVER_EVERY = 60.0
+
+
+@app.task(name="regression.tasks.deliver_alerts", soft_time_limit=DELIVER_EVERY * 5)
+def deliver_alerts() -> dict[str, Any]:
+    """Send the queued alerts that are due, one attempt each (the next beat tries again); nothing when this host has
+    no history yet (an SQLite file is not created for it)."""
+    from farm.config import load_settings
+    from regression.alerts import deliver_pending
+    from regression.compare import history_path, open_history
+
+    s = load_settings()
+    where = history_path(s)
+    if isinstance(where, Path) and not where.is_file():
+        return {"sent": 0, "pending": 0, "errors": []}
+    d = deliver_pending(open_history(s), s.smtp, attempts=1)
+    for error in d.errors:
+        log.warning("%s", error)
+    return {"sent": d.sent, "pending": d.pending, "errors": d.errors}

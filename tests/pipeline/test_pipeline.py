@@ -41,6 +41,8 @@ def test_beat_schedule_comes_from_the_config(tmp_path: Path) -> None:
     entry = app.conf.beat_schedule["retrain-mir"]
     assert entry["task"] == "vocabgen.tasks.scheduled_retrain" and entry["args"] == ("mir",)
     assert entry["schedule"] == schedule_from("30 4 * * 1")
+    deliver = app.conf.beat_schedule["deliver-alerts"]  # queued alerts never wait for another run's end
+    assert (deliver["task"], deliver["schedule"]) == ("regression.tasks.deliver_alerts", 60.0)
     assert app.conf.task_acks_late and app.conf.task_reject_on_worker_lost
     from farm.errors import FarmError
 

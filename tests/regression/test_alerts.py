@@ -234,3 +234,48 @@ def test_tls_and_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         assert rcpt == ["a@x"] and b"Subject: tls" in content
     finally:
         controller.stop()
+
+
+def _mail(subject: str) -> bytes:
+    from email.message import EmailMessage
+
+    msg = EmailMessage()
+    msg["Subject"], msg["From"], msg["To"] = subject, "farm@example.org", "team@example.org"
+    msg.set_content("body")
+    return bytes(msg)
+
+
+def test_deliveries_that_meet_send_each_mail_once(tmp_path: Path, smtp_env: MailBox) -> None:
+    import threading
+
+    h = History(tmp_path / "h.sqlite")
+    for i in range(6):
+        h.queue(f"r{i}", "nightly", "regression", "farm@example.org", ["team@example.org"], _mail(f"mail {i}"))
+    smtp = load_settings().smtp
+    deliverers = [threading.Thread(target=alerts.deliver_pending, args=(h, smtp)) for _ in range(3)]
+    for t in deliverers:
+        t.start()
+    for t in deliverers:
+        t.join(120)
+    assert sorted(str(m["Subject"]) for m in smtp_env.messages) == [f"mail {i}" for i in range(6)]
+    assert h.outbox(pending_only=True) == []
+
+
+def test_the_beat_delivers_queued_mails_once_their_hold_has_passed(smtp_env: MailBox) -> None:
+    """`deliver_alerts` (Celery beat, every minute): a mail held for its group goes out once its hold has passed,
+    without another run's end; one still held stays; a host with no history gets none made."""
+    import time
+
+    from regression.tasks import deliver_alerts
+
+    where = compare.history_path(load_settings())
+    assert deliver_alerts() == {"sent": 0, "pending": 0, "errors": []} and not Path(where).exists()
+    h = compare.open_history()
+    with h.transaction() as db:
+        h._queue(db, "r1", "nightly", "regression", "farm@example.org", ["team@example.org"], _mail("held, due"),
+                 None, time.time() - 1)
+        h._queue(db, "r2", "nightly", "regression", "farm@example.org", ["team@example.org"], _mail("held still"),
+                 None, time.time() + 3600)
+    assert deliver_alerts() == {"sent": 1, "pending": 0, "errors": []}
+    assert [str(m["Subject"]) for m in smtp_env.messages] == ["held, due"]
+    assert [m.run_id for m in h.outbox(pending_only=True)] == ["r2"]

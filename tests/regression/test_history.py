@@ -137,3 +137,16 @@ def test_unwritable_location_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="history database") as e:
         History(blocker / "h.sqlite")
     assert "\n" not in str(e.value)
+
+
+def test_a_queued_mail_is_claimed_by_one_deliverer_at_a_time(history_at: str) -> None:
+    """Deliverers that meet (two builders finishing together, the beat's delivery) each claim before sending."""
+    h = History(history_at)
+    h.queue("r1", "b1", "regression", "farm@example.org", ["team@example.org"], b"Subject: s\r\n\r\nbody\r\n")
+    [m] = h.outbox()
+    assert h.claim(m.id, 600) and not h.claim(m.id, 600)  # the second deliverer leaves it to the first
+    assert h.claim(m.id, -1)  # a claim older than the lease (here: any) is a dead deliverer's: taken over
+    h.release(m.id)  # its attempts failed: the next delivery tries it again
+    assert h.claim(m.id, 600)
+    h.mark_sent(m.id)
+    assert not h.claim(m.id, -1) and h.outbox(pending_only=True) == []  # sent: never again
