@@ -41,21 +41,34 @@ OPEN = (UNTRIAGED, ACKNOWLEDGED, INVESTIGATING)
 #: Who the farm's own changes of state are recorded as.
 FARM = "mlgo-farm"
 #: The inputs of a run an alert compares between its good and bad runs (a bisect swaps them back: regression/bisect.py).
-INPUTS = ("llvm", "policy", "vocab")
+INPUTS = ("llvm", "policy", "vocab", "bench")
+
+
+def bench_label(run: Run) -> str | None:
+    """The sources of the run's local benchmarks as `name@sha256` (12 digits) by name, or None when the run recorded
+    none (runs of before `bench_sources`, and runs of Debian's benchmarks, whose source version is not recorded)."""
+    sources = run.config.get("bench_sources")
+    if not isinstance(sources, dict) or not sources:
+        return None
+    return ", ".join(f"{name}@{str(digest)[:12]}" for name, digest in sorted(sources.items()))
 
 
 def inputs_of(run: Run) -> dict[str, str | None]:
-    """The run's inputs as alerts compare them: LLVM by commit, else package version, else version."""
-    return {"llvm": run.llvm_commit or run.llvm_package or run.llvm_version, "policy": run.policy_id,
-            "vocab": run.vocab_version}
+    """The run's inputs as alerts compare them: LLVM by commit, else package version, else version; the benchmark
+    sources only when the run recorded them (an input one run did not record is not compared)."""
+    inputs = {"llvm": run.llvm_commit or run.llvm_package or run.llvm_version, "policy": run.policy_id,
+              "vocab": run.vocab_version}
+    bench = bench_label(run)
+    return {**inputs, "bench": bench} if bench is not None else inputs
 
 
 def changed_inputs(good: Run | None, bad: Run) -> dict[str, list[str | None]]:
-    """`{input: [good value, bad value]}` for every input that differs ({} without a good run: nothing to narrow)."""
+    """`{input: [good value, bad value]}` for every input both runs recorded that differs ({} without a good run:
+    nothing to narrow)."""
     if good is None:
         return {}
     before, after = inputs_of(good), inputs_of(bad)
-    return {k: [before[k], after[k]] for k in INPUTS if before[k] != after[k]}
+    return {k: [before[k], after[k]] for k in INPUTS if k in before and k in after and before[k] != after[k]}
 
 
 @dataclass(frozen=True)

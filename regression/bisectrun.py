@@ -81,10 +81,21 @@ def base_request(bad: Run) -> RunRequest:
     except SystemExit:
         raise InputError(f"run {bad.run_id}: its recorded command cannot be parsed: {command}") from None
     dirs = bad.config.get("bench_dirs") or {}
-    if args.bench_url and len(dirs) == len(args.bench_url) and all(Path(d).is_dir() for d in dirs.values()):
+    if args.bench_url and len(dirs) == len(args.bench_url) and all(_same_sources(bad, n, d) for n, d in dirs.items()):
         # the sources the command names by URL are still here, where the run read them: no fetch from the dashboard
         args.bench_dir, args.bench_url, args.bench_sha256 = [*args.bench_dir, *dirs.values()], [], []
     return request_from_args(args)
+
+
+def _same_sources(run: Run, name: str, directory: str) -> bool:
+    """Whether `directory` still holds the sources `run` built as benchmark `name` (runs of before `bench_sources`
+    are trusted as they always were; a directory changed since is fetched by the command's URL instead)."""
+    from regression import benchsource
+
+    recorded = (run.config.get("bench_sources") or {}).get(name)
+    if not Path(directory).is_dir():
+        return False
+    return recorded is None or benchsource.key(Path(directory), benchsource.pack(Path(directory)))[1] == recorded
 
 
 def rerun_id(trial: bisect.Trial, bad: Run, alert: Alert, n: int) -> str:
@@ -106,6 +117,8 @@ def request_for(trial: bisect.Trial, base: RunRequest, good: Run, bad: Run, aler
         fields.update(pins)
     if trial.swap in ("policy", "vocab"):  # LLVM is swapped by the toolchain the re-run is given
         fields.update(_pins(good)[trial.swap])
+    if trial.swap == "bench":  # the good run's benchmark sources, from its own command
+        fields["benchmarks"] = base_request(good).benchmarks
     return dataclasses.replace(base, **fields, builder=bad.builder, run_id=rerun_id(trial, bad, alert, n),
                                publish=True, build_url=None, bisect=bisect_config(trial, good, bad, alert))
 

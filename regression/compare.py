@@ -318,6 +318,8 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
                 # where a bisect on this host finds the sources the command names by URL (regression/bisectrun.py)
                 **({"bench_dirs": dirs} if (dirs := {b.name: str(b.local_dir) for b in req.benchmarks
                                                      if b.local_dir is not None}) else {}),
+                # the local benchmarks' sources by content: an input of the run, like the policy (alertstore.inputs_of)
+                **({"bench_sources": bench_sources(req, bench_keys)} if dirs else {}),
                 "reproduce": outcome.reproduce_command(req, published, vocab_id, settings.buildbot.dashboard,
                                                       vocab, bench_keys)},
     )
@@ -339,6 +341,16 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
         history.fail_run(run, str(e) or type(e).__name__)
         raise
     return outcome.finish(req, settings, history, run, verdict, comparisons, skipped, work, deliver_backoff)
+
+
+def bench_sources(req: RunRequest, published: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """{benchmark: sha256 of its packed sources} of the run's local benchmarks (the published digest when the run
+    published them: regression/benchsource.py packs the same files to the same bytes)."""
+    from regression import benchsource
+
+    return {b.name: published[b.name][1] if b.name in published else
+            benchsource.key(b.local_dir, benchsource.pack(b.local_dir))[1]
+            for b in req.benchmarks if b.local_dir is not None}
 
 
 def _publish_sources(req: RunRequest, settings: Settings) -> dict[str, tuple[str, str]]:

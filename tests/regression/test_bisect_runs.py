@@ -85,6 +85,39 @@ def test_only_the_policy_changed_bisect_names_it_in_two_reruns(smtp_env, capsys)
     assert len(smtp_env.messages) == 2
 
 
+def test_only_the_benchmark_sources_changed_bisect_names_them(smtp_env, tmp_path) -> None:
+    """The benchmark's sources grew between two nights (the same policy, vocabulary and LLVM): the sources are an
+    input the runs record by content, the alert names them, and the bisect swaps the good night's back."""
+    import shutil
+
+    from regression import benchmarks
+    from regression.compare import RunRequest, run_comparison
+    from tests.conftest import DATA
+
+    good, bad = (shutil.copytree(DATA / "csrc", tmp_path / side / "csrc") for side in ("good", "bad"))
+    with (bad / "sort.c").open("a") as f:  # a function the binary keeps: its .text grows past the rules' 0.1 %
+        f.write("\nint mlgo_bench_growth(int x) {\n  volatile int a[64];\n  int s = 0;\n"
+                "  for (int i = 0; i < 64; i++) a[i] = x * i + (x >> (i & 7));\n"
+                "  for (int i = 0; i < 64; i++) s += a[i] ^ (s << 1) ^ (s >> 3);\n  return s;\n}\n")
+
+    def night(run_id: str, sources):
+        return run_comparison(RunRequest(builder="nightly", run_id=run_id, policy="heuristic", repeats=0, jobs=2,
+                                         benchmarks=(benchmarks.local_benchmark(sources, ("20000",)),)),
+                              deliver_backoff=0.05)
+
+    assert night("s1", good).verdict == "ok"
+    assert night("s2", bad).verdict == "regression"
+    history = compare.open_history()
+    [alert] = AlertStore(history).alerts()
+    assert list(alert.inputs) == ["bench"]
+    old, new = alert.inputs["bench"]
+    assert old.startswith("csrc@") and new.startswith("csrc@") and old != new
+    found = run_bisect(alert.id, history)
+    assert found.culprit == "bench" and [s.trial.swap for s in found.steps] == [None, "bench"]
+    assert [s.verdict for s in found.steps] == ["regression", "ok"]
+    assert found.sentence().startswith(f"culprit bench {old} -> {new} (evidence runs ")
+
+
 def test_a_bisect_that_cannot_rerun_says_why(smtp_env, capsys) -> None:
     """The good run's LLVM is not on this host: the LLVM swap cannot be made, so it cannot decide (and says why)."""
     assert _run("g1", "heuristic").verdict == "ok"
