@@ -22,12 +22,15 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from farm import jsonio
 from farm.errors import InputError, StoreError
 from regression.database import Record, Tx
 from regression.history import History, Run
+
+if TYPE_CHECKING:
+    from regression.bisectllvm import Before
 
 REGRESSION, IMPROVEMENT = "regression", "improvement"
 UNTRIAGED, ACKNOWLEDGED, INVESTIGATING = "untriaged", "acknowledged", "investigating"
@@ -143,17 +146,28 @@ def _get(db: Tx, alert_id: int) -> Alert | None:
     return _alert(row) if row else None
 
 
-def overlapping(a: dict[str, list], b: dict[str, list]) -> list[str]:
+def overlapping(a: dict[str, list], b: dict[str, list], before: Before | None = None) -> list[str]:
     """The inputs two alerts' changes share: the same input moved to the same new value (the same LLVM commit or
-    package, the same policy or vocabulary version)."""
-    return [k for k in INPUTS if k in a and k in b and a[k][1] is not None and a[k][1] == b[k][1]]
+    package, the same policy or vocabulary version), or, with `before` (the order of LLVM commits,
+    regression/bisectllvm.py `commit_order`), LLVM revision ranges (good, bad] that share a commit, as LNT groups
+    regressions whose ranges overlap: neither range ends at or before the other's start."""
+    shared = [k for k in INPUTS if k in a and k in b and a[k][1] is not None and a[k][1] == b[k][1]]
+    if "llvm" in shared or before is None or "llvm" not in a or "llvm" not in b:
+        return shared
+    (g1, b1), (g2, b2) = a["llvm"], b["llvm"]
+    order = [before(b1, g2), before(b2, g1)] if g1 and b1 and g2 and b2 else [None]
+    if None not in order and not any(order):
+        return ["llvm", *shared]
+    return shared
 
 
 class AlertStore:
     """The alerts of one history database."""
 
-    def __init__(self, history: History) -> None:
+    def __init__(self, history: History, before: Before | None = None) -> None:
         self.history = history
+        #: the order of LLVM commits, for grouping alerts whose revision ranges overlap (`overlapping`)
+        self.before = before
 
     from_row = staticmethod(_alert)
 
@@ -174,7 +188,7 @@ class AlertStore:
                                    f" AND state IN {_OPEN_IN} ORDER BY id",
                                    {"kind": REGRESSION, "builder": run.builder, **_OPEN_ARGS}).fetchall():
                 m = _alert(mate)
-                if overlapping(inputs, m.inputs):
+                if overlapping(inputs, m.inputs, self.before):
                     group = m.group_id or m.id
                     db.execute("UPDATE alerts SET group_id=:group WHERE id=:id AND group_id IS NULL",
                                {"group": group, "id": m.id})

@@ -135,6 +135,32 @@ def _git(args: list[str], what: str) -> str:
         raise FarmError(f"{what}: {first_line(err)}") from None
 
 
+#: Whether the first commit is the second or one of its ancestors; None when the commits' clone cannot say.
+Before = Callable[[str, str], "bool | None"]
+
+
+def commit_order(settings: Settings) -> Before | None:
+    """The order of LLVM commits in `<var_dir>/bisect/commits.git` (farm_range's clone), for telling whether two
+    alerts' revision ranges overlap (regression/alertstore.py `overlapping`). Only what the clone already holds:
+    an alert is opened in the transaction that completes its run, which must not wait on the network. None
+    without the clone."""
+    clone = _dir(settings) / "commits.git"
+    if not (clone / "HEAD").is_file():
+        return None
+
+    def before(a: str, b: str) -> bool | None:
+        if not (is_commit(a) and is_commit(b)):
+            return None
+        try:
+            p = subprocess.run(["git", "-C", str(clone), "merge-base", "--is-ancestor", a, b], capture_output=True,
+                               timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return {0: True, 1: False}.get(p.returncode)  # 128: a commit the clone does not hold
+
+    return before
+
+
 def farm_range(settings: Settings) -> CommitRange | None:
     """Commit ranges of `[llvm] repo`, listed in `<var_dir>/bisect/commits.git`: a bare clone of commits only
     (no trees, no files), fetched up to the bad commit when it lacks it. None without `[llvm] repo`."""

@@ -120,7 +120,9 @@ def alert_record(settings: Settings, history: History, run: Run, verdict: str, k
     """What the run's completion records of alerts, in its transaction (regression/alertstore.py): a transition into
     regression opens an alert, a good run closes the builder's open ones (detected-fixed), an improvement is recorded
     and not mailed; returns the mail to queue, which names the alert it opens or those it closes."""
-    store = AlertStore(history)
+    from regression.bisectllvm import commit_order
+
+    store = AlertStore(history, commit_order(settings))  # LLVM revision ranges that overlap group their alerts
     facts = alert_facts(settings, history, run, kind, web) if kind is not None else None
     good = history.previous_run(run, verdict=rules.RunVerdict.OK)
     improved = kind is None and verdict == rules.RunVerdict.OK and alerts.improved(comparisons)

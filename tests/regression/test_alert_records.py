@@ -147,6 +147,43 @@ def test_alerts_of_builders_with_the_same_changed_input_share_a_group(history_at
     assert [a.id for a in store.alerts(group_id=size.id)] == [speed.id, size.id]
 
 
+def test_alerts_whose_llvm_revision_ranges_overlap_share_a_group(tmp_path: Path) -> None:
+    """LLVM moved by different commits on two builders, but their ranges (good, bad] share a commit: one group, as
+    LNT groups regressions whose revision ranges overlap; ranges that only touch do not. The order of commits comes
+    from the commits' clone the bisect keeps (regression/bisectllvm.py), here of a local stand-in repository."""
+    import subprocess
+
+    from regression.alertstore import overlapping
+    from regression.bisectllvm import commit_order
+
+    repo = tmp_path / "llvm-project"
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    commits = []
+    for i in range(6):
+        subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", f"c{i + 1}"], check=True)
+        commits.append(subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip())
+    c1, c2, c3, c4, c5, c6 = commits
+    settings = load_settings()
+    assert commit_order(settings) is None  # no clone yet: only equal new values group
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(settings.var_dir / "bisect" / "commits.git")],
+                   check=True)
+    before = commit_order(settings)
+    assert before(c1, c4) is True and before(c4, c1) is False and before(c1, "f" * 40) is None
+    assert overlapping({"llvm": [c1, c3]}, {"llvm": [c2, c5]}) == []
+    assert overlapping({"llvm": [c1, c3]}, {"llvm": [c2, c5]}, before) == ["llvm"]
+    assert overlapping({"llvm": [c1, c3]}, {"llvm": [c3, c5]}, before) == []  # they only touch at c3
+
+    h = History(tmp_path / "h.sqlite")
+    for builder, good, bad in (("regression-a", c1, c3), ("regression-b", c4, c6), ("regression-c", c2, c5)):
+        _complete(h, _fake_run(h, f"{builder}-g", builder, commit=good), "ok", [_row("unchanged", delta=0.0)])
+        _complete(h, _fake_run(h, f"{builder}-b", builder, commit=bad), "regression", [_row("regressed")])
+    by = {a.builder: a for a in AlertStore(h).alerts()}
+    assert by["regression-c"].inputs == {"llvm": [c2, c5]}
+    assert by["regression-a"].group_id == by["regression-c"].group_id == by["regression-a"].id
+    assert by["regression-b"].group_id is None  # (c4, c6] shares no commit with (c1, c3]
+
+
 def test_an_improvement_is_recorded_and_not_mailed(tmp_path: Path, smtp_env) -> None:
     h = History(tmp_path / "h.sqlite")
     _complete(h, _fake_run(h, "g", "b1", "p1"), "ok", [_row("unchanged", delta=0.0)])
