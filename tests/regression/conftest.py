@@ -63,3 +63,27 @@ def history_at(request: pytest.FixtureRequest, tmp_path: Path):
     url = request.getfixturevalue("postgres").create_database()
     yield url
     database.dispose(database.url_of(url))
+
+
+def open_at_once(where, n: int) -> list[BaseException]:
+    """Open the history at `where` from `n` threads released together; what they raised (nothing: all opened)."""
+    import threading
+
+    from regression.history import History
+
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(n)
+
+    def opener() -> None:
+        try:
+            barrier.wait()
+            History(where)
+        except BaseException as e:  # pragma: no cover - reported by the caller
+            errors.append(e)
+
+    threads = [threading.Thread(target=opener) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors

@@ -19,6 +19,7 @@ from regression.alertstore import AlertStore
 from regression.history import History
 from regression.rules import HEURISTIC_BASELINE, PREVIOUS_BASELINE, Comparison
 from tests.regression import legacy
+from tests.regression.conftest import open_at_once
 from tests.regression.test_alerts import _run, _subject
 
 
@@ -233,27 +234,12 @@ def test_an_old_database_is_upgraded_in_place(tmp_path: Path, version: int) -> N
 
 def test_two_openers_of_an_old_database_upgrade_it_once(tmp_path: Path) -> None:
     """Builders opening an old file at once: one upgrades it under BEGIN IMMEDIATE, the other finds it upgraded."""
-    import threading
 
     from regression import database
 
     path = tmp_path / "old.sqlite"
     legacy.old_database(path, 1)
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(3)
-
-    def opener() -> None:
-        try:
-            barrier.wait()
-            History(path)
-        except BaseException as e:  # pragma: no cover - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=opener) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = open_at_once(path, 3)
     database.dispose()
     assert errors == []
     with sqlite3.connect(path) as db:

@@ -4,7 +4,6 @@ processes, its errors as one line without the password, a database of a newer fa
 from __future__ import annotations
 
 import multiprocessing
-import threading
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from farm.errors import FarmError
 from regression import compare, database, migrations
 from regression.history import History
 from tests import pgserver
+from tests.regression.conftest import open_at_once
 
 
 def test_processes_complete_runs_at_once_on_postgresql(postgres) -> None:
@@ -34,22 +34,7 @@ def test_processes_complete_runs_at_once_on_postgresql(postgres) -> None:
 
 def test_openers_of_a_new_postgresql_database_create_its_schema_once(postgres) -> None:
     url = postgres.create_database()
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(4)
-
-    def opener() -> None:
-        try:
-            barrier.wait()
-            History(url)
-        except BaseException as e:  # pragma: no cover - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=opener) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert open_at_once(url, 4) == []
     with History(url).transaction(write=False) as db:
         assert [tuple(r) for r in db.execute("SELECT version_num FROM alembic_version")] == [(migrations.head(),)]
     database.dispose(database.url_of(url))
