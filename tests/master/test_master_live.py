@@ -21,7 +21,7 @@ from master import buildbot_worker, control
 from master.forcing import form_fields
 from master.layout import PASSWORD_ENV, users_file, worker_password
 from master.procs import farm_env, run, venv_tool
-from master.registry import DEBIAN_PACKAGES
+from master.registry import DEBIAN_PACKAGES, REGISTRY, loop_trials
 from master.rest import MasterAPI
 from tests.master.triggered import PIPELINE
 from tests.servers import free_port, stop_all, stop_master, wait_until
@@ -161,8 +161,10 @@ def test_anonymous_users_look_but_cannot_control_and_forms_offer_only_choices(li
     # the force forms, as the master describes them: no toolchain or path, fixed choices, checked text
     forced = {s["name"].removeprefix("force-") for s in api.get("forceschedulers")["forceschedulers"]}
     forms = {b: form_fields(api.force_form(b)) for b in sorted(forced)}
-    # every builder can be forced except the shard builders, which only their parent's fan-out starts
-    assert forced == {b for b in api.builders() if not b.endswith("-shard")}
+    # every builder can be forced except the shard builders, which only their parent's fan-out starts, and the trial
+    # builders, which only their loop's build starts (master/loop.py)
+    trials = loop_trials(REGISTRY)
+    assert trials and forced == {b for b in api.builders() if not b.endswith("-shard") and b not in trials}
     assert all("llvm_bin" not in f for f in forms.values()), forms
     ir = forms["triplets-ir"]
     assert (ir["corpus_source"].choices, ir["corpus_source"].strict) == (("debian", "llvm"), True)
