@@ -252,26 +252,27 @@ def launcher_command(policy: str | None = None, *, server: str | None = None, vo
         from farm.config import load_settings
 
         settings = load_settings()
-    opts = ["--bin-dir", os.path.abspath(settings.llvm.bin_dir),
-            "--timeout", f"{timeout if timeout is not None else settings.policy.timeout:g}"]
+    timeout = timeout if timeout is not None else settings.policy.timeout
+    opts = ["--bin-dir", os.path.abspath(settings.llvm.bin_dir), "--timeout", f"{timeout:g}"]
     if max_silence is not None:
         opts += ["--max-silence", f"{max_silence:g}"]
     server = server if server is not None else (settings.policy.server if not policy else None)
+    chosen = None  # the policy this build asks for (None: a running server's)
     if policy or not server:
         policy = policy or settings.policy.default
         if policy in BUILTINS:
             check_advisor(policy, advisor)
-        opts += ["--policy", os.path.abspath(policy) if policy.endswith(".onnx") else policy]
+        chosen = os.path.abspath(policy) if policy.endswith(".onnx") else policy
+        opts += ["--policy", chosen]
     else:
         opts += ["--server", os.path.abspath(server)]
     vocab_file = resolve_vocab(vocab, advisor) if vocab is not None else None
     if vocab_file is not None:
         opts += ["--vocab", str(vocab_file)]
-    if native and stats is None and "--policy" in opts:
+    if native and stats is None and chosen is not None:
         from policyhost.native import native_command
 
-        prefix = native_command(settings, opts[opts.index("--policy") + 1], vocab_file,
-                                timeout if timeout is not None else settings.policy.timeout, max_silence, advisor)
+        prefix = native_command(settings, chosen, vocab_file, timeout, max_silence, advisor)
         if prefix is not None:
             return prefix
     if advisor != advisors.DEFAULT:

@@ -39,7 +39,7 @@ from typing import Any
 from farm import jsonio
 from farm.answer import Answer
 from farm.artifacts import POLICIES
-from farm.artifacts.kinds import POLICY_WEIGHTS
+from farm.artifacts.kinds import POLICY, POLICY_WEIGHTS
 from farm.artifacts.verdict import Check, Verdict
 from farm.artifacts.versions import sha256
 from farm.atomic import write_atomic
@@ -186,8 +186,6 @@ def fetch_cached(store: ObjectStore, advisor: str, version: str, cache: Path) ->
     them, `{version}.weights` (the native host's: policyhost/native.py builds with them): the file stem is the
     version, which is what the history records.
     """
-    from farm.artifacts.kinds import POLICY
-
     advisor = advisors.get(advisor).name
     manifest = POLICIES.show(store, advisor, version)
     path = Path(cache) / advisor / f"{manifest['version']}.onnx"

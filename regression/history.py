@@ -16,10 +16,12 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy.engine import URL
 
-from farm.errors import FarmError, InputError
+from farm import jsonio
+from farm.errors import FarmError, InputError, StoreError
 from regression import database, migrations
 from regression.database import Record, Tx
 from regression.rules import Comparison
@@ -94,9 +96,15 @@ class OutboxMessage:
     hold_until: float | None = None
 
 
+def _stored(text: str | bytes | None, where: str, empty: str = "{}") -> Any:
+    """A JSON column's value, read through farm/jsonio.py: a hand-edited or truncated row is one StoreError naming
+    it, whatever it holds (hostile numbers, nesting)."""
+    return jsonio.loads(text or empty, f"history: {where}", StoreError)
+
+
 def _run(row: Record) -> Run:
     d = dict(row)
-    d["config"] = json.loads(d["config"] or "{}")
+    d["config"] = _stored(d["config"], f"run {d.get('run_id')} of builder {d.get('builder')} config")
     return Run(**d)
 
 
@@ -138,6 +146,16 @@ class History:
             migrations.ensure(self.url)
         except OSError as e:
             raise FarmError(f"history database {self.where}: {e.strerror or e}") from None
+
+    @classmethod
+    def existing(cls, where: str | Path | URL) -> History | None:
+        """The history at `where` if the farm has written one: an SQLite file that exists (never created by looking:
+        the dashboard's pages, Celery beat's delivery), or a server's database (created and upgraded by whoever
+        opens it first)."""
+        url = database.url_of(where)
+        if database.backend(url) == database.SQLITE and not Path(str(url.database)).is_file():
+            return None
+        return cls(url)
 
     def __repr__(self) -> str:
         return f"History({self.where})"
@@ -285,7 +303,8 @@ class History:
             rows = db.execute(sql + " ORDER BY subject, metric, policy",
                               {"run_id": run.run_id, "builder": run.builder, "policy": policy}).fetchall()
         return [Measurement(r["subject"], r["kind"], r["metric"], r["policy"], r["value"],
-                            tuple(json.loads(r["samples"])), r["unit"], r["sha256"]) for r in rows]
+                            tuple(_stored(r["samples"], f"run {run.run_id} {r['subject']} {r['metric']} samples",
+                                          "[]")), r["unit"], r["sha256"]) for r in rows]
 
     def add_skipped(self, run: Run, items: Iterable[Skipped]) -> None:
         with self._write() as db:
@@ -329,7 +348,8 @@ class History:
         with self._read() as db:
             rows = db.execute(sql + " ORDER BY id", {"now": time.time()}).fetchall()
         return [OutboxMessage(r["id"], r["run_id"], r["builder"], r["kind"], r["sender"],
-                              json.loads(r["recipients"]), bytes(r["message"]), r["attempts"], r["last_error"],
+                              _stored(r["recipients"], f"outbox mail {r['id']} recipients", "[]"),
+                              bytes(r["message"]), r["attempts"], r["last_error"],
                               r["sent"], r["alert_id"], r["hold_until"]) for r in rows]
 
     def queue(self, run_id: str, builder: str, kind: str, sender: str, recipients: list[str], message: bytes,

@@ -151,13 +151,14 @@ def deliver_alerts() -> dict[str, Any]:
     no history yet (an SQLite file is not created for it)."""
     from farm.config import load_settings
     from regression.alerts import deliver_pending
-    from regression.compare import history_path, open_history
+    from regression.compare import history_path
+    from regression.history import History
 
     s = load_settings()
-    where = history_path(s)
-    if isinstance(where, Path) and not where.is_file():
+    history = History.existing(history_path(s))
+    if history is None:
         return {"sent": 0, "pending": 0, "errors": []}
-    d = deliver_pending(open_history(s), s.smtp, attempts=1)
+    d = deliver_pending(history, s.smtp, attempts=1)
     for error in d.errors:
         log.warning("%s", error)
     return {"sent": d.sent, "pending": d.pending, "errors": d.errors}

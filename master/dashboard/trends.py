@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from regression import database, metrics
+from regression import metrics
 from regression.build import HEURISTIC, POLICY
 from regression.history import History, Run
 from regression.rules import HEURISTIC_BASELINE
@@ -32,11 +32,8 @@ def open_history(path: Path | str) -> History | None:
     server down, a refused login, a newer farm's schema) is a StoreError: the page answers 503 with its one line."""
     from farm.errors import FarmError, StoreError
 
-    url = database.url_of(path)
-    if database.backend(url) == database.SQLITE and not Path(str(url.database)).is_file():
-        return None
     try:
-        return History(url)
+        return History.existing(path)
     except FarmError as e:
         raise StoreError(str(e)) from None
 

@@ -150,3 +150,22 @@ def test_a_queued_mail_is_claimed_by_one_deliverer_at_a_time(history_at: str) ->
     assert h.claim(m.id, 600)
     h.mark_sent(m.id)
     assert not h.claim(m.id, -1) and h.outbox(pending_only=True) == []  # sent: never again
+
+
+def test_hostile_json_in_a_row_is_one_store_error_and_no_failed_upgrade(tmp_path: Path) -> None:
+    """JSON columns are read through farm/jsonio.py: a hand-edited row (nesting past the parser's depth) is one
+    StoreError naming it, and the upgrade that reads configs (revision 0004) takes it for no bisect."""
+    import importlib
+
+    from farm.errors import StoreError
+
+    portable = importlib.import_module("regression.schema.versions.0004_portable")
+    hostile = "[" * 200_000
+    assert portable.bisect_alert(hostile) is None and portable.bisect_alert("[1]") is None
+    assert portable.bisect_alert('{"bisect": {"alert": 3}}') == 3 and portable.bisect_alert('{"bisect": {}}') == 0
+    h = History(tmp_path / "h.sqlite")
+    _start(h, "r1")
+    with h.transaction() as db:
+        db.execute("UPDATE runs SET config=:c WHERE run_id='r1'", {"c": hostile})
+    with pytest.raises(StoreError, match=r"^history: run r1 of builder b1 config: JSON nested too deeply to read$"):
+        h.runs()

@@ -11,8 +11,6 @@ batch mode does, but batch mode's copy names no order, and the order is the poin
 Revision ID: 0004_portable
 """
 
-import json
-
 import sqlalchemy as sa
 from alembic import op
 
@@ -23,15 +21,18 @@ depends_on = None
 
 
 def bisect_alert(config: str | None) -> int | None:
-    """The alert a run's config says it bisects (0: a bisect naming none), None for a builder's own run."""
+    """The alert a stored config says its run bisects (regression/history.py `bisect_alert`, the one reading of it),
+    None for a builder's own run and for a config that is no JSON object (read through farm/jsonio.py: hostile
+    numbers or nesting are no bisect, not a failed upgrade)."""
+    from farm import jsonio
+    from farm.errors import StoreError
+    from regression.history import bisect_alert as of_config
+
     try:
-        value = json.loads(config or "{}").get("bisect")
-    except (ValueError, AttributeError):
+        value = jsonio.loads(config or "{}", "history: a run's config", StoreError)
+    except StoreError:
         return None
-    if value is None:
-        return None
-    alert = value.get("alert") if isinstance(value, dict) else None
-    return alert if isinstance(alert, int) and not isinstance(alert, bool) else 0
+    return of_config(value) if isinstance(value, dict) else None
 
 
 def upgrade() -> None:
