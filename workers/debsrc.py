@@ -93,15 +93,22 @@ def _apt_source(spec: str, dest: Path, timeout: float) -> str | None:
     return f"apt-get source {spec} failed: {first}{hint}"
 
 
+#: Position-independent code for every module of a Debian package: libtool compiles a shared library's objects
+#: `-fPIC`, and the farm links each package's libraries and programs (workers/linked.py) from one object per module
+#: (a PIE program links from -fPIC objects; a shared library cannot link from PIE ones: the front end marks their
+#: globals dso_local).
+PIC = ("-fPIC",)
+
+
 def jobs(package: str, tree: Path, base_flags: tuple[str, ...] = DEFAULT_FLAGS) -> list[CompileJob]:
     """The compile jobs of the package unpacked at `tree`, as its recipe says: the C files under its
     subdirectories (named by their path under the tree) that it does not exclude, each with `base_flags`,
-    the recipe's flags and its per-file flags."""
+    `-fPIC` (PIC), the recipe's flags and its per-file flags."""
     r = recipe(package)
     found = [
         replace(j, name=j.name if sub == "." else f"{sub}/{j.name}")
         for sub in r.subdirs
-        for j in jobs_from_directory(tree / sub, (*base_flags, *r.flags_for(tree)))
+        for j in jobs_from_directory(tree / sub, (*base_flags, *PIC, *r.flags_for(tree)))
     ]
     return [replace(j, args=(*j.args, *r.flags_of(j.name))) for j in found if r.wanted(j.name)]
 
