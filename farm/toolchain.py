@@ -260,3 +260,89 @@ def text_sizes(toolchain: Toolchain, files: Sequence[Path], chunk: int = 200) ->
         for path, row in zip(part, rows, strict=True):
             sizes[path] = int(row[0])
     return sizes
+
+
+@dataclass(frozen=True)
+class TextParts:
+    """An object's Berkeley `text` split by who keeps it at link time: `own` (sections of this object alone) and
+    `groups` (COMDAT group signature -> the bytes its allocated read-only sections hold: templates, inline and
+    `linkonce_odr` functions, of which the linker keeps one copy per linked file whatever the objects carry)."""
+
+    own: int
+    groups: Mapping[str, int]
+
+    @property
+    def text(self) -> int:
+        """The whole Berkeley `text` (what `llvm-size` prints): own bytes and every group's."""
+        return self.own + sum(self.groups.values())
+
+    def without(self, kept_elsewhere: frozenset[str] | set[str]) -> int:
+        """`text`, counting nothing for the groups another object of the same link keeps anyway."""
+        return self.own + sum(n for g, n in self.groups.items() if g not in kept_elsewhere)
+
+
+#: a `llvm-readelf -S -W` row: index, name, type, address, offset, size, entry size, flags
+_SECTION = re.compile(r"^\s*\[\s*(\d+)\]\s+(\S*)\s+(\S+)\s+[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)\s+[0-9a-f]+"
+                      r"\s+([A-Za-z]*)")
+_GROUP = re.compile(r"^COMDAT group section \[\s*\d+\] `[^']*' \[(.*)\] contains \d+ sections:$")
+_MEMBER = re.compile(r"^\s+\[\s*(\d+)\]\s+\S")
+_NOT_TEXT_TYPES = ("NOBITS", "GROUP", "RELA", "REL", "SYMTAB", "STRTAB", "NULL")
+
+
+def text_parts(toolchain: Toolchain, files: Sequence[Path], chunk: int = 100) -> dict[Path, TextParts]:
+    """Each object's Berkeley `text` split into its own bytes and its COMDAT groups' (`llvm-readelf -S -g`): what
+    a sum of objects counts once per object and the linker once per linked file. Sections count as `llvm-size`
+    counts them: allocated, not writable, with contents."""
+    out: dict[Path, TextParts] = {}
+    files = [Path(f) for f in files]
+    for start in range(0, len(files), chunk):
+        part = files[start:start + chunk]
+        text = toolchain.run("llvm-readelf", ["-S", "-g", "-W", *part], subject=f"{len(part)} file(s)").stdout
+        blocks = _per_file(text.decode(errors="replace"), len(part))
+        for path, block in zip(part, blocks, strict=True):
+            out[path] = _parts(block)
+    return out
+
+
+def _per_file(text: str, n: int) -> list[list[str]]:
+    """llvm-readelf's output for `n` files as one list of lines per file (it heads each with `File: NAME` when
+    given several)."""
+    if n == 1:
+        return [text.splitlines()]
+    blocks: list[list[str]] = []
+    for line in text.splitlines():
+        if line.startswith("File: "):
+            blocks.append([])
+        elif blocks:
+            blocks[-1].append(line)
+    if len(blocks) != n:
+        raise ToolError(f"llvm-readelf printed {len(blocks)} files for {n}")
+    return blocks
+
+
+def _parts(lines: Sequence[str]) -> TextParts:
+    sizes: dict[int, int] = {}
+    group_of: dict[int, str] = {}
+    current: str | None = None
+    for line in lines:
+        m = _SECTION.match(line)
+        if m and current is None:
+            index, _name, kind, size, flags = m.groups()
+            if "A" in flags and "W" not in flags and kind not in _NOT_TEXT_TYPES:
+                sizes[int(index)] = int(size, 16)
+            continue
+        g = _GROUP.match(line)
+        if g:
+            current = g.group(1)
+            continue
+        mm = _MEMBER.match(line)
+        if mm and current is not None:
+            group_of[int(mm.group(1))] = current
+    groups: dict[str, int] = {}
+    own = 0
+    for index, size in sizes.items():
+        if index in group_of:
+            groups[group_of[index]] = groups.get(group_of[index], 0) + size
+        else:
+            own += size
+    return TextParts(own, groups)

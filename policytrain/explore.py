@@ -35,7 +35,7 @@ import numpy as np
 from farm import jsonio
 from farm.atomic import write_atomic
 from farm.errors import FarmError, InputError
-from farm.toolchain import Toolchain, text_sizes
+from farm.toolchain import Toolchain
 from policyhost.launcher import run_compile
 from policyhost.policies import INLINE_DEFAULT
 from policytrain.mlp import Mlp, feature_offset
@@ -126,15 +126,21 @@ class Play:
 
 def compile_size(unit: Unit, policy: object, toolchain: Toolchain, *, timeout: float = 120,
                  vocab: Path | None = None) -> tuple[int | None, str | None]:
-    """(`.text` of the module's object, None) compiled with any host policy, or (None, why it failed).
+    """(the module's size, None) compiled with any host policy, or (None, why it failed): its object's `.text`, less
+    the COMDAT groups its package's other modules carry (`Unit.measure`).
 
     `vocab`: the IR2Vec vocabulary that adds the embedding features (for a policy that reads them)."""
     with tempfile.TemporaryDirectory(prefix="mlgo-explore-") as tmp:
         obj = Path(tmp) / "m.o"
-        out = run_compile(unit.argv(obj), policy, vocab=vocab, toolchain=toolchain, timeout=timeout)
-        if not out.ok:
-            return None, out.error
-        return text_sizes(toolchain, [obj])[obj], None
+        error = compile_object(unit, policy, toolchain, obj, timeout=timeout, vocab=vocab)
+        return (None, error) if error else (unit.measure(obj, toolchain), None)
+
+
+def compile_object(unit: Unit, policy: object, toolchain: Toolchain, obj: Path, *, timeout: float = 120,
+                   vocab: Path | None = None) -> str | None:
+    """Compile `unit` to `obj` with any host policy; None, or why it failed."""
+    out = run_compile(unit.argv(obj), policy, vocab=vocab, toolchain=toolchain, timeout=timeout)
+    return None if out.ok else out.error
 
 
 def play(unit: Unit, base: Mlp | None, flips: Sequence[int], toolchain: Toolchain, *, timeout: float = 120,

@@ -10,6 +10,7 @@ that sees the corpus: adding workers adds compiles per second, through Celery an
 
 from __future__ import annotations
 
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -24,7 +25,16 @@ from farm.progress import Progress
 from farm.toolchain import Toolchain
 from policyhost.watchdog import Stop
 from policytrain import mlp_io
-from policytrain.explore import Budget, ExploreCache, compile_size, explore_cached, play
+from policytrain.explore import (
+    Abandoned,
+    Budget,
+    ExploreCache,
+    ReplayPolicy,
+    compile_object,
+    compile_size,
+    explore_cached,
+    play,
+)
 from policytrain.mlp import Mlp
 from policytrain.trainer import Fanout
 from policytrain.units import Unit
@@ -72,17 +82,86 @@ def size_job(item: dict, toolchain: Toolchain, cache: ExploreCache,
     return [size, error] if item.get("why") else size
 
 
+def _job_policy(item: dict, toolchain: Toolchain, stop: threading.Event | None) -> Callable[[], object]:
+    """A factory of the item's policy for one compile each: an ONNX model (`model`, bounded as size_job bounds it),
+    else the network `policy` (the heuristic when None)."""
+    if item.get("model"):
+        from farm.config import load_settings
+        from policyhost.policies import OnnxPolicy
+
+        model = OnnxPolicy(item["model"])
+        model.time_limit = float(load_settings().policy.timeout)
+        model.stopping = stop if isinstance(stop, Stop) else None
+        return lambda: model
+    net = _policy(item.get("policy"))
+    return lambda: ReplayPolicy(net)
+
+
+def link_job(item: dict, toolchain: Toolchain, cache: ExploreCache, stop: threading.Event | None = None) -> dict:
+    """A whole package compiled with a policy (`policy`, `model`, or the heuristic) and linked as its binary
+    packages ship it (workers/linked.py; `outputs` as workers/data/shipped.toml declares them): each module's
+    object `.text` (`sizes`, None where it failed, `errors` why), and each linked file's (`linked`), or why the
+    link could not be made (`link_error`, one line naming the package). The objects live in the job's own
+    directory, so a Celery worker links what it compiled."""
+    from farm.errors import FarmError
+    from farm.toolchain import text_sizes
+    from workers.linked import link
+    from workers.shipped import Output
+
+    units = [Unit.from_json(u) for u in item["units"]]
+    outputs = [Output.from_json(o) for o in item.get("outputs", ())]
+    make = _job_policy(item, toolchain, stop)
+    with tempfile.TemporaryDirectory(prefix="mlgo-link-") as tmp:
+        objs: dict[str, Path | None] = {}
+        errors: list[str | None] = []
+        for i, u in enumerate(units):
+            if stop is not None and stop.is_set():
+                raise Abandoned(item["package"])
+            obj = Path(tmp) / f"{i}.o"
+            err = compile_object(u, make(), toolchain, obj, vocab=_vocab(item))
+            objs[u.name] = None if err else obj
+            errors.append(err)
+        made = [o for o in objs.values() if o is not None]
+        measured = text_sizes(toolchain, made) if made else {}
+        sizes = [None if o is None else measured[o] for o in objs.values()]
+        linked, link_error = None, None
+        try:
+            linked = dict(link(item["package"], outputs, objs, Path(tmp) / "out", toolchain).outputs)
+        except FarmError as e:
+            link_error = str(e)
+    return {"sizes": sizes, "errors": errors, "linked": linked, "link_error": link_error}
+
+
+def parts_job(item: dict, toolchain: Toolchain, cache: ExploreCache,
+              stop: threading.Event | None = None) -> dict | None:
+    """One module compiled with the heuristic, its object's `.text` split into its own bytes and its COMDAT groups'
+    (farm/toolchain.py `TextParts`); None when it did not compile. What the trainer learns, from all of a package's
+    modules, which groups another module carries too (`Unit.shared`)."""
+    from farm.toolchain import text_parts
+
+    unit = Unit.from_json(item["unit"])
+    with tempfile.TemporaryDirectory(prefix="mlgo-parts-") as tmp:
+        obj = Path(tmp) / "m.o"
+        if compile_object(unit, ReplayPolicy(None), toolchain, obj):
+            return None
+        parts = text_parts(toolchain, [obj])[obj]
+    return {"own": parts.own, "groups": dict(parts.groups)}
+
+
 def _failed(result: Any) -> bool:
+    if isinstance(result, dict):  # a link job's
+        return bool(result.get("link_error")) or None in result.get("sizes", [None])
     return result is None or (isinstance(result, list) and result[0] is None)
 
 
 #: Each kind's job: (item, toolchain, cache, stop) -> its JSON result; `stop` (an Event) is set when the run is
 #: being interrupted.
-JOBS: dict[str, Callable[..., Any]] = {"explore": explore_job, "size": size_job}
+JOBS: dict[str, Callable[..., Any]] = {"explore": explore_job, "size": size_job, "link": link_job, "parts": parts_job}
 #: Seconds an interrupted fan-out waits for its jobs in flight to stop (they are told to at once)
 INTERRUPT_GRACE = 10.0
 #: Each job's stage in its progress (a tqdm bar on a terminal, a line a minute in a log: farm/progress.py)
-STAGES = {"explore": "policy: modules searched", "size": "policy: modules compiled and measured"}
+STAGES = {"explore": "policy: modules searched", "size": "policy: modules compiled and measured",
+          "link": "policy: packages compiled and linked", "parts": "policy: COMDAT groups of modules read"}
 
 
 def largest_first(run: Fanout) -> Fanout:
@@ -97,7 +176,8 @@ def largest_first(run: Fanout) -> Fanout:
     """
     def size(item: dict) -> int:
         try:
-            return Path(item["unit"]["bitcode"]).stat().st_size
+            units = item["units"] if "units" in item else [item["unit"]]  # a link job: its package's modules
+            return sum(Path(u["bitcode"]).stat().st_size for u in units)
         except (KeyError, TypeError, OSError):
             return 0  # the job itself reports a missing module in one line
 

@@ -1,7 +1,11 @@
 """The held-out table: what an inliner policy does, package by package, on code it never saw.
 
-It judges the modules a package ships (workers/shipped.py: the libraries and programs its binary packages install,
-what a user's `-Oz` build compiles) and shows every module, tests and examples included, beside them: a corpus is
+It judges what a package ships: the files it links (workers/linked.py: its shared libraries and programs, linked
+by ld.lld as its build links them), where workers/data/shipped.toml declares them, since for C++ a sum of objects
+counts every template copy the linker keeps once (issue 45); the sum of the shipped objects stays beside, labelled.
+Without declared files it judges the modules a package ships (workers/shipped.py: the libraries and programs its
+binary packages install, what a user's `-Oz` build compiles). Every module, tests and examples included, is shown
+beside: a corpus is
 often mostly test code (cjson: 2 library files, 27 test and fuzzing files), and a table over all of it judges a
 policy on code nobody installs. Its two bars are the size check's (regression/policygate.py): the geomean, and the
 worst package against the gate's cap, so that one package's growth is never hidden by another's gain. A package
@@ -32,12 +36,21 @@ class Measuring(Protocol):
 
 
 def judged(row: dict) -> dict:
-    """What a held-out table judges of a package row: its shipped modules, or all of them when it declares none."""
+    """What a held-out table judges of a package row: the files it links (what its binary packages install), else
+    its shipped modules, else all of them when it declares neither."""
+    if row.get("linked") is not None:
+        return row["linked"]
     return row["shipped"] if row.get("shipped") is not None else row
 
 
+def chosen(row: dict) -> dict:
+    """What a checkpoint is chosen on: the files the package links where it declares them, else all its modules (the
+    most decisions)."""
+    return row["linked"] if row.get("linked") is not None else row
+
+
 def package_row(p: Package, heuristic: Sequence[int | None], policy: Sequence[int | None],
-                why: Sequence[str | None] = ()) -> dict:
+                why: Sequence[str | None] = (), linked: tuple[dict, dict] | None = None) -> dict:
     """A package's row: `.text` summed over the modules both builds compiled, policy / heuristic, over all its
     modules (`ratio`: what validation chooses on, the most decisions) and over the modules it ships (`shipped`:
     what a held-out table judges; None when the package declares no split, so all of them count).
@@ -54,7 +67,24 @@ def package_row(p: Package, heuristic: Sequence[int | None], policy: Sequence[in
         row["errors"] = {n: reasons.get(n) or "the compile failed" for n in failed}
     if p.shipped is not None:
         row["shipped"] = _summed([x for x in both if x[0] in p.shipped], failed)
+    if linked is not None:
+        row["linked"] = _linked(p, *linked, row)
     return row
+
+
+def _linked(p: Package, heuristic: dict, policy: dict, row: dict) -> dict:
+    """A package's linked files (policytrain/fanout.py `link_job` results of both builds): `.text` summed over them,
+    policy / heuristic, and per file; no ratio when a build did not link (the row then fails, naming why)."""
+    error = heuristic.get("link_error") or policy.get("link_error")
+    modules = len(p.shipped) if p.shipped is not None else len(p.units)
+    if error or heuristic.get("linked") is None or policy.get("linked") is None:
+        row["failed"] = [*row["failed"], "(link)"]
+        row["errors"] = {**row.get("errors", {}), "(link)": error or "the link failed"}
+        return {"modules": modules, "heuristic": 0, "policy": 0, "ratio": None, "outputs": {}}
+    h, s = heuristic["linked"], policy["linked"]
+    ht, pt = sum(h.values()), sum(s.values())
+    return {"modules": modules, "heuristic": ht, "policy": pt, "ratio": None if row["failed"] else pt / ht,
+            "outputs": {name: [h[name], s.get(name)] for name in h}}
 
 
 def _summed(sizes: Sequence[tuple[str, int, int]], failed: Sequence[str] = ()) -> dict:
@@ -79,10 +109,13 @@ def heldout_table(trainer: Measuring, policy: Mlp | None, model: str | None = No
             rows += trainer.package_ratios([p], policy, model)
             bar.update()
     shipped, every = [judged(r)["ratio"] for r in rows], [r["ratio"] for r in rows]
-    if any(r is None for r in every):
-        return {"packages": rows, "geomean": None, "worst": None, "all": {"geomean": None, "worst": None}}
+    objects = [_objects(r)["ratio"] for r in rows]
+    if any(r is None for r in every + shipped):
+        return {"packages": rows, "geomean": None, "worst": None, "all": {"geomean": None, "worst": None},
+                "objects": {"geomean": None, "worst": None}}
     return {"packages": rows, "geomean": geomean(shipped), "worst": max(shipped, default=float("nan")),
-            "all": {"geomean": geomean(every), "worst": max(every, default=float("nan"))}}
+            "all": {"geomean": geomean(every), "worst": max(every, default=float("nan"))},
+            "objects": {"geomean": geomean(objects), "worst": max(objects, default=float("nan"))}}
 
 
 def check_complete(table: dict) -> None:
@@ -103,28 +136,43 @@ def _ratio(x: float | None) -> str:
     return f"{'-':>8}" if x is None else f"{x:>8.4f}"
 
 
+def _objects(row: dict) -> dict:
+    """The sum of objects beside a judged figure: the shipped modules', else all of them."""
+    return row["shipped"] if row.get("shipped") is not None else row
+
+
 def format_table(table: dict, cap: float | None = None) -> str:
     """The held-out table, ending with both of the size check's bars: the geomean, and the worst package (with
     how many are above `cap`, the gate's `1 + policy_size_tolerance`), so one package's growth is never hidden.
-    The bars judge the shipped modules; all modules, tests and examples included, are the columns beside them.
-    A package with failed compiles shows no ratio, and then neither do the bars."""
+    The bars judge what the package ships: its linked files' `.text` where it declares them (`heuristic` and
+    `policy` are then the linked bytes), else its shipped modules'. Beside them, labelled, the sum of the shipped
+    objects (`objects`: what a per-object number would have said) and all modules, tests and examples included.
+    A package with failed compiles or links shows no ratio, and then neither do the bars."""
     rows = table["packages"]
-    lines = [f"{'package':<16} {'shipped':>7} {'heuristic':>10} {'policy':>10} {'ratio':>8}   {'all':>7} {'ratio':>8}"]
+    lines = [f"{'package':<16} {'shipped':>7} {'heuristic':>10} {'policy':>10} {'ratio':>8} {'objects':>8}   "
+             f"{'all':>7} {'ratio':>8}"]
     for r in rows:
         j = judged(r)
+        note = ""
+        if r["failed"]:
+            links = "(link)" in r["failed"]
+            n = len(r["failed"]) - links
+            note = (f"  ({n} of {n + r['modules']} failed to compile: no ratio)" if n else
+                    f"  (the link failed: {(r.get('errors') or {}).get('(link)', 'no ratio')})")
+        elif r.get("linked") is None:
+            note = "  (no shipped list: all modules)" if r.get("shipped") is None else "  (not linked: sum of objects)"
         lines.append(f"{r['package']:<16} {j['modules']:>7} {j['heuristic']:>10,} {j['policy']:>10,} "
-                     f"{_ratio(j['ratio'])}   {r['modules']:>7} {_ratio(r['ratio'])}"
-                     + (f"  ({len(r['failed'])} of {len(r['failed']) + r['modules']} failed to compile: no ratio)"
-                        if r["failed"] else "")
-                     + ("  (no shipped list: all modules)" if r.get("shipped") is None else ""))
+                     f"{_ratio(j['ratio'])} {_ratio(_objects(r)['ratio'])}   {r['modules']:>7} {_ratio(r['ratio'])}"
+                     + note)
     every = table.get("all") or {}
     missing = sum(1 for r in rows if judged(r)["ratio"] is None or r["ratio"] is None)
     if missing:
-        lines.append(f"{'geomean':<16} {'':>7} {'':>10} {'':>10} {_ratio(None)}   {'':>7} {_ratio(None)}  "
+        lines.append(f"{'geomean':<16} {'':>7} {'':>10} {'':>10} {_ratio(None)} {'':>8}   {'':>7} {_ratio(None)}  "
                      f"({missing} of {len(rows)} packages without a ratio)")
         return "\n".join(lines)
-    lines.append(f"{'geomean':<16} {'':>7} {'':>10} {'':>10} {table['geomean']:>8.4f}   {'':>7} "
-                 f"{every.get('geomean', float('nan')):>8.4f}")
+    objects = table.get("objects") or {}
+    lines.append(f"{'geomean':<16} {'':>7} {'':>10} {'':>10} {table['geomean']:>8.4f} "
+                 f"{_ratio(objects.get('geomean'))}   {'':>7} {every.get('geomean', float('nan')):>8.4f}")
     if rows:
         worst = max(rows, key=lambda r: judged(r)["ratio"])
         n = sum(judged(r)["ratio"] > cap for r in rows) if cap is not None else 0

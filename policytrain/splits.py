@@ -24,6 +24,7 @@ from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policytrain.recipes import Recipe
 from policytrain.units import LEVEL, Unit, corpus_units
+from workers.shipped import Output
 
 SPLITS = ("train", "validation", "evaluation")
 
@@ -36,6 +37,8 @@ class Package:
     name: str
     units: tuple[Unit, ...]
     shipped: frozenset[str] | None = None
+    #: the linked files its binary packages install (workers/data/shipped.toml outputs): judged linked when any
+    outputs: tuple[Output, ...] = ()
 
 
 def package(name: str, corpus_dir: Path, most: int | None = None) -> Package:
@@ -47,7 +50,9 @@ def package(name: str, corpus_dir: Path, most: int | None = None) -> Package:
         keep = sample_names((u.name for u in units), most)
         units = [u for u in units if u.name in keep]
     s = shipping(name)
-    return Package(name, tuple(units), None if s is None else frozenset(u.name for u in units if s.ships(u.name)))
+    if s is None:
+        return Package(name, tuple(units))
+    return Package(name, tuple(units), frozenset(u.name for u in units if s.ships(u.name)), s.outputs)
 
 
 def names(ps: Sequence[Package]) -> str:

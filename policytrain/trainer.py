@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,7 +36,7 @@ from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policytrain import draws, mlp_io, native_export
 from policytrain.explore import ModuleResult, merge
-from policytrain.heldout import format_table, heldout_table, package_row
+from policytrain.heldout import chosen, format_table, heldout_table, package_row
 from policytrain.improve import Adam, bagged, bc_dataset, es_step, fit_bc, fit_prior, geomean, reward
 from policytrain.mlp import LIMITS, Mlp, average
 from policytrain.problem import INLINE_SIZE
@@ -55,6 +56,7 @@ from policytrain.splits import (
 )
 from policytrain.splits import names as _names
 from policytrain.units import Unit
+from workers.linked import CXX_SUFFIXES
 
 __all__ = ["SPLITS", "Fanout", "Measured", "Package", "Plan", "Splits", "Trainer", "build_splits", "check_names",
            "package", "package_corpus", "plan_splits", "resolve_splits", "specs", "train_to"]
@@ -128,6 +130,7 @@ class Trainer:
     #: the training stage's progress (farm/progress.py `steps`): a step per round and per ES step; None: no count
     stage: Any = None
     _heuristic: dict[str, int | None] = field(default_factory=dict)
+    _heuristic_links: dict[str, dict] = field(default_factory=dict)
 
     @property
     def _vocab(self) -> str | None:
@@ -157,17 +160,52 @@ class Trainer:
 
     def package_ratios(self, packages: Sequence[Package], policy: Mlp | None, model: str | None = None) -> list[dict]:
         """Each package's row (policytrain/heldout.py `package_row`): policy / heuristic `.text` over all its modules
-        and over those it ships; no ratio for a package with a failed compile."""
+        and over those it ships, and of the files it links (`linked`, for a package that declares them); no ratio
+        for a package with a failed compile or link."""
+        linked = self.linked(packages, policy, model)
         rows = []
         for p in packages:
+            if p.name in linked:
+                h, s = linked[p.name]
+                rows.append(package_row(p, h["sizes"], s["sizes"], s["errors"], linked=(h, s)))
+                continue
             h = self.heuristic_sizes(p.units)
             why: list[str | None] = []
             s = self.policy_sizes(p.units, policy, model, why) if policy is not None or model else h
             rows.append(package_row(p, h, s, why))
         return rows
 
+    def linked(self, packages: Sequence[Package], policy: Mlp | None, model: str | None = None
+               ) -> dict[str, tuple[dict, dict]]:
+        """The packages that declare linked files, each compiled and linked (policytrain/fanout.py `link_job`) with
+        the heuristic (once per run) and with the policy: package -> (heuristic's, policy's) results. All of them in
+        one fan-out call, so the packages link side by side."""
+        todo = [p for p in packages if p.outputs]
+        if not todo:
+            return {}
+
+        def item(p: Package, pol: Mlp | None, mod: str | None) -> dict:
+            heuristic = pol is None and not mod
+            return {"package": p.name, "units": [u.as_json() for u in p.units],
+                    "outputs": [o.as_json() for o in p.outputs], "vocab": None if heuristic else self._vocab,
+                    "policy": None if pol is None else mlp_io.as_json(pol), "model": mod}
+
+        keys = {p.name: jsonio.dumps([p.name, [u.digest() for u in p.units], [o.as_json() for o in p.outputs]])
+                for p in todo}
+        fresh = [p for p in todo if keys[p.name] not in self._heuristic_links]
+        with_policy = policy is not None or bool(model)
+        got = self.fanout("link", [item(p, None, None) for p in fresh]
+                          + ([item(p, policy, model) for p in todo] if with_policy else []))
+        self._heuristic_links.update({keys[p.name]: r for p, r in zip(fresh, got, strict=False)})
+        mine = got[len(fresh):]
+        return {p.name: (self._heuristic_links[keys[p.name]],
+                         mine[i] if with_policy else self._heuristic_links[keys[p.name]]) for i, p in enumerate(todo)}
+
     def validate(self, policy: Mlp) -> Measured:
-        return Measured(tuple((r["package"], r["ratio"]) for r in self.package_ratios(self.splits.validation, policy)))
+        """A checkpoint's ratio per validation package: of the files it links where it declares them (what the
+        linker keeps), else of all its modules."""
+        return Measured(tuple((r["package"], chosen(r)["ratio"])
+                              for r in self.package_ratios(self.splits.validation, policy)))
 
     @property
     def choose_cap(self) -> float | None:
@@ -198,9 +236,29 @@ class Trainer:
         self._record(stage="guided", round=r, improved=better)
         return [merge(a, b) for a, b in zip(found, again, strict=True)]
 
+    def linked_units(self, packages: Sequence[Package]) -> list[Unit]:
+        """The packages' modules, each measured by what it adds to its package's linked files: a COMDAT group
+        (template, inline function) that another module of the package carries too is kept by the linker whatever
+        this module does, so it counts nothing in this module's size (`Unit.shared`, from one heuristic compile of
+        every module). Without this a search and ES are paid for inlining away copies the linker drops (issue 45).
+        C has no COMDAT groups: a package without C++ modules is returned as it is, at no cost."""
+        cxx = [p for p in packages if any(u.name.endswith(CXX_SUFFIXES) for u in p.units)]
+        parts = self.fanout("parts", [{"unit": u.as_json()} for p in cxx for u in p.units])
+        found = iter(parts)
+        shared: dict[tuple[str, str], frozenset[str]] = {}
+        for p in cxx:
+            mine = [next(found) for _ in p.units]
+            counts = Counter(g for part in mine if part for g in part["groups"])
+            for u, part in zip(p.units, mine, strict=True):
+                shared[p.name, u.name] = frozenset(g for g in (part or {}).get("groups", {}) if counts[g] > 1)
+        return [replace(u, shared=shared.get((p.name, u.name), frozenset())) for p in packages for u in p.units]
+
     def run(self) -> tuple[Mlp, dict]:
         self.splits.check()
-        units = [u for p in self.splits.train for u in p.units]
+        units = self.linked_units(self.splits.train)
+        if any(u.shared for u in units):
+            self.progress(f"linked accounting: {sum(1 for u in units if u.shared)} of {len(units)} training modules "
+                          "share COMDAT groups with another module of their package; those count once, in none")
         self.progress(f"train on {len(units)} modules of {_names(self.splits.train)}; validate on "
                       f"{_names(self.splits.validation)}")
         best: tuple[Measured | None, Mlp | None, str] = (None, None, "none")

@@ -1,7 +1,14 @@
-"""A unit of the policy trainer's work: one module, its bitcode and the flags it is compiled with.
+"""A unit of the policy trainer's work: one module, its bitcode, the flags it is compiled with, and what its object
+is measured by.
 
 Exploration, the trainer's splits and the Celery jobs all pass modules as `Unit`s; a job carries
-one as JSON, and its digest is the part of a cache key that says which module was compiled how.
+one as JSON, and its digest is the part of a cache key that says which module was compiled how and measured how.
+
+A module's size is what it adds to the linked file, not its object's `.text`: `shared` names the COMDAT groups
+(templates, inline functions) other modules of its package carry too, which the linker keeps one copy of whatever
+this module does, so they count nothing (farm/toolchain.py `TextParts.without`). A search or an ES step is then not
+paid for inlining away a copy the linker would have dropped (issue 45). For C, and for a module with no COMDAT
+group another module carries, `shared` is empty and the size is the object's `.text`, as before.
 """
 
 from __future__ import annotations
@@ -10,8 +17,12 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from policytrain.problem import INLINE_SIZE
+
+if TYPE_CHECKING:
+    from farm.toolchain import Toolchain
 
 #: The problem's optimization level (policytrain/problem.py says why `-Oz`, front end and compile).
 LEVEL = INLINE_SIZE.level
@@ -24,19 +35,33 @@ class Unit:
     name: str
     bitcode: Path
     flags: tuple[str, ...] = (f"-{LEVEL}",)
+    #: COMDAT group signatures other modules of the package carry: counted nothing in this module's size
+    shared: frozenset[str] = frozenset()
 
     def digest(self) -> str:
-        """What the module's compile depends on: the bitcode's bytes and the flags (not where it lies)."""
+        """What the module's compile and its measure depend on: the bitcode's bytes, the flags and the groups
+        counted elsewhere (not where it lies)."""
         h = hashlib.sha256(self.bitcode.read_bytes())
         h.update(json.dumps(self.flags).encode())
+        if self.shared:  # (only then: a module measured by its whole object keeps its key)
+            h.update(json.dumps(sorted(self.shared)).encode())
         return h.hexdigest()
 
     def as_json(self) -> dict:
-        return {"name": self.name, "bitcode": str(self.bitcode), "flags": list(self.flags)}
+        d = {"name": self.name, "bitcode": str(self.bitcode), "flags": list(self.flags)}
+        return {**d, "shared": sorted(self.shared)} if self.shared else d
 
     @classmethod
     def from_json(cls, d: dict) -> Unit:
-        return cls(str(d["name"]), Path(d["bitcode"]), tuple(d["flags"]))
+        return cls(str(d["name"]), Path(d["bitcode"]), tuple(d["flags"]), frozenset(d.get("shared", ())))
+
+    def measure(self, obj: Path, toolchain: Toolchain) -> int:
+        """The module's size from its object: Berkeley `.text`, less the COMDAT groups in `shared`."""
+        from farm.toolchain import text_parts, text_sizes
+
+        if not self.shared:
+            return text_sizes(toolchain, [obj])[obj]
+        return text_parts(toolchain, [obj])[obj].without(self.shared)
 
     def argv(self, obj: Path) -> list[str]:
         return ["clang", *self.flags, "-c", str(self.bitcode), "-o", str(obj)]

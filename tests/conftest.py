@@ -73,3 +73,14 @@ def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def have_apt_source() -> bool:
     """Debian sources can be fetched (the packages' tests and the split check need them)."""
     return shutil.which("apt-get") is not None
+
+
+@pytest.fixture(scope="session")
+def cxx_corpus(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> Path:
+    """The tests' own C++ package (tests/cxxpackage.py) compiled into an -Oz corpus, -fPIC as Debian's are."""
+    from tests import cxxpackage
+    from workers.corpus import from_sources
+
+    tmp = tmp_path_factory.mktemp("cxx")
+    return from_sources(cxxpackage.write(tmp / "src"), tmp / "corpus", toolchain, jobs=2, flags=cxxpackage.FLAGS,
+                        level="Oz").path

@@ -69,6 +69,15 @@ class Output:
         """The names of `modules` this output is made of, in the order given (the link order)."""
         return [m for m in modules if self.has(m)]
 
+    def as_json(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "modules": list(self.modules), "needs": list(self.needs),
+                "libs": list(self.libs)}
+
+    @classmethod
+    def from_json(cls, d: Mapping) -> Output:
+        return cls(str(d["name"]), str(d["kind"]), tuple(d["modules"]), tuple(d.get("needs", ())),
+                   tuple(d.get("libs", ())))
+
     def unmatched(self, modules: Iterable[str]) -> list[str]:
         """The output's patterns no module of `modules` matches: objects no rule builds."""
         names = list(modules)

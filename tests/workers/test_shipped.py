@@ -61,3 +61,46 @@ def test_every_held_out_package_has_an_entry() -> None:
     assert held_out and shipped.missing(held_out) == []
     for pkg in held_out:
         assert shipped.shipping(pkg).why.strip()
+
+
+@pytest.mark.parametrize(("outputs", "message"), [
+    ('[[p.outputs]]\nname = "libp.so"\nkind = "static"\nmodules = ["*.c"]',
+     "[p.outputs] 'libp.so' kind must be one of shared, program, not 'static'"),
+    ('[[p.outputs]]\nname = "p"\nkind = "program"\nmodules = ["main.c"]\nneeds = ["libq.so"]',
+     "[p.outputs] 'p' needs 'libq.so', which is not another output of the package"),
+    ('[[p.outputs]]\nname = "libp.so"\nkind = "shared"\nmodules = ["tests/t.c"]',
+     "[p.outputs] 'libp.so' modules: 'tests/t.c' is unshipped (the entry's `unshipped` names it)"),
+    ('[[p.outputs]]\nname = "libp.so"\nkind = "shared"\nmodules = ["*.c"]\nlibs = ["/usr/bin/evil"]',
+     "[p.outputs] 'libp.so' libs: '/usr/bin/evil' is not a library (-lNAME) or a linker flag (-Wl,...)"),
+    ('[[p.outputs]]\nname = "../libp.so"\nkind = "shared"\nmodules = ["*.c"]',
+     "[p.outputs] '../libp.so' name must be a file name, not a path"),
+    ('[[p.outputs]]\nname = "libp.so"\nkind = "shared"\nmodules = ["*.c"]\nflavour = 1',
+     "[p.outputs] unknown key 'flavour'"),
+    ('[[p.outputs]]\nname = "p"\nkind = "program"\nmodules = ["main.c"]\n'
+     '[[p.outputs]]\nname = "q"\nkind = "program"\nmodules = ["q.c"]\nneeds = ["p"]',
+     "[p.outputs] 'q' can only link against shared outputs"),
+])
+def test_a_bad_output_is_one_line_naming_the_package_and_the_key(outputs: str, message: str) -> None:
+    """The linked files a package declares are checked as the file is read (workers/linked.py links them)."""
+    from farm import datafile
+    from workers.shipped import parse
+
+    text = f'[p]\nunshipped = ["tests/*"]\nwhy = "debian/p.install"\n{outputs}\n'
+    with pytest.raises(InputError) as e:
+        parse(datafile.loads(text, "shipped.toml"), "shipped.toml")
+    assert str(e.value).startswith("shipped.toml: ") and message in str(e.value), str(e.value)
+
+
+def test_outputs_name_the_modules_and_the_libraries_a_package_links() -> None:
+    from farm import datafile
+    from workers.shipped import Output, parse
+
+    text = ('[p]\nunshipped = []\nwhy = "debian/p.install"\n[[p.outputs]]\nname = "libp.so.1"\nkind = "shared"\n'
+            'modules = ["lib/*.c"]\nlibs = ["-lm"]\n[[p.outputs]]\nname = "p"\nkind = "program"\nmodules = ["main.c"]\n'
+            'needs = ["libp.so.1"]\n')
+    entry = parse(datafile.loads(text, "shipped.toml"))["p"]
+    assert entry.outputs == (Output("libp.so.1", "shared", ("lib/*.c",), (), ("-lm",)),
+                             Output("p", "program", ("main.c",), ("libp.so.1",)))
+    assert entry.output("p").members(["lib/a.c", "main.c", "lib/b.c"]) == ["main.c"]
+    assert entry.output("libp.so.1").unmatched(["main.c"]) == ["lib/*.c"]
+    assert Output.from_json(entry.outputs[1].as_json()) == entry.outputs[1]
