@@ -32,8 +32,13 @@ from workers.debrecipes import RECIPES
 
 #: The splits and the decided overlaps, as data: a package moves between splits by editing one list.
 DATA = Path(__file__).parent / "data" / "splits.toml"
-#: The splits a package can be in, in the order `policy splits` shows them.
-SPLIT_NAMES = ("train", "validation", "decision", "evaluation", "retired")
+#: The splits a package can be in, in the order `policy splits` shows them: the C ones, then the C++ ones (issue 45:
+#: size users ship linked C++, where a sum of objects and the linked files disagree; LLVM's own code and C++ Debian
+#: packages, each judged by what it links).
+SPLIT_NAMES = ("train", "validation", "decision", "evaluation", "retired", "cxx-train", "cxx-validation",
+               "cxx-evaluation")
+#: The splits judged as held out: each needs MIN_EVALUATION packages, and each look at them is counted.
+EVALUATIONS = ("evaluation", "cxx-evaluation")
 _SCHEMA = {"packages": (list, True, "a list of Debian source package names"),
            "why": (str, True, "what the entry is for, or the decision taken")}
 
@@ -62,7 +67,8 @@ def load(path: Path = DATA) -> tuple[dict[str, tuple[str, ...]], dict[frozenset[
 
 SPLITS, OVERLAPS = load()
 #: The splits by name, as the trainer and the tests read them.
-TRAIN, VALIDATION, DECISION, EVALUATION, RETIRED = (SPLITS[name] for name in SPLIT_NAMES)
+TRAIN, VALIDATION, DECISION, EVALUATION, RETIRED, CXX_TRAIN, CXX_VALIDATION, CXX_EVALUATION = (
+    SPLITS[name] for name in SPLIT_NAMES)
 
 #: Fewer evaluation packages than this and one odd package decides the verdict.
 MIN_EVALUATION = 5
@@ -108,14 +114,18 @@ def check(splits: Mapping[str, tuple[str, ...]] = SPLITS, recipes: Mapping[str, 
         if len(pair) != 2 or not why or None in where or len(set(where)) != 2:
             raise InputError(f"package splits: the overlap of {' and '.join(sorted(pair))} needs two packages of "
                              "different splits and a reason")
-    n = len(splits.get("evaluation", ()))
-    if n < MIN_EVALUATION:
-        raise InputError(f"package splits: {n} evaluation package(s), at least {MIN_EVALUATION} needed")
     counts = looks() if counts is None else counts
-    often = [(pkg, counts[pkg]) for pkg in splits.get("evaluation", ()) if counts.get(pkg, 0) >= MAX_LOOKS]
-    if often:
-        raise InputError(f"package splits: evaluation package {often[0][0]} has been looked at {often[0][1]} times "
-                         f"(policytrain/data/looks.toml; {MAX_LOOKS} retire a package): move it to the retired split")
+    for held in EVALUATIONS:
+        if held not in splits and held != "evaluation":
+            continue
+        n = len(splits.get(held, ()))
+        if n < MIN_EVALUATION:
+            raise InputError(f"package splits: {n} {held} package(s), at least {MIN_EVALUATION} needed")
+        often = [(pkg, counts[pkg]) for pkg in splits.get(held, ()) if counts.get(pkg, 0) >= MAX_LOOKS]
+        if often:
+            raise InputError(f"package splits: {held} package {often[0][0]} has been looked at {often[0][1]} times "
+                             f"(policytrain/data/looks.toml; {MAX_LOOKS} retire a package): move it to the retired "
+                             "split")
 
 
 def split_of(package: str) -> str | None:
