@@ -149,7 +149,7 @@ def _splits(args: argparse.Namespace) -> int:
     from policytrain import overlap, packages
     from policytrain.trainer import check_names, specs
 
-    planned = {s: [n for n in specs(s, getattr(args, s)) if "=" not in n] for s in packages.SPLITS}
+    planned = {s: [n for n in specs(s, getattr(args, s.replace("-", "_"))) if "=" not in n] for s in packages.SPLITS}
     check_names(planned)
     found = overlap.between(planned, Path(load_settings().var_dir) / "debsrc")
     for name, names in planned.items():
@@ -257,7 +257,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     ho.set_defaults(func=_heldout)
     sp = psub.add_parser("splits", help="the packages of each split, and the code packages of different splits share "
                          "(fails on an overlap policytrain/data/splits.toml has no decision for)")
-    for what in ("train", "validation", "decision", "evaluation", "retired"):  # `policy train`'s, and the others
+    from policytrain.packages import SPLIT_NAMES
+
+    for what in SPLIT_NAMES:  # `policy train`'s, and the others
         sp.add_argument(f"--{what}", help=f"comma-separated Debian packages (default: the {what} split)")
     sp.set_defaults(func=_splits)
     rt = psub.add_parser("retrain", parents=[json_option()], help="enqueue the Celery chain train -> validate -> "

@@ -61,9 +61,13 @@ class Output:
     modules: tuple[str, ...]
     needs: tuple[str, ...] = ()
     libs: tuple[str, ...] = ()
+    #: the package's unshipped patterns: a module they name is never a member, however broad `modules` is (fnmatch's
+    #: `*` crosses `/`: `re2/*.cc` also matches `re2/testing/*.cc`)
+    exclude: tuple[str, ...] = ()
 
     def has(self, module: str) -> bool:
-        return any(fnmatch.fnmatchcase(module, pat) for pat in self.modules)
+        return (any(fnmatch.fnmatchcase(module, pat) for pat in self.modules)
+                and not any(fnmatch.fnmatchcase(module, pat) for pat in self.exclude))
 
     def members(self, modules: Iterable[str]) -> list[str]:
         """The names of `modules` this output is made of, in the order given (the link order)."""
@@ -71,16 +75,16 @@ class Output:
 
     def as_json(self) -> dict:
         return {"name": self.name, "kind": self.kind, "modules": list(self.modules), "needs": list(self.needs),
-                "libs": list(self.libs)}
+                "libs": list(self.libs), "exclude": list(self.exclude)}
 
     @classmethod
     def from_json(cls, d: Mapping) -> Output:
         return cls(str(d["name"]), str(d["kind"]), tuple(d["modules"]), tuple(d.get("needs", ())),
-                   tuple(d.get("libs", ())))
+                   tuple(d.get("libs", ())), tuple(d.get("exclude", ())))
 
     def unmatched(self, modules: Iterable[str]) -> list[str]:
-        """The output's patterns no module of `modules` matches: objects no rule builds."""
-        names = list(modules)
+        """The output's patterns no shipped module of `modules` matches: objects no rule builds."""
+        names = [m for m in modules if not any(fnmatch.fnmatchcase(m, pat) for pat in self.exclude)]
         return [pat for pat in self.modules if not any(fnmatch.fnmatchcase(m, pat) for m in names)]
 
 
@@ -129,7 +133,7 @@ def _outputs(pkg: str, entries: list, unshipped: tuple[str, ...], where: str) ->
             raise InputError(f"{at} name must be a file name, not a path")
         out = Output(entry["name"], entry["kind"], _texts(entry["modules"], at, "modules", "module name patterns"),
                      _texts(entry.get("needs", []), at, "needs", "output names"),
-                     _texts(entry.get("libs", []), at, "libs", "link flags"))
+                     _texts(entry.get("libs", []), at, "libs", "link flags"), unshipped)
         if not out.modules:
             raise InputError(f"{at} modules must name at least one module")
         bad = [x for x in out.libs if not x.startswith(("-l", "-Wl,", "-pthread"))]

@@ -101,6 +101,8 @@ def test_outputs_name_the_modules_and_the_libraries_a_package_links() -> None:
     entry = parse(datafile.loads(text, "shipped.toml"))["p"]
     assert entry.outputs == (Output("libp.so.1", "shared", ("lib/*.c",), (), ("-lm",)),
                              Output("p", "program", ("main.c",), ("libp.so.1",)))
+    broad = Output("libp.so", "shared", ("lib/*.c",), exclude=("lib/tests/*",))
+    assert broad.members(["lib/a.c", "lib/tests/t.c"]) == ["lib/a.c"] and broad.unmatched(["lib/tests/t.c"])
     assert entry.output("p").members(["lib/a.c", "main.c", "lib/b.c"]) == ["main.c"]
     assert entry.output("libp.so.1").unmatched(["main.c"]) == ["lib/*.c"]
     assert Output.from_json(entry.outputs[1].as_json()) == entry.outputs[1]
