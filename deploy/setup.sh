@@ -9,8 +9,14 @@ venv=${MLGO_FARM_VENV:-$here/.venv}
 # libzip), zlib.h and png.h (libpng1.6, libzip, jbig2dec), NSS's (libsrtp2's crypto engine), termcap.h (lame)
 # postgresql-15: the tests run the history on a PostgreSQL cluster of their own (tests/pgserver.py); a farm on several
 # machines keeps its history on one (docs/operations.md). Debian's default cluster is not wanted: see below.
+# The C++ packages' recipes (issue 45) compile and link against: readline (hunspell), brotli (woff2), snappy, gtest,
+# gmock and benchmark (leveldb, snappy), fmt and catch2 (spdlog), boost and mdds (libixion, which links Python's
+# library for its module), utfcpp and cppunit (taglib), systemd (spdlog's journal sink), hwloc (onetbb's tbbbind).
 apt_pkgs=(clang-22 llvm-22 lld-22 redis-server valgrind ninja-build cmake git dpkg-dev ca-certificates ccache
-  chromium chromium-driver libgmp-dev libssl-dev zlib1g-dev libpng-dev libnss3-dev libncurses-dev postgresql-15)
+  chromium chromium-driver libgmp-dev libssl-dev zlib1g-dev libpng-dev libnss3-dev libncurses-dev postgresql-15
+  libreadline-dev libbrotli-dev libsnappy-dev libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev catch2
+  libboost-dev libboost-filesystem-dev libmdds-dev libutfcpp-dev libcppunit-dev libsystemd-dev libhwloc-dev
+  libpython3.11-dev)
 
 sudo_() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
