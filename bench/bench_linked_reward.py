@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.bench_linked_reward --package leveldb [--budget 16,2] [--most 40]
 
-Every module of the package (or `--most` of them, by name hash; the package is linked only when all are searched)
+Every module the package ships (or `--most` of them, by name hash; the package is linked only when all are searched)
 is searched from LLVM's heuristic twice with the same budget and group flips, as the nightly searches: once paid by
 its object's whole Berkeley `.text` (the per-object reward, ml-compiler-opt's), once by what it adds to the package's
 linked files (policytrain/units.py `Unit.shared`: a COMDAT group another module carries counts nothing). Then the
@@ -50,6 +50,8 @@ def main() -> None:
     pb = PolicyBench.load(args.jobs)
     print_header(pb.toolchain)
     pkg = pb.package(args.package)
+    if pkg.shipped is not None:  # what the linked files are made of: tests and examples are neither searched nor built
+        pkg = replace(pkg, units=tuple(u for u in pkg.units if u.name in pkg.shipped))
     if args.most:
         keep = sample_names((u.name for u in pkg.units), args.most)
         pkg = replace(pkg, units=tuple(u for u in pkg.units if u.name in keep), outputs=())

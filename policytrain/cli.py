@@ -130,7 +130,8 @@ def _heldout(args: argparse.Namespace) -> int:
                          "packages the policy never saw (choose them with --split or --evaluation)")
     var = Path(settings.var_dir)
     given = given_corpora({"evaluation": names}, var)  # every NAME=DIR read before a Debian corpus is compiled
-    (evaluation,) = corpora([[(n, given.get(("evaluation", n)), None) for n in names]], var, tc, "policy heldout")
+    (evaluation,) = corpora([[(n, given.get(("evaluation", n)), None) for n in names]], var, tc, "policy heldout",
+                            args.thinlto)
     splits = trainer.Splits((), (), evaluation)
     fan = _fanout(args, settings, tc)
     t = trainer.Trainer(tc, splits, recipe("smoke"), fan, vocab=Path(vocab) if vocab else None)
@@ -254,6 +255,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="the declared split to measure on when --evaluation is not given (default: evaluation; "
                     "decision: the packages recipes are compared on; retired: evaluation packages looked at too often "
                     "to be held out any more, policytrain/packages.py MAX_LOOKS)")
+    ho.add_argument("--thinlto", action="store_true", help="build every package as a distributed ThinLTO build, the "
+                    "policy in its backends, both sides linked (workers/thinlto.py); default: each file alone")
     ho.set_defaults(func=_heldout)
     sp = psub.add_parser("splits", help="the packages of each split, and the code packages of different splits share "
                          "(fails on an overlap policytrain/data/splits.toml has no decision for)")

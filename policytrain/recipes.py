@@ -67,6 +67,9 @@ class Recipe:
     #: the packages of each split when the recipe is smaller than the declared splits (each a subset of
     #: policytrain/packages.py's, so still disjoint); empty: the declared splits
     packages: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: the ThinLTO regime: every package a distributed ThinLTO build (workers/thinlto.py), the policy deciding in its
+    #: backends, judged by the files it links against the ThinLTO heuristic; False: each file compiled alone
+    thinlto: bool = False
 
     def split(self, name: str) -> tuple[str, ...] | None:
         return dict(self.packages).get(name)

@@ -15,6 +15,7 @@ policytrain/trainer.py re-exports all of it (its callers import it from there).
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -113,6 +114,34 @@ def _debian_dir(var_dir: Path, name: str, most: int | None = None) -> Path:
     return var_dir / "policy" / "corpus" / (f"debian-{name}-{LEVEL}" + (f"-{most}" if most else ""))
 
 
+def thin_package(p: Package, out: Path, toolchain: Toolchain, most: int | None = None) -> Package:
+    """Package `p` in the ThinLTO regime: its ThinLTO corpus (workers/thinlto.py: every module of its linked outputs
+    pre-linked and thin-linked, compiled as backends with their indexes), made once in `out`; `most` samples its
+    modules after the thin link (the indexes need every module)."""
+    from farm.locks import made_once
+    from workers.corpus import load
+    from workers.thinlto import outputs_of, thin_corpus
+
+    if not p.units:
+        raise InputError(f"package {p.name}: no modules to build with ThinLTO")
+    made_once(out, "corpus_description.json",
+              lambda: thin_corpus(p.name, load(_corpus_root(p)), p.outputs, out, toolchain))
+    units, outputs = corpus_units(out), outputs_of(out)
+    if most is not None and len(units) > most:
+        from workers.corpus import sample_names
+
+        keep = sample_names((u.name for u in units), most)
+        units = [u for u in units if u.name in keep]
+    whole = len(units) == len(corpus_units(out))  # a sample links nothing
+    return Package(p.name, tuple(units), frozenset(u.name for u in units), outputs if whole else ())
+
+
+def _corpus_root(p: Package) -> Path:
+    """The corpus directory a package's units were read from (a module `a/b.c` lies at `ROOT/a/b.c.bc`)."""
+    u = p.units[0]
+    return Path(str(u.bitcode)[: -len(f"{u.name}.bc")])
+
+
 def given_corpora(wanted: Mapping[str, Sequence[str]], var_dir: Path,
                   most: Mapping[str, int | None] | None = None) -> dict[tuple[str, str], Package]:
     """Every `NAME=CORPUS_DIR` of `wanted` (split: specs) read as a package, keyed by (split, spec), before any
@@ -149,14 +178,20 @@ def given_corpora(wanted: Mapping[str, Sequence[str]], var_dir: Path,
     return found
 
 
-def package_corpus(spec: str, var_dir: Path, toolchain: Toolchain, most: int | None = None) -> Package:
+def package_corpus(spec: str, var_dir: Path, toolchain: Toolchain, most: int | None = None,
+                   thinlto: bool = False) -> Package:
     """`NAME=CORPUS_DIR`, or a Debian source package compiled once, by an -Oz front end, into
     `<var>/policy/corpus/debian-NAME-Oz[-most]` (only the `most` modules training samples, by the same name-hash
-    rule). A corpus of another level is refused when its units are read (policytrain/units.py LEVEL)."""
+    rule). A corpus of another level is refused when its units are read (policytrain/units.py LEVEL). `thinlto`: the
+    package in the ThinLTO regime (`thin_package`), its ThinLTO corpus under `<var>/policy/corpus/thinlto-NAME-...`."""
     from farm.locks import made_once
     from workers.corpus import from_debian
 
     name, eq, path = spec.partition("=")
+    if thinlto:  # the whole per-file corpus first: a thin link needs every module of an output
+        whole = package_corpus(spec, var_dir, toolchain)
+        where = hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:12] if eq else "debian"
+        return thin_package(whole, var_dir / "policy" / "corpus" / f"thinlto-{name}-{where}-{LEVEL}", toolchain, most)
     if eq:
         if not (Path(path) / "corpus_description.json").is_file():
             raise InputError(f"package {name}: {path} is not a corpus directory (no corpus_description.json)")
@@ -174,6 +209,8 @@ class Plan:
     wanted: dict[str, list[str]]
     given: dict[tuple[str, str], Package]
     most: int | None
+    #: every package in the ThinLTO regime (Recipe.thinlto)
+    thinlto: bool = False
 
 
 def plan_splits(train: str | None, validation: str | None, evaluation: str | None, var_dir: Path,
@@ -183,7 +220,7 @@ def plan_splits(train: str | None, validation: str | None, evaluation: str | Non
     most = rec.max_modules if rec is not None else None
     wanted = {s: specs(s, g, rec) for s, g in zip(SPLITS, (train, validation, evaluation), strict=True)}
     check_names({s: [n.partition("=")[0] for n in wanted[s]] for s in SPLITS})
-    return Plan(wanted, given_corpora(wanted, var_dir, {"train": most}), most)
+    return Plan(wanted, given_corpora(wanted, var_dir, {"train": most}), most, bool(rec is not None and rec.thinlto))
 
 
 def build_splits(plan: Plan, var_dir: Path, toolchain: Toolchain, desc: str = "policy") -> Splits:
@@ -195,7 +232,7 @@ def build_splits(plan: Plan, var_dir: Path, toolchain: Toolchain, desc: str = "p
     fetch_sources(sorted({n for s in SPLITS for n in plan.wanted[s] if "=" not in n}), var_dir, desc)
     check_specs(plan.wanted, var_dir / "debsrc")
     return Splits(*corpora([[(n, plan.given.get((s, n)), plan.most if s == "train" else None) for n in plan.wanted[s]]
-                            for s in SPLITS], var_dir, toolchain, desc))
+                            for s in SPLITS], var_dir, toolchain, desc, plan.thinlto))
 
 
 def fetch_sources(names: Sequence[str], var_dir: Path, desc: str = "policy") -> None:
@@ -210,11 +247,14 @@ def fetch_sources(names: Sequence[str], var_dir: Path, desc: str = "policy") -> 
 
 
 def corpora(groups: Sequence[Sequence[tuple[str, Package | None, int | None]]], var_dir: Path, toolchain: Toolchain,
-            desc: str = "policy") -> list[tuple[Package, ...]]:
+            desc: str = "policy", thinlto: bool = False) -> list[tuple[Package, ...]]:
     """Each group's packages, (spec, the package already read or None, most) each: a Debian package's corpus
-    compiled once (`package_corpus`), a progress line per package."""
+    compiled once (`package_corpus`; with `thinlto`, its ThinLTO corpus, a package read already included), a
+    progress line per package."""
     from farm.progress import steps
 
+    if thinlto:
+        groups = [[(spec, None, most) for spec, _, most in g] for g in groups]
     todo = sum(1 for g in groups for _, given, _ in g if given is None)
     out: list[tuple[Package, ...]] = []
     with steps(todo, f"{desc}: package corpora built", unit="pkg") as bar:
@@ -222,7 +262,7 @@ def corpora(groups: Sequence[Sequence[tuple[str, Package | None, int | None]]], 
             got = []
             for spec, given, most in g:
                 if given is None:
-                    given = package_corpus(spec, var_dir, toolchain, most)
+                    given = package_corpus(spec, var_dir, toolchain, most, thinlto)
                     bar.update()
                 got.append(given)
             out.append(tuple(got))

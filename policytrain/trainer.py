@@ -387,6 +387,7 @@ def train_to(output: Path, toolchain: Toolchain, splits: Splits, recipe_name: st
     mlp_io.save(policy, output.with_suffix(".npz"))
     native_export.save_weights(policy, output.with_suffix(native_export.SUFFIX))  # for mlgo-policy-host
     record = {"kind": KIND, "model": str(output), "recipe": recipe_name, "params": rec.as_json(),
+              "regime": "thinlto" if rec.thinlto else "per-file",
               "vocab": str(vocab) if vocab else None, "vocab_version": vocab_version, "llvm": toolchain.describe(),
               "splits": {s: [p.name for p in getattr(splits, s)] for s in SPLITS},
               "modules": {s: sum(len(p.units) for p in getattr(splits, s)) for s in SPLITS},

@@ -42,7 +42,7 @@ class Unit:
         """What the module's compile and its measure depend on: the bitcode's bytes, the flags and the groups
         counted elsewhere (not where it lies)."""
         h = hashlib.sha256(self.bitcode.read_bytes())
-        h.update(json.dumps(self.flags).encode())
+        h.update(json.dumps([_content(f) for f in self.flags]).encode())
         if self.shared:  # (only then: a module measured by its whole object keeps its key)
             h.update(json.dumps(sorted(self.shared)).encode())
         return h.hexdigest()
@@ -67,11 +67,30 @@ class Unit:
         return ["clang", *self.flags, "-c", str(self.bitcode), "-o", str(obj)]
 
 
+#: The flag naming a ThinLTO backend's index (workers/thinlto.py): the index names, by their hashes, the modules it
+#: imports from, so its bytes (not where it lies) are what the compile depends on.
+INDEX_FLAG = "-fthinlto-index="
+
+
+def _content(flag: str) -> str:
+    if flag.startswith(INDEX_FLAG):
+        return INDEX_FLAG + hashlib.sha256(Path(flag[len(INDEX_FLAG):]).read_bytes()).hexdigest()
+    return flag
+
+
+def thin_flags(index: Path) -> tuple[str, ...]:
+    """A ThinLTO backend's flags for a module with `index`, at the problem's level (as a distributed ThinLTO build
+    runs its backends: `clang -Oz -x ir M.bc -fthinlto-index=M.thinlto.bc -c`)."""
+    return (f"-{LEVEL}", "-x", "ir", f"{INDEX_FLAG}{index}")
+
+
 def corpus_units(corpus_dir: Path, use: str = "the inliner for size") -> list[Unit]:
-    """The modules of a corpus (corpus_description.json layout), each compiled at -Oz; one line (InputError) if the
-    corpus did not come from an -Oz front end (workers/corpusdir.py check_level)."""
+    """The modules of a corpus (corpus_description.json layout), each compiled at -Oz (a ThinLTO corpus's as backends
+    with their indexes); one line (InputError) if the corpus did not come from an -Oz front end (workers/corpusdir.py
+    check_level)."""
     from workers import corpus
 
     c = corpus.load(Path(corpus_dir))
     corpus.check_level(c, LEVEL, use)
-    return [Unit(m.name, Path(m.bitcode)) for m in c.modules]
+    return [Unit(m.name, Path(m.bitcode)) if m.index is None else Unit(m.name, Path(m.bitcode), thin_flags(m.index))
+            for m in c.modules]

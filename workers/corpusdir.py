@@ -44,6 +44,8 @@ _OPT_FLAG = re.compile(r"-O([0-3sz]|fast|g)?")
 class Module:
     name: str
     bitcode: Path
+    #: its ThinLTO index (`NAME.thinlto.bc`) in a ThinLTO corpus (workers/thinlto.py), else None
+    index: Path | None = None
 
 
 @dataclass
@@ -126,7 +128,12 @@ def load(path: Path) -> Corpus:
     names = [n for n in names if _utf8(n)]
     if not names and not sharded:
         raise InputError(f"corpus {path}: no module has a UTF-8 name")
-    modules = [Module(n, path / f"{n}.bc") for n in sorted(names)]
+    thin = bool(isinstance(data, dict) and data.get("has_thinlto"))
+    modules = [Module(n, path / f"{n}.bc", path / f"{n}.thinlto.bc" if thin else None) for n in sorted(names)]
+    unindexed = [m.name for m in modules if m.index is not None and not m.index.is_file()]
+    if unindexed:
+        raise InputError(f"corpus {path}: a ThinLTO corpus whose module {unindexed[0]} has no index "
+                         f"({unindexed[0]}.thinlto.bc)")
     missing = [m.name for m in modules if not m.bitcode.is_file()]
     if missing:
         raise InputError(f"corpus {path}: {len(missing)} module(s) without bitcode, first {missing[0]}.bc")
