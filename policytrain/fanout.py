@@ -149,8 +149,10 @@ def parts_job(item: dict, toolchain: Toolchain, cache: ExploreCache,
 
 
 def _failed(result: Any) -> bool:
-    if isinstance(result, dict):  # a link job's
-        return bool(result.get("link_error")) or None in result.get("sizes", [None])
+    if isinstance(result, dict) and "sizes" in result:  # a link job's
+        return bool(result.get("link_error")) or None in result["sizes"]
+    if isinstance(result, dict):  # an explore job's, or a parts job's
+        return bool(result.get("error"))
     return result is None or (isinstance(result, list) and result[0] is None)
 
 
