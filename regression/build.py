@@ -25,6 +25,7 @@ from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain, describe_failure
 from policyhost import advisors
 from regression.benchmarks import Benchmark
+from workers.linked import linker_flags
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +177,8 @@ def build_corpus(toolchain: Toolchain, corpus: Path, variant: Variant, out_dir: 
 
 def build_benchmark(toolchain: Toolchain, bench: Benchmark, root: Path, variant: Variant, out_dir: Path,
                     opt_flags: Sequence[str], parallel: int = 2, timeout: float = 600) -> BuildResult:
-    """Compile the benchmark's sources with the variant and link them (plain clang) into its binary."""
+    """Compile the benchmark's sources with the variant and link them (plain clang, ld.lld as the farm links every
+    package: workers/linked.py) into its binary: the file a size row judges."""
     root = Path(root)
     flags = bench.compile_flags(root)
     jobs = []
@@ -193,8 +195,8 @@ def build_benchmark(toolchain: Toolchain, bench: Benchmark, root: Path, variant:
     try:
         with atomic_dir(binary.parent, bench.binary) as tmp:
             objs = [str(o.obj) for o in result.objects]
-            toolchain.run("clang", [*opt_flags, *objs, *bench.libs, "-o", str(tmp / bench.binary)],
-                          subject=f"link of {bench.name}")
+            toolchain.run("clang", [*opt_flags, *linker_flags(toolchain), *objs, *bench.libs, "-o",
+                                    str(tmp / bench.binary)], subject=f"link of {bench.name}")
     except FarmError as e:
         result.error = str(e)
         return result

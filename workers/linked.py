@@ -42,6 +42,11 @@ class Linked:
         return sum(self.outputs.values())
 
 
+def linker_flags(toolchain: Toolchain) -> list[str]:
+    """The clang driver's flags that link with the toolchain's own ld.lld (whatever the system's default linker)."""
+    return ["-fuse-ld=lld", f"--ld-path={toolchain.path('ld.lld')}"]
+
+
 def order(outputs: Sequence[Output]) -> list[Output]:
     """Outputs with every shared library before the outputs that link against it (the loader refused cycles of
     programs; a library needing a library is linked after it)."""
@@ -86,7 +91,7 @@ def link(package: str, outputs: Sequence[Output], objects: Mapping[str, Path | N
         target = out_dir / o.name
         driver = "clang++" if any(m.endswith(CXX_SUFFIXES) for m in members) else "clang"
         kind = ["-shared", f"-Wl,-soname,{o.name}", "-Wl,-z,defs"] if o.kind == "shared" else []
-        args = ["-fuse-ld=lld", f"--ld-path={toolchain.path('ld.lld')}", *DEBIAN_LDFLAGS, *kind, "-o", target,
+        args = [*linker_flags(toolchain), *DEBIAN_LDFLAGS, *kind, "-o", target,
                 *(objects[m] for m in members), *(made[n] for n in o.needs), *o.libs]
         try:
             toolchain.run(driver, args, timeout=600, cwd=out_dir)

@@ -27,7 +27,7 @@ from farm.errors import FarmError, InputError, ToolError
 from farm.jsonio import dumps, load_file
 from farm.toolchain import Toolchain
 from workers.corpusdir import DESCRIPTION, SKIPPED, Corpus, load
-from workers.linked import CXX_SUFFIXES, check, order
+from workers.linked import CXX_SUFFIXES, check, linker_flags, order
 from workers.parallel import run_all
 from workers.shipped import Output
 
@@ -105,7 +105,7 @@ def _thin_link(package: str, o: Output, objects: list[Path], root: Path, index_d
     `root`), nothing linked."""
     driver = "clang++" if any(p.name.removesuffix(".bc").endswith(CXX_SUFFIXES) for p in objects) else "clang"
     kind = ["-shared", f"-Wl,-soname,{o.name}"] if o.kind == "shared" else ["-Wl,--unresolved-symbols=ignore-all"]
-    args = ["-fuse-ld=lld", f"--ld-path={toolchain.path('ld.lld')}", "-flto=thin", f"-{level}", *kind,
+    args = [*linker_flags(toolchain), "-flto=thin", f"-{level}", *kind,
             "-Wl,--thinlto-index-only", f"-Wl,--thinlto-prefix-replace={root}/;{index_dir}/",
             "-o", index_dir / o.name, *(f"-Wl,{p}" for p in objects), *o.libs]  # (the driver would compile a .bc)
     index_dir.mkdir(parents=True, exist_ok=True)
