@@ -315,6 +315,20 @@ REGISTRY: tuple[Builder, ...] = (
         notify=("problem", "exception"),
     ),
     Builder(
+        name="regression-inliner-size-thinlto",
+        description="the published inliner policy for size (-Oz) against the heuristic in distributed ThinLTO builds "
+                    "(the policy in every backend, both variants linked by ld.lld; binary .text sizes)",
+        steps=(Step("regress", ("regress", "run", "--builder", "{buildername}", "--bench", "{bench}",
+                                "--policy", "{policy}", "--advisor", "inline", "--opt=-Oz", "--thinlto",
+                                "--no-callgrind", "--fail-on-regression", _BUILD_URL),
+                    timeout=3 * 3600, **_REGRESS),),
+        params=(_BENCH, Param("policy", PUBLISHED_POLICY, "the latest published inliner policy, or a built-in one",
+                              choices=(PUBLISHED_POLICY, *builtin_policies("inline")))),
+        nightly="15 5 * * *",
+        after=("policy-retrain-inline",),
+        notify=("problem", "exception"),
+    ),
+    Builder(
         name="regression-bisect",
         description="which changed input made a regression alert's builder regress: the bad run's comparison re-run "
                     "with each input swapped back to its good value, named by version, one regression-bisect-rerun "

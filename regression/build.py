@@ -9,6 +9,7 @@ and skipped; the rest of the build goes on.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
@@ -148,6 +149,26 @@ def _compile_all(toolchain: Toolchain, variant: Variant, jobs: list[tuple[str, l
         return [f.result() for f in futures]
 
 
+def _thin_backends(toolchain: Toolchain, bench: Benchmark, variant: Variant, prelinked: BuildResult, out_dir: Path,
+                   opt_flags: Sequence[str], parallel: int, timeout: float) -> BuildResult:
+    """A distributed ThinLTO build's second half (workers/thinlto.py makes a package's the same way): the pre-link
+    objects thin-linked with `--thinlto-index-only`, then one backend per module through the variant (the policy's
+    launcher decides there as in a per-file compile), each module's result its backend's object and both compiles'
+    seconds. A thin link that fails is the build's error, in one line."""
+    objs = [o.obj for o in prelinked.objects]
+    try:
+        toolchain.run("clang", [*opt_flags, *linker_flags(toolchain), "-flto=thin", "-Wl,--thinlto-index-only",
+                                *map(str, objs), *bench.libs, "-o", str(out_dir / "thin-link")],
+                      subject=f"ThinLTO thin link of {bench.name}")
+    except FarmError as e:
+        return BuildResult(variant.name, prelinked.objects, error=str(e))
+    jobs = [(o.module, ["-c", *opt_flags, "-x", "ir", str(o.obj), f"-fthinlto-index={o.obj}.thinlto.bc"],
+             out_dir / "native" / o.obj.name) for o in prelinked.objects]
+    backends = _compile_all(toolchain, variant, jobs, parallel, timeout)
+    return BuildResult(variant.name, [dataclasses.replace(b, seconds=b.seconds + p.seconds)
+                                      for b, p in zip(backends, prelinked.objects, strict=True)])
+
+
 def corpus_modules(corpus: Path) -> list[str]:
     """Module names listed in the corpus description (LLVM's extract_ir layout)."""
     desc = Path(corpus) / "corpus_description.json"
@@ -176,20 +197,26 @@ def build_corpus(toolchain: Toolchain, corpus: Path, variant: Variant, out_dir: 
 
 
 def build_benchmark(toolchain: Toolchain, bench: Benchmark, root: Path, variant: Variant, out_dir: Path,
-                    opt_flags: Sequence[str], parallel: int = 2, timeout: float = 600) -> BuildResult:
+                    opt_flags: Sequence[str], parallel: int = 2, timeout: float = 600,
+                    thinlto: bool = False) -> BuildResult:
     """Compile the benchmark's sources with the variant and link them (plain clang, ld.lld as the farm links every
-    package: workers/linked.py) into its binary: the file a size row judges."""
+    package: workers/linked.py) into its binary: the file a size row judges. `thinlto`: as a distributed ThinLTO
+    build (`-flto=thin` pre-link, an index-only thin link, one backend per module, then the link)."""
     root = Path(root)
     flags = bench.compile_flags(root)
     jobs = []
     for src in bench.source_files(root):
         rel = src.relative_to(root).as_posix()
-        jobs.append((rel, ["-c", *opt_flags, *flags, str(src)],
+        jobs.append((rel, ["-c", *opt_flags, *(["-flto=thin"] if thinlto else []), *flags, str(src)],
                      Path(out_dir) / "obj" / (rel.replace("/", "__").removesuffix(".c") + ".o")))
     result = BuildResult(variant.name, _compile_all(toolchain, variant, jobs, parallel, timeout))
+    if not result.failures and thinlto:
+        result = _thin_backends(toolchain, bench, variant, result, Path(out_dir), opt_flags, parallel, timeout)
     if result.failures:
         first = next(iter(result.failures.items()))
         result.error = f"{len(result.failures)} source(s) failed, first {first[0]}: {first[1]}"
+        return result
+    if result.error:
         return result
     binary = Path(out_dir) / "bin" / bench.binary
     try:

@@ -111,6 +111,8 @@ def _check_measuring(req: RunRequest) -> None:
         raise InputError(f"policy timeout must be a positive number of seconds, not {t!r}")
     if not req.opt_flags:
         raise InputError("no optimization flag given (for example --opt=-Oz)")
+    if req.thinlto and req.corpus is not None:
+        raise InputError("--thinlto builds benchmarks; a corpus is compiled per file (leave out --corpus or --thinlto)")
     bad = [f for f in req.opt_flags if not str(f).startswith("-")]
     if bad:
         raise InputError(f"optimization flags must start with '-' (as --opt=-Oz), not {bad[0]!r}")
@@ -194,13 +196,15 @@ def measure_corpus(toolchain: Toolchain, corpus: Path, variants: list[build.Vari
 
 def measure_benchmark(toolchain: Toolchain, bench: Benchmark, variants: list[build.Variant], work: Path,
                       sources: Path, opt_flags: tuple[str, ...], jobs: int, repeats: int,
-                      callgrind: bool) -> tuple[list[Measurement], list[Skipped]]:
-    """Sizes, compile time, and per workload callgrind instructions and wall-time samples."""
+                      callgrind: bool, thinlto: bool = False) -> tuple[list[Measurement], list[Skipped]]:
+    """Sizes, compile time, and per workload callgrind instructions and wall-time samples (`thinlto`: of
+    distributed ThinLTO builds, a module's object its backend's)."""
     root = benchmarks.fetch(bench, sources)
     inputs = work / "inputs"
     benchmarks.prepare_inputs(bench, root, inputs)
     # Equal-length build paths: a binary's path length changes the loader's instruction count.
-    builds = {v.name: build.build_benchmark(toolchain, bench, root, v, work / f"build{i}", opt_flags, jobs)
+    builds = {v.name: build.build_benchmark(toolchain, bench, root, v, work / f"build{i}", opt_flags, jobs,
+                                            thinlto=thinlto)
               for i, v in enumerate(variants)}
     broken = {v: b.error for v, b in builds.items() if b.error}
     if broken:
@@ -313,6 +317,7 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
         config={"corpus": str(req.corpus) if req.corpus else None, "benchmarks": [b.name for b in req.benchmarks],
                 "policy": spec, "policy_version": published, "vocab": str(req.vocab) if req.vocab else None,
                 "advisor": req.advisor_name, "opt_flags": list(req.opt_flags), "repeats": req.repeats,
+                **({"thinlto": True} if req.thinlto else {}),
                 "callgrind": req.callgrind, "build_url": req.build_url,
                 **({"bisect": req.bisect} if req.bisect else {}),
                 # where a bisect on this host finds the sources the command names by URL (regression/bisectrun.py)
@@ -390,7 +395,7 @@ def _measure_all(req: RunRequest, toolchain: Toolchain, variants: list[build.Var
         log.info("run %s: benchmark %s", run.run_id, bench.name)
         try:
             keep(measure_benchmark(toolchain, bench, variants, work / "bench" / bench.name, sources,
-                                   req.opt_flags, req.jobs, req.repeats, req.callgrind))
+                                   req.opt_flags, req.jobs, req.repeats, req.callgrind, req.thinlto))
         except FarmError as e:
             keep(([], [Skipped(bench.name, "both", str(e))]))
     return rows, skipped

@@ -81,6 +81,8 @@ def reproduce_command(req: RunRequest, published: str | None, vocab_id: str | No
     elif req.vocab is not None and not published:
         argv += ["--vocab", f"store:{vocab_id}" if str(req.vocab).startswith("store:") and vocab_id else str(req.vocab)]
     argv += [f"--opt={f}" for f in req.opt_flags]
+    if req.thinlto:
+        argv.append("--thinlto")
     if req.repeats != _DEFAULT_REPEATS:
         argv += ["--repeats", str(req.repeats)]
     if not req.callgrind:

@@ -27,6 +27,9 @@ class RunRequest:
     policy: str = "heuristic"
     vocab: str | Path | None = None  # a vocabulary JSON, or store:VERSION (store:latest) published by the farm
     opt_flags: tuple[str, ...] = ("-Oz",)
+    #: benchmarks built as distributed ThinLTO builds (regression/build.py `build_benchmark`): the policy in the
+    #: pre-link and in every backend, both variants linked by ld.lld
+    thinlto: bool = False
     repeats: int = 5  # wall-time samples, and callgrind counts (at least 1), per variant and workload
     callgrind: bool = True
     rules_file: Path | None = None

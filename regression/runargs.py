@@ -18,6 +18,8 @@ REPORT_DIR = "mlgo-farm-report"  # where `regress run --reproduce` writes its re
 def add_options(run: argparse.ArgumentParser) -> None:
     """`regress run`'s options (besides `--history` and `--json`, which other verbs share)."""
     run.add_argument("--corpus", help="a corpus directory (corpus_description.json): per-module .text sizes")
+    run.add_argument("--thinlto", action="store_true", help="build the benchmarks as distributed ThinLTO builds: "
+                     "pre-link, thin link, one backend per module (the policy in each), linked by ld.lld")
     run.add_argument("--bench", action="append", default=[], metavar="NAME",
                      help="a benchmark from a Debian source package: lua, zlib, bzip2 (repeatable)")
     run.add_argument("--bench-dir", action="append", default=[], metavar="DIR",
@@ -98,7 +100,8 @@ def request_from_args(args: argparse.Namespace, fetch_into: Path | None = None):
     return RunRequest(
         builder=args.builder, run_id=args.run_id, corpus=Path(args.corpus) if args.corpus else None,
         benchmarks=tuple(benches), policy=args.policy, vocab=args.vocab,
-        opt_flags=tuple(args.opt or ["-Oz"]), repeats=args.repeats, callgrind=not args.no_callgrind,
+        opt_flags=tuple(args.opt or ["-Oz"]), thinlto=args.thinlto, repeats=args.repeats,
+        callgrind=not args.no_callgrind,
         rules_file=Path(args.rules) if args.rules else None, publish=not args.no_publish,
         jobs=RunRequest().jobs if args.jobs is None else args.jobs, policy_timeout=args.policy_timeout,
         advisor=args.advisor, build_url=args.build_url, policy_sha256=args.policy_sha256,

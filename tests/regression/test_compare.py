@@ -318,3 +318,21 @@ def test_a_corpus_from_another_front_end_is_refused_before_recording(tmp_path: P
                                        "comparison at -Oz needs -Oz bitcode (the front end writes the level's "
                                        "function attributes): rebuild it with --level Oz\n")
     assert compare.open_history().runs() == []
+
+
+def test_a_thinlto_comparison_builds_each_variant_as_distributed_thinlto(tmp_path: Path) -> None:
+    """`regress run --thinlto`: pre-link, thin link, one backend per module through the launcher, linked by ld.lld.
+    The heuristic through the launcher builds exactly the heuristic's binary, the binary runs, its reproduce line
+    keeps --thinlto, and its objects are backends' (not the pre-link's bitcode, which llvm-size would not read)."""
+    result = run_comparison(RunRequest(builder="thin", run_id="t1", benchmarks=(BENCH,), policy="heuristic",
+                                       repeats=0, callgrind=False, jobs=2, thinlto=True))
+    assert result.verdict == "ok" and result.skipped == [], result.skipped
+    heur, pol = _values(result, "heuristic"), _values(result, "policy")
+    assert heur[("csrc", "text_size")] == pol[("csrc", "text_size")] > 0
+    assert result.run.config["thinlto"] is True and " --thinlto " in result.run.config["reproduce"] + " "
+    per_file = run_comparison(RunRequest(builder="file", run_id="f1", benchmarks=(BENCH,), policy="heuristic",
+                                         repeats=0, callgrind=False, jobs=2))
+    assert "thinlto" not in per_file.run.config
+    assert _values(per_file, "heuristic")[("csrc", "text_size")] != heur[("csrc", "text_size")]
+    with pytest.raises(InputError, match=r"^--thinlto builds benchmarks; a corpus is compiled per file"):
+        run_comparison(RunRequest(builder="thin", corpus=tmp_path, benchmarks=(BENCH,), thinlto=True))
