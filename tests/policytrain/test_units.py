@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,26 @@ def test_a_unit_of_an_oz_corpus_is_the_users_oz_build_and_an_o2_corpus_is_refuse
     with pytest.raises(InputError) as e:
         corpus_units(o2.path)
     assert "compiled by an -O2 front end, but the inliner for size needs -Oz bitcode" in str(e.value)
+
+
+def test_a_cxx_corpus_compiles_to_the_text_its_real_build_gives(cxx_corpus: Path, tmp_path: Path,
+                                                                toolchain: Toolchain) -> None:
+    """Each unit of the tests' C++ package compiles to the object `clang++ -Oz -fPIC -std=c++17 -c` gives from its
+    source (the package's own build), and its library linked from the units is the library linked from those."""
+    from policytrain.units import corpus_units
+    from tests import cxxpackage
+    from workers.linked import link
+
+    units = corpus_units(cxx_corpus)
+    src = Path(json.loads((cxx_corpus / "corpus_description.json").read_text())["source"])  # what it compiled
+    mine, real = {}, {}
+    for i, u in enumerate(units):
+        mine[u.name], real[u.name] = tmp_path / f"u{i}.o", tmp_path / f"s{i}.o"
+        toolchain.run("clang", u.argv(mine[u.name])[1:])
+        toolchain.run("clang++", ["-Oz", "-g0", "-fPIC", "-std=c++17", "-c", str(src / u.name), "-o",
+                                  str(real[u.name])])
+    assert text_sizes(toolchain, list(mine.values())) == {mine[n]: s for n, s in zip(
+        mine, text_sizes(toolchain, list(real.values())).values(), strict=True)}
+    assert link("bag", cxxpackage.OUTPUTS, mine, tmp_path / "a", toolchain) == link(
+        "bag", cxxpackage.OUTPUTS, real, tmp_path / "b", toolchain)
+
