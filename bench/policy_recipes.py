@@ -83,15 +83,6 @@ EXPERIMENTS: dict[str, Recipe] = {
     # docs/policy-journal.md#guided-search)
     # (measured with one seed and the default sticks, as the nightly then had)
     "nightly-guided": replace(NIGHTLY, prior=PriorParams(), sticks=Recipe.sticks, seeds=Recipe.seeds),
-    # C++ per file, judged linked (issue 45): the C++ training split with each module measured by what it adds to the
-    # linked files, checkpoints chosen on three C++ validation packages' linked files (taglib and libixion, 208
-    # modules between them, would make each validation longer than the rest of a step). Leaner than the nightly so
-    # that one cold run fits a 2-core worker: one round, 8 x 2 group flips, 12 modules a package, 8 ES steps of 16
-    # pairs. Trained with --no-evaluation, judged once on the cxx-evaluation split (bench/README.md#bench_headroom)
-    "cxx-lean": replace(NIGHTLY, rounds=1, budget=replace(NIGHTLY.budget, per_round=8), max_modules=12,
-                        es=replace(NIGHTLY.es, steps=8, pairs=16),
-                        packages=(("train", ("leveldb", "spdlog", "zimg", "onetbb", "qhull")),
-                                  ("validation", ("snappy", "soundtouch", "voro++")))),
 }
 
 

@@ -70,6 +70,8 @@ class Recipe:
     #: the ThinLTO regime: every package a distributed ThinLTO build (workers/thinlto.py), the policy deciding in its
     #: backends, judged by the files it links against the ThinLTO heuristic; False: each file compiled alone
     thinlto: bool = False
+    #: the C++ splits (`cxx-train`, `cxx-validation`, `cxx-evaluation`) are the declared ones; False: the C splits
+    cxx: bool = False
 
     def split(self, name: str) -> tuple[str, ...] | None:
         return dict(self.packages).get(name)
@@ -111,6 +113,16 @@ RECIPES = {
     # land apart on unseen code (docs/policy-journal.md#a-guard-on-far-added-inlines); what policytrain/draws.py
     # `seeds_of` gives the second draw
     "nightly-other-seeds": replace(_NIGHTLY, seeds=(5, 6, 7, 8, 9)),
+    # the C++ nightly: C++ per file, judged by what the linker ships (issue 45). bench_headroom's search found 7.8 %
+    # of spdlog's linked library against 0.35 % on per-file C, so C++ gets a policy of its own. Leaner than the C
+    # nightly, so that a cold run fits a 2-core worker well under 2 hours (12 min here): one round, 8 x 2 group flips,
+    # 12 modules a training package, 8 ES steps of 16 pairs; checkpoints chosen on three C++ validation packages'
+    # linked files (taglib and libixion, 208 modules between them, would make each validation longer than the rest of
+    # an ES step). Fresh C++ split, linked: 0.9250x, pugixml 1.0470x (bench/README.md#bench_headroom); it grows C
+    # (1.0092x on the fresh C split), so C keeps the nightly above
+    "cxx": replace(_NIGHTLY, cxx=True, rounds=1, budget=replace(_NIGHTLY.budget, per_round=8),
+           max_modules=12, es=replace(_NIGHTLY.es, steps=8, pairs=16),
+           packages=(("validation", ("snappy", "soundtouch", "voro++")),)),
     # `make demo`: one round, a small search and two ES steps on a few small packages of each split
     "demo": Recipe(rounds=1, budget=Budget(6, 2), es=EsParams(steps=2, pairs=4), max_modules=20, sticks=(0.0, 4.0),
                    packages=(

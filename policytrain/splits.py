@@ -100,13 +100,14 @@ def named(option: str, given: str | None, otherwise: str) -> None:
 
 
 def specs(split: str, given: str | None, rec: Recipe | None = None) -> list[str]:
-    """Comma-separated package specs of one split; None: the recipe's, else the split packages.py declares."""
+    """Comma-separated package specs of one split; None: the recipe's, else the split packages.py declares (the C++
+    one, `cxx-SPLIT`, for a recipe of C++: Recipe.cxx)."""
     if given is None and rec is not None and rec.split(split) is not None:
         given = ",".join(rec.split(split))
     if given is None:
         from policytrain.packages import SPLITS as DECLARED
 
-        given = ",".join(DECLARED[split])
+        given = ",".join(DECLARED[f"cxx-{split}" if rec is not None and rec.cxx else split])
     return [x.strip() for x in given.split(",") if x.strip()]
 
 

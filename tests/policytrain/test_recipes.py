@@ -27,7 +27,8 @@ def test_a_recipes_packages_are_inside_the_declared_splits(name):
     for split, names in rec.packages:
         # a small run's held-out table may use retired evaluation packages: they never train, and it spends no look
         # of the fresh ones (policytrain/packages.py MAX_LOOKS)
-        allowed = set(packages.SPLITS[split]) | (set(packages.RETIRED) if split == "evaluation" else set())
+        allowed = set(packages.SPLITS[f"cxx-{split}" if rec.cxx else split]) | (
+            set(packages.RETIRED) if split == "evaluation" and not rec.cxx else set())
         assert set(names) <= allowed, (name, split)
     assert rec.seeds and rec.sticks and rec.rounds >= 1
 
