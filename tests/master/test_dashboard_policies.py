@@ -204,7 +204,12 @@ def test_a_trained_policy_shows_its_held_out_table_and_its_training_curve(tmp_pa
                     "heldout": [{"package": "zlib", "modules": 33, "heuristic": 162176, "policy": 161864,
                                  "ratio": 0.99808, "failed": []},
                                 {"package": "bzip2", "modules": 13, "heuristic": 84001, "policy": 84090,
-                                 "ratio": 1.00106, "failed": []}],
+                                 "ratio": 1.00106, "failed": []},
+                                {"package": "re2", "modules": 53, "heuristic": 500000, "policy": 470000,
+                                 "ratio": 0.94, "failed": [],
+                                 "shipped": {"modules": 22, "heuristic": 400000, "policy": 376000, "ratio": 0.94},
+                                 "linked": {"modules": 22, "heuristic": 466282, "policy": 379199, "ratio": 0.81323,
+                                            "outputs": {"libre2.so.9": [466282, 379199]}}}],
                     "history": [{"stage": "bc", "round": 1, "validation": 0.9614},
                                 {"stage": "es", "step": 1, "validation": 0.9622},
                                 {"stage": "es", "step": 4, "validation": 0.9572},
@@ -218,6 +223,8 @@ def test_a_trained_policy_shows_its_held_out_table_and_its_training_curve(tmp_pa
     held = _table(page, "heldout")
     assert "zlib" in held and "162,176" in held and 'class="num ok">0.9981' in held
     assert 'class="num regression">1.0011' in held and "0.9637" in held
+    re2 = held.split("<td>re2</td>")[1].split("</tr>")[0]  # judged by its linked files, the objects beside
+    assert "<td>linked files</td>" in re2 and "466,282" in re2 and 'class="num ok">0.8132' in re2 and "0.9400" in re2
     training = page.split('id="training"')[1]
     assert "es step 4" in training and "0.9572" in training and "lua5.4, libzstd" in training
     curve = page.split('<div id="curve">')[1].split("</div>")[0]
