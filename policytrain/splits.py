@@ -263,7 +263,7 @@ def corpora(groups: Sequence[Sequence[tuple[str, Package | None, int | None]]], 
             got = []
             for spec, given, most in g:
                 if given is None:
-                    given = package_corpus(spec, var_dir, toolchain, most, thinlto)
+                    given = package_corpus(spec, var_dir, toolchain, most, thinlto=thinlto)
                     bar.update()
                 got.append(given)
             out.append(tuple(got))
