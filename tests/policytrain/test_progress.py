@@ -72,7 +72,8 @@ def test_the_packages_stages_count_each_debian_package(monkeypatch, tmp_path: Pa
     monkeypatch.setattr(debsrc, "fetch_source", lambda name, dest: fetched.append(name))
     splits.fetch_sources(["zlib", "bzip2"], tmp_path, "policy train")
     given = splits.Package("d", ())
-    monkeypatch.setattr(splits, "package_corpus", lambda spec, var, tc, most=None, thinlto=False: splits.Package(spec, ()))
+    monkeypatch.setattr(splits, "package_corpus",
+                        lambda spec, var, tc, most=None, thinlto=False: splits.Package(spec, ()))
     got = splits.corpora([[("zlib", None, 5), ("d", given, None)], [("bzip2", None, None)]], tmp_path, None,  # type: ignore[arg-type]
                          "policy train")
     assert fetched == ["zlib", "bzip2"] and [[p.name for p in g] for g in got] == [["zlib", "d"], ["bzip2"]]
