@@ -115,11 +115,11 @@ RECIPES = {
     "nightly-other-seeds": replace(_NIGHTLY, seeds=(5, 6, 7, 8, 9)),
     # the C++ nightly: C++ per file, judged by what the linker ships (issue 45). bench_headroom's search found 5.3 %
     # of spdlog's and leveldb's linked libraries against 0.35 % on per-file C, so C++ gets a policy of its own.
-    # Leaner than the C nightly, so that a cold run fits a 2-core worker well under 2 hours (12 min here): one round, 8 x 2 group flips,
-    # 12 modules a training package, 8 ES steps of 16 pairs; checkpoints chosen on three C++ validation packages'
-    # linked files (taglib and libixion, 208 modules between them, would make each validation longer than the rest of
-    # an ES step). Fresh C++ split, linked: 0.9250x, pugixml 1.0470x (bench/README.md#bench_headroom); it grows C
-    # (1.0092x on the fresh C split), so C keeps the nightly above
+    # Leaner than the C nightly, so that a cold run fits a 2-core worker well under 2 hours (12 min here): one round,
+    # 8 x 2 group flips, 12 modules a training package, 8 ES steps of 16 pairs; checkpoints chosen on three C++
+    # validation packages' linked files (taglib and libixion, 208 modules between them, would make each validation
+    # longer than the rest of an ES step). Fresh C++ split, linked: 0.9250x, pugixml 1.0470x
+    # (bench/README.md#bench_headroom); it grows C (1.0092x on the fresh C split), so C keeps the nightly above
     "cxx": replace(_NIGHTLY, cxx=True, rounds=1, budget=replace(_NIGHTLY.budget, per_round=8),
            max_modules=12, es=replace(_NIGHTLY.es, steps=8, pairs=16),
            packages=(("validation", ("snappy", "soundtouch", "voro++")),)),
