@@ -96,13 +96,13 @@ def link(package: str, outputs: Sequence[Output], objects: Mapping[str, Path | N
         try:
             toolchain.run(driver, args, timeout=600, cwd=out_dir)
         except ToolError as e:
-            raise ToolError(f"package {package}: linking {o.name} failed: {_first_error(str(e))}") from None
+            raise ToolError(f"package {package}: linking {o.name} failed: {first_error(str(e))}") from None
         made[o.name] = target
     sizes = text_sizes(toolchain, list(made.values()))
     return Linked({name: sizes[path] for name, path in made.items()})
 
 
-def _first_error(message: str) -> str:
+def first_error(message: str) -> str:
     """The linker's first error out of a tool failure's message (the rest repeats it per symbol)."""
     for line in message.splitlines():
         for mark in ("ld.lld: error:", "error:"):

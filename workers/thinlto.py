@@ -27,7 +27,7 @@ from farm.errors import FarmError, InputError, ToolError
 from farm.jsonio import dumps, load_file
 from farm.toolchain import Toolchain
 from workers.corpusdir import DESCRIPTION, SKIPPED, Corpus, load
-from workers.linked import CXX_SUFFIXES, check, linker_flags, order
+from workers.linked import CXX_SUFFIXES, check, first_error, linker_flags, order
 from workers.parallel import run_all
 from workers.shipped import Output
 
@@ -81,7 +81,8 @@ def thin_corpus(package: str, corpus: Corpus, outputs: Sequence[Output], out: Pa
     linked: list[Output] = []
     for i, (o, mine) in enumerate(plan):
         index_dir = out / f".index-{i}"
-        _thin_link(package, o, [out / f"{n}.bc" for n, _ in mine], out, index_dir, toolchain, level)
+        _thin_link(package, o, [out / f"{n}.bc" for n, _ in mine], any(m.endswith(CXX_SUFFIXES) for _, m in mine),
+                   out, index_dir, toolchain, level)
         for n, _ in mine:
             (index_dir / f"{n}.bc{INDEX_SUFFIX}").replace(out / f"{n}{INDEX_SUFFIX}")
         shutil.rmtree(index_dir, ignore_errors=True)
@@ -99,11 +100,11 @@ def outputs_of(corpus_dir: Path) -> tuple[Output, ...]:
     return tuple(Output.from_json(d) for d in load_file(Path(corpus_dir) / OUTPUTS))
 
 
-def _thin_link(package: str, o: Output, objects: list[Path], root: Path, index_dir: Path, toolchain: Toolchain,
-               level: str) -> None:
-    """The thin link of one output: every member's index written under `index_dir` (lld's prefix replacement of
-    `root`), nothing linked."""
-    driver = "clang++" if any(p.name.removesuffix(".bc").endswith(CXX_SUFFIXES) for p in objects) else "clang"
+def _thin_link(package: str, o: Output, objects: list[Path], cxx: bool, root: Path, index_dir: Path,
+               toolchain: Toolchain, level: str) -> None:
+    """The thin link of one output (`cxx`: of C++ modules, linked by clang++): every member's index written under
+    `index_dir` (lld's prefix replacement of `root`), nothing linked."""
+    driver = "clang++" if cxx else "clang"
     kind = ["-shared", f"-Wl,-soname,{o.name}"] if o.kind == "shared" else ["-Wl,--unresolved-symbols=ignore-all"]
     args = [*linker_flags(toolchain), "-flto=thin", f"-{level}", *kind,
             "-Wl,--thinlto-index-only", f"-Wl,--thinlto-prefix-replace={root}/;{index_dir}/",
@@ -112,5 +113,4 @@ def _thin_link(package: str, o: Output, objects: list[Path], root: Path, index_d
     try:
         toolchain.run(driver, args, timeout=600, cwd=root)
     except FarmError as e:
-        first = next((ln[ln.index("error:"):] for ln in str(e).splitlines() if "error:" in ln), str(e))
-        raise ToolError(f"package {package}: the ThinLTO thin link of {o.name} failed: {first}") from None
+        raise ToolError(f"package {package}: the ThinLTO thin link of {o.name} failed: {first_error(str(e))}") from None
