@@ -35,12 +35,15 @@ class Measuring(Protocol):
         ...
 
 
+def _objects(row: dict) -> dict:
+    """The sum of objects beside a judged figure: the shipped modules', else all of them."""
+    return row["shipped"] if row.get("shipped") is not None else row
+
+
 def judged(row: dict) -> dict:
     """What a held-out table judges of a package row: the files it links (what its binary packages install), else
     its shipped modules, else all of them when it declares neither."""
-    if row.get("linked") is not None:
-        return row["linked"]
-    return row["shipped"] if row.get("shipped") is not None else row
+    return row["linked"] if row.get("linked") is not None else _objects(row)
 
 
 def chosen(row: dict) -> dict:
@@ -134,11 +137,6 @@ def check_complete(table: dict) -> None:
 
 def _ratio(x: float | None) -> str:
     return f"{'-':>8}" if x is None else f"{x:>8.4f}"
-
-
-def _objects(row: dict) -> dict:
-    """The sum of objects beside a judged figure: the shipped modules', else all of them."""
-    return row["shipped"] if row.get("shipped") is not None else row
 
 
 def format_table(table: dict, cap: float | None = None) -> str:
