@@ -115,32 +115,20 @@ def _debian_dir(var_dir: Path, name: str, most: int | None = None) -> Path:
     return var_dir / "policy" / "corpus" / (f"debian-{name}-{LEVEL}" + (f"-{most}" if most else ""))
 
 
-def thin_package(p: Package, out: Path, toolchain: Toolchain, most: int | None = None) -> Package:
-    """Package `p` in the ThinLTO regime: its ThinLTO corpus (workers/thinlto.py: every module of its linked outputs
-    pre-linked and thin-linked, compiled as backends with their indexes), made once in `out`; `most` samples its
-    modules after the thin link (the indexes need every module)."""
+def thin_package(p: Package, corpus_dir: Path, out: Path, toolchain: Toolchain, most: int | None = None) -> Package:
+    """Package `p`, read from `corpus_dir`, in the ThinLTO regime: its ThinLTO corpus (workers/thinlto.py: every
+    module of its linked outputs pre-linked and thin-linked, compiled as backends with their indexes), made once in
+    `out`; `most` samples its modules after the thin link (the indexes need every module)."""
     from farm.locks import made_once
-    from workers.corpus import load
+    from workers.corpus import load, sample_names
     from workers.thinlto import outputs_of, thin_corpus
 
-    if not p.units:
-        raise InputError(f"package {p.name}: no modules to build with ThinLTO")
-    made_once(out, "corpus_description.json",
-              lambda: thin_corpus(p.name, load(_corpus_root(p)), p.outputs, out, toolchain))
-    units, outputs = corpus_units(out), outputs_of(out)
-    if most is not None and len(units) > most:
-        from workers.corpus import sample_names
-
-        keep = sample_names((u.name for u in units), most)
-        units = [u for u in units if u.name in keep]
-    whole = len(units) == len(corpus_units(out))  # a sample links nothing
-    return Package(p.name, tuple(units), frozenset(u.name for u in units), outputs if whole else ())
-
-
-def _corpus_root(p: Package) -> Path:
-    """The corpus directory a package's units were read from (a module `a/b.c` lies at `ROOT/a/b.c.bc`)."""
-    u = p.units[0]
-    return Path(str(u.bitcode)[: -len(f"{u.name}.bc")])
+    made_once(out, "corpus_description.json", lambda: thin_corpus(p.name, load(corpus_dir), p.outputs, out, toolchain))
+    every = corpus_units(out)
+    keep = sample_names((u.name for u in every), most)
+    units = tuple(u for u in every if u.name in keep)
+    whole = len(units) == len(every)  # a sample links nothing
+    return Package(p.name, units, frozenset(keep), outputs_of(out) if whole else ())
 
 
 def given_corpora(wanted: Mapping[str, Sequence[str]], var_dir: Path,
@@ -192,7 +180,8 @@ def package_corpus(spec: str, var_dir: Path, toolchain: Toolchain, most: int | N
     if thinlto:  # the whole per-file corpus first: a thin link needs every module of an output
         whole = package_corpus(spec, var_dir, toolchain)
         where = hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:12] if eq else "debian"
-        return thin_package(whole, var_dir / "policy" / "corpus" / f"thinlto-{name}-{where}-{LEVEL}", toolchain, most)
+        return thin_package(whole, Path(path) if eq else _debian_dir(var_dir, name),
+                            var_dir / "policy" / "corpus" / f"thinlto-{name}-{where}-{LEVEL}", toolchain, most)
     if eq:
         if not (Path(path) / "corpus_description.json").is_file():
             raise InputError(f"package {name}: {path} is not a corpus directory (no corpus_description.json)")
