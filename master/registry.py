@@ -226,6 +226,9 @@ _CORPUS = (
           "corpus_source=llvm)", choices=CORPUS_INPUTS),
 )
 _BENCH = Param("bench", "zlib", "benchmark built from a Debian source package", choices=BENCHES)
+#: The inliner policy a size builder judges (per file and ThinLTO alike).
+_PUBLISHED_INLINE = Param("policy", PUBLISHED_POLICY, "the latest published inliner policy, or a built-in one",
+                          choices=(PUBLISHED_POLICY, *builtin_policies("inline")))
 #: A git branch, tag or commit: letters, digits, '.', '_', '/', '-' (not first), no '..'.
 GIT_REV = r"(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._/-]{0,127}"
 
@@ -308,8 +311,7 @@ REGISTRY: tuple[Builder, ...] = (
                                 "--policy", "{policy}", "--advisor", "inline", "--opt=-Oz", "--no-callgrind",
                                 "--fail-on-regression", _BUILD_URL),
                     timeout=3 * 3600, **_REGRESS),),
-        params=(_BENCH, Param("policy", PUBLISHED_POLICY, "the latest published inliner policy, or a built-in one",
-                              choices=(PUBLISHED_POLICY, *builtin_policies("inline")))),
+        params=(_BENCH, _PUBLISHED_INLINE),
         nightly="0 5 * * *",
         after=("policy-retrain-inline",),
         notify=("problem", "exception"),
@@ -322,8 +324,7 @@ REGISTRY: tuple[Builder, ...] = (
                                 "--policy", "{policy}", "--advisor", "inline", "--opt=-Oz", "--thinlto",
                                 "--no-callgrind", "--fail-on-regression", _BUILD_URL),
                     timeout=3 * 3600, **_REGRESS),),
-        params=(_BENCH, Param("policy", PUBLISHED_POLICY, "the latest published inliner policy, or a built-in one",
-                              choices=(PUBLISHED_POLICY, *builtin_policies("inline")))),
+        params=(_BENCH, _PUBLISHED_INLINE),
         nightly="15 5 * * *",
         after=("policy-retrain-inline",),
         notify=("problem", "exception"),
