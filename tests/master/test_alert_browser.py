@@ -32,14 +32,21 @@ def _submit(driver, state: str, note: str) -> None:
 
 
 def _shows(driver, css: str, check) -> bool:
-    """Whether the page now has `css` whose text passes `check` (False while the page is being replaced)."""
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    """Whether the page now has `css` whose text passes `check`. While the form's answer replaces the page, an
+    element found a moment ago can leave the document before its text is read: chromedriver then says the element
+    is stale or, when the race falls inside its own inspector, that the node "does not belong to the document".
+    Both mean "not yet"; any other browser error still fails the test."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, WebDriverException
     from selenium.webdriver.common.by import By
 
     try:
         return bool(check(driver.find_element(By.CSS_SELECTOR, css).text))
     except (NoSuchElementException, StaleElementReferenceException):
         return False
+    except WebDriverException as e:
+        if "does not belong to the document" in (e.msg or ""):
+            return False
+        raise
 
 
 def test_the_alert_form_needs_a_login_in_a_real_browser(master, browser, tmp_path: Path) -> None:  # noqa: F811
