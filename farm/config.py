@@ -218,12 +218,11 @@ class PolicyConfig:
     #: false on a farm that publishes vocabularies only (then nothing settles a vocabulary's policy check:
     #: turn `[gate] policy_size` off too).
     retrain_after_vocab: bool = True
-    #: The inliner training recipe of `policy retrain` (a name in policytrain/recipes.py RECIPES): the nightly, one
-    #: draw. With the vocabulary's embeddings and LLVM's code beside the declared packages, one draw took 96 min
-    #: on a 2-core worker with single flips (two: about 2 h 45 min, past the night's 2 hours, for a second draw
-    #: worth 0.008 % on the decision packages) and 72 min with the group flips the nightly searches with since
-    #: (docs/policy-journal.md#the-published-nightly-with-group-flips). `policy train`'s default is the same recipe.
-    recipe: str = "nightly"
+    #: The inliner training recipe of `policy retrain` (a name in policytrain/recipes.py RECIPES): `cxx`, C++ per file,
+    #: where the search finds most (5.3 % of the linked C++ libraries against 0.35 % on per-file C:
+    #: bench/README.md#bench_headroom), so the policy the farm publishes is the C++ one; `nightly` is C's recipe (it
+    #: ties the heuristic on C, 1.0000x linked). `policy train`'s default is the same recipe.
+    recipe: str = "cxx"
     #: Packages the retrained policy trains and validates on (comma separated Debian source packages, or
     #: NAME=CORPUS_DIR); empty: the splits declared in policytrain/packages.py.
     train: str = ""

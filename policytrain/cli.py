@@ -56,7 +56,8 @@ def _train(args: argparse.Namespace) -> int:
     settings = load_settings()
     output = Path(args.output)
     _check_output(output)
-    rec = recipe(args.recipe)
+    rec_name = args.recipe or settings.policy.recipe
+    rec = recipe(rec_name)
     if args.no_evaluation and args.evaluation is not None:
         raise InputError("--no-evaluation and --evaluation: give one of them")
     named("--evaluation", args.evaluation, "leave it out for the declared split, or --no-evaluation to train "
@@ -71,7 +72,7 @@ def _train(args: argparse.Namespace) -> int:
         vocab = resolve_vocab(args.vocab, INLINE_SIZE.advisor)
     version = vocab.stem if args.vocab and args.vocab.startswith("store:") else None  # (the store's file names it)
     splits = trainer.build_splits(plan, var, tc, desc="policy train")
-    record = trainer.train_to(output, tc, splits, args.recipe, _fanout(args, settings, tc), vocab=vocab,
+    record = trainer.train_to(output, tc, splits, rec_name, _fanout(args, settings, tc), vocab=vocab,
                               vocab_version=version, progress=say, cap=settings.gate.policy_cap, desc="policy train")
     try:
         heldout.check_complete(record["heldout"])
@@ -237,9 +238,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                          "behavioural cloning, evolution strategies; print the held-out table")
     tr.add_argument("-o", "--output", required=True, help="the .onnx model to write (MODEL.json, MODEL.npz beside)")
     # checked when the verb runs (policytrain/recipes.py `recipe`): building the parser imports no numpy
-    tr.add_argument("--recipe", default="nightly", help="how hard each stage works: a recipe of "
-                    "policytrain/recipes.py (nightly, demo, smoke; the experiments docs/policy-journal.md measured run "
-                    "through bench/policy_recipes.py)")
+    tr.add_argument("--recipe", help="how hard each stage works: a recipe of policytrain/recipes.py (cxx: C++, "
+                    "what the nightly publishes; nightly: C; demo; smoke; the experiments docs/policy-journal.md "
+                    "measured run through bench/policy_recipes.py); default: [policy] recipe, cxx")
     tr.add_argument("--vocab", help="IR2Vec vocabulary JSON (or store:VERSION): the policy also reads the callee "
                     "and caller embeddings (default: LLVM's features alone)")
     tr.add_argument("--no-evaluation", action="store_true", help="train without a held-out table, keeping the "
@@ -271,9 +272,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "latest or a newer one waiting for its policy's size check)")
     rt.add_argument("--corpus", help="nightly training corpus directory (default: the vocabulary's dataset's "
                     "corpus), trained on beside [policy] train")
-    rt.add_argument("--recipe", help="training recipe: nightly, demo or smoke (default: [policy] recipe)")
+    rt.add_argument("--recipe", help="training recipe: cxx (C++), nightly (C), demo or smoke (default: [policy] "
+                    "recipe, cxx)")
     rt.add_argument("--max-modules", type=positive_int, help="train on at most this many modules of the nightly "
-                    "corpus (default: the recipe's cap on each training package, 50 in the nightly)")
+                    "corpus (default: the recipe's cap on each training package: 12 in cxx, 50 in nightly)")
     rt.add_argument("--wait", action="store_true", help="wait for the published version")
     # the nightly recipe trains two whole draws (policytrain/draws.py): ~90 min cold for the declared packages alone,
     # more with a cold nightly corpus; the builder's step allows 4 hours (master/registry.py)

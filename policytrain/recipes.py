@@ -1,7 +1,8 @@
 """How hard each stage of the inliner trainer works, one `Recipe` per use (policytrain/trainer.py runs them).
 
 ml-compiler-opt keeps one runner and many configurations; so does the farm. `RECIPES` holds what production and the
-test suite run: the nightly builder's (`nightly`, and the names it had), `make demo`'s and the suite's `smoke`. The
+test suite run: the nightly builder's (`cxx`, C++), C's (`nightly`, the nightly's until 2026-11-28, and the names it
+had), `make demo`'s and the suite's `smoke`. The
 experiments measured against the nightly and not adopted live beside the benches that measured them
 (bench/policy_recipes.py); code outside production lends its recipes to `recipe()` for as long as it runs them
 (`added`), so production never imports them and `policy train --recipe` knows only these.
@@ -80,7 +81,7 @@ class Recipe:
         return dataclasses.asdict(self)
 
 
-# what the nightly builder trains with: fits one 2-core worker in under 2 hours
+# C's recipe, what the nightly builder trained until 2026-11-28: fits one 2-core worker in under 2 hours
 # (docs/policy-journal.md#the-real-oz-regime)
 # (a validation costs ~10 s here, so sticks up to 8, near the heuristic, for the cap to choose from); the five
 # cloning seeds are averaged into one network, not chosen among: on eleven packages nothing was trained on it
@@ -119,7 +120,8 @@ RECIPES = {
     # 8 x 2 group flips, 12 modules a training package, 8 ES steps of 16 pairs; checkpoints chosen on three C++
     # validation packages' linked files (taglib and libixion, 208 modules between them, would make each validation
     # longer than the rest of an ES step). Fresh C++ split, linked: 0.9250x, pugixml 1.0470x
-    # (bench/README.md#bench_headroom); it grows C (1.0092x on the fresh C split), so C keeps the nightly above
+    # (bench/README.md#bench_headroom); it grows C (1.0092x on the fresh C split), so C keeps the recipe above. What
+    # the nightly builder trains and publishes since 2026-11-28 ([policy] recipe), where the search finds most
     "cxx": replace(_NIGHTLY, cxx=True, rounds=1, budget=replace(_NIGHTLY.budget, per_round=8),
            max_modules=12, es=replace(_NIGHTLY.es, steps=8, pairs=16),
            packages=(("validation", ("snappy", "soundtouch", "voro++")),)),

@@ -45,7 +45,7 @@ from policytrain.units import LEVEL
 log = logging.getLogger(__name__)
 #: What `policy retrain` may override: the training recipe (policytrain/recipes.py RECIPES; default
 #: `[policy] recipe`) and how many modules of the nightly corpus train (sampled by name hash; default: the recipe's
-#: cap on every training package, `Recipe.max_modules`, 50 in the nightly: the nightly corpus is one package among
+#: cap on every training package, `Recipe.max_modules`, 12 in `cxx`: the nightly corpus is one package among
 #: sixteen, and at 400 of LLVM's TUs (11 s to search one on 2 cores, nine C modules' worth) it added over an hour
 #: to every search)
 DEFAULTS = {"recipe": None, "max_modules": None}
@@ -69,7 +69,7 @@ def training_corpus(vocab_manifest: dict[str, Any], corpus: str | None, var_dir:
     dataset's corpus: its source directory when this host has it, or compiled again from where it
     came from (a Debian package, LLVM's git repository at the commit, a CMake tree), only the
     `sample` of modules training will use (workers.corpus.sample_names, the rule `max_modules`
-    samples by), so retraining on LLVM's 2,780 TUs compiles 50 of them (the nightly recipe's cap). ccache makes
+    samples by), so retraining on LLVM's 2,780 TUs compiles 12 of them (the `cxx` recipe's cap). ccache makes
     even that cheap on the worker that built the dataset.
     """
     facts = ((vocab_manifest.get("dataset") or {}).get("corpus")) or {}
