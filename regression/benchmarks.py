@@ -1,11 +1,13 @@
 """Benchmark programs as data: where the sources come from, how to build them, what to run.
 
-A benchmark is a real program (the Lua interpreter, zlib's minigzip, bzip2) built from its
-Debian source package, or a local directory of C files. Building is described, not scripted:
-which sources make the binary, with which preprocessor flags and libraries; `regression.build`
-compiles each source with the variant under test and links the objects. Workloads name the
-arguments and stdin of each measured execution; `{scripts}` is this package's `scripts/`
-folder (Lua scripts shipped with the farm) and `{inputs}` the prepared input directory.
+A benchmark is a real program (the Lua interpreter, zlib's minigzip, bzip2; in C++, GNU gperf and
+the MiniSat solver) built from its Debian source package, or a local directory of C files. Building
+is described, not scripted: which sources make the binary, with which preprocessor flags and
+libraries; `regression.build` compiles each source with the variant under test (a `.cc`/`.cpp`
+source as C++) and links the objects (with `clang++`, so libstdc++, when any source is C++).
+Workloads name the arguments and stdin of each measured execution and the exit status a run
+answers with; `{scripts}` is this package's `scripts/` folder (Lua scripts shipped with the farm)
+and `{inputs}` the prepared input directory.
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 @dataclass(frozen=True)
 class Workload:
-    """One measured execution: arguments (templates) and an optional stdin file."""
+    """One measured execution: arguments (templates), an optional stdin file, and the exit status of a run that
+    did its work (0, but a SAT solver answers 10 for satisfiable and 20 for unsatisfiable)."""
 
     name: str
     args: tuple[str, ...] = ()
     stdin: str | None = None
+    status: int = 0
 
     def argv(self, binary: Path, inputs: Path) -> list[str]:
         return [str(binary), *(_fill(a, inputs) for a in self.args)]
@@ -56,7 +60,7 @@ class Benchmark:
     make_inputs: Callable[[Path, Path], None] | None = field(default=None, compare=False)
 
     def source_files(self, root: Path) -> list[Path]:
-        """The C files that make the binary, sorted, relative paths resolved under `root`."""
+        """The source files (C, or C++ by their suffix) that make the binary, sorted, resolved under `root`."""
         files: set[Path] = set()
         for pattern in self.sources:
             files.update(p for p in root.glob(pattern) if p.is_file())
@@ -101,7 +105,63 @@ def _compression_inputs(size: int) -> Callable[[Path, Path], None]:
     return make
 
 
+def _copied(*paths: str) -> Callable[[Path, Path], None]:
+    """Inputs that ship in the source tree: each file copied under its own name."""
+
+    def make(root: Path, inputs: Path) -> None:
+        for rel in paths:
+            (inputs / Path(rel).name).write_bytes((root / rel).read_bytes())
+
+    return make
+
+
+def _dimacs(variables: int, clauses: list[list[int]]) -> str:
+    return f"p cnf {variables} {len(clauses)}\n" + "".join(" ".join(map(str, c)) + " 0\n" for c in clauses)
+
+
+def pigeonhole(holes: int) -> str:
+    """The pigeonhole principle for `holes` + 1 pigeons as CNF (DIMACS): unsatisfiable, and hard for resolution."""
+    pigeons = holes + 1
+
+    def var(p: int, h: int) -> int:
+        return p * holes + h + 1
+
+    clauses = [[var(p, h) for h in range(holes)] for p in range(pigeons)]
+    clauses += [[-var(p, h), -var(q, h)] for h in range(holes) for p in range(pigeons) for q in range(p + 1, pigeons)]
+    return _dimacs(pigeons * holes, clauses)
+
+
+def planted_3sat(variables: int, clauses: int, seed: int) -> str:
+    """Random 3-SAT (DIMACS) with a planted solution, so satisfiable: clauses drawn by a 64-bit LCG (the same on
+    every Python), each kept only when the hidden assignment satisfies it."""
+    state = seed
+
+    def draw(n: int) -> int:
+        nonlocal state
+        state = (state * 6364136223846793005 + 1442695040888963407) % 2**64
+        return (state >> 33) % n
+
+    hidden = [draw(2) for _ in range(variables)]
+    kept: list[list[int]] = []
+    while len(kept) < clauses:
+        vs: set[int] = set()
+        while len(vs) < 3:
+            vs.add(draw(variables) + 1)
+        clause = [v if draw(2) else -v for v in sorted(vs)]
+        if any((lit > 0) == bool(hidden[abs(lit) - 1]) for lit in clause):
+            kept.append(clause)
+    return _dimacs(variables, kept)
+
+
+def _sat_inputs(root: Path, inputs: Path) -> None:
+    (inputs / "pigeonhole-8.cnf").write_text(pigeonhole(8))
+    (inputs / "planted-350.cnf").write_text(planted_3sat(350, 1491, 20261201))
+
+
 LUA_SCRIPTS = ("fib.lua", "strings.lua", "tables.lua", "nbody.lua")
+#: gperf's own test keyword files, and the options its tests/Makefile.in gives them; `-m N` makes it search N times
+#: harder for a smaller table (most of a workload's instructions).
+GPERF_KEYWORDS = ("tests/languages.gperf", "tests/charsets.gperf", "tests/cplusplus.gperf")
 
 BENCHMARKS: dict[str, Benchmark] = {
     b.name: b
@@ -138,6 +198,40 @@ BENCHMARKS: dict[str, Benchmark] = {
                      "bzlib.c", "bzip2.c"),
             workloads=(Workload("compress", ("-c", "-9"), "{inputs}/input.txt"),),
             make_inputs=_compression_inputs(1_000_000),
+        ),
+        # C++: the gperf program (src/ with lib/'s libgp.a; lib/getopt*.c are empty with glibc) generating perfect
+        # hash functions. Its output starts with its command line, argv[0] included, and each variant's binary
+        # has its own path, so the code goes to /dev/null: stdout (empty) is the same for both builds.
+        Benchmark(
+            name="gperf",
+            package="gperf",
+            binary="gperf",
+            sources=("src/*.cc", "lib/getline.cc", "lib/hash.cc"),
+            workloads=(
+                Workload("languages", ("-m", "5", "-C", "-E", "-G", "-I", "-t", "--output-file=/dev/null",
+                                       "{inputs}/languages.gperf")),
+                Workload("charsets", ("-m", "2", "-C", "-E", "-G", "-I", "-t", "--output-file=/dev/null",
+                                      "{inputs}/charsets.gperf")),
+                Workload("cplusplus", ("-m", "20", "-L", "C", "-F", ", 0, 0", "-j1", "-g", "-o", "-t", "-N",
+                                       "is_reserved_word", "-k1,4,7,$", "--output-file=/dev/null",
+                                       "{inputs}/cplusplus.gperf")),
+            ),
+            make_inputs=_copied(*GPERF_KEYWORDS),
+        ),
+        # C++: the minisat program (simp/Main.cc with libminisat's sources: SatELite preprocessing, then CDCL
+        # search) on two generated problems; it answers in its exit status (10 SAT, 20 UNSAT) and, given
+        # /dev/stdout as its result file, prints the model, so both builds must find the same one.
+        Benchmark(
+            name="minisat",
+            package="minisat2",
+            binary="minisat",
+            sources=("minisat/core/Solver.cc", "minisat/simp/*.cc", "minisat/utils/*.cc"),
+            libs=("-lz",),
+            workloads=(
+                Workload("pigeonhole", ("-verb=0", "{inputs}/pigeonhole-8.cnf", "/dev/stdout"), status=20),
+                Workload("planted", ("-verb=0", "{inputs}/planted-350.cnf", "/dev/stdout"), status=10),
+            ),
+            make_inputs=_sat_inputs,
         ),
     )
 }

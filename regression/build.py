@@ -3,7 +3,9 @@
 Both variants go through the same code path: one clang command per object (from the farm's
 Toolchain), optionally behind a compiler launcher (`mlgo-farm policy-cc --policy P --`), timed
 one by one. A module that fails to compile is recorded with the compiler's one-line message
-and skipped; the rest of the build goes on.
+and skipped; the rest of the build goes on. clang compiles a `.cc`/`.cpp` source as C++ by its
+suffix, behind the launcher too; a benchmark with a C++ source links with `clang++` (libstdc++), as
+the farm links a package's files (workers/linked.py `driver`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain, describe_failure
 from policyhost import advisors
 from regression.benchmarks import Benchmark
-from workers.linked import linker_flags
+from workers.linked import driver, linker_flags
 
 log = logging.getLogger(__name__)
 
@@ -157,8 +159,9 @@ def _thin_backends(toolchain: Toolchain, bench: Benchmark, variant: Variant, pre
     seconds. A thin link that fails is the build's error, in one line."""
     objs = [o.obj for o in prelinked.objects]
     try:
-        toolchain.run("clang", [*opt_flags, *linker_flags(toolchain), "-flto=thin", "-Wl,--thinlto-index-only",
-                                *map(str, objs), *bench.libs, "-o", str(out_dir / "thin-link")],
+        toolchain.run(driver(o.module for o in prelinked.objects),
+                      [*opt_flags, *linker_flags(toolchain), "-flto=thin", "-Wl,--thinlto-index-only",
+                       *map(str, objs), *bench.libs, "-o", str(out_dir / "thin-link")],
                       subject=f"ThinLTO thin link of {bench.name}")
     except FarmError as e:
         return BuildResult(variant.name, prelinked.objects, error=str(e))
@@ -199,9 +202,10 @@ def build_corpus(toolchain: Toolchain, corpus: Path, variant: Variant, out_dir: 
 def build_benchmark(toolchain: Toolchain, bench: Benchmark, root: Path, variant: Variant, out_dir: Path,
                     opt_flags: Sequence[str], parallel: int = 2, timeout: float = 600,
                     thinlto: bool = False) -> BuildResult:
-    """Compile the benchmark's sources with the variant and link them (plain clang, ld.lld as the farm links every
-    package: workers/linked.py) into its binary: the file a size row judges. `thinlto`: as a distributed ThinLTO
-    build (`-flto=thin` pre-link, an index-only thin link, one backend per module, then the link)."""
+    """Compile the benchmark's sources with the variant and link them (plain clang, or clang++ when a source is C++;
+    ld.lld as the farm links every package: workers/linked.py) into its binary: the file a size row judges.
+    `thinlto`: as a distributed ThinLTO build (`-flto=thin` pre-link, an index-only thin link, one backend per
+    module, then the link)."""
     root = Path(root)
     flags = bench.compile_flags(root)
     jobs = []
@@ -222,8 +226,9 @@ def build_benchmark(toolchain: Toolchain, bench: Benchmark, root: Path, variant:
     try:
         with atomic_dir(binary.parent, bench.binary) as tmp:
             objs = [str(o.obj) for o in result.objects]
-            toolchain.run("clang", [*opt_flags, *linker_flags(toolchain), *objs, *bench.libs, "-o",
-                                    str(tmp / bench.binary)], subject=f"link of {bench.name}")
+            toolchain.run(driver(o.module for o in result.objects),
+                          [*opt_flags, *linker_flags(toolchain), *objs, *bench.libs, "-o", str(tmp / bench.binary)],
+                          subject=f"link of {bench.name}")
     except FarmError as e:
         result.error = str(e)
         return result

@@ -219,7 +219,8 @@ def measure_benchmark(toolchain: Toolchain, bench: Benchmark, variants: list[bui
         subject = f"{bench.name}/{w.name}"
         argvs = {v: (w.argv(b.binary, inputs), w.stdin_path(inputs)) for v, b in builds.items()}
         try:
-            outputs = {v: measure.run_program(a, stdin=s, cwd=work).output_sha256 for v, (a, s) in argvs.items()}
+            outputs = {v: measure.run_program(a, stdin=s, cwd=work, status=w.status).output_sha256
+                       for v, (a, s) in argvs.items()}
             if len(set(outputs.values())) > 1:
                 skipped.append(Skipped(subject, POLICY, "wrong output: differs from the heuristic build's"))
                 continue
@@ -228,11 +229,11 @@ def measure_benchmark(toolchain: Toolchain, bench: Benchmark, variants: list[bui
                 counts: dict[str, list[float]] = {v: [] for v in argvs}
                 for _ in range(max(1, repeats)):
                     for v, (a, s) in argvs.items():
-                        counts[v].append(measure.callgrind_instructions(a, stdin=s, cwd=work)[0])
+                        counts[v].append(measure.callgrind_instructions(a, stdin=s, cwd=work, status=w.status)[0])
                 rows += [_row(INSTRUCTIONS, subject, "workload", v, _median(xs), tuple(xs) if len(xs) > 1 else (),
                               sha256=bin_digests[builds[v].binary]) for v, xs in counts.items()]
             if repeats:
-                samples = measure.interleaved_wall_times(argvs, repeats, cwd=work)
+                samples = measure.interleaved_wall_times(argvs, repeats, cwd=work, status=w.status)
                 rows += [_row(WALL_TIME, subject, "workload", v, _median(xs), tuple(xs),
                               sha256=bin_digests[builds[v].binary]) for v, xs in samples.items()]
         except FarmError as e:

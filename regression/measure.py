@@ -28,7 +28,7 @@ class Execution:
 
 
 def _run(argv: Sequence[str], stdin: Path | None, cwd: Path | None, timeout: float,
-         what: str) -> subprocess.CompletedProcess:
+         what: str, status: int = 0) -> subprocess.CompletedProcess:
     try:
         with open(stdin, "rb") if stdin else open(os.devnull, "rb") as inp:
             p = subprocess.run(list(argv), stdin=inp, capture_output=True, cwd=cwd, timeout=timeout)
@@ -36,22 +36,24 @@ def _run(argv: Sequence[str], stdin: Path | None, cwd: Path | None, timeout: flo
         raise FarmError(f"{what} timed out after {timeout:g}s") from None
     except OSError as e:
         raise FarmError(f"{what}: cannot start {argv[0]}: {e.strerror}") from None
-    if p.returncode != 0:
-        raise FarmError(describe_failure(what, p.returncode, p.stderr))
+    if p.returncode != status:
+        expected = f" (a run answers {status})" if status else ""
+        raise FarmError(describe_failure(what, p.returncode, p.stderr) + expected)
     return p
 
 
 def run_program(argv: Sequence[str], *, stdin: Path | None = None, cwd: Path | None = None,
-                timeout: float = 600) -> Execution:
-    """Run once; wall seconds and a digest of stdout (to check both builds compute the same)."""
+                timeout: float = 600, status: int = 0) -> Execution:
+    """Run once; wall seconds and a digest of stdout (to check both builds compute the same). Any exit status but
+    `status` (the workload's: 0, or a solver's answer) is a failure."""
     start = time.perf_counter()
-    p = _run(argv, stdin, cwd, timeout, Path(argv[0]).name)
+    p = _run(argv, stdin, cwd, timeout, Path(argv[0]).name, status)
     seconds = time.perf_counter() - start
     return Execution(seconds, hashlib.sha256(p.stdout).hexdigest())
 
 
 def callgrind_instructions(argv: Sequence[str], *, stdin: Path | None = None, cwd: Path | None = None,
-                           timeout: float = 1800) -> tuple[int, str]:
+                           timeout: float = 1800, status: int = 0) -> tuple[int, str]:
     """Instructions executed (callgrind's `Ir` total) and the stdout digest; repeatable on noisy machines."""
     valgrind = shutil.which("valgrind")
     if not valgrind:
@@ -59,7 +61,7 @@ def callgrind_instructions(argv: Sequence[str], *, stdin: Path | None = None, cw
     with tempfile.TemporaryDirectory(prefix="callgrind.") as tmp:
         out = Path(tmp) / "callgrind.out"
         cmd = [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-instr=no", "-q", *argv]
-        p = _run(cmd, stdin, cwd, timeout, f"callgrind {Path(argv[0]).name}")
+        p = _run(cmd, stdin, cwd, timeout, f"callgrind {Path(argv[0]).name}", status)  # valgrind exits as its client
         m = _TOTALS.search(out.read_bytes()) if out.is_file() else None
         if not m:
             raise ToolError(f"callgrind wrote no instruction total for {Path(argv[0]).name}")
@@ -67,7 +69,7 @@ def callgrind_instructions(argv: Sequence[str], *, stdin: Path | None = None, cw
 
 
 def interleaved_wall_times(programs: Mapping[str, tuple[Sequence[str], Path | None]], repeats: int, *,
-                           cwd: Path | None = None, timeout: float = 600) -> dict[str, list[float]]:
+                           cwd: Path | None = None, timeout: float = 600, status: int = 0) -> dict[str, list[float]]:
     """Wall seconds of each program over `repeats` rounds, alternating programs within each round.
 
     Alternating (and rotating the order every round) spreads slow drift of a shared machine over
@@ -79,5 +81,5 @@ def interleaved_wall_times(programs: Mapping[str, tuple[Sequence[str], Path | No
         order = names[r % len(names):] + names[:r % len(names)]
         for n in order:
             argv, stdin = programs[n]
-            samples[n].append(run_program(argv, stdin=stdin, cwd=cwd, timeout=timeout).seconds)
+            samples[n].append(run_program(argv, stdin=stdin, cwd=cwd, timeout=timeout, status=status).seconds)
     return samples

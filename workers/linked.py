@@ -16,7 +16,7 @@ an output whose module did not compile, a link that fails.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +45,12 @@ class Linked:
 def linker_flags(toolchain: Toolchain) -> list[str]:
     """The clang driver's flags that link with the toolchain's own ld.lld (whatever the system's default linker)."""
     return ["-fuse-ld=lld", f"--ld-path={toolchain.path('ld.lld')}"]
+
+
+def driver(modules: Iterable[str | Path]) -> str:
+    """The clang driver that links `modules` (names or paths of their sources): `clang++`, which adds libstdc++, when
+    any is C++ (CXX_SUFFIXES), else `clang`."""
+    return "clang++" if any(str(m).endswith(CXX_SUFFIXES) for m in modules) else "clang"
 
 
 def order(outputs: Sequence[Output]) -> list[Output]:
@@ -89,12 +95,11 @@ def link(package: str, outputs: Sequence[Output], objects: Mapping[str, Path | N
             raise ToolError(f"package {package}: cannot link {o.name}: module {failed[0]} did not compile"
                             + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""))
         target = out_dir / o.name
-        driver = "clang++" if any(m.endswith(CXX_SUFFIXES) for m in members) else "clang"
         kind = ["-shared", f"-Wl,-soname,{o.name}", "-Wl,-z,defs"] if o.kind == "shared" else []
         args = [*linker_flags(toolchain), *DEBIAN_LDFLAGS, *kind, "-o", target,
                 *(objects[m] for m in members), *(made[n] for n in o.needs), *o.libs]
         try:
-            toolchain.run(driver, args, timeout=600, cwd=out_dir)
+            toolchain.run(driver(members), args, timeout=600, cwd=out_dir)
         except ToolError as e:
             raise ToolError(f"package {package}: linking {o.name} failed: {first_error(str(e))}") from None
         made[o.name] = target

@@ -91,6 +91,23 @@ def test_program_failure_is_one_line(tmp_path: Path) -> None:
         measure.run_program(["/bin/sleep", "5"], timeout=0.2)
 
 
+def test_a_workload_can_answer_in_its_exit_status(tmp_path: Path) -> None:
+    """A SAT solver exits 10 or 20 when it did its work (regression/benchmarks.py `Workload.status`): that status is
+    a run, any other (0 included) the one-line failure."""
+    script = tmp_path / "solver.sh"
+    script.write_text("#!/bin/sh\necho SATISFIABLE\nexit 10\n")
+    script.chmod(0o755)
+    assert measure.run_program([str(script)], status=10).output_sha256 == hashlib.sha256(b"SATISFIABLE\n").hexdigest()
+    count, digest = measure.callgrind_instructions([str(script)], status=10)  # valgrind exits as its client does
+    assert count > 0 and digest == hashlib.sha256(b"SATISFIABLE\n").hexdigest()
+    assert len(measure.interleaved_wall_times({"a": ([str(script)], None)}, 2, status=10)["a"]) == 2
+    with pytest.raises(FarmError) as e:
+        measure.run_program(["/bin/true"], status=10)
+    assert str(e.value) == "true exited with code 0 (a run answers 10)"
+    with pytest.raises(FarmError, match=r"^solver.sh exited with code 10$"):
+        measure.run_program([str(script)])
+
+
 def test_interleaved_wall_times_sample_every_program(bench_binary: Path, tmp_path: Path) -> None:
     log = tmp_path / "order.log"
     progs = {}
@@ -156,7 +173,7 @@ def test_benchmark_catalogue_is_consistent() -> None:
             for arg in w.args:
                 if arg.startswith("{scripts}/"):
                     assert (benchmarks.SCRIPTS / arg.removeprefix("{scripts}/")).is_file()
-    with pytest.raises(InputError, match="unknown benchmark 'nope': known are bzip2, lua, zlib"):
+    with pytest.raises(InputError, match="unknown benchmark 'nope': known are bzip2, gperf, lua, minisat, zlib"):
         benchmarks.lookup("nope")
 
 
