@@ -226,6 +226,8 @@ _CORPUS = (
           "corpus_source=llvm)", choices=CORPUS_INPUTS),
 )
 _BENCH = Param("bench", "zlib", "benchmark built from a Debian source package", choices=BENCHES)
+#: The inliner size builders judge the published policy, C++'s ([policy] recipe), on a C++ program.
+_SIZE_BENCH = Param("bench", "gperf", "benchmark built from a Debian source package", choices=BENCHES)
 #: The inliner policy a size builder judges (per file and ThinLTO alike).
 _PUBLISHED_INLINE = Param("policy", PUBLISHED_POLICY, "the latest published inliner policy, or a built-in one",
                           choices=(PUBLISHED_POLICY, *builtin_policies("inline")))
@@ -311,7 +313,7 @@ REGISTRY: tuple[Builder, ...] = (
                                 "--policy", "{policy}", "--advisor", "inline", "--opt=-Oz", "--no-callgrind",
                                 "--fail-on-regression", _BUILD_URL),
                     timeout=3 * 3600, **_REGRESS),),
-        params=(_BENCH, _PUBLISHED_INLINE),
+        params=(_SIZE_BENCH, _PUBLISHED_INLINE),
         nightly="0 5 * * *",
         after=("policy-retrain-inline",),
         notify=("problem", "exception"),
@@ -324,7 +326,7 @@ REGISTRY: tuple[Builder, ...] = (
                                 "--policy", "{policy}", "--advisor", "inline", "--opt=-Oz", "--thinlto",
                                 "--no-callgrind", "--fail-on-regression", _BUILD_URL),
                     timeout=3 * 3600, **_REGRESS),),
-        params=(_BENCH, _PUBLISHED_INLINE),
+        params=(_SIZE_BENCH, _PUBLISHED_INLINE),
         nightly="15 5 * * *",
         after=("policy-retrain-inline",),
         notify=("problem", "exception"),

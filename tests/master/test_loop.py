@@ -170,4 +170,4 @@ def test_naming_the_alert_to_bisect_is_no_what_if() -> None:
     forces = {sc.builderNames[0]: sc for sc in build_config(_settings())["schedulers"]
               if isinstance(sc, TextForceScheduler)}
     assert forces["regression-bisect"].defaults == ()
-    assert dict(forces["regression-inliner-size"].defaults) == {"bench": "zlib", "policy": "store:latest"}
+    assert dict(forces["regression-inliner-size"].defaults) == {"bench": "gperf", "policy": "store:latest"}
