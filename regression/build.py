@@ -28,7 +28,7 @@ from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain, describe_failure
 from policyhost import advisors
 from regression.benchmarks import Benchmark
-from workers.linked import driver, linker_flags
+from workers.linked import driver, linker_flags, thin_index_flags
 
 log = logging.getLogger(__name__)
 
@@ -160,8 +160,8 @@ def _thin_backends(toolchain: Toolchain, bench: Benchmark, variant: Variant, pre
     objs = [o.obj for o in prelinked.objects]
     try:
         toolchain.run(driver(o.module for o in prelinked.objects),
-                      [*opt_flags, *linker_flags(toolchain), "-flto=thin", "-Wl,--thinlto-index-only",
-                       *map(str, objs), *bench.libs, "-o", str(out_dir / "thin-link")],
+                      [*thin_index_flags(toolchain, opt_flags), *map(str, objs), *bench.libs, "-o",
+                       str(out_dir / "thin-link")],
                       subject=f"ThinLTO thin link of {bench.name}")
     except FarmError as e:
         return BuildResult(variant.name, prelinked.objects, error=str(e))

@@ -47,6 +47,13 @@ def linker_flags(toolchain: Toolchain) -> list[str]:
     return ["-fuse-ld=lld", f"--ld-path={toolchain.path('ld.lld')}"]
 
 
+def thin_index_flags(toolchain: Toolchain, opt_flags: Sequence[str]) -> list[str]:
+    """A distributed ThinLTO build's thin link (with `driver`): the toolchain's ld.lld writes each pre-link module's
+    index (`M.o.thinlto.bc`, which `-fthinlto-index=` gives its backend) and links nothing. Packages
+    (workers/thinlto.py) and benchmarks (regression/build.py) are thin-linked alike."""
+    return [*linker_flags(toolchain), "-flto=thin", *opt_flags, "-Wl,--thinlto-index-only"]
+
+
 def driver(modules: Iterable[str | Path]) -> str:
     """The clang driver that links `modules` (names or paths of their sources): `clang++`, which adds libstdc++, when
     any is C++ (CXX_SUFFIXES), else `clang`."""

@@ -27,7 +27,7 @@ from farm.errors import FarmError, InputError, ToolError
 from farm.jsonio import dumps, load_file
 from farm.toolchain import Toolchain
 from workers.corpusdir import DESCRIPTION, SKIPPED, Corpus, load
-from workers.linked import CXX_SUFFIXES, check, first_error, linker_flags, order
+from workers.linked import check, driver, first_error, order, thin_index_flags
 from workers.parallel import run_all
 from workers.shipped import Output
 
@@ -81,7 +81,7 @@ def thin_corpus(package: str, corpus: Corpus, outputs: Sequence[Output], out: Pa
     linked: list[Output] = []
     for i, (o, mine) in enumerate(plan):
         index_dir = out / f".index-{i}"
-        _thin_link(package, o, [out / f"{n}.bc" for n, _ in mine], any(m.endswith(CXX_SUFFIXES) for _, m in mine),
+        _thin_link(package, o, [out / f"{n}.bc" for n, _ in mine], driver(m for _, m in mine),
                    out, index_dir, toolchain, level)
         for n, _ in mine:
             (index_dir / f"{n}.bc{INDEX_SUFFIX}").replace(out / f"{n}{INDEX_SUFFIX}")
@@ -100,17 +100,15 @@ def outputs_of(corpus_dir: Path) -> tuple[Output, ...]:
     return tuple(Output.from_json(d) for d in load_file(Path(corpus_dir) / OUTPUTS))
 
 
-def _thin_link(package: str, o: Output, objects: list[Path], cxx: bool, root: Path, index_dir: Path,
+def _thin_link(package: str, o: Output, objects: list[Path], link_driver: str, root: Path, index_dir: Path,
                toolchain: Toolchain, level: str) -> None:
-    """The thin link of one output (`cxx`: of C++ modules, linked by clang++): every member's index written under
+    """The thin link of one output by `link_driver` (workers/linked.py `driver`): every member's index written under
     `index_dir` (lld's prefix replacement of `root`), nothing linked."""
-    driver = "clang++" if cxx else "clang"
     kind = ["-shared", f"-Wl,-soname,{o.name}"] if o.kind == "shared" else ["-Wl,--unresolved-symbols=ignore-all"]
-    args = [*linker_flags(toolchain), "-flto=thin", f"-{level}", *kind,
-            "-Wl,--thinlto-index-only", f"-Wl,--thinlto-prefix-replace={root}/;{index_dir}/",
+    args = [*thin_index_flags(toolchain, [f"-{level}"]), *kind, f"-Wl,--thinlto-prefix-replace={root}/;{index_dir}/",
             "-o", index_dir / o.name, *(f"-Wl,{p}" for p in objects), *o.libs]  # (the driver would compile a .bc)
     index_dir.mkdir(parents=True, exist_ok=True)
     try:
-        toolchain.run(driver, args, timeout=600, cwd=root)
+        toolchain.run(link_driver, args, timeout=600, cwd=root)
     except FarmError as e:
         raise ToolError(f"package {package}: the ThinLTO thin link of {o.name} failed: {first_error(str(e))}") from None
