@@ -24,6 +24,9 @@ _FRAME = re.compile(r"^#\d+ 0x[0-9a-f]+ (\S.*?) \(")
 _CHUNK = 1 << 20  # bytes read at a time from a streamed tool's output
 _STDERR_KEPT = 1 << 20  # bytes of a streamed tool's stderr kept for the error message
 _HANDLER_FRAMES = ("PrintStackTrace", "RunSignalHandlers", "SignalHandler", "CrashRecovery")
+# the driver's line when its cc1 died (a signal shows as 128 + its number), and the pass the stack dump names
+_CC1_DIED = re.compile(r"frontend command failed (?:with exit code (\d+)|due to signal)")
+_PASS = re.compile(r"^\d+\.\s+Running pass '([^']+)' on function '([^']+)'")
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,9 @@ def describe_failure(tool: str, returncode: int, stderr: bytes | str) -> str:
     """One line saying how a tool died: signal name or exit code plus its first error line."""
     text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    died = next((m for ln in lines if (m := _CC1_DIED.search(ln))), None)
+    if returncode > 0 and died is not None:
+        return _cc1_crash(tool, died, lines)
     errors = [ln for ln in lines if "error" in ln.lower()]
     frames = [m.group(1) for ln in lines if (m := _FRAME.match(ln))]
     frames = [f for f in frames if not any(h in f for h in _HANDLER_FRAMES)]
@@ -56,6 +62,27 @@ def describe_failure(tool: str, returncode: int, stderr: bytes | str) -> str:
     if first.startswith("in "):
         return f"{tool} {how} {first}"
     return f"{tool} {how}" + (f": {first}" if first else "")
+
+
+def _cc1_crash(tool: str, died: re.Match, lines: list[str]) -> str:
+    """The driver exits 1 when the compiler process it ran (cc1) crashes; say which signal and where instead, since
+    "exited with code 1: clang frontend command failed" reads like a user error (a greedy allocator fed a bad
+    eviction index dies this way: docs/policies.md)."""
+    code = int(died.group(1)) if died.group(1) else None
+    how = "crashed"
+    if code is not None and code > 128:
+        try:
+            how = f"crashed with {signal.Signals(code - 128).name}"
+        except ValueError:
+            how = f"crashed with signal {code - 128}"
+    elif code is not None:
+        how = f"crashed (its compiler process exited with code {code})"
+    where = next((m for ln in lines if (m := _PASS.match(ln))), None)
+    if where is not None:
+        return f"{tool} {how} in pass '{where.group(1)}' on function '{where.group(2)}'"
+    frames = [m.group(1) for ln in lines if (m := _FRAME.match(ln))]
+    frames = [f for f in frames if not any(h in f for h in _HANDLER_FRAMES)]
+    return f"{tool} {how}" + (f" in {frames[0][:240]}" if frames else "")
 
 
 def _timed_out(tool: str, timeout: float | None, where: str) -> ToolError:

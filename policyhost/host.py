@@ -239,7 +239,15 @@ def serve(channel: Channel, proc, policy: Policy, timeout: float = 60.0,
 
 
 def _check_mask(obs: Observation, index: int, mask_at: tuple[int, TensorSpec], policy: Policy) -> None:
-    """HostError unless the advised `index` is a candidate the compiler's mask allows (LLVM would crash)."""
+    """HostError unless the advised `index` is a candidate the compiler's mask allows.
+
+    LLVM 22.1.8's release build trusts the index (its checks are asserts): a masked-out or out-of-range index
+    crashes the greedy allocator with SIGSEGV at the first such answer, and "no eviction" (the last index) for a
+    range that must evict ends the compile with "ran out of registers" (docs/policies.md, tests/policyhost/
+    test_evict_channel.py). The host refuses rather than corrects: a corrected answer would put into a trajectory
+    a decision the model never took and hide the model's bug, while a refusal names the policy, the observation and
+    the index in one line before the compiler reads it. Score-giving models never reach this: `masked_argmax` only
+    picks masked-in candidates; what gets here is an integer advice a policy chose itself."""
     pos, spec = mask_at
     mask = spec.decode(obs.raw[pos:pos + spec.nbytes]) if obs.raw is not None else obs.features[spec.name]
     if not 0 <= index < len(mask):

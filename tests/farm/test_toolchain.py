@@ -101,3 +101,20 @@ def test_stream_failures_are_the_same_one_line_errors(toolchain: Toolchain, tmp_
     with pytest.raises(ToolError) as streamed:
         toolchain.stream("llvm-ir2vec", ["triplets", bad], lambda _: None, subject="bad")
     assert str(streamed.value) == str(ran.value) and "\n" not in str(ran.value)
+
+
+def test_a_crashed_cc1_is_named_by_signal_pass_and_function() -> None:
+    """clang's driver exits 1 when cc1 dies; the line says the signal and where (the stack dump's pass line)."""
+    dump = (
+        b"PLEASE submit a bug report to https://github.com/llvm/llvm-project/issues/\nStack dump:\n"
+        b"2.\tCode generation\n"
+        b"4.\tRunning pass 'Greedy Register Allocator' on function '@deflateInit2_'\n"
+        b" #4 0x00007fde5b8940d3 llvm::LiveRegMatrix::query(llvm::LiveRange const&, llvm::MCRegUnit) (/l+0x5)\n"
+        b"clang: error: clang frontend command failed with exit code 139 (use -v to see invocation)\n"
+    )
+    assert describe_failure("clang", 1, dump) == (
+        "clang crashed with SIGSEGV in pass 'Greedy Register Allocator' on function '@deflateInit2_'")
+    assert describe_failure("clang", 1, b"clang: error: clang frontend command failed with exit code 135 (use -v)\n") \
+        == "clang crashed with SIGBUS"
+    assert describe_failure("clang", 1, b"a.c:1:1: error: unknown type name 'x'\n") == (
+        "clang exited with code 1: a.c:1:1: error: unknown type name 'x'")
