@@ -177,6 +177,14 @@ def _thin_backends(toolchain: Toolchain, bench: Benchmark, variant: Variant, pre
                                       for b, p in zip(backends, prelinked.objects, strict=True)])
 
 
+def build_configuration(config: dict) -> str:
+    """How both variants were built, as the header says it: the optimization flags, `PGO` and `ThinLTO` when on
+    ("-O2 + PGO + ThinLTO"); a speed number means little without saying which."""
+    flags = " ".join(map(str, config.get("opt_flags") or []))
+    return " + ".join([flags or "-", *(name for key, name in (("pgo", "PGO"), ("thinlto", "ThinLTO"))
+                                      if config.get(key))])
+
+
 def corpus_modules(corpus: Path) -> list[str]:
     """Module names listed in the corpus description (LLVM's extract_ir layout)."""
     desc = Path(corpus) / "corpus_description.json"

@@ -20,6 +20,7 @@ from farm import plots
 from farm.atomic import atomic_dir
 from farm.objectstore import ObjectStore
 from regression import metrics
+from regression.build import build_configuration
 from regression.history import History, Run
 from regression.metrics import TEXT_SIZE
 from regression.rules import HEURISTIC_BASELINE, PREVIOUS_BASELINE, Comparison, RunVerdict
@@ -117,14 +118,6 @@ def headline(rows: list[Row], verdict: str, skipped: list = (), say_verdict: boo
             worst[r.metric] = r
     parts = [f"{r.subject} {short(r.metric)} {_pct(r.delta_pct)}" for m in metrics.METRICS if (r := worst.get(m))]
     return f"{', '.join(parts[:3]) or 'nothing gating compared'} {word}".rstrip()
-
-
-def build_configuration(config: dict) -> str:
-    """How both variants were built, as the header says it: the optimization flags, `PGO` and `ThinLTO` when on
-    ("-O2 + PGO + ThinLTO"); a speed number means little without saying which."""
-    flags = " ".join(map(str, config.get("opt_flags") or []))
-    return " + ".join([flags or "-", *(name for key, name in (("pgo", "PGO"), ("thinlto", "ThinLTO"))
-                                      if config.get(key))])
 
 
 def _header(run: Run, verdict: str) -> list[str]:

@@ -15,7 +15,7 @@ import pytest
 from farm.config import load_settings
 from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain
-from regression import benchmarks, build, compare, pgo, report
+from regression import benchmarks, build, compare, pgo
 from regression.request import RunRequest
 from regression.runargs import parse_run, request_from_args
 from tests.conftest import DATA
@@ -76,7 +76,7 @@ def test_a_pgo_thinlto_run_builds_both_variants_with_the_profile_and_names_its_i
     again = request_from_args(parse_run(["--pgo", "--thinlto", "--bench-dir", str(SRC), "--bench-train-arg",
                                          TRAIN[0]]))
     assert again.pgo and again.thinlto and again.benchmarks[0].training[0].args == TRAIN
-    assert report.build_configuration({"opt_flags": ["-Oz"]}) == "-Oz"
+    assert build.build_configuration({"opt_flags": ["-Oz"]}) == "-Oz"
 
 
 def test_a_stale_profile_is_a_skipped_benchmark_with_one_line(toolchain: Toolchain, tmp_path: Path) -> None:
