@@ -274,6 +274,14 @@ def _pdeathsig(parent: int) -> Callable[[], None]:
     return hook
 
 
+def merge_profiles(toolchain: Toolchain, raw: Sequence[Path], out: Path) -> Path:
+    """`llvm-profdata merge` of instrumented runs' raw profiles into the indexed profile `-fprofile-use=` reads
+    (regression/pgo.py); a raw profile it cannot read is a one-line ToolError."""
+    toolchain.run("llvm-profdata", ["merge", "-o", str(out), *map(str, raw)], timeout=600,
+                  subject=f"{len(raw)} raw profile(s)")
+    return out
+
+
 def text_sizes(toolchain: Toolchain, files: Sequence[Path], chunk: int = 200) -> dict[Path, int]:
     """Berkeley `text` of each object or binary, as `llvm-size` prints it (ml-compiler-opt's measure)."""
     sizes: dict[Path, int] = {}

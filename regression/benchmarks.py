@@ -8,6 +8,11 @@ source as C++) and links the objects (with `clang++`, so libstdc++, when any sou
 Workloads name the arguments and stdin of each measured execution and the exit status a run
 answers with; `{scripts}` is this package's `scripts/` folder (Lua scripts shipped with the farm)
 and `{inputs}` the prepared input directory.
+
+A PGO build (regression/pgo.py) trains on other runs than it is measured on: each benchmark's `training`
+workloads read their own inputs (`make_training` writes them; `{inputs}` is then the training directory), so a
+profile never saw the very inputs callgrind counts, as a user's profile never saw the user's next input. Both
+sets are deterministic and named by their sha256 in the run's lineage (`input_digest`).
 """
 
 from __future__ import annotations
@@ -41,6 +46,11 @@ class Workload:
     def stdin_path(self, inputs: Path) -> Path | None:
         return Path(_fill(self.stdin, inputs)) if self.stdin else None
 
+    def files(self, inputs: Path) -> list[Path]:
+        """The files the run reads: its stdin and every argument naming a prepared input or a shipped script."""
+        named = [Path(_fill(a, inputs)) for a in self.args if "{inputs}" in a or "{scripts}" in a]
+        return [*([self.stdin_path(inputs)] if self.stdin else []), *named]
+
 
 @dataclass(frozen=True)
 class Benchmark:
@@ -58,6 +68,10 @@ class Benchmark:
     libs: tuple[str, ...] = ()
     #: Writes input files into the given directory, given the source tree (deterministic).
     make_inputs: Callable[[Path, Path], None] | None = field(default=None, compare=False)
+    #: PGO training runs of the instrumented build (regression/pgo.py): never the measured workloads
+    training: tuple[Workload, ...] = ()
+    #: Writes the training runs' inputs into the given directory, given the source tree (deterministic).
+    make_training: Callable[[Path, Path], None] | None = field(default=None, compare=False)
 
     def source_files(self, root: Path) -> list[Path]:
         """The source files (C, or C++ by their suffix) that make the binary, sorted, resolved under `root`."""
@@ -84,7 +98,10 @@ def _fill(template: str, inputs: Path) -> str:
 
 def _source_text(root: Path, size: int) -> bytes:
     """Real text to compress: the package's own C sources and headers, concatenated in order."""
-    files = sorted(p for p in root.rglob("*") if p.suffix in (".c", ".h") and p.is_file())
+    return _source_text_of(sorted(p for p in root.rglob("*") if p.suffix in (".c", ".h") and p.is_file()), size)
+
+
+def _source_text_of(files: list[Path], size: int) -> bytes:
     chunks, total = [], 0
     while files and total < size:
         for p in files:
@@ -101,6 +118,25 @@ def _compression_inputs(size: int) -> Callable[[Path, Path], None]:
         data = _source_text(root, size)
         (inputs / "input.txt").write_bytes(data)
         (inputs / "input.txt.gz").write_bytes(gzip.compress(data, compresslevel=6, mtime=0))
+
+    return make
+
+
+def _training_text(root: Path, size: int) -> bytes:
+    """Text to compress in training: the package's sources in reverse order (other bytes than `_source_text`'s)."""
+    files = sorted((p for p in root.rglob("*") if p.suffix in (".c", ".h") and p.is_file()), reverse=True)
+    return _source_text_of(files, size)
+
+
+def _compression_training(size: int, suffix: str) -> Callable[[Path, Path], None]:
+    """`train.txt` and itself compressed (`train.txt.gz` by gzip, `train.txt.bz2` by bzip2) for a decompression run."""
+    import bz2
+
+    def make(root: Path, inputs: Path) -> None:
+        data = _training_text(root, size)
+        (inputs / "train.txt").write_bytes(data)
+        packed = gzip.compress(data, compresslevel=9, mtime=0) if suffix == ".gz" else bz2.compress(data, 9)
+        (inputs / f"train.txt{suffix}").write_bytes(packed)
 
     return make
 
@@ -158,10 +194,20 @@ def _sat_inputs(root: Path, inputs: Path) -> None:
     (inputs / "planted-350.cnf").write_text(planted_3sat(350, 1491, 20261201))
 
 
+def _sat_training(root: Path, inputs: Path) -> None:
+    """Smaller problems of both kinds, other seeds: a profile of the solver's UNSAT and SAT paths."""
+    (inputs / "pigeonhole-6.cnf").write_text(pigeonhole(6))
+    (inputs / "planted-200.cnf").write_text(planted_3sat(200, 852, 19871104))
+
+
 LUA_SCRIPTS = ("fib.lua", "strings.lua", "tables.lua", "nbody.lua")
 #: gperf's own test keyword files, and the options its tests/Makefile.in gives them; `-m N` makes it search N times
 #: harder for a smaller table (most of a workload's instructions).
 GPERF_KEYWORDS = ("tests/languages.gperf", "tests/charsets.gperf", "tests/cplusplus.gperf")
+#: gperf's other test keyword files: the training runs' (as tests/Makefile.in runs them)
+GPERF_TRAINING = ("tests/c.gperf", "tests/java.gperf", "tests/smtp.gperf")
+#: Lua scripts of the PGO training runs: other programs than the measured ones, over the same interpreter paths
+LUA_TRAINING = ("train-text.lua", "train-objects.lua")
 
 BENCHMARKS: dict[str, Benchmark] = {
     b.name: b
@@ -177,6 +223,7 @@ BENCHMARKS: dict[str, Benchmark] = {
             cppflags=("-Dluai_makeseed(L)=0u",),
             libs=("-lm", "-ldl", "-Wl,-E"),
             workloads=tuple(Workload(s.removesuffix(".lua"), (f"{{scripts}}/{s}",)) for s in LUA_SCRIPTS),
+            training=tuple(Workload(s.removesuffix(".lua"), (f"{{scripts}}/{s}",)) for s in LUA_TRAINING),
         ),
         Benchmark(
             name="zlib",
@@ -189,6 +236,12 @@ BENCHMARKS: dict[str, Benchmark] = {
                 Workload("decompress", ("-d",), "{inputs}/input.txt.gz"),
             ),
             make_inputs=_compression_inputs(2_000_000),
+            training=(
+                Workload("compress-1", ("-1",), "{inputs}/train.txt"),
+                Workload("compress-9", ("-9",), "{inputs}/train.txt"),
+                Workload("decompress", ("-d",), "{inputs}/train.txt.gz"),
+            ),
+            make_training=_compression_training(600_000, ".gz"),
         ),
         Benchmark(
             name="bzip2",
@@ -198,6 +251,11 @@ BENCHMARKS: dict[str, Benchmark] = {
                      "bzlib.c", "bzip2.c"),
             workloads=(Workload("compress", ("-c", "-9"), "{inputs}/input.txt"),),
             make_inputs=_compression_inputs(1_000_000),
+            training=(
+                Workload("compress-1", ("-c", "-1"), "{inputs}/train.txt"),
+                Workload("decompress", ("-c", "-d"), "{inputs}/train.txt.bz2"),
+            ),
+            make_training=_compression_training(400_000, ".bz2"),
         ),
         # C++: the gperf program (src/ with lib/'s libgp.a; lib/getopt*.c are empty with glibc) generating perfect
         # hash functions. Its output starts with its command line, argv[0] included, and each variant's binary
@@ -217,6 +275,16 @@ BENCHMARKS: dict[str, Benchmark] = {
                                        "{inputs}/cplusplus.gperf")),
             ),
             make_inputs=_copied(*GPERF_KEYWORDS),
+            training=(
+                Workload("c", ("-m", "3", "-c", "-l", "-S1", "-I", "-o", "--output-file=/dev/null",
+                               "{inputs}/c.gperf")),
+                Workload("java", ("-m", "3", "-L", "C", "-F", ", 0", "-t", "-j1", "-i", "1", "-g", "-o", "-N",
+                                  "java_keyword", "-k1,3,$", "--output-file=/dev/null", "{inputs}/java.gperf")),
+                Workload("smtp", ("-m", "3", "--struct-type", "--readonly-table", "--enum", "--global", "-K",
+                                  "field_name", "-N", "header_entry", "--ignore-case", "--output-file=/dev/null",
+                                  "{inputs}/smtp.gperf")),
+            ),
+            make_training=_copied(*GPERF_TRAINING),
         ),
         # C++: the minisat program (simp/Main.cc with libminisat's sources: SatELite preprocessing, then CDCL
         # search) on two generated problems; it answers in its exit status (10 SAT, 20 UNSAT) and, given
@@ -232,13 +300,21 @@ BENCHMARKS: dict[str, Benchmark] = {
                 Workload("planted", ("-verb=0", "{inputs}/planted-350.cnf", "/dev/stdout"), status=10),
             ),
             make_inputs=_sat_inputs,
+            training=(
+                Workload("pigeonhole", ("-verb=0", "{inputs}/pigeonhole-6.cnf"), status=20),
+                Workload("planted", ("-verb=0", "{inputs}/planted-200.cnf"), status=10),
+            ),
+            make_training=_sat_training,
         ),
     )
 }
 
 
-def local_benchmark(directory: Path, args: tuple[str, ...] = (), name: str | None = None) -> Benchmark:
-    """A benchmark from a local directory of C files with one `main`, run once with `args`."""
+def local_benchmark(directory: Path, args: tuple[str, ...] = (), name: str | None = None,
+                    train_args: tuple[str, ...] = ()) -> Benchmark:
+    """A benchmark from a local directory of C files with one `main`, run once with `args`. `train_args`: its one
+    PGO training run (regression/pgo.py), whose `{inputs}` holds a copy of the directory's `train/` folder (name a
+    file of it as `{inputs}/NAME`)."""
     directory = Path(directory).absolute()
     if not directory.is_dir():
         raise InputError(f"benchmark directory {directory} does not exist")
@@ -246,7 +322,17 @@ def local_benchmark(directory: Path, args: tuple[str, ...] = (), name: str | Non
     if not _NAME.match(name):
         raise InputError(f"benchmark name {name!r} must be letters, digits, '.', '_' or '-'")
     return Benchmark(name=name, binary=name, sources=("*.c",), local_dir=directory,
-                     libs=("-lm",), workloads=(Workload("run", tuple(args)),))
+                     libs=("-lm",), workloads=(Workload("run", tuple(args)),),
+                     training=(Workload("train", tuple(train_args)),) if train_args else (),
+                     make_training=_train_folder)
+
+
+def _train_folder(root: Path, inputs: Path) -> None:
+    """A local benchmark's training inputs: the files of its `train/` folder, when it has one."""
+    folder = root / "train"
+    if folder.is_dir():
+        for f in sorted(p for p in folder.iterdir() if p.is_file()):
+            (inputs / f.name).write_bytes(f.read_bytes())
 
 
 def lookup(name: str) -> Benchmark:
@@ -266,11 +352,39 @@ def fetch(bench: Benchmark, cache: Path) -> Path:
 
 
 def prepare_inputs(bench: Benchmark, root: Path, inputs: Path) -> str:
-    """Write the workload inputs under `inputs`; return a digest identifying them."""
+    """Write the workload inputs under `inputs`; return their sha256 (`input_digest`)."""
     inputs.mkdir(parents=True, exist_ok=True)
     if bench.make_inputs is not None:
         bench.make_inputs(root, inputs)
+    return input_digest(bench.workloads, inputs)
+
+
+def prepare_training(bench: Benchmark, root: Path, inputs: Path) -> str:
+    """Write the PGO training runs' inputs under `inputs` (apart from the measured workloads'); their sha256. A
+    benchmark with no training runs, or a training input that is not there, is one line naming the benchmark."""
+    if not bench.training:
+        raise InputError(f"benchmark {bench.name}: no PGO training runs (a --bench-dir benchmark's are given by "
+                         "--bench-train-arg)")
+    inputs.mkdir(parents=True, exist_ok=True)
+    if bench.make_training is not None:
+        bench.make_training(root, inputs)
+    for w in bench.training:
+        for f in w.files(inputs):
+            if not f.is_file():
+                raise InputError(f"benchmark {bench.name}: training input {f.name} of run {w.name} is missing ({f})")
+    return input_digest(bench.training, inputs)
+
+
+def input_digest(workloads: tuple[Workload, ...], inputs: Path) -> str:
+    """The sha256 naming what `workloads` run on: their arguments (as templates), every file under `inputs` and
+    every shipped script they name, so a run's lineage says which inputs it trained and measured with."""
     h = hashlib.sha256()
-    for p in sorted(inputs.iterdir()):
-        h.update(p.name.encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()[:16]
+    for w in workloads:
+        h.update(repr((w.name, w.args, w.stdin, w.status)).encode() + b"\0")
+        for f in w.files(inputs):
+            if f.is_file() and inputs not in f.parents:
+                h.update(f.name.encode() + b"\0" + f.read_bytes())
+    for p in sorted(inputs.rglob("*")):
+        if p.is_file():
+            h.update(p.relative_to(inputs).as_posix().encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()

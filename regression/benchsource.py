@@ -8,11 +8,14 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import logging
 import shutil
 import tarfile
 from pathlib import Path
 
 from farm.errors import FarmError, InputError
+
+log = logging.getLogger(__name__)
 
 #: Where a benchmark's sources go in the store (the dashboard serves everything under `regression/`).
 PREFIX = "regression/sources"
@@ -73,3 +76,27 @@ def fetch(url: str, sha256: str | None, into: Path) -> Path:
     if len(tops) != 1 or not (out / next(iter(tops))).is_dir():
         raise FarmError(f"{url}: a benchmark's sources tarball has one top-level folder")
     return out / next(iter(tops))
+
+
+def sources_of(req, published: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """{benchmark: sha256 of its packed sources} of a run request's local benchmarks (the published digest when the
+    run published them: `pack` makes the same files the same bytes)."""
+    return {b.name: published[b.name][1] if b.name in published else key(b.local_dir, pack(b.local_dir))[1]
+            for b in req.benchmarks if b.local_dir is not None}
+
+
+def publish_local(req, settings) -> dict[str, tuple[str, str]]:
+    """The sources of a run request's local benchmarks put in the store when the run publishes (so its reproduce
+    command names them by URL): {benchmark: (store key, sha256)}. A store that refuses them leaves the command naming
+    the directory, with a warning; the run goes on."""
+    local = [b for b in req.benchmarks if b.local_dir is not None]
+    if not (req.publish and local):
+        return {}
+    from farm.objectstore import store_from_settings
+
+    try:
+        store = store_from_settings(settings)
+        return {b.name: publish(store, b.local_dir) for b in local}
+    except (OSError, FarmError) as e:
+        log.warning("benchmark sources not published (the reproduce command names their directory): %s", e)
+        return {}

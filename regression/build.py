@@ -111,16 +111,19 @@ def compile_object(toolchain: Toolchain, variant: Variant, module: str, args: Se
     return ObjectResult(module, obj, seconds)
 
 
-def run_bounded(argv: Sequence[str], timeout: float, grace: float | None = None) -> tuple[int | None, bytes]:
-    """Run `argv` in its own process group: (exit status, stderr), or (None, b"") when it timed out.
+def run_bounded(argv: Sequence[str], timeout: float, grace: float | None = None, *, stdin: Path | None = None,
+                cwd: Path | None = None, env: dict[str, str] | None = None) -> tuple[int | None, bytes]:
+    """Run `argv` (reading `stdin`, a file, else nothing; `env` added to the environment) in its own process group:
+    (exit status, stderr), or (None, b"") when it timed out.
 
     On a timeout (or an interruption) it is stopped the way make stops a compile: SIGTERM, on which
     the launcher kills and reaps its compiler and removes its channel, then SIGKILL to the whole
     group after `grace` seconds (default STOP_GRACE) for whatever is still running.
     """
     grace = STOP_GRACE if grace is None else grace
-    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         start_new_session=True)
+    with open(stdin, "rb") if stdin is not None else open(os.devnull, "rb") as inp:
+        p = subprocess.Popen(argv, stdin=inp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd,
+                             env={**os.environ, **env} if env else None, start_new_session=True)
     try:
         _, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -152,7 +155,8 @@ def _compile_all(toolchain: Toolchain, variant: Variant, jobs: list[tuple[str, l
 
 
 def _thin_backends(toolchain: Toolchain, bench: Benchmark, variant: Variant, prelinked: BuildResult, out_dir: Path,
-                   opt_flags: Sequence[str], parallel: int, timeout: float) -> BuildResult:
+                   opt_flags: Sequence[str], parallel: int, timeout: float,
+                   profile_flags: Sequence[str] = ()) -> BuildResult:
     """A distributed ThinLTO build's second half (workers/thinlto.py makes a package's the same way): the pre-link
     objects thin-linked with `--thinlto-index-only`, then one backend per module through the variant (the policy's
     launcher decides there as in a per-file compile), each module's result its backend's object and both compiles'
@@ -165,11 +169,20 @@ def _thin_backends(toolchain: Toolchain, bench: Benchmark, variant: Variant, pre
                       subject=f"ThinLTO thin link of {bench.name}")
     except FarmError as e:
         return BuildResult(variant.name, prelinked.objects, error=str(e))
-    jobs = [(o.module, ["-c", *opt_flags, "-x", "ir", str(o.obj), f"-fthinlto-index={o.obj}.thinlto.bc"],
-             out_dir / "native" / o.obj.name) for o in prelinked.objects]
+    jobs = [(o.module, ["-c", *opt_flags, *profile_flags, "-x", "ir", str(o.obj),
+                        f"-fthinlto-index={o.obj}.thinlto.bc"], out_dir / "native" / o.obj.name)
+            for o in prelinked.objects]
     backends = _compile_all(toolchain, variant, jobs, parallel, timeout)
     return BuildResult(variant.name, [dataclasses.replace(b, seconds=b.seconds + p.seconds)
                                       for b, p in zip(backends, prelinked.objects, strict=True)])
+
+
+def build_configuration(config: dict) -> str:
+    """How both variants were built, as the header says it: the optimization flags, `PGO` and `ThinLTO` when on
+    ("-O2 + PGO + ThinLTO"); a speed number means little without saying which."""
+    flags = " ".join(map(str, config.get("opt_flags") or []))
+    return " + ".join([flags or "-", *(name for key, name in (("pgo", "PGO"), ("thinlto", "ThinLTO"))
+                                      if config.get(key))])
 
 
 def corpus_modules(corpus: Path) -> list[str]:
@@ -201,21 +214,23 @@ def build_corpus(toolchain: Toolchain, corpus: Path, variant: Variant, out_dir: 
 
 def build_benchmark(toolchain: Toolchain, bench: Benchmark, root: Path, variant: Variant, out_dir: Path,
                     opt_flags: Sequence[str], parallel: int = 2, timeout: float = 600,
-                    thinlto: bool = False) -> BuildResult:
+                    thinlto: bool = False, profile_flags: Sequence[str] = ()) -> BuildResult:
     """Compile the benchmark's sources with the variant and link them (plain clang, or clang++ when a source is C++;
     ld.lld as the farm links every package: workers/linked.py) into its binary: the file a size row judges.
     `thinlto`: as a distributed ThinLTO build (`-flto=thin` pre-link, an index-only thin link, one backend per
-    module, then the link)."""
+    module, then the link). `profile_flags` (regression/pgo.py: `-fprofile-generate=`, `-fprofile-use=`) go to
+    every compile, the pre-link's and the backends', and to the link, as a user's CFLAGS and LDFLAGS."""
     root = Path(root)
     flags = bench.compile_flags(root)
     jobs = []
     for src in bench.source_files(root):
         rel = src.relative_to(root).as_posix()
-        jobs.append((rel, ["-c", *opt_flags, *(["-flto=thin"] if thinlto else []), *flags, str(src)],
+        jobs.append((rel, ["-c", *opt_flags, *(["-flto=thin"] if thinlto else []), *profile_flags, *flags, str(src)],
                      Path(out_dir) / "obj" / (rel.replace("/", "__").removesuffix(".c") + ".o")))
     result = BuildResult(variant.name, _compile_all(toolchain, variant, jobs, parallel, timeout))
     if not result.failures and thinlto:
-        result = _thin_backends(toolchain, bench, variant, result, Path(out_dir), opt_flags, parallel, timeout)
+        result = _thin_backends(toolchain, bench, variant, result, Path(out_dir), opt_flags, parallel, timeout,
+                                profile_flags)
     if result.failures:
         first = next(iter(result.failures.items()))
         result.error = f"{len(result.failures)} source(s) failed, first {first[0]}: {first[1]}"
@@ -227,7 +242,8 @@ def build_benchmark(toolchain: Toolchain, bench: Benchmark, root: Path, variant:
         with atomic_dir(binary.parent, bench.binary) as tmp:
             objs = [str(o.obj) for o in result.objects]
             toolchain.run(driver(o.module for o in result.objects),
-                          [*opt_flags, *linker_flags(toolchain), *objs, *bench.libs, "-o", str(tmp / bench.binary)],
+                          [*opt_flags, *profile_flags, *linker_flags(toolchain), *objs, *bench.libs, "-o",
+                           str(tmp / bench.binary)],
                           subject=f"link of {bench.name}")
     except FarmError as e:
         result.error = str(e)

@@ -20,7 +20,7 @@ from pathlib import Path
 from farm.config import Settings, load_settings
 from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain
-from regression import benchmarks, build, database, measure, outcome, rules
+from regression import benchmarks, benchsource, build, database, measure, outcome, rules
 from regression.benchmarks import Benchmark
 from regression.history import History, Measurement, Run, Skipped
 from regression.lineage import (  # noqa: F401
@@ -32,6 +32,8 @@ from regression.lineage import (  # noqa: F401
     vocab_version,
 )
 from regression.metrics import COMPILE_TIME, INSTRUCTIONS, TEXT_SIZE, WALL_TIME, Metric
+from regression.pgo import describe_stale, use_flags
+from regression.pgo import train as train_profile
 from regression.request import RunRequest, RunResult
 
 log = logging.getLogger(__name__)
@@ -113,6 +115,8 @@ def _check_measuring(req: RunRequest) -> None:
         raise InputError("no optimization flag given (for example --opt=-Oz)")
     if req.thinlto and req.corpus is not None:
         raise InputError("--thinlto builds benchmarks; a corpus is compiled per file (leave out --corpus or --thinlto)")
+    if req.pgo and req.corpus is not None:
+        raise InputError("--pgo builds benchmarks from sources; a corpus is bitcode (leave out --corpus or --pgo)")
     bad = [f for f in req.opt_flags if not str(f).startswith("-")]
     if bad:
         raise InputError(f"optimization flags must start with '-' (as --opt=-Oz), not {bad[0]!r}")
@@ -196,17 +200,27 @@ def measure_corpus(toolchain: Toolchain, corpus: Path, variants: list[build.Vari
 
 def measure_benchmark(toolchain: Toolchain, bench: Benchmark, variants: list[build.Variant], work: Path,
                       sources: Path, opt_flags: tuple[str, ...], jobs: int, repeats: int,
-                      callgrind: bool, thinlto: bool = False) -> tuple[list[Measurement], list[Skipped]]:
+                      callgrind: bool, thinlto: bool = False, pgo: bool = False,
+                      lineage: dict | None = None) -> tuple[list[Measurement], list[Skipped]]:
     """Sizes, compile time, and per workload callgrind instructions and wall-time samples (`thinlto`: of
-    distributed ThinLTO builds, a module's object its backend's)."""
+    distributed ThinLTO builds, a module's object its backend's; `pgo`: both variants built with the profile of
+    the benchmark's training runs, regression/pgo.py). `lineage` gets the sha256 of the measured inputs and, with
+    `pgo`, of the training inputs and the profile, under the benchmark's name."""
     root = benchmarks.fetch(bench, sources)
     inputs = work / "inputs"
-    benchmarks.prepare_inputs(bench, root, inputs)
+    facts = {"measurement_sha256": benchmarks.prepare_inputs(bench, root, inputs)}
+    if lineage is not None:
+        lineage[bench.name] = facts
+    profile_flags: list[str] = []
+    if pgo:
+        profile = train_profile(toolchain, bench, root, work / "pgo", opt_flags, jobs)
+        facts.update(profile.lineage())
+        profile_flags = use_flags(profile.path)
     # Equal-length build paths: a binary's path length changes the loader's instruction count.
     builds = {v.name: build.build_benchmark(toolchain, bench, root, v, work / f"build{i}", opt_flags, jobs,
-                                            thinlto=thinlto)
+                                            thinlto=thinlto, profile_flags=profile_flags)
               for i, v in enumerate(variants)}
-    broken = {v: b.error for v, b in builds.items() if b.error}
+    broken = {v: describe_stale(bench, b.error) for v, b in builds.items() if b.error}
     if broken:
         return [], [Skipped(bench.name, v, e) for v, e in broken.items()]
     modules = [o.module for o in builds[HEURISTIC].objects]
@@ -311,21 +325,21 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
 
     vocab, vocab_id = resolve_vocab(req.vocab, req.advisor_name)
     run_id = req.run_id or new_run_id()
-    bench_keys = _publish_sources(req, settings)
+    bench_keys = benchsource.publish_local(req, settings)
     run = history.start_run(
         run_id, req.builder, llvm_version=toolchain.version, llvm_commit=toolchain.commit,
         llvm_package=llvm_package(toolchain), policy_id=published or policy_id(req.policy), vocab_version=vocab_id,
         config={"corpus": str(req.corpus) if req.corpus else None, "benchmarks": [b.name for b in req.benchmarks],
                 "policy": spec, "policy_version": published, "vocab": str(req.vocab) if req.vocab else None,
                 "advisor": req.advisor_name, "opt_flags": list(req.opt_flags), "repeats": req.repeats,
-                **({"thinlto": True} if req.thinlto else {}),
+                **({"thinlto": True} if req.thinlto else {}), **({"pgo": True} if req.pgo else {}),
                 "callgrind": req.callgrind, "build_url": req.build_url,
                 **({"bisect": req.bisect} if req.bisect else {}),
                 # where a bisect on this host finds the sources the command names by URL (regression/bisectrun.py)
                 **({"bench_dirs": dirs} if (dirs := {b.name: str(b.local_dir) for b in req.benchmarks
                                                      if b.local_dir is not None}) else {}),
                 # the local benchmarks' sources by content: an input of the run, like the policy (alertstore.inputs_of)
-                **({"bench_sources": bench_sources(req, bench_keys)} if dirs else {}),
+                **({"bench_sources": benchsource.sources_of(req, bench_keys)} if dirs else {}),
                 "reproduce": outcome.reproduce_command(req, published, vocab_id, settings.buildbot.dashboard,
                                                       vocab, bench_keys)},
     )
@@ -349,34 +363,6 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
     return outcome.finish(req, settings, history, run, verdict, comparisons, skipped, work, deliver_backoff)
 
 
-def bench_sources(req: RunRequest, published: dict[str, tuple[str, str]]) -> dict[str, str]:
-    """{benchmark: sha256 of its packed sources} of the run's local benchmarks (the published digest when the run
-    published them: regression/benchsource.py packs the same files to the same bytes)."""
-    from regression import benchsource
-
-    return {b.name: published[b.name][1] if b.name in published else
-            benchsource.key(b.local_dir, benchsource.pack(b.local_dir))[1]
-            for b in req.benchmarks if b.local_dir is not None}
-
-
-def _publish_sources(req: RunRequest, settings: Settings) -> dict[str, tuple[str, str]]:
-    """The sources of the run's local benchmarks put in the store when the run publishes (so its reproduce command
-    names them by URL): {benchmark: (store key, sha256)}. A store that refuses them leaves the command naming the
-    directory, with a warning; the run goes on."""
-    local = [b for b in req.benchmarks if b.local_dir is not None]
-    if not (req.publish and local):
-        return {}
-    from farm.objectstore import store_from_settings
-    from regression import benchsource
-
-    try:
-        store = store_from_settings(settings)
-        return {b.name: benchsource.publish(store, b.local_dir) for b in local}
-    except (OSError, FarmError) as e:
-        log.warning("benchmark sources not published (the reproduce command names their directory): %s", e)
-        return {}
-
-
 def _measure_all(req: RunRequest, toolchain: Toolchain, variants: list[build.Variant], work: Path,
                  settings: Settings, history: History, run: Run) -> tuple[list[Measurement], list[Skipped]]:
     rows: list[Measurement] = []
@@ -392,11 +378,15 @@ def _measure_all(req: RunRequest, toolchain: Toolchain, variants: list[build.Var
         log.info("run %s: corpus %s", run.run_id, req.corpus)
         keep(measure_corpus(toolchain, req.corpus, variants, work / "corpus", req.opt_flags, req.jobs))
     sources = settings.var_dir / "regression" / "sources"
+    lineage: dict[str, dict] = {}
     for bench in req.benchmarks:
         log.info("run %s: benchmark %s", run.run_id, bench.name)
         try:
             keep(measure_benchmark(toolchain, bench, variants, work / "bench" / bench.name, sources,
-                                   req.opt_flags, req.jobs, req.repeats, req.callgrind, req.thinlto))
+                                   req.opt_flags, req.jobs, req.repeats, req.callgrind, req.thinlto, req.pgo,
+                                   lineage))
         except FarmError as e:
             keep(([], [Skipped(bench.name, "both", str(e))]))
+        if bench.name in lineage:  # the inputs (and profile) it trained and measured with, in its config
+            history.add_config(run, inputs=lineage)
     return rows, skipped

@@ -196,6 +196,15 @@ class History:
                  "bisect_alert": bisect_alert(config)})
         return self.run(run_id, builder)
 
+    def add_config(self, run: Run, **entries: Any) -> None:
+        """Facts a run learns while it runs (its benchmarks' inputs and profiles: regression/compare.py) merged into
+        its config, the JSON column its start wrote, so they need no column and no schema revision; `run.config`
+        is updated too."""
+        run.config.update(entries)
+        with self._write() as db:
+            db.execute("UPDATE runs SET config=:config WHERE seq=:seq",
+                       {"config": json.dumps(run.config, sort_keys=True), "seq": run.seq})
+
     def run(self, run_id: str, builder: str) -> Run:
         with self._read() as db:
             row = db.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id=:run_id AND builder=:builder",

@@ -66,6 +66,8 @@ def reproduce_command(req: RunRequest, published: str | None, vocab_id: str | No
             argv += ["--bench-dir", str(b.local_dir)]
             bench_args = b.workloads[0].args if b.workloads else ()
     argv += [f"--bench-arg={a}" for a in bench_args]
+    local = [b for b in req.benchmarks if b.local_dir is not None and b.training]
+    argv += [f"--bench-train-arg={a}" for a in (local[-1].training[0].args if local else ())]
     # a version the farm published (from the store, or fetched with its manifest), not a local file's digest
     vocab_published = vocab_id if vocab_id and not vocab_id.startswith("sha256-") and (
         web is not None or str(req.vocab).startswith("store:")) else None
@@ -81,6 +83,8 @@ def reproduce_command(req: RunRequest, published: str | None, vocab_id: str | No
     elif req.vocab is not None and not published:
         argv += ["--vocab", f"store:{vocab_id}" if str(req.vocab).startswith("store:") and vocab_id else str(req.vocab)]
     argv += [f"--opt={f}" for f in req.opt_flags]
+    if req.pgo:
+        argv.append("--pgo")
     if req.thinlto:
         argv.append("--thinlto")
     if req.repeats != _DEFAULT_REPEATS:

@@ -20,6 +20,7 @@ from farm import plots
 from farm.atomic import atomic_dir
 from farm.objectstore import ObjectStore
 from regression import metrics
+from regression.build import build_configuration
 from regression.history import History, Run
 from regression.metrics import TEXT_SIZE
 from regression.rules import HEURISTIC_BASELINE, PREVIOUS_BASELINE, Comparison, RunVerdict
@@ -123,7 +124,8 @@ def _header(run: Run, verdict: str) -> list[str]:
     when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(run.started))
     return [f"mlgo-farm regression run {run.run_id} on builder {run.builder}: {verdict.upper()}",
             f"started {when}; LLVM {run.llvm_version or '?'} ({run.llvm_label});"
-            f" policy {run.policy_id}; vocabulary {run.vocab_version or 'none'}"]
+            f" policy {run.policy_id}; vocabulary {run.vocab_version or 'none'};"
+            f" build {build_configuration(run.config)}"]
 
 
 def summary_text(run: Run, verdict: str, rows: list[Row], skipped: list, link: str | None = None,
@@ -279,6 +281,9 @@ def render(history: History, run: Run, verdict: str, out_dir: Path, link: str | 
             "run_id": run.run_id, "builder": run.builder, "verdict": verdict, "llvm_version": run.llvm_version,
             "llvm_commit": run.llvm_commit,
             "llvm_package": run.llvm_package, "policy_id": run.policy_id, "vocab_version": run.vocab_version,
+            # the build configuration and the sha256 of the inputs (and PGO profiles) each benchmark used
+            "build": {"opt_flags": run.config.get("opt_flags"), "pgo": bool(run.config.get("pgo")),
+                      "thinlto": bool(run.config.get("thinlto")), "inputs": run.config.get("inputs") or {}},
             "rows": [asdict(r) for r in rows], "skipped": [asdict(s) for s in skipped],
             "ratio_history": [{"run_id": i, "verdict": v, "ratios": s, "started": r.started, "policy_id": r.policy_id}
                               for i, v, s, r in points],

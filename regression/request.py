@@ -30,6 +30,9 @@ class RunRequest:
     #: benchmarks built as distributed ThinLTO builds (regression/build.py `build_benchmark`): the policy in the
     #: pre-link and in every backend, both variants linked by ld.lld
     thinlto: bool = False
+    #: benchmarks built with instrumented PGO (regression/pgo.py): a profile trained on the heuristic's instrumented
+    #: build, both variants built with it
+    pgo: bool = False
     repeats: int = 5  # wall-time samples, and callgrind counts (at least 1), per variant and workload
     callgrind: bool = True
     rules_file: Path | None = None

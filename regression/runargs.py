@@ -20,6 +20,8 @@ def add_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("--corpus", help="a corpus directory (corpus_description.json): per-module .text sizes")
     run.add_argument("--thinlto", action="store_true", help="build the benchmarks as distributed ThinLTO builds: "
                      "pre-link, thin link, one backend per module (the policy in each), linked by ld.lld")
+    run.add_argument("--pgo", action="store_true", help="build the benchmarks with instrumented PGO: the heuristic's "
+                     "instrumented build runs each benchmark's training inputs once, both variants use the profile")
     run.add_argument("--bench", action="append", default=[], metavar="NAME",
                      help="a benchmark from a Debian source package: lua, zlib, bzip2 (repeatable)")
     run.add_argument("--bench-dir", action="append", default=[], metavar="DIR",
@@ -31,6 +33,9 @@ def add_options(run: argparse.ArgumentParser) -> None:
                      help="the sha256 the n-th --bench-url's bytes must have (default: the .sha256 file beside it)")
     run.add_argument("--bench-arg", action="append", default=[], metavar="ARG",
                      help="an argument for the --bench-dir and --bench-url programs (repeatable)")
+    run.add_argument("--bench-train-arg", action="append", default=[], metavar="ARG",
+                     help="an argument of the --bench-dir and --bench-url programs' --pgo training run, apart from "
+                     "the measured one ({inputs}/NAME: a file of the directory's train/ folder; repeatable)")
     run.add_argument("--policy", default="heuristic", help="built-in policy name, an .onnx model, store:latest / "
                      "store:VERSION for a policy the farm published (with the vocabulary it was trained with), or "
                      "the http(s) URL of a model.onnx on a farm's dashboard (checked with --policy-sha256)")
@@ -81,8 +86,9 @@ def request_from_args(args: argparse.Namespace, fetch_into: Path | None = None):
     from regression.request import RunRequest
 
     benches = [benchmarks.lookup(n) for n in args.bench]
+    train = tuple(getattr(args, "bench_train_arg", None) or [])
     for d in args.bench_dir:
-        benches.append(benchmarks.local_benchmark(Path(d), tuple(args.bench_arg)))
+        benches.append(benchmarks.local_benchmark(Path(d), tuple(args.bench_arg), train_args=train))
     urls, shas = list(getattr(args, "bench_url", None) or []), list(getattr(args, "bench_sha256", None) or [])
     if len(shas) > len(urls):
         raise InputError(f"{len(shas)} --bench-sha256 for {len(urls)} --bench-url: give one per URL, in order")
@@ -96,11 +102,12 @@ def request_from_args(args: argparse.Namespace, fetch_into: Path | None = None):
             fetch_into = load_settings().var_dir / "cache" / "url" / "bench"
         for url, sha in zip(urls, [*shas, *[None] * (len(urls) - len(shas))], strict=True):
             d = benchsource.fetch(url, check_sha256(sha), fetch_into)
-            benches.append(benchmarks.local_benchmark(d, tuple(args.bench_arg)))
+            benches.append(benchmarks.local_benchmark(d, tuple(args.bench_arg), train_args=train))
     return RunRequest(
         builder=args.builder, run_id=args.run_id, corpus=Path(args.corpus) if args.corpus else None,
         benchmarks=tuple(benches), policy=args.policy, vocab=args.vocab,
-        opt_flags=tuple(args.opt or ["-Oz"]), thinlto=args.thinlto, repeats=args.repeats,
+        opt_flags=tuple(args.opt or ["-Oz"]), thinlto=args.thinlto, pgo=getattr(args, "pgo", False),
+        repeats=args.repeats,
         callgrind=not args.no_callgrind,
         rules_file=Path(args.rules) if args.rules else None, publish=not args.no_publish,
         jobs=RunRequest().jobs if args.jobs is None else args.jobs, policy_timeout=args.policy_timeout,

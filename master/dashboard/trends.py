@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from regression import metrics
-from regression.build import HEURISTIC, POLICY
+from regression.build import HEURISTIC, POLICY, build_configuration
 from regression.history import History, Run
 from regression.rules import HEURISTIC_BASELINE
 
@@ -127,7 +127,8 @@ def run_json(run: Run, report: str | None) -> dict:
     return {"run_id": run.run_id, "builder": run.builder, "started": run.started, "started_utc": iso(run.started),
             "finished": run.finished, "finished_utc": iso(run.finished), "status": run.status, "verdict": run.verdict,
             "llvm_version": run.llvm_version, "llvm_commit": run.llvm_commit, "llvm_package": run.llvm_package,
-            "policy_id": run.policy_id, "vocab_version": run.vocab_version, "error": run.error, "report_url": report}
+            "policy_id": run.policy_id, "vocab_version": run.vocab_version, "error": run.error, "report_url": report,
+            "build": build_configuration(run.config)}
 
 
 def point_json(p: Point, report: str | None) -> dict:

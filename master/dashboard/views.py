@@ -19,6 +19,7 @@ from farm.errors import InputError
 from master.dashboard import files, numbers, trends, views_alerts, views_datasets, views_policies, vocabdiff
 from policyhost import advisors
 from regression import metrics
+from regression.build import build_configuration
 from vocabgen.layout import SECTIONS, coverage_line
 
 #: What each kind's vocabulary is read by: the tool lines the download page shows, from a C file `in.c` to the
@@ -248,7 +249,8 @@ def register(app: Flask, farm) -> None:
         return Markup('<a href="{}">{}</a>').format(url_for("vocab_version", kind=kind, version=run.vocab_version),
                                                      run.vocab_version)
 
-    app.jinja_env.globals.update(policy_link=policy_link, vocab_link=vocab_link)
+    app.jinja_env.globals.update(policy_link=policy_link, vocab_link=vocab_link,
+                                 build_configuration=build_configuration)
 
     @app.route("/regression/<builder>/")
     def regression_builder(builder: str):

@@ -113,7 +113,8 @@ def fill_history(path: Path) -> History:
     h = History(path)
     for run_id, policy, verdict in (("r0", 1000, "ok"), ("r1", 990, "ok"), ("r2", 1100, "regression")):
         run = h.start_run(run_id, "regression-inliner-size", llvm_version="22.1.8", llvm_commit=None,
-                          policy_id="never", vocab_version=None)
+                          policy_id="never", vocab_version=None,
+                          config={"opt_flags": ["-O2"], "pgo": True, "thinlto": True} if run_id == "r2" else None)
         h.add_measurements(run, [Measurement("zlib", "binary", "text_size", "heuristic", 1000, (), "bytes"),
                                  Measurement("zlib", "binary", "text_size", "policy", policy, (), "bytes"),
                                  Measurement("adler32.c", "module", "text_size", "policy", 10, (), "bytes")])
@@ -321,6 +322,9 @@ def test_regression_pages_show_runs_verdicts_a_trend_and_serve_the_report(client
     assert c.get("/regression/regression-inliner-size/trend?subject=nope&metric=text_size").status_code == 404
     assert c.get("/regression/no-such-builder/").status_code == 404
     assert '/store/regression/regression-inliner-size/r2/index.html' in builder
+    assert "<td>-O2 + PGO + ThinLTO</td>" in builder and "<td>-</td>" in builder  # each run's build configuration
+    runs = c.get("/regression/regression-inliner-size/runs.json").get_json()["runs"]
+    assert [r["build"] for r in runs][:2] == ["-O2 + PGO + ThinLTO", "-"]
     report = c.get("/store/regression/regression-inliner-size/r2/index.html")
     assert report.data.startswith(b"<!DOCTYPE html>") and "default-src 'none'" in report.headers[
         "Content-Security-Policy"]
