@@ -23,6 +23,8 @@ from policytrain.recipes import RECIPES, Recipe, added, recipe
 
 #: The nightly, one draw: what every experiment varies.
 NIGHTLY = RECIPES["nightly-one-draw"]
+#: The C++ recipe the nightly trains since 2026-11-28: what the C++ experiments vary.
+CXX = RECIPES["cxx"]
 
 EXPERIMENTS: dict[str, Recipe] = {
     # the nightly whose clones only refuse (Recipe.hold_no): less growth in cross-validation, but validation
@@ -83,6 +85,14 @@ EXPERIMENTS: dict[str, Recipe] = {
     # docs/policy-journal.md#guided-search)
     # (measured with one seed and the default sticks, as the nightly then had)
     "nightly-guided": replace(NIGHTLY, prior=PriorParams(), sticks=Recipe.sticks, seeds=Recipe.seeds),
+    # C++: does a package grow less on unseen code if no validation package may grow at all (Recipe.cap)? The
+    # `cxx` recipe grew one of twelve fresh packages 4.7 % (docs/policy-journal.md#c-recipes-compared)
+    "cxx-strict": replace(CXX, cap=1.0),
+    # ... and if, besides, no clone adds an inline LLVM puts more than 60 above its threshold (Recipe.guard, 300 in
+    # `cxx`): the adds a far cheaper search never tried
+    "cxx-guarded": replace(CXX, cap=1.0, guard=60.0),
+    # ... or if it clones from twice the modules of each training package (24): more of each package's code seen
+    "cxx-wide": replace(CXX, max_modules=24),
 }
 
 
