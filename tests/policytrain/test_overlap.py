@@ -125,5 +125,9 @@ def test_a_planned_split_is_checked_before_any_training(have_apt_source: bool) -
     assert run.returncode == 2, run.stderr
     assert run.stdout.splitlines()[:4] == ["train: pcre2", "validation: jansson", "decision: ", "evaluation: pcre3"]
     assert "UNDECIDED: train pcre2:src/pcre2_jit_compile.c ~ evaluation pcre3:pcre_jit_compile.c" in run.stdout
-    assert run.stderr.strip() == ("mlgo-farm: error: package splits: 1 pair(s) of packages share code with no "
-                                  "decision in policytrain/data/splits.toml [overlap]: pcre2 and pcre3")
+    # hunspell's and pcre2's config.h (autoconf's HAVE_* block) were a decided overlap until libtar and htop joined the
+    # evaluation split with config.h files of their own: in the declared splits the lines are boilerplate now and the
+    # decision went stale (dropped), but a split without libtar and htop finds the two files again.
+    assert run.stderr.strip() == ("mlgo-farm: error: package splits: 2 pair(s) of packages share code with no "
+                                  "decision in policytrain/data/splits.toml [overlap]: hunspell and pcre2; "
+                                  "pcre2 and pcre3")
