@@ -252,7 +252,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ho.add_argument("--vocab", help="the vocabulary the model reads (default: a published policy's own)")
     ho.add_argument("--json", action="store_true", help="print the table as JSON")
     ho.add_argument("--split", choices=("evaluation", "decision", "validation", "retired", "cxx-evaluation",
-                                        "cxx-validation"), default="evaluation",
+                                        "cxx-validation", "cxx-decision"), default="evaluation",
                     help="the declared split to measure on when --evaluation is not given (default: evaluation; "
                     "decision: the packages recipes are compared on; retired: evaluation packages looked at too often "
                     "to be held out any more, policytrain/packages.py MAX_LOOKS)")

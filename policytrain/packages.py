@@ -34,9 +34,10 @@ from workers.debrecipes import RECIPES
 DATA = Path(__file__).parent / "data" / "splits.toml"
 #: The splits a package can be in, in the order `policy splits` shows them: the C ones, then the C++ ones (issue 45:
 #: size users ship linked C++, where a sum of objects and the linked files disagree; LLVM's own code and C++ Debian
-#: packages, each judged by what it links).
+#: packages, each judged by what it links); each language has a split its recipes are compared on (`decision`,
+#: `cxx-decision`), whose looks do not retire it.
 SPLIT_NAMES = ("train", "validation", "decision", "evaluation", "retired", "cxx-train", "cxx-validation",
-               "cxx-evaluation")
+               "cxx-decision", "cxx-evaluation")
 #: The splits judged as held out: each needs MIN_EVALUATION packages, and each look at them is counted.
 EVALUATIONS = ("evaluation", "cxx-evaluation")
 _SCHEMA = {"packages": (list, True, "a list of Debian source package names"),
@@ -67,7 +68,7 @@ def load(path: Path = DATA) -> tuple[dict[str, tuple[str, ...]], dict[frozenset[
 
 SPLITS, OVERLAPS = load()
 #: The splits by name, as the trainer and the tests read them.
-TRAIN, VALIDATION, DECISION, EVALUATION, RETIRED, CXX_TRAIN, CXX_VALIDATION, CXX_EVALUATION = (
+TRAIN, VALIDATION, DECISION, EVALUATION, RETIRED, CXX_TRAIN, CXX_VALIDATION, CXX_DECISION, CXX_EVALUATION = (
     SPLITS[name] for name in SPLIT_NAMES)
 
 #: Fewer evaluation packages than this and one odd package decides the verdict.

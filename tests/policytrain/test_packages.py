@@ -60,7 +60,7 @@ def test_a_bad_split_table_fails_in_one_line(splits: dict, message: str) -> None
     ("[split.train]\npackages = [\"zlib\"]\n", "[split.train] needs 'why'"),
     ("[split.train]\npackages = [\"zlib\"]\nwhy = \"x\"\nowner = \"me\"\n", "[split.train] unknown key 'owner'"),
     ("[split.train]\npackages = [1]\nwhy = \"x\"\n", "[split.train] packages must be package names"),
-    ("[split.train]\npackages = [\"zlib\"]\nwhy = \"x\"\n", "[split.cxx-evaluation] is missing"),
+    ("[split.train]\npackages = [\"zlib\"]\nwhy = \"x\"\n", "[split.cxx-decision] is missing"),
     ("[splits.train]\npackages = []\nwhy = \"x\"\n", "unknown table [splits]"),
     ("[overlap.a]\npackages = \"zlib\"\nwhy = \"x\"\n", "[overlap.a] packages must be a list"),
 ])
