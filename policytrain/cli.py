@@ -99,7 +99,7 @@ def _train_evict(args: argparse.Namespace) -> int:
     tc = Toolchain.from_settings(settings)
     var, desc = Path(settings.var_dir), "policy train-evict"
     record = evict_train.train_to(output, tc, evict_data.packages(train, var, tc, rec.max_modules, desc),
-                                  evict_data.packages(validation, var, tc, rec.max_modules, desc), args.recipe,
+                                  evict_data.packages(validation, var, tc, None, desc), args.recipe,
                                   jobs=args.jobs, progress=say, desc=desc)
     val = record["validation"]
     say(f"wrote {output}: validation {'no ratio' if val is None else f'{val:.4f}x'} the heuristic's RegAllocScore, "
