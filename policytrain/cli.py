@@ -3,6 +3,7 @@
     mlgo-farm policy train -o var/policy/inline.onnx     # the nightly recipe on the declared splits
     mlgo-farm policy heldout store:latest                # any policy against the heuristic, held out
     mlgo-farm policy splits                              # the code the splits' packages share, each decided
+    mlgo-farm policy train-evict --train P --validation V -o evict.onnx  # regalloc eviction for speed (-O2)
 
 Packages are Debian source packages compiled to corpora once (cached under `<var>/policy/corpus/`),
 or `NAME=DIR` for a corpus directory (policytrain/trainer.py `resolve_splits`). Compiles run in
@@ -78,6 +79,31 @@ def _train(args: argparse.Namespace) -> int:
         heldout.check_complete(record["heldout"])
     except FarmError as e:
         raise type(e)(f"{e}; the model is written to {output}") from None
+    return 0
+
+
+def _train_evict(args: argparse.Namespace) -> int:
+    """Regalloc eviction for speed (policytrain/evict_train.py): the output, the recipe and the packages checked
+    first (policytrain/evict_data.py), then the corpora built and the training run."""
+    from farm.config import load_settings
+    from farm.progress import say
+    from farm.toolchain import Toolchain
+    from policytrain import evict_data, evict_train
+
+    settings = load_settings()
+    output = Path(args.output)
+    _check_output(output)
+    rec = evict_train.recipe(args.recipe)
+    train, validation = evict_data.specs(args.train), evict_data.specs(args.validation)
+    evict_data.check_splits(train, validation)
+    tc = Toolchain.from_settings(settings)
+    var, desc = Path(settings.var_dir), "policy train-evict"
+    record = evict_train.train_to(output, tc, evict_data.packages(train, var, tc, rec.max_modules, desc),
+                                  evict_data.packages(validation, var, tc, None, desc), args.recipe,
+                                  jobs=args.jobs, progress=say, desc=desc)
+    val = record["validation"]
+    say(f"wrote {output}: validation {'no ratio' if val is None else f'{val:.4f}x'} the heuristic's RegAllocScore, "
+        f"chosen at {record['chosen']}")
     return 0
 
 
@@ -259,6 +285,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     ho.add_argument("--thinlto", action="store_true", help="build every package as a distributed ThinLTO build, the "
                     "policy in its backends, both sides linked (workers/thinlto.py); default: each file alone")
     ho.set_defaults(func=_heldout)
+    ev = psub.add_parser("train-evict", help="train a regalloc eviction policy for speed (-O2): clone LLVM's default "
+                         "rule, evolution strategies on RegAllocScore, the best on validation written as ONNX")
+    ev.add_argument("--train", required=True, help="comma-separated packages to train on (Debian names, compiled at "
+                    "-O2 once, or NAME=CORPUS_DIR of an -O2 corpus)")
+    ev.add_argument("--validation", required=True, help="packages that choose the checkpoint (never trained on)")
+    ev.add_argument("-o", "--output", required=True, help="the .onnx model to write (MODEL.json beside)")
+    ev.add_argument("--recipe", default="small", help="how hard each stage works: small (default) or smoke")
+    ev.add_argument("--jobs", type=positive_int, default=2, help="parallel compiles")
+    ev.set_defaults(func=_train_evict)
     sp = psub.add_parser("splits", help="the packages of each split, and the code packages of different splits share "
                          "(fails on an overlap policytrain/data/splits.toml has no decision for)")
     from policytrain.packages import SPLIT_NAMES

@@ -1,14 +1,16 @@
-"""The problem the trainer solves, declared once: inlining for size (ml-compiler-opt's `ProblemConfiguration`).
+"""The problems the trainers solve, declared once (ml-compiler-opt's `ProblemConfiguration`).
 
-What is specific to inlining-for-size lives here and nowhere else: which LLVM advisor the policy drives (its
-advice and the feature carrying LLVM's own decision come from `policyhost/advisors.py`), the level every corpus
-and compile is at, what a module is scored by and the reward made of it, and the kinds its models are recorded
-as. The search, the learning, the recipes and the fan-out read it; a second problem (regalloc eviction for speed)
-would be a second record and the recipes that train it, not a second trainer.
+What is specific to a problem lives here and nowhere else: which LLVM advisor the policy drives (its advice and
+the feature carrying LLVM's own decision come from `policyhost/advisors.py`), the level every corpus and compile is
+at, what a module is scored by and the reward made of it, and the kinds its models are recorded as. Two problems:
+inlining for size (`INLINE_SIZE`, policytrain/trainer.py) and regalloc eviction for speed (`EVICT_SPEED`,
+policytrain/evict_train.py). They share the learning (policytrain/improve.py's ES and Adam, policytrain/mlp.py's
+network); what differs is this record and the recipes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from policyhost import advisors
@@ -18,6 +20,15 @@ def size_reward(policy_size: int, heuristic_size: int, growth_weight: float = 1.
     """ml-compiler-opt's per-module reward (compilation_runner.py): positive when the policy is smaller; a module
     the policy grows counts `growth_weight` times (EsParams.growth_weight)."""
     r = 1.0 - (policy_size + 0.01) / (heuristic_size + 0.01)
+    return r if r >= 0 else growth_weight * r
+
+
+def score_saving(policy_score: float, heuristic_score: float, growth_weight: float = 1.0) -> float:
+    """The eviction reward of one module: the relative RegAllocScore saving against LLVM's heuristic build, both
+    the sum over the module's functions (ml-compiler-opt's regalloc reward is per function, relative to the
+    default advisor; summing first keeps a module with one hot function from being outvoted by its cold ones).
+    Positive when the policy scores lower; a loss counts `growth_weight` times, as `size_reward`'s growth."""
+    r = 1.0 - (policy_score + 0.01) / (heuristic_score + 0.01)
     return r if r >= 0 else growth_weight * r
 
 
@@ -35,6 +46,8 @@ class Problem:
     kind: str
     #: the warm start's `mlgo.kind` (behavioural cloning of LLVM's heuristic)
     warm_kind: str
+    #: reward(policy's measure, heuristic's measure, growth_weight) of one module: positive when the policy is better
+    scorer: Callable[[float, float, float], float] = size_reward
 
     @property
     def advice(self) -> str:
@@ -42,13 +55,16 @@ class Problem:
         return advisors.get(self.advisor).advice
 
     @property
-    def default_feature(self) -> str:
-        """The feature that carries LLVM's own decision, which the search flips and the clone learns."""
-        return str(advisors.get(self.advisor).default_feature)
+    def default_feature(self) -> str | None:
+        """The feature that carries LLVM's own decision, which the search flips and the clone learns; None when the
+        advisor sends none (regalloc eviction in release mode: its clone's teacher is LLVM's rule rebuilt,
+        policytrain/evict_teacher.py)."""
+        feature = advisors.get(self.advisor).default_feature
+        return None if feature is None else str(feature)
 
-    @staticmethod
-    def reward(policy_size: int, heuristic_size: int, growth_weight: float = 1.0) -> float:
-        return size_reward(policy_size, heuristic_size, growth_weight)
+    def reward(self, policy: float, heuristic: float, growth_weight: float = 1.0) -> float:
+        """The problem's per-module reward (`scorer`)."""
+        return self.scorer(policy, heuristic, growth_weight)
 
 
 #: The inliner for size. `-Oz` front end and compiles: each module's bitcode must come from an `-Oz` front end
@@ -57,3 +73,9 @@ class Problem:
 #: `-Oz` builds (issue 34; docs/policy-journal.md).
 INLINE_SIZE = Problem(advisor="inline", level="Oz", measure=".text bytes of each module's object", kind="inline-es",
                       warm_kind="inline-bc")
+
+#: Regalloc eviction for speed: `-O2` front end and compiles (the regime of a user's release build), each module
+#: scored by LLVM's RegAllocScore of its functions (policytrain/evict_reward.py), the policy a per-candidate scorer
+#: (policytrain/evict_model.py) cloned from LLVM's default eviction rule and improved by ES.
+EVICT_SPEED = Problem(advisor="regalloc", level="O2", measure="RegAllocScore of each function (lower is better)",
+                      kind="regalloc-es", warm_kind="regalloc-bc", scorer=score_saving)

@@ -3,7 +3,6 @@ kind of answer, and that the host never lets a bad one through (docs/policies.md
 
 from __future__ import annotations
 
-import math
 import random
 import re
 from pathlib import Path
@@ -14,6 +13,7 @@ from farm.toolchain import Toolchain
 from policyhost import host
 from policyhost.launcher import run_compile
 from policyhost.protocol import Header, Observation
+from policytrain.evict_model import rebuilt_default as heuristic_rebuilt
 
 MASK = "mask"
 
@@ -41,27 +41,6 @@ class Answer:
 def random_valid(seed: int) -> Answer:
     rng = random.Random(seed)
     return Answer(f"random-valid-{seed}", lambda f: rng.choice([i for i, m in enumerate(f[MASK]) if m]))
-
-
-def heuristic_rebuilt(f: dict) -> int:
-    """DefaultEvictionAdvisor::tryFindEvictionCandidate (RegAllocEvictionAdvisor.cpp) redone on the features: the
-    release-mode advisor sends no default decision. Cheapest (broken hints + 10 x urgent, max weight) candidate
-    lighter than the one being allocated, no local interference once one is found, stop at a hint; else the
-    candidate itself (no eviction). The features are normalised aggregates, so this is not exact in general."""
-    mask, w, cand = f[MASK], f["use_def_density"], len(f[MASK]) - 1
-    best, best_cost = None, (math.inf, math.inf)
-    for i in range(cand):
-        if not mask[i] or (f["nr_urgent"][i] == 0 and mask[cand] and not w[cand] > w[i]):
-            continue
-        cost = (f["nr_broken_hints"][i] + 10 * f["nr_urgent"][i], w[i])
-        if not cost < best_cost or (best is not None and f["is_local"][i] > 0):
-            continue
-        best, best_cost = i, cost
-        if f["is_hint"][i]:
-            break
-    if best is None:
-        return cand if mask[cand] else mask.index(1)
-    return best
 
 
 def compile_with(toolchain: Toolchain, src: Path, obj: Path, policy) -> object:
