@@ -10,25 +10,17 @@ network); what differs is this record and the recipes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from policyhost import advisors
 
 
-def size_reward(policy_size: int, heuristic_size: int, growth_weight: float = 1.0) -> float:
-    """ml-compiler-opt's per-module reward (compilation_runner.py): positive when the policy is smaller; a module
-    the policy grows counts `growth_weight` times (EsParams.growth_weight)."""
-    r = 1.0 - (policy_size + 0.01) / (heuristic_size + 0.01)
-    return r if r >= 0 else growth_weight * r
-
-
-def score_saving(policy_score: float, heuristic_score: float, growth_weight: float = 1.0) -> float:
-    """The eviction reward of one module: the relative RegAllocScore saving against LLVM's heuristic build, both
-    the sum over the module's functions (ml-compiler-opt's regalloc reward is per function, relative to the
-    default advisor; summing first keeps a module with one hot function from being outvoted by its cold ones).
-    Positive when the policy scores lower; a loss counts `growth_weight` times, as `size_reward`'s growth."""
-    r = 1.0 - (policy_score + 0.01) / (heuristic_score + 0.01)
+def saving(policy: float, heuristic: float, growth_weight: float = 1.0) -> float:
+    """ml-compiler-opt's per-module reward (compilation_runner.py), for either problem's measure: the relative
+    saving against LLVM's heuristic, positive when the policy's measure is lower (a smaller object, a lower
+    RegAllocScore summed over the module's functions: summing first keeps a module with one hot function from being
+    outvoted by its cold ones); a loss counts `growth_weight` times (EsParams.growth_weight)."""
+    r = 1.0 - (policy + 0.01) / (heuristic + 0.01)
     return r if r >= 0 else growth_weight * r
 
 
@@ -46,8 +38,6 @@ class Problem:
     kind: str
     #: the warm start's `mlgo.kind` (behavioural cloning of LLVM's heuristic)
     warm_kind: str
-    #: reward(policy's measure, heuristic's measure, growth_weight) of one module: positive when the policy is better
-    scorer: Callable[[float, float, float], float] = size_reward
 
     @property
     def advice(self) -> str:
@@ -58,13 +48,14 @@ class Problem:
     def default_feature(self) -> str | None:
         """The feature that carries LLVM's own decision, which the search flips and the clone learns; None when the
         advisor sends none (regalloc eviction in release mode: its clone's teacher is LLVM's rule rebuilt,
-        policytrain/evict_teacher.py)."""
+        policytrain/evict_model.py `rebuilt_default`)."""
         feature = advisors.get(self.advisor).default_feature
         return None if feature is None else str(feature)
 
-    def reward(self, policy: float, heuristic: float, growth_weight: float = 1.0) -> float:
-        """The problem's per-module reward (`scorer`)."""
-        return self.scorer(policy, heuristic, growth_weight)
+    @staticmethod
+    def reward(policy: float, heuristic: float, growth_weight: float = 1.0) -> float:
+        """The per-module reward of the problem's measure (`saving`)."""
+        return saving(policy, heuristic, growth_weight)
 
 
 #: The inliner for size. `-Oz` front end and compiles: each module's bitcode must come from an `-Oz` front end
@@ -78,4 +69,4 @@ INLINE_SIZE = Problem(advisor="inline", level="Oz", measure=".text bytes of each
 #: scored by LLVM's RegAllocScore of its functions (policytrain/evict_reward.py), the policy a per-candidate scorer
 #: (policytrain/evict_model.py) cloned from LLVM's default eviction rule and improved by ES.
 EVICT_SPEED = Problem(advisor="regalloc", level="O2", measure="RegAllocScore of each function (lower is better)",
-                      kind="regalloc-es", warm_kind="regalloc-bc", scorer=score_saving)
+                      kind="regalloc-es", warm_kind="regalloc-bc")

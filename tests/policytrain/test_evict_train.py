@@ -20,7 +20,7 @@ from farm.toolchain import Toolchain
 from policyhost.launcher import run_compile
 from policyhost.runnable import OnnxPolicy
 from policytrain.evict_model import Scorer, teacher
-from policytrain.problem import EVICT_SPEED, INLINE_SIZE, score_saving, size_reward
+from policytrain.problem import EVICT_SPEED, INLINE_SIZE, saving
 from policytrain.units import Unit
 from tests.policytrain.evictsrc import write_sources
 
@@ -50,10 +50,10 @@ def corpora(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> d
 def test_the_eviction_problem_is_a_record_beside_the_inliners() -> None:
     assert (EVICT_SPEED.advisor, EVICT_SPEED.level, EVICT_SPEED.advice) == ("regalloc", "O2", "index_to_evict")
     assert EVICT_SPEED.default_feature is None and INLINE_SIZE.default_feature == "inlining_default"
-    assert EVICT_SPEED.reward(90.0, 100.0) == score_saving(90.0, 100.0) > 0 > EVICT_SPEED.reward(110.0, 100.0)
+    assert EVICT_SPEED.reward(90.0, 100.0) == saving(90.0, 100.0) > 0 > EVICT_SPEED.reward(110.0, 100.0)
     assert EVICT_SPEED.reward(110.0, 100.0, 2.0) == pytest.approx(2 * EVICT_SPEED.reward(110.0, 100.0))
-    assert INLINE_SIZE.reward(900, 1000, 3.0) == size_reward(900, 1000, 3.0)
-    assert INLINE_SIZE.reward(1100, 1000, 3.0) == size_reward(1100, 1000, 3.0)
+    assert INLINE_SIZE.reward(900, 1000, 3.0) == pytest.approx(0.1, abs=1e-4)  # a saving is paid once
+    assert INLINE_SIZE.reward(1100, 1000, 3.0) == pytest.approx(-0.3, abs=1e-4)  # a growth growth_weight times
 
 
 class Twin:
