@@ -115,15 +115,17 @@ RECIPES = {
     # `seeds_of` gives the second draw
     "nightly-other-seeds": replace(_NIGHTLY, seeds=(5, 6, 7, 8, 9)),
     # the C++ nightly: C++ per file, judged by what the linker ships (issue 45). bench_headroom's search found 5.3 %
-    # of spdlog's and leveldb's linked libraries against 0.35 % on per-file C, so C++ gets a policy of its own.
-    # Leaner than the C nightly, so that a cold run fits a 2-core worker well under 2 hours (12 min here): one round,
-    # 8 x 2 group flips, 12 modules a training package, 8 ES steps of 16 pairs; checkpoints chosen on three C++
-    # validation packages' linked files (taglib and libixion, 208 modules between them, would make each validation
-    # longer than the rest of an ES step). Fresh C++ split, linked: 0.9250x, pugixml 1.0470x
-    # (bench/README.md#bench_headroom); it grows C (1.0092x on the fresh C split), so C keeps the recipe above. What
-    # the nightly builder trains and publishes since 2026-11-28 ([policy] recipe), where the search finds most
+    # of spdlog's and leveldb's linked libraries against 0.35 % on per-file C, so C++ gets a policy of its own, and
+    # the nightly builder trains and publishes it ([policy] recipe). Leaner than C's, so that a cold run fits a
+    # 2-core worker well under 2 hours (13.5 min here, beside other work): one round, 8 x 2 group flips, 12 modules a
+    # training package, 8 ES steps of 16 pairs; checkpoints chosen on three C++ validation packages' linked files
+    # (taglib and libixion, 208 modules between them, would make each validation longer than the rest of an ES step)
+    # with none above the heuristic (cap 1.0); no clone adds an inline LLVM's estimate puts more than 40 above its
+    # threshold (guard 40; C's 300 let pugixml grow 4.7 %). On the C++ decision split, linked: guard 300 0.9250x
+    # (pugixml 1.0470x), 60 0.9481x (1.0084x), 40 0.9662x (none above the heuristic), 20 0.9953x
+    # (docs/policy-journal.md#c-recipes-compared). It grows C (1.0092x with guard 300), so C keeps the recipe above
     "cxx": replace(_NIGHTLY, cxx=True, rounds=1, budget=replace(_NIGHTLY.budget, per_round=8),
-           max_modules=12, es=replace(_NIGHTLY.es, steps=8, pairs=16),
+           max_modules=12, es=replace(_NIGHTLY.es, steps=8, pairs=16), cap=1.0, guard=40.0,
            packages=(("validation", ("snappy", "soundtouch", "voro++")),)),
     # `make demo`: one round, a small search and two ES steps on a few small packages of each split
     "demo": Recipe(rounds=1, budget=Budget(6, 2), es=EsParams(steps=2, pairs=4), max_modules=20, sticks=(0.0, 4.0),

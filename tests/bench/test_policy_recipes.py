@@ -1,11 +1,12 @@
-"""The trainer's experiments (bench/policy_recipes.py): each is the nightly's one draw with only what it varies
-replaced, none shadows a production recipe, and the trainer knows them only while they are lent to it."""
+"""The trainer's experiments (bench/policy_recipes.py): each is the nightly's one draw (C's) or the `cxx` recipe
+(C++'s) with only what it varies replaced, none shadows a production recipe, and the trainer knows them only while
+they are lent to it."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.policy_recipes import EXPERIMENTS, NIGHTLY, lookup
+from bench.policy_recipes import CXX, EXPERIMENTS, NIGHTLY, lookup
 from farm.errors import InputError
 from policytrain import recipes
 from policytrain.recipes import RECIPES, added, recipe
@@ -18,14 +19,18 @@ VARIES = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly-one-
           "nightly-unguarded": {"guard", "floor"}, "nightly-unfloored": {"floor"}, "nightly-wide": {"max_modules"},
           "nightly-strict": {"cap"}, "nightly-ten-seeds": {"seeds"}, "nightly-es-blocks": {"es"},
           "nightly-es-narrow": {"es"}, "nightly-averse": {"es", "draws"}, "nightly-single-flips": {"budget"}}
+#: what each C++ experiment changes in the `cxx` recipe, and nothing else
+CXX_VARIES = {"cxx-guard-300": {"guard", "cap"}, "cxx-strict": {"guard"}, "cxx-guarded": {"guard"},
+              "cxx-guarded-20": {"guard"}, "cxx-guarded-0": {"guard"}, "cxx-wide": {"guard", "cap", "max_modules"}}
 
 
 def test_each_experiment_varies_the_nightlys_one_draw_only_where_it_says():
     assert RECIPES["nightly-one-draw"] is NIGHTLY and RECIPES["nightly"] == NIGHTLY
-    assert set(EXPERIMENTS) == set(VARIES)
-    for name, fields in VARIES.items():
-        changed = {k for k, v in EXPERIMENTS[name].as_json().items() if v != NIGHTLY.as_json()[k]}
-        assert changed == fields, name
+    assert set(EXPERIMENTS) == set(VARIES) | set(CXX_VARIES) and RECIPES["cxx"] is CXX
+    for base, varies in ((NIGHTLY, VARIES), (CXX, CXX_VARIES)):
+        for name, fields in varies.items():
+            changed = {k for k, v in EXPERIMENTS[name].as_json().items() if v != base.as_json()[k]}
+            assert changed == fields, name
     assert EXPERIMENTS["nightly-four-rounds"].rounds == 4 and EXPERIMENTS["nightly-unguarded"].guard is None
     assert not EXPERIMENTS["nightly-single-flips"].budget.groups
 
