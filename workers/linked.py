@@ -56,8 +56,9 @@ def thin_index_flags(toolchain: Toolchain, opt_flags: Sequence[str]) -> list[str
 
 def driver(modules: Iterable[str | Path]) -> str:
     """The clang driver that links `modules` (names or paths of their sources): `clang++`, which adds libstdc++, when
-    any is C++ (CXX_SUFFIXES), else `clang`."""
-    return "clang++" if any(str(m).endswith(CXX_SUFFIXES) for m in modules) else "clang"
+    any is C++ (CXX_SUFFIXES), else `clang`. A ThinLTO corpus names the second backend of a module two outputs link
+    `MODULE@OUTPUT` (workers/thinlto.py): its source is the name before the `@`."""
+    return "clang++" if any(str(m).partition("@")[0].endswith(CXX_SUFFIXES) for m in modules) else "clang"
 
 
 def order(outputs: Sequence[Output]) -> list[Output]:

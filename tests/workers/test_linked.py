@@ -11,7 +11,7 @@ import pytest
 from farm.errors import InputError, ToolError
 from farm.toolchain import Toolchain, text_parts, text_sizes
 from tests import cxxpackage
-from workers.linked import link
+from workers.linked import driver, link
 from workers.shipped import Output
 
 
@@ -62,3 +62,13 @@ def test_bad_outputs_are_one_line_naming_the_package(cxx_corpus: Path, tmp_path:
         link("bag", cxxpackage.OUTPUTS, {**objs, "lib/beta.cpp": None}, tmp_path / "d", toolchain)
     with pytest.raises(InputError, match=r"^package bag: workers/data/shipped.toml declares no linked outputs$"):
         link("bag", (), objs, tmp_path / "e", toolchain)
+
+
+def test_the_driver_is_clang_plus_plus_when_any_module_is_cxx_a_second_thinlto_backend_too() -> None:
+    """A ThinLTO corpus names the second backend of a module two outputs link `MODULE@OUTPUT` (workers/thinlto.py):
+    an output made only of such backends (fasttext's program, which compiles the library's sources again) is still
+    C++ and must link with libstdc++."""
+    assert driver(["a.c", "lib/b.c"]) == "clang"
+    assert driver(["a.c", "lib/b.cc"]) == "clang++"
+    assert driver(["src/main.cc@fasttext", "src/args.cc@fasttext"]) == "clang++"
+    assert driver(["src/main.c@prog"]) == "clang"
