@@ -21,18 +21,21 @@ class Advisor:
     """One MLGO advisor; see the module docstring for what each field is for."""
 
     __slots__ = ("advice", "builtin_policies", "channel_flag", "default_feature", "default_policy", "description",
-                 "enable_flag", "extra_flags", "mask_feature", "name", "vocab_flags")
+                 "enable_flag", "extra_flags", "mask_feature", "name", "thinlto_backends", "vocab_flags")
 
     def __init__(self, *, name: str, description: str, enable_flag: str, channel_flag: str, advice: str,
                  extra_flags: tuple[str, ...] = (), default_feature: str | None = None,
                  mask_feature: str | None = None, vocab_flags: tuple[str, ...] = (),
-                 builtin_policies: tuple[str, ...] = (), default_policy: str = "") -> None:
+                 builtin_policies: tuple[str, ...] = (), default_policy: str = "",
+                 thinlto_backends: bool = True) -> None:
         self.name, self.description = name, description
         self.enable_flag, self.channel_flag, self.extra_flags = enable_flag, channel_flag, extra_flags
         self.advice, self.default_feature, self.mask_feature = advice, default_feature, mask_feature
         #: `-mllvm` options that hand the vocabulary to the advisor ({vocab} is its path); empty: none applies
         self.vocab_flags = vocab_flags
         self.builtin_policies, self.default_policy = builtin_policies, default_policy
+        #: whether LLVM consults the advisor in a distributed ThinLTO backend (`clang -x ir -fthinlto-index=`)
+        self.thinlto_backends = thinlto_backends
 
     @property
     def takes_vocab(self) -> bool:
@@ -73,6 +76,10 @@ ADVISORS: dict[str, Advisor] = {a.name: a for a in (
         mask_feature="mask",
         builtin_policies=("spill",),
         default_policy="spill",
+        # 22.1.8: a distributed ThinLTO backend builds the *default* eviction advisor even with the release flags and
+        # a channel (`-mllvm -debug-pass=Structure` names it; the channel is never opened), while the same flags on a
+        # per-file compile build the release one: a policy cannot act there (docs/policies.md)
+        thinlto_backends=False,
     ),
 )}
 
