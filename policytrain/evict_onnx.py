@@ -15,6 +15,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from policytrain.evict_model import BOUND, Scorer
+from policytrain.onnx_export import serialised
 from policytrain.problem import EVICT_SPEED
 
 #: the output the host reads: LLVM's advice name
@@ -67,10 +68,4 @@ def to_onnx(scorer: Scorer, metadata: dict[str, str] | None = None) -> bytes:
             nodes.append(helper.make_node("Relu", [_t(f"z{i}")], [_t(f"h{i + 1}")]))
     nodes.append(helper.make_node("Squeeze", [_t(f"z{last}"), _t("axis2")], [OUTPUT_NAME]))
     output = helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, ["batch", w])
-    graph = helper.make_graph(nodes, "mlgo_evict_policy", inputs, [output], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="mlgo-farm")
-    model.ir_version = 8
-    for k, v in (metadata or {}).items():
-        model.metadata_props.add(key=k, value=str(v))
-    onnx.checker.check_model(model)
-    return model.SerializeToString()
+    return serialised(helper.make_graph(nodes, "mlgo_evict_policy", inputs, [output], inits), metadata)

@@ -32,7 +32,12 @@ def to_onnx(net: Mlp, metadata: dict[str, str] | None = None) -> bytes:
     z = _limits(net, z, nodes, inits)
     nodes.append(helper.make_node("Identity", [z], [OUTPUT_NAME]))
     output = helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, ["batch", 2])
-    graph = helper.make_graph(nodes, "mlgo_inline_policy", inputs, [output], inits)
+    return serialised(helper.make_graph(nodes, "mlgo_inline_policy", inputs, [output], inits), metadata)
+
+
+def serialised(graph: onnx.GraphProto, metadata: dict[str, str] | None = None) -> bytes:
+    """`graph` as a checked ONNX model every policy host here loads (opset 17, IR version 8, onnxruntime's), with
+    `metadata` as its metadata_props: the inliner's and the eviction scorer's alike."""
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="mlgo-farm")
     model.ir_version = 8
     for k, v in (metadata or {}).items():
