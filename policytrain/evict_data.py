@@ -10,7 +10,6 @@ apt knows no source package of.
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -24,7 +23,6 @@ from policytrain.units import Unit
 
 LEVEL = EVICT_SPEED.level
 USE = "regalloc eviction for speed"
-_DEBIAN = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 
 
 def specs(given: str | None) -> list[str]:
@@ -46,8 +44,9 @@ def check_splits(train: Sequence[str], validation: Sequence[str]) -> None:
 
 def check_debian(name: str) -> None:
     """InputError unless apt knows a source package `name` (asked of the local apt cache: nothing is fetched)."""
-    if not _DEBIAN.match(name):
-        raise InputError(f"invalid Debian package name {name!r}")
+    from workers.debsrc import check_name
+
+    check_name(name)
     if shutil.which("apt-cache") is None:
         return  # fetching it says why it cannot (workers/debsrc.py)
     p = subprocess.run(["apt-cache", "showsrc", "--only-source", name], capture_output=True, text=True, timeout=60)

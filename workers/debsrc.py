@@ -51,14 +51,19 @@ def lineage(tree: Path) -> dict[str, str] | None:
     return {"kind": "debian", "package": m.group(1), "version": m.group(2)} if m else None
 
 
+def check_name(package: str) -> None:
+    """InputError unless `package` is spelt as a Debian source package name is (before it reaches apt)."""
+    if not _PKG.match(package):
+        raise InputError(f"invalid Debian package name {package!r}")
+
+
 def fetch_source(package: str, dest: Path, timeout: float = 600) -> Path:
     """Download and unpack `package`'s source under `dest`; return the source tree.
 
     A tree already unpacked there is reused, so repeated runs cost nothing. When the newest source
     does not download and the recipe names a `fallback_version`, that version is fetched instead.
     """
-    if not _PKG.match(package):
-        raise InputError(f"invalid Debian package name {package!r}")
+    check_name(package)
     dest = Path(dest).absolute()
     existing = _unpacked(dest, package)
     if existing:
