@@ -89,12 +89,13 @@ def _train_evict(args: argparse.Namespace) -> int:
     from farm.progress import say
     from farm.toolchain import Toolchain
     from policytrain import evict_data, evict_train
+    from policytrain.splits import comma_list
 
     settings = load_settings()
     output = Path(args.output)
     _check_output(output)
     rec = evict_train.recipe(args.recipe)
-    train, validation = evict_data.specs(args.train), evict_data.specs(args.validation)
+    train, validation = comma_list(args.train), comma_list(args.validation)
     evict_data.check_splits(train, validation)
     tc = Toolchain.from_settings(settings)
     var, desc = Path(settings.var_dir), "policy train-evict"

@@ -18,15 +18,11 @@ from pathlib import Path
 from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policytrain.problem import EVICT_SPEED
-from policytrain.splits import Package, check_names
+from policytrain.splits import Package, check_names, debian_dir
 from policytrain.units import Unit
 
 LEVEL = EVICT_SPEED.level
 USE = "regalloc eviction for speed"
-
-
-def specs(given: str | None) -> list[str]:
-    return [x.strip() for x in (given or "").split(",") if x.strip()]
 
 
 def check_splits(train: Sequence[str], validation: Sequence[str]) -> None:
@@ -77,7 +73,7 @@ def package(spec: str, var_dir: Path, toolchain: Toolchain, most: int | None = N
     name, eq, path = spec.partition("=")
     if eq:
         return Package(name, tuple(units(name, Path(path), most)))
-    out = var_dir / "policy" / "corpus" / f"debian-{name}-{LEVEL}"
+    out = debian_dir(var_dir, name, level=LEVEL)
     made_once(out, "corpus_description.json",
               lambda: from_debian(name, out, toolchain, var_dir / "debsrc", level=LEVEL))
     return Package(name, tuple(units(name, out, most)))

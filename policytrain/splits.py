@@ -95,7 +95,7 @@ def named(option: str, given: str | None, otherwise: str) -> None:
     """A split option given on the command line names at least one package: `--evaluation ""` is not the declared
     split (that is the option left out), and a table of no packages would pass in silence. `otherwise` says what
     else the user may mean."""
-    if given is not None and not any(x.strip() for x in given.split(",")):
+    if given is not None and not comma_list(given):
         raise InputError(f"{option} {given!r} names no packages: name them, {otherwise}")
 
 
@@ -108,11 +108,19 @@ def specs(split: str, given: str | None, rec: Recipe | None = None) -> list[str]
         from policytrain.packages import SPLITS as DECLARED
 
         given = ",".join(DECLARED[f"cxx-{split}" if rec is not None and rec.cxx else split])
-    return [x.strip() for x in given.split(",") if x.strip()]
+    return comma_list(given)
 
 
-def _debian_dir(var_dir: Path, name: str, most: int | None = None) -> Path:
-    return var_dir / "policy" / "corpus" / (f"debian-{name}-{LEVEL}" + (f"-{most}" if most else ""))
+def comma_list(given: str | None) -> list[str]:
+    """The package specs of a comma-separated option, blanks dropped (`" zlib, ,bzip2"`: zlib and bzip2)."""
+    return [x.strip() for x in (given or "").split(",") if x.strip()]
+
+
+def debian_dir(var_dir: Path, name: str, most: int | None = None, level: str = LEVEL) -> Path:
+    """Where Debian package `name` is compiled once by a `level` front end (only the `most` modules training samples,
+    when given): `<var>/policy/corpus/debian-NAME-LEVEL[-most]`. The level is in the name because a module's bitcode
+    carries it, so the inliner's -Oz corpora and the eviction trainer's -O2 ones never share a directory."""
+    return var_dir / "policy" / "corpus" / (f"debian-{name}-{level}" + (f"-{most}" if most else ""))
 
 
 def thin_package(p: Package, corpus_dir: Path, out: Path, toolchain: Toolchain, most: int | None = None) -> Package:
@@ -154,7 +162,7 @@ def given_corpora(wanted: Mapping[str, Sequence[str]], var_dir: Path,
         for spec in given:
             name, eq, path = spec.partition("=")
             if not eq:
-                for dir_ in {_debian_dir(var_dir, name), _debian_dir(var_dir, name, most.get(split))}:
+                for dir_ in {debian_dir(var_dir, name), debian_dir(var_dir, name, most.get(split))}:
                     claim(f"dir:{os.path.realpath(dir_)}", f"the same directory, {dir_}", name, split)
                 continue
             if not (Path(path) / "corpus_description.json").is_file():
@@ -180,13 +188,13 @@ def package_corpus(spec: str, var_dir: Path, toolchain: Toolchain, most: int | N
     if thinlto:  # the whole per-file corpus first: a thin link needs every module of an output
         whole = package_corpus(spec, var_dir, toolchain)
         where = hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:12] if eq else "debian"
-        return thin_package(whole, Path(path) if eq else _debian_dir(var_dir, name),
+        return thin_package(whole, Path(path) if eq else debian_dir(var_dir, name),
                             var_dir / "policy" / "corpus" / f"thinlto-{name}-{where}-{LEVEL}", toolchain, most)
     if eq:
         if not (Path(path) / "corpus_description.json").is_file():
             raise InputError(f"package {name}: {path} is not a corpus directory (no corpus_description.json)")
         return package(name, Path(path), most)
-    out = _debian_dir(var_dir, name, most)
+    out = debian_dir(var_dir, name, most)
     made_once(out, "corpus_description.json",
               lambda: from_debian(name, out, toolchain, var_dir / "debsrc", sample=most, level=LEVEL))
     return package(name, out, most)

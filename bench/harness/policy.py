@@ -59,10 +59,10 @@ class PolicyBench:
 
     def package_dir(self, name: str) -> Path:
         """The directory of the trainer's whole corpus of Debian package `name` (made first if need be)."""
-        from policytrain.splits import _debian_dir  # where package_corpus caches it
+        from policytrain.splits import debian_dir  # where package_corpus caches it
 
         self.package(name)
-        return _debian_dir(self.var, name)
+        return debian_dir(self.var, name)
 
     def trainer(self, recipe: str | None = "nightly"):
         """A Trainer with the production recipe `recipe` on the declared splits, progress printed; `None`: one with no
