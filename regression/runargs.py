@@ -86,10 +86,10 @@ def request_from_args(args: argparse.Namespace, fetch_into: Path | None = None):
     from regression import benchmarks
     from regression.request import RunRequest
 
-    if args.thinlto and not advisors.for_policy(str(args.policy), args.advisor).thinlto_backends:
-        raise InputError(f"--thinlto with the {advisors.for_policy(str(args.policy), args.advisor).name} advisor: "
-                         "LLVM 22 never consults it in a ThinLTO backend, so both variants would be the heuristic "
-                         "(build per file, with --pgo)")
+    advisor = advisors.for_policy(str(args.policy), args.advisor)
+    if args.thinlto and not advisor.thinlto_backends:
+        raise InputError(f"--thinlto with the {advisor.name} advisor: LLVM 22 never consults it in a ThinLTO backend, "
+                         "so both variants would be the heuristic (build per file, with --pgo)")
     benches = [benchmarks.lookup(n) for n in args.bench]
     train = tuple(getattr(args, "bench_train_arg", None) or [])
     for d in args.bench_dir:
