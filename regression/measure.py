@@ -37,9 +37,14 @@ def _run(argv: Sequence[str], stdin: Path | None, cwd: Path | None, timeout: flo
     except OSError as e:
         raise FarmError(f"{what}: cannot start {argv[0]}: {e.strerror}") from None
     if p.returncode != status:
-        expected = f" (a run answers {status})" if status else ""
-        raise FarmError(describe_failure(what, p.returncode, p.stderr) + expected)
+        raise FarmError(failed_run(what, p.returncode, p.stderr, status))
     return p
+
+
+def failed_run(what: str, returncode: int, stderr: bytes | str, status: int = 0) -> str:
+    """One line for a run that did not exit with `status` (its workload's: 0, or a solver's answer), measured or
+    training a profile alike."""
+    return describe_failure(what, returncode, stderr) + (f" (a run answers {status})" if status else "")
 
 
 def run_program(argv: Sequence[str], *, stdin: Path | None = None, cwd: Path | None = None,

@@ -30,9 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from farm.errors import FarmError, InputError, ToolError
-from farm.toolchain import Toolchain, describe_failure, merge_profiles
+from farm.toolchain import Toolchain, merge_profiles
 from regression import benchmarks, build
 from regression.benchmarks import Benchmark
+from regression.measure import failed_run
 
 #: Seconds one training run of the instrumented build may take (slower than the measured build's runs).
 TRAIN_TIMEOUT = 600.0
@@ -112,9 +113,8 @@ def train(toolchain: Toolchain, bench: Benchmark, root: Path, work: Path, opt_fl
         if status is None:
             raise FarmError(f"benchmark {bench.name}: training run {w.name} timed out after {timeout:g}s (killed)")
         if status != w.status:
-            expected = f" (a run answers {w.status})" if w.status else ""
             raise FarmError(f"benchmark {bench.name}: training run {w.name}: "
-                            + describe_failure(bench.binary, status, stderr) + expected)
+                            + failed_run(bench.binary, status, stderr, w.status))
     raws = sorted(raw.glob("*.profraw")) if raw.is_dir() else []
     if not raws:
         raise FarmError(f"benchmark {bench.name}: the training runs wrote no profile into {raw}")
