@@ -96,12 +96,10 @@ def _fill(template: str, inputs: Path) -> str:
     return template.replace("{scripts}", str(SCRIPTS)).replace("{inputs}", str(inputs))
 
 
-def _source_text(root: Path, size: int) -> bytes:
-    """Real text to compress: the package's own C sources and headers, concatenated in order."""
-    return _source_text_of(sorted(p for p in root.rglob("*") if p.suffix in (".c", ".h") and p.is_file()), size)
-
-
-def _source_text_of(files: list[Path], size: int) -> bytes:
+def _source_text(root: Path, size: int, reverse: bool = False) -> bytes:
+    """Real text to compress: the package's own C sources and headers, concatenated in order (`reverse`: the
+    opposite order, other bytes for the PGO training runs)."""
+    files = sorted((p for p in root.rglob("*") if p.suffix in (".c", ".h") and p.is_file()), reverse=reverse)
     chunks, total = [], 0
     while files and total < size:
         for p in files:
@@ -122,18 +120,12 @@ def _compression_inputs(size: int) -> Callable[[Path, Path], None]:
     return make
 
 
-def _training_text(root: Path, size: int) -> bytes:
-    """Text to compress in training: the package's sources in reverse order (other bytes than `_source_text`'s)."""
-    files = sorted((p for p in root.rglob("*") if p.suffix in (".c", ".h") and p.is_file()), reverse=True)
-    return _source_text_of(files, size)
-
-
 def _compression_training(size: int, suffix: str) -> Callable[[Path, Path], None]:
     """`train.txt` and itself compressed (`train.txt.gz` by gzip, `train.txt.bz2` by bzip2) for a decompression run."""
     import bz2
 
     def make(root: Path, inputs: Path) -> None:
-        data = _training_text(root, size)
+        data = _source_text(root, size, reverse=True)
         (inputs / "train.txt").write_bytes(data)
         packed = gzip.compress(data, compresslevel=9, mtime=0) if suffix == ".gz" else bz2.compress(data, 9)
         (inputs / f"train.txt{suffix}").write_bytes(packed)
