@@ -5,14 +5,13 @@ for real on zlib). The lines are read from README.md, so the README and the farm
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
 from farm.config import Settings
 from farm.toolchain import Toolchain
+from tests.docblocks import run_sh, sh_block
 from tests.master.test_dashboard_vocab_use import SOURCE, dashboard, trained  # noqa: F401 (fixtures)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,8 +20,7 @@ MASTER = "http://MASTER:8010/plugins/wsgi_dashboards/farm/"
 
 def block(section: str) -> list[str]:
     """The lines of the first ``` block under README.md's heading `## {section}`."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8").split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
-    return text.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
+    return sh_block("README.md", f"## {section}", ends="\n## ")
 
 
 def test_get_a_vocabulary_runs_as_written(dashboard, toolchain: Toolchain, tmp_path: Path) -> None:  # noqa: F811
@@ -30,10 +28,7 @@ def test_get_a_vocabulary_runs_as_written(dashboard, toolchain: Toolchain, tmp_p
     lines = block("Get a vocabulary")
     assert len(lines) == 3 and MASTER.rstrip("/") in lines[0], lines
     (tmp_path / "in.c").write_text(SOURCE)
-    script = "set -e\n" + "\n".join(lines).replace(MASTER, base)
-    env = {**os.environ, "PATH": f"{toolchain.bin_dir}:{os.environ['PATH']}"}
-    got = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    assert got.returncode == 0, f"exit {got.returncode}: {got.stderr[-2000:]}"
+    got = run_sh("\n".join(lines).replace(MASTER, base), tmp_path, toolchain, timeout=300)
     assert "vocab.json: OK" in got.stdout
     assert re.search(r"\bf\b", got.stdout + got.stderr), "llvm-ir2vec printed no embedding of f"
 

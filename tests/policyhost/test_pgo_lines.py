@@ -4,29 +4,18 @@ regalloc advisor, and the program computes what the plain -O2 build computes."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 from farm.toolchain import Toolchain
 from tests.conftest import CSRC
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.docblocks import ROOT, run_sh, sh_block
 
 
 def lines() -> list[str]:
     """The ```sh block under docs/policies.md's `### A PGO build with the eviction policy`."""
-    text = (ROOT / "docs" / "policies.md").read_text(encoding="utf-8")
-    section = text.split("\n### A PGO build with the eviction policy\n", 1)[1].split("\n#", 1)[0]
-    return section.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
-
-
-def _run(script: str, where: Path, toolchain: Toolchain) -> None:
-    env = {**os.environ, "PATH": f"{toolchain.bin_dir}:/usr/bin:{os.environ['PATH']}"}
-    got = subprocess.run(["bash", "-c", "set -e\n" + script], cwd=where, env=env, capture_output=True, text=True,
-                         timeout=600)
-    assert got.returncode == 0, f"exit {got.returncode}: {got.stderr[-2000:]}"
+    return sh_block("docs/policies.md", "### A PGO build with the eviction policy")
 
 
 def _sections(toolchain: Toolchain, obj: Path) -> str:
@@ -40,13 +29,13 @@ def test_the_pgo_lines_build_with_the_eviction_policy_and_the_profile(tmp_path: 
     where = tmp_path / "prog"
     shutil.copytree(CSRC, where)
     script = "\n".join(block).replace(".venv/bin/mlgo-farm", farm).replace("evict.onnx", "spill")
-    _run(script.replace("TRAINING-INPUT", "2000"), where, toolchain)
+    run_sh(script.replace("TRAINING-INPUT", "2000"), where, toolchain)
     assert any((where / "gen").glob("*.profraw")) and (where / "prog.profdata").is_file()
     objects = sorted((where / "pgo").glob("*.o"))
     assert len(objects) == len(list(CSRC.glob("*.c")))
     assert any(".text.hot." in _sections(toolchain, o) or ".text.unlikely." in _sections(toolchain, o)
                for o in objects), "the profile did not reach the compiles"
-    _run("clang-22 -O2 *.c -o plain", where, toolchain)
+    run_sh("clang-22 -O2 *.c -o plain", where, toolchain)
     ran = [subprocess.run([str(where / p), "3000"], capture_output=True, text=True, timeout=120) for p in
            ("prog", "plain")]
     assert ran[0].returncode == ran[1].returncode == 0 and ran[0].stdout == ran[1].stdout

@@ -3,30 +3,23 @@ they build the program plain clang-22's distributed ThinLTO builds, and the prog
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 from farm.toolchain import Toolchain, text_sizes
 from tests.conftest import CSRC
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.docblocks import ROOT, run_sh, sh_block
 
 
 def lines() -> list[str]:
     """The ```sh block under docs/policies.md's `### A ThinLTO build with a policy`."""
-    text = (ROOT / "docs" / "policies.md").read_text(encoding="utf-8")
-    section = text.split("\n### A ThinLTO build with a policy\n", 1)[1].split("\n#", 1)[0]
-    return section.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
+    return sh_block("docs/policies.md", "### A ThinLTO build with a policy")
 
 
 def _build(script: str, where: Path, toolchain: Toolchain) -> Path:
     shutil.copytree(CSRC, where)
-    env = {**os.environ, "PATH": f"{toolchain.bin_dir}:{os.environ['PATH']}"}
-    got = subprocess.run(["bash", "-c", "set -e\n" + script], cwd=where, env=env, capture_output=True, text=True,
-                         timeout=600)
-    assert got.returncode == 0, f"exit {got.returncode}: {got.stderr[-2000:]}"
+    run_sh(script, where, toolchain)
     return where / "prog"
 
 
