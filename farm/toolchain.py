@@ -46,19 +46,12 @@ def describe_failure(tool: str, returncode: int, stderr: bytes | str) -> str:
     if returncode > 0 and died is not None:
         return _cc1_crash(tool, died, lines)
     errors = [ln for ln in lines if "error" in ln.lower()]
-    frames = [m.group(1) for ln in lines if (m := _FRAME.match(ln))]
-    frames = [f for f in frames if not any(h in f for h in _HANDLER_FRAMES)]
+    frames = _frames(lines)
     if returncode < 0 and frames and not errors:
         first = f"in {frames[0][:240]}"
     else:
         first = (errors or lines or [""])[0][:300]
-    if returncode < 0:
-        try:
-            how = f"crashed with {signal.Signals(-returncode).name}"
-        except ValueError:
-            how = f"crashed with signal {-returncode}"
-    else:
-        how = f"exited with code {returncode}"
+    how = _crashed(-returncode) if returncode < 0 else f"exited with code {returncode}"
     if first.startswith("in "):
         return f"{tool} {how} {first}"
     return f"{tool} {how}" + (f": {first}" if first else "")
@@ -71,18 +64,27 @@ def _cc1_crash(tool: str, died: re.Match, lines: list[str]) -> str:
     code = int(died.group(1)) if died.group(1) else None
     how = "crashed"
     if code is not None and code > 128:
-        try:
-            how = f"crashed with {signal.Signals(code - 128).name}"
-        except ValueError:
-            how = f"crashed with signal {code - 128}"
+        how = _crashed(code - 128)
     elif code is not None:
         how = f"crashed (its compiler process exited with code {code})"
     where = next((m for ln in lines if (m := _PASS.match(ln))), None)
     if where is not None:
         return f"{tool} {how} in pass '{where.group(1)}' on function '{where.group(2)}'"
-    frames = [m.group(1) for ln in lines if (m := _FRAME.match(ln))]
-    frames = [f for f in frames if not any(h in f for h in _HANDLER_FRAMES)]
+    frames = _frames(lines)
     return f"{tool} {how}" + (f" in {frames[0][:240]}" if frames else "")
+
+
+def _crashed(signum: int) -> str:
+    try:
+        return f"crashed with {signal.Signals(signum).name}"
+    except ValueError:
+        return f"crashed with signal {signum}"
+
+
+def _frames(lines: list[str]) -> list[str]:
+    """The stack dump's frames below LLVM's own signal handlers: the first is where it died."""
+    frames = [m.group(1) for ln in lines if (m := _FRAME.match(ln))]
+    return [f for f in frames if not any(h in f for h in _HANDLER_FRAMES)]
 
 
 def _timed_out(tool: str, timeout: float | None, where: str) -> ToolError:
