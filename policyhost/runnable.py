@@ -174,6 +174,16 @@ _ONNX_TYPES = {"tensor(float)": "float32", "tensor(int64)": "int64", "tensor(dou
                "tensor(int32)": "int32"}
 
 
+#: why a model's input may be missing from what the compiler sends, for the one line that says so
+_MISSING_HINTS = {
+    "callee_embedding": " (pass the IR2Vec vocabulary with --vocab)",
+    "caller_embedding": " (pass the IR2Vec vocabulary with --vocab)",
+    # policytrain/evict_context.py: a MIR2Vec vector the farm computes, never sent by LLVM 22
+    "function_embedding": " (a model trained with --mir-vocab reads its function's MIR2Vec embedding, which LLVM "
+                          "does not send: bench/evict_policies.py serves it, policy-cc cannot)",
+}
+
+
 class OnnxPolicy:
     """A model file run by onnxruntime; inputs named after LLVM features (see the module docstring)."""
 
@@ -233,7 +243,7 @@ class OnnxPolicy:
         for name, (_, shape) in self.inputs.items():
             spec = header.feature(name)
             if spec is None:
-                hint = " (pass the IR2Vec vocabulary with --vocab)" if name.endswith("_embedding") else ""
+                hint = _MISSING_HINTS.get(name, "")
                 raise InputError(
                     f"policy model {self.name} needs feature {name!r}, which the compiler does not send{hint}"
                 )

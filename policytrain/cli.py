@@ -97,11 +97,16 @@ def _train_evict(args: argparse.Namespace) -> int:
     rec = evict_train.recipe(args.recipe)
     train, validation = comma_list(args.train), comma_list(args.validation)
     evict_data.check_splits(train, validation)
+    embedder = None
+    if args.mir_vocab:
+        from policytrain.evict_context import FunctionEmbedder
+
+        embedder = FunctionEmbedder.load(args.mir_vocab)
     tc = Toolchain.from_settings(settings)
     var, desc = Path(settings.var_dir), "policy train-evict"
     record = evict_train.train_to(output, tc, evict_data.packages(train, var, tc, rec.max_modules, desc),
                                   evict_data.packages(validation, var, tc, None, desc), args.recipe,
-                                  jobs=args.jobs, progress=say, desc=desc)
+                                  jobs=args.jobs, progress=say, desc=desc, embedder=embedder)
     val = record["validation"]
     say(f"wrote {output}: validation {'no ratio' if val is None else f'{val:.4f}x'} the heuristic's RegAllocScore, "
         f"chosen at {record['chosen']}")
@@ -294,6 +299,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("-o", "--output", required=True, help="the .onnx model to write (MODEL.json beside)")
     ev.add_argument("--recipe", default="small", help="how hard each stage works: small (default) or smoke")
     ev.add_argument("--jobs", type=positive_int, default=2, help="parallel compiles")
+    ev.add_argument("--mir-vocab", help="a MIR2Vec vocabulary (vocab.json): the policy also reads the embedding of "
+                    "each decision's function (policytrain/evict_context.py); such a model is served by "
+                    "bench/evict_policies.py, not by policy-cc")
     ev.set_defaults(func=_train_evict)
     sp = psub.add_parser("splits", help="the packages of each split, and the code packages of different splits share "
                          "(fails on an overlap policytrain/data/splits.toml has no decision for)")

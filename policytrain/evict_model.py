@@ -31,6 +31,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from policyhost.protocol import Header, Observation
 
+#: the policy input a decision's function embedding is fed as (policytrain/evict_context.py)
+CONTEXT = "function_embedding"
 #: the furthest from zero a feature is taken as: LLVM sends infinite weights for unspillable ranges
 BOUND = 1e30
 
@@ -44,11 +46,13 @@ def clean(x: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class Layout:
     """Where a decision's values go: per-candidate features (mask excluded) and per-decision scalars, (name, dtype)
-    each in the compiler's order, and how many candidates a decision has."""
+    each in the compiler's order, how many candidates a decision has, and the length of the function's MIR2Vec
+    embedding read after them (policytrain/evict_context.py; 0: none)."""
 
     columns: tuple[tuple[str, str], ...]
     scalars: tuple[tuple[str, str], ...]
     width: int
+    context: int = 0
 
     @classmethod
     def of(cls, header: Header) -> Layout:
@@ -69,13 +73,18 @@ class Layout:
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(n for n, _ in self.columns + self.scalars)
+        return tuple(n for n, _ in self.columns + self.scalars) + ((CONTEXT,) if self.context else ())
 
-    def matrix(self, feats: Mapping[str, Sequence[float]]) -> np.ndarray:
-        """(width, F): each candidate's features, the decision's scalars repeated on every row."""
+    def matrix(self, feats: Mapping[str, Sequence[float]], context: np.ndarray | None = None) -> np.ndarray:
+        """(width, F): each candidate's features, the decision's scalars and then its function's embedding
+        (zeros when unknown) repeated on every row."""
         cols = [np.asarray(feats[n], dtype=np.float64) for n, _ in self.columns]
         cols += [np.full(self.width, float(feats[n][0])) for n, _ in self.scalars]
-        return np.stack(cols, axis=1)
+        x = np.stack(cols, axis=1)
+        if not self.context:
+            return x
+        ctx = np.zeros(self.context) if context is None else np.asarray(context, dtype=np.float64)
+        return np.concatenate([x, np.broadcast_to(ctx, (self.width, self.context))], axis=1)
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,8 @@ class Scorer:
         ws = tuple(rng.normal(0, np.sqrt(2.0 / a), (a, b)) for a, b in itertools.pairwise(dims))
         bs = tuple(np.zeros(b) for b in dims[1:])
         feats = tuple((n, 1, d) for n, d in layout.columns + layout.scalars)
+        if layout.context:
+            feats += ((CONTEXT, layout.context, "float32"),)
         return cls(layout, Mlp(feats, mean, std, ws, bs))
 
     def scores(self, x: np.ndarray) -> np.ndarray:
@@ -103,8 +114,8 @@ class Scorer:
         n, w, f = x.shape
         return self.net.logits(clean(x.reshape(n * w, f))).reshape(n, w)
 
-    def decide(self, feats: Mapping[str, Sequence[float]]) -> int:
-        return masked_argmax(self.scores(self.layout.matrix(feats)[None])[0].tolist(), feats[EVICT_MASK])
+    def decide(self, feats: Mapping[str, Sequence[float]], context: np.ndarray | None = None) -> int:
+        return masked_argmax(self.scores(self.layout.matrix(feats, context)[None])[0].tolist(), feats[EVICT_MASK])
 
     def with_net(self, net: Mlp) -> Scorer:
         return replace(self, net=net)
@@ -133,34 +144,43 @@ def rebuilt_default(f: Mapping[str, Sequence[float]]) -> int:
 
 
 class EvictPolicy:
-    """A host policy answering `answer(features)` (the rebuilt default, or a `Scorer`); with `log`, it keeps every
-    decision's matrix, mask and answer: what behavioural cloning learns from."""
+    """A host policy answering `answer(features, embedding)` (the rebuilt default, or a `Scorer`); with `log`, it
+    keeps every decision's matrix, mask and answer: what behavioural cloning learns from. `embeddings` (function
+    name -> vector, policytrain/evict_context.py) adds each decision's function's MIR2Vec embedding to what it sees
+    and logs."""
 
-    def __init__(self, name: str, answer: Callable[[Mapping[str, Sequence[float]]], int], log: bool = False) -> None:
+    def __init__(self, name: str, answer: Callable[..., int], log: bool = False,
+                 embeddings: Mapping[str, np.ndarray] | None = None, dim: int = 0) -> None:
         self.name, self.answer, self.log = name, answer, log
+        self.embeddings, self.dim = embeddings or {}, dim
         self.layout: Layout | None = None
         self.xs: list[np.ndarray] = []
         self.masks: list[np.ndarray] = []
         self.ys: list[int] = []
+        self.unknown = 0  # decisions in a function without an embedding (zeros seen instead)
 
     def bind(self, header: Header) -> None:
-        layout = Layout.of(header)
+        layout = replace(Layout.of(header), context=self.dim)
         if self.layout is not None and layout != self.layout:
             raise InputError("the compiler changed its feature set within one compile")
         self.layout = layout
 
     def decide(self, obs: Observation) -> int:
-        choice = self.answer(obs.features)
+        ctx = None
+        if self.dim:
+            ctx = self.embeddings.get(obs.context or "")
+            self.unknown += ctx is None
+        choice = self.answer(obs.features, ctx)
         if self.log:
-            self.xs.append(self.layout.matrix(obs.features))
+            self.xs.append(self.layout.matrix(obs.features, ctx))
             self.masks.append(np.asarray(obs.features[EVICT_MASK], dtype=bool))
             self.ys.append(choice)
         return choice
 
 
-def teacher(log: bool = True) -> EvictPolicy:
-    return EvictPolicy("default-rebuilt", rebuilt_default, log)
+def teacher(log: bool = True, embeddings: Mapping[str, np.ndarray] | None = None, dim: int = 0) -> EvictPolicy:
+    return EvictPolicy("default-rebuilt", lambda f, _ctx: rebuilt_default(f), log, embeddings, dim)
 
 
-def scorer_policy(scorer: Scorer) -> EvictPolicy:
-    return EvictPolicy("scorer", scorer.decide)
+def scorer_policy(scorer: Scorer, embeddings: Mapping[str, np.ndarray] | None = None) -> EvictPolicy:
+    return EvictPolicy("scorer", scorer.decide, False, embeddings, scorer.layout.context)

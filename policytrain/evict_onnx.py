@@ -14,7 +14,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from policytrain.evict_model import BOUND, Scorer
+from policytrain.evict_model import BOUND, CONTEXT, Scorer
 from policytrain.onnx_export import serialised
 from policytrain.problem import EVICT_SPEED
 
@@ -38,6 +38,8 @@ def to_onnx(scorer: Scorer, metadata: dict[str, str] | None = None) -> bytes:
     w = lay.width
     inputs = [helper.make_tensor_value_info(n, _ELEM[d], ["batch", w]) for n, d in lay.columns]
     inputs += [helper.make_tensor_value_info(n, _ELEM[d], ["batch", 1]) for n, d in lay.scalars]
+    if lay.context:  # the function's embedding (batch, D): one more per-decision group, after the scalars
+        inputs.append(helper.make_tensor_value_info(CONTEXT, TensorProto.FLOAT, ["batch", lay.context]))
     nodes, cols = [], []
     inits = [_const(_t("axis2"), [2], np.int64), _const(_t("zeros"), np.zeros((1, w, 1))),
              _const(_t("one"), 1.0), _const(_t("zero"), 0.0), _const(_t("lo"), -BOUND), _const(_t("hi"), BOUND),
@@ -49,6 +51,11 @@ def to_onnx(scorer: Scorer, metadata: dict[str, str] | None = None) -> bytes:
     for n, _ in lay.scalars:  # (batch, 1, 1) + zeros (1, width, 1): the scalar on every candidate's row
         nodes.append(helper.make_node("Add", [_t(f"u_{n}"), _t("zeros")], [_t(f"r_{n}")]))
         cols[cols.index(_t(f"u_{n}"))] = _t(f"r_{n}")
+    if lay.context:  # (batch, 1, D) + zeros (1, width, 1): the embedding on every candidate's row
+        nodes += [helper.make_node("Unsqueeze", [CONTEXT, _t("axis1")], [_t("u_ctx")]),
+                  helper.make_node("Add", [_t("u_ctx"), _t("zeros")], [_t("r_ctx")])]
+        inits.append(_const(_t("axis1"), [1], np.int64))
+        cols.append(_t("r_ctx"))
     nodes += [helper.make_node("Concat", cols, [_t("raw")], axis=2),  # then `clean`: NaN as 0, clipped to BOUND
               helper.make_node("IsNaN", [_t("raw")], [_t("nan")]),
               helper.make_node("Where", [_t("nan"), _t("zero"), _t("raw")], [_t("num")]),

@@ -33,7 +33,8 @@ import numpy as np
 from farm.errors import FarmError, InputError, first_line
 from farm.toolchain import Toolchain
 from policytrain import evict_reward
-from policytrain.evict_model import Layout, Scorer, scorer_policy, teacher
+from policytrain.evict_context import FunctionEmbedder
+from policytrain.evict_model import EvictPolicy, Layout, Scorer, scorer_policy, teacher
 from policytrain.improve import Adam, EsParams, es_step, geomean
 from policytrain.mlp import Mlp
 from policytrain.problem import EVICT_SPEED
@@ -74,10 +75,11 @@ def recipe(name: str) -> EvictRecipe:
     return RECIPES[name]
 
 
-def module_score(unit: Unit, policy: object | None, toolchain: Toolchain, timeout: float) -> tuple[float | None,
-                                                                                                  str | None]:
-    """(the module's RegAllocScore, its functions summed, None) compiled with `policy` (None: LLVM's own advisor, no
-    channel), or (None, why it failed)."""
+def module_score(unit: Unit, policy: object | None, toolchain: Toolchain, timeout: float,
+                 embedder: FunctionEmbedder | None = None) -> tuple[float | None, str | None, dict | None]:
+    """(the module's RegAllocScore, its functions summed, None, its functions' embeddings) compiled with `policy`
+    (None: LLVM's own advisor, no channel), or (None, why it failed, None). The embeddings are read only from LLVM's
+    own build, with an `embedder` (policytrain/evict_context.py)."""
     from policyhost.launcher import run_compile
 
     with tempfile.TemporaryDirectory(prefix="mlgo-evict-") as tmp:
@@ -90,10 +92,12 @@ def module_score(unit: Unit, policy: object | None, toolchain: Toolchain, timeou
                 out = run_compile(["clang", *args], policy, advisor=EVICT_SPEED.advisor, toolchain=toolchain,
                                   timeout=timeout)
                 if not out.ok:
-                    return None, out.error
-            return float(sum(evict_reward.function_scores(toolchain, mir, timeout).values())), None
+                    return None, out.error, None
+            score = float(sum(evict_reward.function_scores(toolchain, mir, timeout).values()))
+            embedded = embedder.embed(toolchain, mir, timeout) if embedder is not None and policy is None else None
+            return score, None, embedded
         except FarmError as e:
-            return None, first_line(e)
+            return None, first_line(e), None
 
 
 @dataclass
@@ -109,7 +113,10 @@ class EvictTrainer:
     stage: object = None
     history: list[dict] = field(default_factory=list)
     failed: int = 0
+    #: the MIR2Vec vocabulary whose function embeddings the policy reads (None: the release features alone)
+    embedder: FunctionEmbedder | None = None
     _heuristic: dict[str, float | None] = field(default_factory=dict)
+    _embeddings: dict[str, dict] = field(default_factory=dict)
 
     def _map(self, fn: Callable, items: Sequence) -> list:
         if self.jobs <= 1 or len(items) <= 1:
@@ -119,12 +126,15 @@ class EvictTrainer:
 
     def _scores(self, jobs: Sequence[tuple[Unit, object | None]]) -> list[float | None]:
         """Each (module, policy)'s score, None for a compile that failed: counted, said, skipped."""
-        out = self._map(lambda job: module_score(job[0], job[1], self.toolchain, self.recipe.timeout), jobs)
-        for (unit, _), (_, error) in zip(jobs, out, strict=True):
+        out = self._map(lambda job: module_score(job[0], job[1], self.toolchain, self.recipe.timeout,
+                                                 self.embedder), jobs)
+        for (unit, _), (_, error, embedded) in zip(jobs, out, strict=True):
             if error is not None:
                 self.failed += 1
                 self.progress(f"skipped {unit.name}: {error}")
-        return [score for score, _ in out]
+            if embedded is not None:
+                self._embeddings[unit.digest()] = embedded
+        return [score for score, _, _ in out]
 
     def heuristic(self, units: Sequence[Unit]) -> list[float | None]:
         """LLVM's own score of each module (computed once)."""
@@ -133,11 +143,19 @@ class EvictTrainer:
             self._heuristic[u.digest()] = s
         return [self._heuristic[u.digest()] for u in units]
 
+    @property
+    def dim(self) -> int:
+        return 0 if self.embedder is None else self.embedder.dim
+
+    def policy(self, unit: Unit, scorer: Scorer) -> EvictPolicy:
+        """`scorer` serving `unit`, with its functions' embeddings when the scorer reads them."""
+        return scorer_policy(scorer, self._embeddings.get(unit.digest()))
+
     def validate(self, scorer: Scorer) -> dict[str, float | None]:
         """Each validation package's score ratio, policy / heuristic (None: a compile failed)."""
         units = [u for p in self.validation for u in p.units]
         heur = self.heuristic(units)
-        pol = self._scores([(u, scorer_policy(scorer)) for u in units])
+        pol = self._scores([(u, self.policy(u, scorer)) for u in units])
         out, at = {}, 0
         for p in self.validation:
             h, s = heur[at:at + len(p.units)], pol[at:at + len(p.units)]
@@ -148,10 +166,11 @@ class EvictTrainer:
 
     def clone(self, units: Sequence[Unit]) -> tuple[Scorer, dict]:
         """Log the rebuilt default rule's decisions on the training modules and fit the scorer to them."""
-        logs = [teacher() for _ in units]
+        heur = self.heuristic(units)  # first: LLVM's own build is where the embeddings are read
+        logs = [teacher(embeddings=self._embeddings.get(u.digest()), dim=self.dim) for u in units]
         scores = self._scores(list(zip(units, logs, strict=True)))
         good = [pol for pol, score in zip(logs, scores, strict=True) if score is not None and pol.ys]
-        both = [(s, h) for s, h in zip(scores, self.heuristic(units), strict=True) if s is not None and h]
+        both = [(s, h) for s, h in zip(scores, heur, strict=True) if s is not None and h]
         if not good:
             raise InputError(f"no training module gave an eviction decision to learn from ({len(units)} modules; "
                              "eviction needs register pressure)")
@@ -192,7 +211,8 @@ class EvictTrainer:
         adam = Adam(es.step_size)
 
         def evaluate(jobs: list[tuple[Mlp, int]]) -> list[float | None]:
-            scores = self._scores([(units[usable[i]], scorer_policy(scorer.with_net(net))) for net, i in jobs])
+            scores = self._scores([(units[usable[i]], self.policy(units[usable[i]], scorer.with_net(net)))
+                                   for net, i in jobs])
             return [None if s is None else EVICT_SPEED.reward(s, heur[usable[i]], es.growth_weight)
                     for s, (_, i) in zip(scores, jobs, strict=True)]
 
@@ -274,7 +294,7 @@ def fit(layout: Layout, x: np.ndarray, mask: np.ndarray, y: np.ndarray, rec: Evi
 
 def train_to(output: Path, toolchain: Toolchain, train: tuple[Package, ...], validation: tuple[Package, ...],
              recipe_name: str, *, jobs: int = 2, progress: Callable[[str], None] = print,
-             desc: str = "policy train-evict") -> dict:
+             desc: str = "policy train-evict", embedder: FunctionEmbedder | None = None) -> dict:
     """Train, write OUTPUT.onnx and its record OUTPUT.json; return the record."""
     from farm import jsonio
     from farm.atomic import write_atomic
@@ -283,13 +303,14 @@ def train_to(output: Path, toolchain: Toolchain, train: tuple[Package, ...], val
 
     rec = recipe(recipe_name)
     t0 = time.monotonic()
-    t = EvictTrainer(toolchain, train, validation, rec, jobs=jobs, progress=progress)
+    t = EvictTrainer(toolchain, train, validation, rec, jobs=jobs, progress=progress, embedder=embedder)
     with steps(1 + max(0, rec.es.steps), f"{desc}: training (bc and ES steps)") as t.stage:
         scorer, info = t.run()
     t.stage = None
     val = info["validation"]
     meta = {"mlgo.kind": EVICT_SPEED.kind, "mlgo.advice": EVICT_SPEED.advice, "mlgo.recipe": recipe_name,
-            "mlgo.validation": "none" if val is None else f"{val:.4f}"}
+            "mlgo.validation": "none" if val is None else f"{val:.4f}",
+            "mlgo.mir_vocab": "none" if embedder is None else embedder.name}
     output.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(output, to_onnx(scorer, meta))
     record = {"kind": EVICT_SPEED.kind, "advisor": EVICT_SPEED.advisor, "level": EVICT_SPEED.level,
@@ -297,6 +318,7 @@ def train_to(output: Path, toolchain: Toolchain, train: tuple[Package, ...], val
               "splits": {"train": [p.name for p in train], "validation": [p.name for p in validation]},
               "modules": {"train": sum(len(p.units) for p in train),
                           "validation": sum(len(p.units) for p in validation)},
-              "features": list(scorer.layout.names), "seconds": round(time.monotonic() - t0, 1), **info}
+              "features": list(scorer.layout.names), "mir_vocab": None if embedder is None else embedder.name,
+              "seconds": round(time.monotonic() - t0, 1), **info}
     write_atomic(output.with_suffix(".json"), jsonio.dumps(record))
     return record

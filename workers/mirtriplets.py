@@ -98,6 +98,9 @@ class Vocabulary:
     fallback: int  # tip of tree's entity for $noreg, stack slots and registers in no class
     masks: frozenset[str] = frozenset()
     size: int = 0
+    #: every entity's name in id order, as listed (`PhyReg_`/`VirtReg_` prefixes kept): farm/embeddings.py
+    #: `placement` turns them into vocabulary keys
+    names: tuple[str, ...] = ()
 
     @classmethod
     def from_entities(cls, text: str, table: Path = REGISTER_TABLE) -> Vocabulary:
@@ -130,7 +133,7 @@ class Vocabulary:
                    common={n: common_at + i for i, n in enumerate(names[common_at:phys_at])},
                    phys={r: (virt_at if c is None else phys_id[c]) for r, c in regs.items()},
                    virt={c.lower(): virt_at + i for i, c in enumerate(classes)},
-                   fallback=virt_at, masks=masks, size=count)
+                   fallback=virt_at, masks=masks, size=count, names=tuple(names))
 
     def opcode(self, name: str) -> int:
         m = _BASE_NAME.search(name)
