@@ -231,6 +231,9 @@ _SIZE_BENCH = Param("bench", "gperf", "benchmark built from a Debian source pack
 #: The inliner policy a size builder judges (per file and ThinLTO alike).
 _PUBLISHED_INLINE = Param("policy", PUBLISHED_POLICY, "the latest published inliner policy, or a built-in one",
                           choices=(PUBLISHED_POLICY, *builtin_policies("inline")))
+_PUBLISHED_EVICT = Param("policy", PUBLISHED_POLICY, "the latest published eviction policy (policy train-evict, "
+                         "policy publish --advisor regalloc), or a built-in one",
+                         choices=(PUBLISHED_POLICY, *builtin_policies("regalloc")))
 #: A git branch, tag or commit: letters, digits, '.', '_', '/', '-' (not first), no '..'.
 GIT_REV = r"(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._/-]{0,127}"
 
@@ -386,13 +389,13 @@ REGISTRY: tuple[Builder, ...] = (
         # PGO, as speed users build (issue 46): both variants use the profile the heuristic's instrumented build made
         # on the benchmark's training inputs (regression/pgo.py). Not ThinLTO: LLVM 22's ThinLTO backends never
         # consult the eviction advisor (policyhost/advisors.py `thinlto_backends`), so both sides would be the heuristic
-        description="MLGO regalloc eviction advisor for speed against the heuristic (callgrind instructions) in "
-                    "PGO builds",
+        description="the published regalloc eviction policy (store:latest) for speed against the heuristic "
+                    "(callgrind instructions) in PGO builds",
         steps=(Step("regress", ("regress", "run", "--builder", "{buildername}", "--bench", "{bench}",
                                 "--policy", "{policy}", "--advisor", "regalloc", "--opt=-O2", "--pgo",
                                 "--fail-on-regression", _BUILD_URL), timeout=3 * 3600, **_REGRESS),),
         tags=("x86_64",),
-        params=(_BENCH, Param("policy", "spill", "built-in eviction policy", choices=builtin_policies("regalloc"))),
+        params=(_BENCH, _PUBLISHED_EVICT),
         nightly="30 5 * * *",
         notify=("problem", "exception"),
     ),

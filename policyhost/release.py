@@ -25,8 +25,17 @@ if TYPE_CHECKING:
     from policyhost.protocol import Header, Observation
     from policyhost.runnable import OnnxPolicy
 
-#: One call site LLVM must decide on at -Oz, so the inliner opens its channel and sends its header.
-_PROBE_SOURCE = "int g(int);\nstatic int f(int x) { return g(x) + g(x + 1); }\nint h(int y) { return f(y) * 2; }\n"
+#: Per advisor, a source and the level that make LLVM open the advisor's channel and ask one decision: one call
+#: site at -Oz for the inliner; for eviction, more values live across a call in a loop than x86-64 has registers.
+_PROBES = {
+    "inline": ("-Oz", "int g(int);\nstatic int f(int x) { return g(x) + g(x + 1); }\n"
+                      "int h(int y) { return f(y) * 2; }\n"),
+    "regalloc": ("-O2", "long g(long);\nlong h(long *p, int m) {\n"
+                        + "  long " + ", ".join(f"v{i} = p[{i}]" for i in range(16)) + ";\n"
+                        + "  for (int k = 0; k < m; k++) {\n"
+                        + "".join(f"    v{i} = v{i} * {i + 3} + g(v{(i + 5) % 16} ^ k);\n" for i in range(16))
+                        + "  }\n  return " + " ^ ".join(f"v{i}" for i in range(16)) + ";\n}\n"),
+}
 #: What a manifest records of a warm-start result (warmstart.train_from's dictionary).
 _METRICS = ("decisions", "modules", "train_decisions", "heldout_decisions", "train_agreement",
             "heldout_agreement", "heldout_majority_baseline", "inline_rate", "onnx_agreement_all")
@@ -34,9 +43,15 @@ _PARAMETERS = ("seed", "epochs", "holdout", "hidden")
 #: The kind policytrain/trainer.py writes (exploration, weighted cloning, evolution strategies) and what
 #: its manifest records: `.text` ratios against the heuristic on packages it never trained on.
 TRAINED = "inline-es"
+#: The kind policytrain/evict_train.py writes: its ratio is RegAllocScore on the validation packages
+EVICT_TRAINED = "regalloc-es"
 _TRAINED_METRICS = ("validation", "chosen")
 _KINDS = {TRAINED: "exploration + weighted behavioural cloning + evolution strategies (policytrain/trainer.py)",
+          EVICT_TRAINED: "behavioural cloning of LLVM's eviction rule + evolution strategies on RegAllocScore "
+                         "(policytrain/evict_train.py)",
           None: "warm-start (behavioural cloning of LLVM's heuristic)"}
+#: the kinds whose record carries a validation ratio against the heuristic (and the splits it was measured on)
+_RATIO_KINDS = (TRAINED, EVICT_TRAINED)
 
 
 def llvm_features(toolchain: Toolchain, advisor: str = "inline", vocab: Path | None = None) -> list[str]:
@@ -55,10 +70,15 @@ def llvm_probe(toolchain: Toolchain, advisor: str = "inline",
     asked none), read from a real probe compile."""
     from policyhost.launcher import run_compile
     from policyhost.protocol import Observation
-    from policyhost.runnable import RecordingPolicy
+    from policyhost.runnable import RecordingPolicy, SpillPolicy
 
-    class Probe(RecordingPolicy):
+    class Probe(RecordingPolicy if advisor == "inline" else SpillPolicy):  # eviction sends no default to record
         first: Observation | None = None
+        header: Header | None = None
+
+        def bind(self, header: Header) -> None:
+            super().bind(header)
+            self.header = header
 
         def decide(self, obs: Observation) -> int:
             if self.first is None:  # a copy: the decoder's buffer is reused
@@ -66,14 +86,14 @@ def llvm_probe(toolchain: Toolchain, advisor: str = "inline",
                 self.first = Observation(obs.index, None, None if raw else dict(obs.features), raw, obs.header)
             return super().decide(obs)
 
-    if advisor != "inline":
-        raise InputError(f"feature probe for the {advisor} advisor is not implemented; only inline policies are "
-                         "trained and published")
+    if advisor not in _PROBES:
+        raise InputError(f"feature probe for the {advisor} advisor is not implemented")
+    level, source = _PROBES[advisor]
     with tempfile.TemporaryDirectory(prefix="mlgo-probe-") as tmp:
         src = Path(tmp) / "probe.c"
-        src.write_text(_PROBE_SOURCE)
+        src.write_text(source)
         rec = Probe()
-        outcome = run_compile(["clang", "-Oz", "-c", str(src), "-o", str(Path(tmp) / "probe.o")], rec,
+        outcome = run_compile(["clang", level, "-c", str(src), "-o", str(Path(tmp) / "probe.o")], rec,
                               vocab=vocab, toolchain=toolchain, advisor=advisor)
     if not outcome.ok or rec.header is None:
         raise InputError(f"cannot read LLVM's {advisor} features: {outcome.error or 'the compiler sent no header'}")
@@ -138,7 +158,7 @@ def check_model(model: Path, toolchain: Toolchain | None, advisor: str = "inline
             check_output(policy.name, policy.output)
         except InputError as e:  # an output the advisor cannot use: the model fails validation
             raise ValidationFailed(str(e)) from None
-    if toolchain is None or advisor != "inline":
+    if toolchain is None or advisor not in _PROBES:
         return policy, None
     inputs = sorted(policy.inputs)
     if any(i.endswith("_embedding") for i in inputs) and vocab is None:
@@ -171,10 +191,12 @@ def validate(model: Path, metrics: dict[str, Any], toolchain: Toolchain, advisor
 
     _, header = check_model(model, toolchain, advisor, vocab, run=float(load_settings().policy.timeout))
     if header is None:
-        raise InputError(f"feature probe for the {advisor} advisor is not implemented; only inline policies are "
-                         "trained and published")
+        raise InputError(f"feature probe for the {advisor} advisor is not implemented")
     sent = [f.name for f in header.features]
-    if metrics.get("kind") == TRAINED:
+    if (metrics.get("kind") == EVICT_TRAINED) != (advisor == "regalloc"):
+        raise ValidationFailed(f"policy {model.name} was trained as {metrics.get('kind')!r}, not for the {advisor} "
+                               "advisor")
+    if metrics.get("kind") in _RATIO_KINDS:
         ratio = metrics.get("validation")
         if not isinstance(ratio, (int, float)) or not 0 < ratio < float("inf"):
             raise ValidationFailed(f"policy {model.name} has no validation ratio to publish with ({ratio!r})")
@@ -202,21 +224,22 @@ def manifest_for(model: Path, result: dict[str, Any], *, advisor: str = "inline"
 
     advisors.get(advisor)
     data = Path(model).read_bytes()
+    trained = result.get("kind") in _RATIO_KINDS
     return sign(data, {
         "format": 1,
         "advisor": advisor,
-        "kind": _KINDS[TRAINED if result.get("kind") == TRAINED else None],
+        "kind": _KINDS[result.get("kind") if trained else None],
         "sha256": sha256(data),
         "features": model_inputs(Path(model)),
         "vocab_version": vocab_version,
         "training": {"corpus": result.get("source"), "log_digest": result.get("log_digest"),
                      "skipped_modules": len(result.get("skipped") or []),
                      **({"splits": result.get("splits"), "modules": result.get("modules"),
-                         "recipe": result.get("recipe")} if result.get("kind") == TRAINED else {}),
+                         "recipe": result.get("recipe")} if trained else {}),
                      **(training or {})},
-        "parameters": (result.get("params") or {}) if result.get("kind") == TRAINED else
+        "parameters": (result.get("params") or {}) if trained else
                       {k: result.get(k) for k in _PARAMETERS if k in result},
-        "metrics": _trained_metrics(result) if result.get("kind") == TRAINED else
+        "metrics": _trained_metrics(result) if trained else
                    {k: result.get(k) for k in _METRICS if k in result},
         "llvm": {k: (result.get("llvm") or {}).get(k) for k in ("llvm_version", "llvm_commit", "clang")},
         "validation": validation,

@@ -21,6 +21,7 @@ and no score, never a hang (every compile and `llc` run has a timeout). Compiles
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -299,6 +300,7 @@ def train_to(output: Path, toolchain: Toolchain, train: tuple[Package, ...], val
     from farm import jsonio
     from farm.atomic import write_atomic
     from farm.progress import steps
+    from farm.signing import farm_key, sign
     from policytrain.evict_onnx import to_onnx
 
     rec = recipe(recipe_name)
@@ -314,11 +316,14 @@ def train_to(output: Path, toolchain: Toolchain, train: tuple[Package, ...], val
     output.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(output, to_onnx(scorer, meta))
     record = {"kind": EVICT_SPEED.kind, "advisor": EVICT_SPEED.advisor, "level": EVICT_SPEED.level,
-              "measure": EVICT_SPEED.measure, "model": str(output), "recipe": recipe_name, "llvm": toolchain.describe(),
+              "measure": EVICT_SPEED.measure, "model": str(output), "recipe": recipe_name,
+              "params": dataclasses.asdict(rec), "llvm": toolchain.describe(),
               "splits": {"train": [p.name for p in train], "validation": [p.name for p in validation]},
               "modules": {"train": sum(len(p.units) for p in train),
                           "validation": sum(len(p.units) for p in validation)},
               "features": list(scorer.layout.names), "mir_vocab": None if embedder is None else embedder.name,
               "seconds": round(time.monotonic() - t0, 1), **info}
+    # signed over the model's bytes, as the inliner's record: `policy publish` trusts no copied claim
+    record = sign(output.read_bytes(), record, farm_key())
     write_atomic(output.with_suffix(".json"), jsonio.dumps(record))
     return record

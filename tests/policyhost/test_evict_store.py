@@ -1,0 +1,78 @@
+"""A trained eviction policy published like the inliner (policyhost/release.py, publish.py): `policy train-evict` ->
+`policy publish --advisor regalloc` -> `store:latest` serving real compiles; a model published for the other advisor,
+and a record signed by another farm, refused in one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from farm.toolchain import Toolchain
+from tests.policytrain.evictsrc import write_sources
+
+MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
+KEY = "evict-store-tests-signing-key"
+
+
+@pytest.fixture(autouse=True)
+def _one_signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MLGO_FARM_VOCAB_SIGNING_KEY", KEY)
+
+
+def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([MLGO_FARM, *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> dict[str, Path]:
+    """A smoke eviction policy trained by the CLI on one generated -O2 package, chosen on another."""
+    from workers.corpus import from_sources
+
+    tmp = tmp_path_factory.mktemp("evict-store")
+    corpora = {n: from_sources(write_sources(tmp / f"{n}-src", files=2, seed=s), tmp / n, toolchain, jobs=2,
+                               level="O2").path for n, s in (("alpha", 11), ("beta", 12))}
+    model = tmp / "evict.onnx"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MLGO_FARM_VOCAB_SIGNING_KEY", KEY)
+        res = cli("policy", "train-evict", "--recipe", "smoke", "--train", f"alpha={corpora['alpha']}",
+                  "--validation", f"beta={corpora['beta']}", "-o", str(model))
+    assert res.returncode == 0, res.stderr
+    return {"model": model, "src": tmp / "beta-src" / "m0.c"}
+
+
+def test_an_eviction_policy_is_published_and_served_as_store_latest(trained: dict[str, Path],
+                                                                    tmp_path: Path) -> None:
+    model = trained["model"]
+    record = json.loads(model.with_suffix(".json").read_text())
+    res = cli("policy", "publish", "--advisor", "regalloc", str(model))
+    assert res.returncode == 0, res.stderr
+    version = res.stdout.split()[2]
+    assert res.stdout.strip() == f"policy regalloc {version} (published)"
+    manifest = json.loads(cli("policy", "show", "--advisor", "regalloc").stdout)
+    assert manifest["advisor"] == "regalloc" and manifest["version"] == version
+    assert manifest["kind"].startswith("behavioural cloning of LLVM's eviction rule")
+    assert manifest["metrics"]["validation_ratio"] == record["validation"]
+    assert manifest["validation"]["ok"] and manifest["training"]["splits"] == {"train": ["alpha"],
+                                                                               "validation": ["beta"]}
+    assert "mask" not in manifest["features"] and "progress" in manifest["features"]
+    out = tmp_path / "m.o"
+    res = cli("policy-cc", "--advisor", "regalloc", "--policy", "store:latest", "--", "clang-22", "-O2", "-c",
+              str(trained["src"]), "-o", str(out), timeout=180)
+    assert res.returncode == 0 and out.stat().st_size > 0, res.stderr
+    # the inliner's store is another shelf: nothing of this advisor is in it
+    assert version not in cli("policy", "list", "--advisor", "inline").stdout
+
+
+def test_an_eviction_model_is_not_published_as_an_inliner_nor_with_another_farms_record(
+        trained: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    res = cli("policy", "publish", "--advisor", "inline", str(trained["model"]))
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode != 0 and len(lines) == 1 and "per inlining decision" in lines[0], res.stderr
+    monkeypatch.setenv("MLGO_FARM_VOCAB_SIGNING_KEY", "another-farm")
+    res = cli("policy", "publish", "--advisor", "regalloc", str(trained["model"]))
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode != 0 and len(lines) == 1 and "signed with another farm key" in lines[0], res.stderr
