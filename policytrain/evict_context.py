@@ -70,10 +70,13 @@ class FunctionEmbedder:
         """Function name -> unit-length embedding, for every function of an allocated MIR file the reader reads."""
         from workers import mirtriplets
 
+        text = Path(mir_file).read_text(errors="replace")
+        if "\nname:" not in text:  # a module of data only: nothing to embed (and llvm-ir2vec refuses to list)
+            return {}
         ids = mirtriplets.vocabulary(toolchain, mir_file, timeout, subject=str(mir_file))
         table = self._entity_table(ids)
         out = {}
-        for fn in mirtriplets.extract(ids, Path(mir_file).read_text(errors="replace")).functions:
+        for fn in mirtriplets.extract(ids, text).functions:
             out[fn.name] = unit(function_sum(fn.triplets, table))
         return out
 

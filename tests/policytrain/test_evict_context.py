@@ -162,3 +162,15 @@ def test_a_file_that_is_no_mir_vocabulary_is_one_line_and_exit_2(work: dict[str,
         res = farm(["policy", "train-evict", "--recipe", "smoke", "--train", f"alpha={work['corpus']}",
                     "--validation", f"beta={work['other']}", "-o", str(tmp_path / "e.onnx"), "--mir-vocab", str(bad)])
         assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and says in res.stderr, res.stderr
+
+
+def test_a_module_without_functions_has_no_embeddings_and_is_no_failure(work: dict[str, Path], toolchain: Toolchain,
+                                                                        tmp_path: Path) -> None:
+    from workers import mirtriplets
+
+    mirtriplets._vocab_cache.clear()  # the entity list is read once per process: read it from this module
+    src = tmp_path / "data.c"
+    src.write_text("const int table[4] = {1, 2, 3, 4};\n")
+    mir = tmp_path / "data.mir"
+    toolchain.run("clang", ["-O2", "-S", src, "-mllvm", "-stop-after=virtregrewriter", "-o", mir])
+    assert FunctionEmbedder.load(work["vocab"]).embed(toolchain, mir) == {}
