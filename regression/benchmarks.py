@@ -1,7 +1,7 @@
 """Benchmark programs as data: where the sources come from, how to build them, what to run.
 
-A benchmark is a real program (the Lua interpreter, zlib's minigzip, bzip2; in C++, GNU gperf and
-the MiniSat solver) built from its Debian source package, or a local directory of C files. Building
+A benchmark is a real program (the Lua interpreter, zlib's minigzip, bzip2, the Tiny C Compiler; in C++,
+GNU gperf and the MiniSat solver) built from its Debian source package, or a local directory of C files. Building
 is described, not scripted: which sources make the binary, with which preprocessor flags and
 libraries; `regression.build` compiles each source with the variant under test (a `.cc`/`.cpp`
 source as C++) and links the objects (with `clang++`, so libstdc++, when any source is C++).
@@ -12,12 +12,12 @@ and `{inputs}` the prepared input directory.
 A PGO build (regression/pgo.py) trains on other runs than it is measured on: each benchmark's `training`
 workloads read their own inputs (`make_training` writes them; `{inputs}` is then the training directory), so a
 profile never saw the very inputs callgrind counts, as a user's profile never saw the user's next input. Both
-sets are deterministic and named by their sha256 in the run's lineage (`input_digest`).
+sets are deterministic and named by their sha256 in the run's lineage (`input_digest`); regression/benchinputs.py
+writes them.
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import re
 from collections.abc import Callable
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from farm.errors import InputError
+from regression import benchinputs
 
 SCRIPTS = Path(__file__).parent / "scripts"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -96,108 +97,14 @@ def _fill(template: str, inputs: Path) -> str:
     return template.replace("{scripts}", str(SCRIPTS)).replace("{inputs}", str(inputs))
 
 
-def _source_text(root: Path, size: int, reverse: bool = False) -> bytes:
-    """Real text to compress: the package's own C sources and headers, concatenated in order (`reverse`: the
-    opposite order, other bytes for the PGO training runs)."""
-    files = sorted((p for p in root.rglob("*") if p.suffix in (".c", ".h") and p.is_file()), reverse=reverse)
-    chunks, total = [], 0
-    while files and total < size:
-        for p in files:
-            data = p.read_bytes()
-            chunks.append(data)
-            total += len(data)
-            if total >= size:
-                break
-    return b"".join(chunks)[:size]
-
-
-def _compression_inputs(size: int) -> Callable[[Path, Path], None]:
-    def make(root: Path, inputs: Path) -> None:
-        data = _source_text(root, size)
-        (inputs / "input.txt").write_bytes(data)
-        (inputs / "input.txt.gz").write_bytes(gzip.compress(data, compresslevel=6, mtime=0))
-
-    return make
-
-
-def _compression_training(size: int, suffix: str) -> Callable[[Path, Path], None]:
-    """`train.txt` and itself compressed (`train.txt.gz` by gzip, `train.txt.bz2` by bzip2) for a decompression run."""
-    import bz2
-
-    def make(root: Path, inputs: Path) -> None:
-        data = _source_text(root, size, reverse=True)
-        (inputs / "train.txt").write_bytes(data)
-        packed = gzip.compress(data, compresslevel=9, mtime=0) if suffix == ".gz" else bz2.compress(data, 9)
-        (inputs / f"train.txt{suffix}").write_bytes(packed)
-
-    return make
-
-
-def _copied(*paths: str) -> Callable[[Path, Path], None]:
-    """Inputs that ship in the source tree: each file copied under its own name."""
-
-    def make(root: Path, inputs: Path) -> None:
-        for rel in paths:
-            (inputs / Path(rel).name).write_bytes((root / rel).read_bytes())
-
-    return make
-
-
-def _dimacs(variables: int, clauses: list[list[int]]) -> str:
-    return f"p cnf {variables} {len(clauses)}\n" + "".join(" ".join(map(str, c)) + " 0\n" for c in clauses)
-
-
-def pigeonhole(holes: int) -> str:
-    """The pigeonhole principle for `holes` + 1 pigeons as CNF (DIMACS): unsatisfiable, and hard for resolution."""
-    pigeons = holes + 1
-
-    def var(p: int, h: int) -> int:
-        return p * holes + h + 1
-
-    clauses = [[var(p, h) for h in range(holes)] for p in range(pigeons)]
-    clauses += [[-var(p, h), -var(q, h)] for h in range(holes) for p in range(pigeons) for q in range(p + 1, pigeons)]
-    return _dimacs(pigeons * holes, clauses)
-
-
-def planted_3sat(variables: int, clauses: int, seed: int) -> str:
-    """Random 3-SAT (DIMACS) with a planted solution, so satisfiable: clauses drawn by a 64-bit LCG (the same on
-    every Python), each kept only when the hidden assignment satisfies it."""
-    state = seed
-
-    def draw(n: int) -> int:
-        nonlocal state
-        state = (state * 6364136223846793005 + 1442695040888963407) % 2**64
-        return (state >> 33) % n
-
-    hidden = [draw(2) for _ in range(variables)]
-    kept: list[list[int]] = []
-    while len(kept) < clauses:
-        vs: set[int] = set()
-        while len(vs) < 3:
-            vs.add(draw(variables) + 1)
-        clause = [v if draw(2) else -v for v in sorted(vs)]
-        if any((lit > 0) == bool(hidden[abs(lit) - 1]) for lit in clause):
-            kept.append(clause)
-    return _dimacs(variables, kept)
-
-
-def _sat_inputs(root: Path, inputs: Path) -> None:
-    (inputs / "pigeonhole-8.cnf").write_text(pigeonhole(8))
-    (inputs / "planted-350.cnf").write_text(planted_3sat(350, 1491, 20261201))
-
-
-def _sat_training(root: Path, inputs: Path) -> None:
-    """Smaller problems of both kinds, other seeds: a profile of the solver's UNSAT and SAT paths."""
-    (inputs / "pigeonhole-6.cnf").write_text(pigeonhole(6))
-    (inputs / "planted-200.cnf").write_text(planted_3sat(200, 852, 19871104))
-
-
 LUA_SCRIPTS = ("fib.lua", "strings.lua", "tables.lua", "nbody.lua")
 #: gperf's own test keyword files, and the options its tests/Makefile.in gives them; `-m N` makes it search N times
 #: harder for a smaller table (most of a workload's instructions).
 GPERF_KEYWORDS = ("tests/languages.gperf", "tests/charsets.gperf", "tests/cplusplus.gperf")
 #: gperf's other test keyword files: the training runs' (as tests/Makefile.in runs them)
 GPERF_TRAINING = ("tests/c.gperf", "tests/java.gperf", "tests/smtp.gperf")
+#: Where a tcc workload writes its object: stdout, under a name tcc's unlink cannot remove (see the tcc benchmark).
+TO_STDOUT = "/proc/self/fd/1"
 #: Lua scripts of the PGO training runs: other programs than the measured ones, over the same interpreter paths
 LUA_TRAINING = ("train-text.lua", "train-objects.lua")
 
@@ -227,13 +134,13 @@ BENCHMARKS: dict[str, Benchmark] = {
                 Workload("compress", ("-6",), "{inputs}/input.txt"),
                 Workload("decompress", ("-d",), "{inputs}/input.txt.gz"),
             ),
-            make_inputs=_compression_inputs(2_000_000),
+            make_inputs=benchinputs.compression_inputs(2_000_000),
             training=(
                 Workload("compress-1", ("-1",), "{inputs}/train.txt"),
                 Workload("compress-9", ("-9",), "{inputs}/train.txt"),
                 Workload("decompress", ("-d",), "{inputs}/train.txt.gz"),
             ),
-            make_training=_compression_training(600_000, ".gz"),
+            make_training=benchinputs.compression_training(600_000, ".gz"),
         ),
         Benchmark(
             name="bzip2",
@@ -242,12 +149,12 @@ BENCHMARKS: dict[str, Benchmark] = {
             sources=("blocksort.c", "huffman.c", "crctable.c", "randtable.c", "compress.c", "decompress.c",
                      "bzlib.c", "bzip2.c"),
             workloads=(Workload("compress", ("-c", "-9"), "{inputs}/input.txt"),),
-            make_inputs=_compression_inputs(1_000_000),
+            make_inputs=benchinputs.compression_inputs(1_000_000),
             training=(
                 Workload("compress-1", ("-c", "-1"), "{inputs}/train.txt"),
                 Workload("decompress", ("-c", "-d"), "{inputs}/train.txt.bz2"),
             ),
-            make_training=_compression_training(400_000, ".bz2"),
+            make_training=benchinputs.compression_training(400_000, ".bz2"),
         ),
         # C++: the gperf program (src/ with lib/'s libgp.a; lib/getopt*.c are empty with glibc) generating perfect
         # hash functions. Its output starts with its command line, argv[0] included, and each variant's binary
@@ -266,7 +173,7 @@ BENCHMARKS: dict[str, Benchmark] = {
                                        "is_reserved_word", "-k1,4,7,$", "--output-file=/dev/null",
                                        "{inputs}/cplusplus.gperf")),
             ),
-            make_inputs=_copied(*GPERF_KEYWORDS),
+            make_inputs=benchinputs.copied(*GPERF_KEYWORDS),
             training=(
                 Workload("c", ("-m", "3", "-c", "-l", "-S1", "-I", "-o", "--output-file=/dev/null",
                                "{inputs}/c.gperf")),
@@ -276,7 +183,7 @@ BENCHMARKS: dict[str, Benchmark] = {
                                   "field_name", "-N", "header_entry", "--ignore-case", "--output-file=/dev/null",
                                   "{inputs}/smtp.gperf")),
             ),
-            make_training=_copied(*GPERF_TRAINING),
+            make_training=benchinputs.copied(*GPERF_TRAINING),
         ),
         # C++: the minisat program (simp/Main.cc with libminisat's sources: SatELite preprocessing, then CDCL
         # search) on two generated problems; it answers in its exit status (10 SAT, 20 UNSAT) and, given
@@ -291,12 +198,39 @@ BENCHMARKS: dict[str, Benchmark] = {
                 Workload("pigeonhole", ("-verb=0", "{inputs}/pigeonhole-8.cnf", "/dev/stdout"), status=20),
                 Workload("planted", ("-verb=0", "{inputs}/planted-350.cnf", "/dev/stdout"), status=10),
             ),
-            make_inputs=_sat_inputs,
+            make_inputs=benchinputs.sat_inputs,
             training=(
                 Workload("pigeonhole", ("-verb=0", "{inputs}/pigeonhole-6.cnf"), status=20),
                 Workload("planted", ("-verb=0", "{inputs}/planted-200.cnf"), status=10),
             ),
-            make_training=_sat_training,
+            make_training=benchinputs.sat_training,
+        ),
+        # C, a compiler (the workload LLVM's MLGO authors call representative): the Tiny C Compiler as its Makefile
+        # builds it (the recipe's objects, defines and config.h), compiling C to x86-64 objects: its own sources as
+        # one translation unit (tcc.c with ONE_SOURCE=1, system headers included) and a generated program. It finds
+        # its own headers (stddef.h, stdarg.h) under CONFIG_TCCDIR's include/, here the source tree's. tcc unlinks
+        # its output file before writing it, so `-o /dev/stdout` (or /dev/null) run as root deletes the device node:
+        # the object goes to TO_STDOUT, a name unlink refuses (EPERM), so to stdout, compared between the builds.
+        Benchmark(
+            name="tcc",
+            package="tcc",
+            binary="tcc",
+            sources=("tcc.c", "libtcc.c", "tccpp.c", "tccgen.c", "tccelf.c", "tccasm.c", "tccrun.c", "x86_64-gen.c",
+                     "x86_64-link.c", "i386-asm.c"),
+            cppflags=('-DCONFIG_TCCDIR="{src}"',),
+            libs=("-lm", "-ldl", "-lpthread"),
+            workloads=(
+                Workload("self", ("-c", "{inputs}/tcc-src/tcc.c", "-DONE_SOURCE=1", "-DTCC_TARGET_X86_64",
+                                  '-DCONFIG_TRIPLET="x86_64-linux-gnu"', "-o", TO_STDOUT)),
+                Workload("generated", ("-c", "{inputs}/program.c", "-o", TO_STDOUT)),
+            ),
+            make_inputs=benchinputs.tcc_inputs,
+            # tests2's objects are written into the run's directory (one per program: -c of many files takes no -o)
+            training=(
+                Workload("tests2", ("-c", *(f"{{inputs}}/{name}" for name in benchinputs.TCC_TESTS2))),
+                Workload("generated", ("-c", "{inputs}/train.c", "-o", TO_STDOUT)),
+            ),
+            make_training=benchinputs.tcc_training,
         ),
     )
 }

@@ -169,7 +169,7 @@ def test_anonymous_users_look_but_cannot_control_and_forms_offer_only_choices(li
     ir = forms["triplets-ir"]
     assert (ir["corpus_source"].choices, ir["corpus_source"].strict) == (("debian", "llvm"), True)
     assert ir["corpus_input"].choices == (*DEBIAN_PACKAGES, "llvm-project") and ir["corpus_input"].strict
-    assert forms["regression-inliner-size"]["bench"].choices == ("lua", "zlib", "bzip2", "gperf", "minisat")
+    assert forms["regression-inliner-size"]["bench"].choices == ("lua", "zlib", "bzip2", "gperf", "minisat", "tcc")
     assert forms["regression-inliner-size"]["policy"].choices == ("store:latest", "heuristic", "never", "always")
     assert forms["regression-regalloc-speed"]["policy"].choices == ("store:latest", "spill")
     assert forms["llvm-tot"]["rev"].regex and not forms["llvm-tot"]["rev"].choices

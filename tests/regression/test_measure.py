@@ -173,7 +173,7 @@ def test_benchmark_catalogue_is_consistent() -> None:
             for arg in w.args:
                 if arg.startswith("{scripts}/"):
                     assert (benchmarks.SCRIPTS / arg.removeprefix("{scripts}/")).is_file()
-    with pytest.raises(InputError, match="unknown benchmark 'nope': known are bzip2, gperf, lua, minisat, zlib"):
+    with pytest.raises(InputError, match="unknown benchmark 'nope': known are bzip2, gperf, lua, minisat, tcc, zlib"):
         benchmarks.lookup("nope")
 
 
