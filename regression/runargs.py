@@ -8,6 +8,7 @@ from pathlib import Path
 
 from farm.cli import nonnegative_int, positive_float, positive_int
 from policyhost import advisors
+from regression.benchmarks import BENCHMARKS
 
 EXIT_REGRESSION = 10  # `regress run --fail-on-regression` when the run regressed
 EXIT_NOT_IDENTICAL = 11  # `regress run --expect-identical` when the policy build's sizes differ at all
@@ -23,7 +24,7 @@ def add_options(run: argparse.ArgumentParser) -> None:
     run.add_argument("--pgo", action="store_true", help="build the benchmarks with instrumented PGO: the heuristic's "
                      "instrumented build runs each benchmark's training inputs once, both variants use the profile")
     run.add_argument("--bench", action="append", default=[], metavar="NAME",
-                     help="a benchmark from a Debian source package: lua, zlib, bzip2 (repeatable)")
+                     help=f"a benchmark from a Debian source package: {', '.join(BENCHMARKS)} (repeatable)")
     run.add_argument("--bench-dir", action="append", default=[], metavar="DIR",
                      help="a local directory of C files with one main() as a benchmark (repeatable)")
     run.add_argument("--bench-url", action="append", default=[], metavar="URL",
