@@ -98,9 +98,23 @@ def test_an_output_that_is_a_directory_is_refused_before_training(corpora: dict[
     taken.mkdir()
     line = refused(["policy", "train", "--recipe", "smoke", "--train", f"a={corpora['one']}", "--validation",
                     f"b={corpora['two']}", "--evaluation", f"c={corpora['three']}", "-o", str(taken)], tmp_path)
-    assert line == (f"output {taken} is a directory: -o names the model's file (MODEL.onnx; MODEL.json and "
-                    "MODEL.npz are written beside it)"), line
+    assert line == (f"output {taken} is a directory: -o names the model's file (MODEL.onnx; MODEL.json, "
+                    "MODEL.npz and MODEL.weights are written beside it)"), line
     assert list(taken.iterdir()) == []
+
+
+def test_a_fifo_beside_the_model_is_refused_before_training(corpora: dict[str, Path], tmp_path: Path) -> None:
+    """The model and its native weights are a pair: a FIFO at MODEL.weights was found when the files were written,
+    after the training, with MODEL.onnx already there (a model beside no weights of its own)."""
+    import os
+
+    out = tmp_path / "model.onnx"
+    os.mkfifo(out.with_suffix(".weights"))
+    line = refused(["policy", "train", "--recipe", "smoke", "--train", f"a={corpora['one']}", "--validation",
+                    f"b={corpora['two']}", "--evaluation", f"c={corpora['three']}", "-o", str(out)], tmp_path)
+    assert line == (f"output {out.with_suffix('.weights')} is a FIFO: the files model.onnx, model.json, model.npz, "
+                    "model.weights are written together, each a regular file"), line
+    assert not out.exists()
 
 
 def test_an_empty_evaluation_list_is_not_the_declared_split(corpora: dict[str, Path], tmp_path: Path) -> None:
