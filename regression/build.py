@@ -134,11 +134,16 @@ class InFlight:
         for p in running:
             _signal_group(p, signal.SIGTERM)
         deadline = time.monotonic() + grace
-        for p in running:
-            try:
-                p.wait(max(deadline - time.monotonic(), 0.01))
-            except subprocess.TimeoutExpired:
+        try:
+            for p in running:
+                try:
+                    p.wait(max(deadline - time.monotonic(), 0.01))
+                except subprocess.TimeoutExpired:
+                    _signal_group(p, signal.SIGKILL)
+        except BaseException:  # a second SIGTERM or Ctrl-C during the grace: no compiler is left running
+            for p in running:
                 _signal_group(p, signal.SIGKILL)
+            raise
 
 
 def _signal_group(p: subprocess.Popen, sig: int) -> None:
