@@ -50,7 +50,7 @@
 #define GEMM_STRIDE_K 256 /* MLAS sums a packed B's rows in chunks of this many */
 #define MAX_LINE (1 << 20)  /* a header, context or observation line (LLVM's headers are a few kilobytes) */
 #define MAX_OBS (1 << 26)   /* one observation's raw tensors */
-#define MAX_WEIGHTS (1LL << 31)
+#define MAX_WEIGHTS (1LL << 30) /* eight layers of the largest tensor the format allows are 512 MiB */
 
 static const char *prog = "mlgo-policy-host";
 static char tmpdir[4096];
