@@ -18,7 +18,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -111,6 +111,23 @@ def check_output_file(path: Path) -> None:
     path = Path(path).absolute()
     if special_output(path) is None:
         check_writable(path.parent)
+
+
+def check_file_set(paths: Iterable[Path]) -> None:
+    """Prove files written together (a model and its native weights, a model's record and arrays) could each be
+    written before any is: every path a regular file or none yet, in a writable directory. A device or FIFO, which
+    write_atomic writes in place, is refused for a set: the first file written and the next refused (a FIFO
+    without a reader) left half a set, a `.onnx` beside no `.weights` or another model's."""
+    paths = [Path(p).absolute() for p in paths]
+    for path in paths:
+        if path.is_dir():
+            raise InputError(f"output {path} is a directory: give a file name")
+        kind = special_output(path)  # a block device or a socket: refused there
+        if kind is not None:
+            raise InputError(f"output {path} is a {kind}: the files {', '.join(p.name for p in paths)} are "
+                             "written together, each a regular file")
+    for parent in dict.fromkeys(p.parent for p in paths):
+        check_writable(parent)
 
 
 def _write_through(path: Path, raw: bytes, kind: str) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from farm.errors import InputError
-from farm.jsonio import digits, find, too_long
+from farm.jsonio import digits, find, read_file, too_long
 
 #: key -> (what it must be, as isinstance's second argument; whether a table must have it; what it is, for the error)
 Schema = Mapping[str, tuple[type | tuple[type, ...], bool, str]]
@@ -54,13 +54,10 @@ def _integers_in_range(data: dict[str, Any], where: str) -> None:
 
 
 def read(path: Path, what: str = "") -> dict[str, Any]:
-    """The parsed TOML file (`what` it is leads the message); one line if it cannot be read or parsed."""
+    """The parsed TOML file (`what` it is leads the message); one line if it cannot be read or parsed, or is not a
+    regular file (`--rules /dev/zero` read until MemoryError: farm/jsonio.py `read_file`)."""
     where = f"{what} {path}".strip()
-    try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise InputError(f"{where}: cannot read ({e.strerror})") from None
-    return loads(data, where)
+    return loads(read_file(Path(path), where), where)
 
 
 def tables(data: Mapping[str, Any], schema: Schema, where: str, within: str = "") -> dict[str, dict[str, Any]]:

@@ -14,6 +14,8 @@ let a reader that computes with what it read refuse one, as one line too.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -76,14 +78,27 @@ def too_long(e: ValueError) -> str:
     return " ".join(str(e).split(";")[0].split())
 
 
-def load_file(path: Path, what: str = "") -> Any:
-    """Read and parse a JSON file; a missing or unreadable file is an InputError too."""
-    path = Path(path)
-    where = f"{what} {path}".strip()
+def read_file(path: Path, where: str) -> bytes:
+    """The bytes of the regular file `path` (`where` names it in the one-line InputError for anything else).
+
+    A device, FIFO or directory is refused before it is opened: `/dev/zero` never ends (the read grew until the
+    interpreter's MemoryError), a FIFO blocks until someone writes, and neither is a file anyone could check."""
     try:
-        data = path.read_bytes()
+        mode = os.stat(path).st_mode
     except FileNotFoundError:
         raise InputError(f"{where} does not exist") from None
     except OSError as e:
         raise InputError(f"cannot read {where}: {e.strerror}") from None
-    return loads(data, str(path))
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+        raise InputError(f"{where} is {kind}, not a regular file")
+    try:
+        return Path(path).read_bytes()
+    except OSError as e:
+        raise InputError(f"cannot read {where}: {e.strerror}") from None
+
+
+def load_file(path: Path, what: str = "") -> Any:
+    """Read and parse a JSON file; a missing, unreadable or non-regular file is an InputError too."""
+    path = Path(path)
+    return loads(read_file(path, f"{what} {path}".strip()), str(path))

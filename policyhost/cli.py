@@ -218,7 +218,7 @@ def _download(args: argparse.Namespace) -> int:
     import sys
 
     from farm.artifacts import POLICIES
-    from farm.atomic import check_writable
+    from farm.atomic import check_file_set
     from policyhost.publish import WEIGHTS
 
     out = Path(args.output).absolute()
@@ -226,10 +226,10 @@ def _download(args: argparse.Namespace) -> int:
         raise InputError(f"{out} is a directory: give a file name")
     if out.suffix != ".onnx":
         raise InputError(f"output {out} must end in .onnx (the launcher recognises models by it)")
-    check_writable(out.parent)
+    weights = out.with_suffix(".weights")
+    check_file_set([out, weights])  # the pair, before either is written: a FIFO .weights left the .onnx alone
     store = _store()
     version = POLICIES.resolve(store, args.advisor, args.version)
-    weights = out.with_suffix(".weights")
     outs = {"model.onnx": out}
     if WEIGHTS in POLICIES.kind.held(POLICIES.show(store, args.advisor, version)):
         outs[WEIGHTS] = weights

@@ -84,7 +84,7 @@ class Channel:
         os.mkfifo(f"{self.base}.in", 0o600)
         os.mkfifo(f"{self.base}.out", 0o600)
         # O_RDWR on a FIFO never blocks on Linux and keeps the pipe alive between sessions.
-        self.to_compiler = os.open(f"{self.base}.in", os.O_RDWR)
+        self.to_compiler = os.open(f"{self.base}.in", os.O_RDWR | os.O_NONBLOCK)  # written within a deadline
         self.from_compiler = os.open(f"{self.base}.out", os.O_RDWR | os.O_NONBLOCK)
 
     @property
@@ -210,10 +210,11 @@ def serve(channel: Channel, proc, policy: Policy, timeout: float = 60.0,
                 data = _read_available(channel.from_compiler)
                 if data:
                     window_start = talked_at = time.monotonic()
-                    _answer(decoder, data, t_read, channel, policy, report)
+                    _answer(decoder, data, t_read, channel, policy, report, timeout, proc.pid)
                     continue
             if proc.poll() is not None:
-                _answer(decoder, _read_available(channel.from_compiler), time.perf_counter(), channel, policy, report)
+                _answer(decoder, _read_available(channel.from_compiler), time.perf_counter(), channel, policy, report,
+                        timeout, proc.pid)
                 report.truncated = decoder.pending
                 return report
             now = time.monotonic()
@@ -267,9 +268,11 @@ def _pidfd(pid: int) -> int | None:
         return None  # old kernel: the poll tick still notices the exit
 
 
-def _read_available(fd: int) -> bytes:
-    chunks = []
-    while True:
+def _read_available(fd: int, limit: int = 1 << 20) -> bytes:
+    """What the compiler has written, at most about `limit` bytes: the decoder refuses a stream it cannot split
+    (protocol.MAX_LINE) before it grows further, even from a compiler that never stops writing."""
+    chunks, total = [], 0
+    while total < limit:
         try:
             chunk = os.read(fd, 1 << 16)
         except BlockingIOError:
@@ -277,13 +280,16 @@ def _read_available(fd: int) -> bytes:
         if not chunk:
             break
         chunks.append(chunk)
+        total += len(chunk)
     return b"".join(chunks)
 
 
 def _answer(
-    decoder: StreamDecoder, data: bytes, t_read: float, channel: Channel, policy: Policy, report: HostReport
+    decoder: StreamDecoder, data: bytes, t_read: float, channel: Channel, policy: Policy, report: HostReport,
+    timeout: float = 60.0, pid: int = 0
 ) -> None:
-    """Decode `data` (read at `t_read`) and write the policy's advice for each complete observation."""
+    """Decode `data` (read at `t_read`) and write the policy's advice for each complete observation, each within
+    `timeout` seconds (`_write`)."""
     for obs in decoder.feed(data):
         header = decoder.header
         assert header is not None
@@ -302,8 +308,29 @@ def _answer(
             raise HostError(f"policy {policy.name} failed on observation {obs.index}: {e}") from None
         if report.mask_at is not None:
             _check_mask(obs, header.advice.decode(advice)[0], report.mask_at, policy)
-        os.write(channel.to_compiler, advice)
+        _write(channel.to_compiler, advice, timeout, pid, report.decisions)
         report.response_times.append(time.perf_counter() - t_read)
         t_read = time.perf_counter()
         report.decisions += 1
     report.sessions = decoder.sessions
+
+
+def _write(fd: int, data: bytes, timeout: float, pid: int, decisions: int) -> None:
+    """Write `data` to the compiler's non-blocking FIFO within `timeout` seconds, else HostError: a compiler that
+    sends observations and reads no advice filled the FIFO, and a blocking write then waited for ever, deaf to
+    --timeout (a signal still interrupts the wait: its handler raises)."""
+    deadline, poller = time.monotonic() + timeout, None
+    while data:
+        try:
+            data = data[os.write(fd, data):]
+            continue
+        except BlockingIOError:
+            pass
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise HostError(f"compiler (pid {pid}) read no advice for {timeout:g}s after {decisions} decisions; "
+                            "killed it")
+        if poller is None:
+            poller = select.poll()
+            poller.register(fd, select.POLLOUT)
+        poller.poll(left * 1000)

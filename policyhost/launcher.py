@@ -110,9 +110,9 @@ def check_vocab(vocab: str | os.PathLike) -> Path:
     from vocabgen.vocabfile import check_schema
 
     p = Path(vocab)
-    if not p.is_file():
+    if not p.exists():
         raise InputError(f"IR2Vec vocabulary {p} not found")
-    data = load_file(p, "IR2Vec vocabulary")  # one line for bad JSON, huge integers, deep nesting
+    data = load_file(p, "IR2Vec vocabulary")  # one line for bad JSON, huge integers, deep nesting, /dev/zero, a FIFO
     if not isinstance(data, dict):
         raise InputError(f"IR2Vec vocabulary {p} lacks the Opcodes/Types/Arguments sections")
     # what clang would otherwise be handed: NaN or inf vectors give four lines of clang errors, or non-finite features

@@ -36,6 +36,12 @@ ELEMENT_TYPES = {
 }
 
 
+#: the longest line (header, context, observation) and the largest observation a host buffers: LLVM's headers are a
+#: few kilobytes; a stream past either is refused in one line instead of growing the host without bound
+MAX_LINE = 1 << 20
+MAX_OBSERVATION = 1 << 26
+
+
 class ProtocolError(FarmError):
     """The compiler's stream does not follow the interactive format."""
 
@@ -197,7 +203,10 @@ class Header:
         names = [f.name for f in feats]
         if len(set(names)) != len(names):
             raise ProtocolError("header repeats a feature name")
-        return cls(feats, TensorSpec.from_json(d["advice"]))
+        header = cls(feats, TensorSpec.from_json(d["advice"]))
+        if header.observation_size > MAX_OBSERVATION:
+            raise ProtocolError(f"observations of {header.observation_size} bytes, more than a host takes")
+        return header
 
     def encode(self) -> bytes:
         d = {"features": [f.to_json() for f in self.features], "advice": self.advice.to_json()}
@@ -295,6 +304,8 @@ class StreamDecoder:
 
     def _line(self, start: int = 0) -> bytes | None:
         nl = self._buf.find(b"\n", start)
+        if nl < 0 and len(self._buf) - start > MAX_LINE:
+            raise ProtocolError(f"a line of more than {MAX_LINE} bytes without a newline")
         return None if nl < 0 else bytes(self._buf[start:nl])
 
     def _next(self) -> Observation | None:

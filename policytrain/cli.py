@@ -32,15 +32,16 @@ def _fanout(args: argparse.Namespace, settings, toolchain):
 def _check_output(output: Path) -> None:
     """Where `policy train` writes, checked before it trains: `-o` naming a directory was found when the model was
     written, an hour of training later."""
-    from farm.atomic import check_writable
+    from farm.atomic import check_file_set
 
-    for path in (output, output.with_suffix(".json"), output.with_suffix(".npz")):
+    beside = [output.with_suffix(s) for s in (".json", ".npz", ".weights")]
+    for path in (output, *beside):
         if path.is_dir():
-            raise InputError(f"output {path} is a directory: -o names the model's file (MODEL.onnx; MODEL.json and "
-                             "MODEL.npz are written beside it)")
+            raise InputError(f"output {path} is a directory: -o names the model's file (MODEL.onnx; MODEL.json, "
+                             "MODEL.npz and MODEL.weights are written beside it)")
     if output.suffix != ".onnx":
         raise InputError(f"output {output} must end in .onnx")
-    check_writable(output.parent)
+    check_file_set([output, *beside])  # a FIFO among them was found when the model was written
 
 
 def _train(args: argparse.Namespace) -> int:

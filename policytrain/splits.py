@@ -6,7 +6,8 @@ minutes of preparing the other splits (fetching Debian sources for the overlap c
 
     plan_splits   names (no split empty, no package in two), every NAME=DIR read (a corpus directory of -Oz
                   bitcode), and no corpus under two names: names alone let one directory train as `a` and
-                  validate as `b`, so directories are compared resolved and their corpora by digest
+                  validate as `b`, so directories are compared resolved and their corpora by content,
+                  module by module (a corpus holding another's modules and more is no new code)
     build_splits  code the Debian packages of different splits share with no decision (policytrain/overlap.py),
                   then each Debian package's corpus, compiled once
 
@@ -144,17 +145,18 @@ def given_corpora(wanted: Mapping[str, Sequence[str]], var_dir: Path,
     """Every `NAME=CORPUS_DIR` of `wanted` (split: specs) read as a package, keyed by (split, spec), before any
     Debian source is fetched or corpus compiled; one line for a directory that is no corpus or not of -Oz bitcode,
     and for one corpus under two names (its resolved directory, a Debian package's cached corpus, or the same
-    modules: the corpus digest). `most` caps a split's packages (the recipe's cap on training packages)."""
-    from workers.corpus import load
+    modules: the corpus digest), or a module of one corpus in another (its bitcode's digest: a superset or subset of
+    another package's corpus). `most` caps a split's packages (the recipe's cap on training packages)."""
+    from workers.corpus import digest_of, load
 
     most = most or {}
     found: dict[tuple[str, str], Package] = {}
     seen: dict[str, tuple[str, str]] = {}  # what identifies a corpus -> (package, split)
 
-    def claim(key: str, why: str, name: str, split: str) -> None:
+    def claim(key: str, why: str, name: str, split: str, is_: str = "is the corpus of") -> None:
         if key in seen and seen[key] != (name, split):
             first, where = seen[key]
-            raise InputError(f"package {name} ({split}) is the corpus of package {first} ({where}): {why}; a corpus "
+            raise InputError(f"package {name} ({split}) {is_} package {first} ({where}): {why}; a corpus "
                              "is one package in one split")
         seen[key] = (name, split)
 
@@ -169,8 +171,14 @@ def given_corpora(wanted: Mapping[str, Sequence[str]], var_dir: Path,
                 raise InputError(f"package {name}: {path} is not a corpus directory (no corpus_description.json)")
             real = os.path.realpath(path)
             claim(f"dir:{real}", f"the same directory, {real}", name, split)
-            digest = load(Path(path)).digest
+            # by content, module by module: a corpus that is another's modules plus one (or a few of them) shares
+            # their code as surely as a copy does, and its whole-corpus digest differs
+            shas = [(m.name, hashlib.sha256(m.bitcode.read_bytes()).hexdigest()) for m in load(Path(path)).modules]
+            digest = digest_of(shas)
             claim(f"digest:{digest}", f"the same modules (corpus digest {digest[:12]})", name, split)
+            for module, sha in shas:
+                claim(f"module:{sha}", f"module {module} is the same bitcode (sha256 {sha[:12]})", name, split,
+                      "holds a module of")
             found[(split, spec)] = package(name, Path(path), most.get(split))
     return found
 

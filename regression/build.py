@@ -16,15 +16,17 @@ import logging
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from farm import jsonio
 from farm.atomic import atomic_dir
 from farm.errors import FarmError, InputError
+from farm.progress import Progress
 from farm.toolchain import Toolchain, describe_failure
 from policyhost import advisors
 from regression.benchmarks import Benchmark
@@ -95,13 +97,70 @@ class BuildResult:
         return sum(o.seconds for o in self.objects)
 
 
+class InFlight:
+    """The process groups of a build's compiles in flight, so that an interrupt stops every one of them.
+
+    A build's compiles run in pool threads, while SIGTERM and Ctrl-C land in the main thread (farm/cli.py raises
+    Terminated there). Left alone, the pool's shutdown waited for every queued compile and each thread's compiler
+    ran to its end: a Buildbot stop of a 20,000-file benchmark went on compiling for minutes. `stop` starts no
+    compile after it, asks the running groups to stop (SIGTERM: the launcher reaps its compiler and removes its
+    channel) and SIGKILLs whatever of them is left after the grace.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: set[subprocess.Popen] = set()
+        self._stopped = False
+
+    def popen(self, argv: Sequence[str], **kwargs) -> subprocess.Popen:
+        """Start `argv` leading a process group of its own; CancelledError once the build is stopped. Under the
+        lock, so that a compile either starts before `stop` (and is stopped by it) or not at all."""
+        with self._lock:
+            if self._stopped:
+                raise CancelledError()
+            p = subprocess.Popen(argv, start_new_session=True, **kwargs)
+            self._running.add(p)
+            return p
+
+    def done(self, p: subprocess.Popen) -> None:
+        with self._lock:
+            self._running.discard(p)
+
+    def stop(self, grace: float) -> None:
+        """No compile starts from now on; the running ones get SIGTERM, and SIGKILL after `grace` seconds."""
+        with self._lock:
+            self._stopped = True
+            running = list(self._running)
+        for p in running:
+            _signal_group(p, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        try:
+            for p in running:
+                try:
+                    p.wait(max(deadline - time.monotonic(), 0.01))
+                except subprocess.TimeoutExpired:
+                    _signal_group(p, signal.SIGKILL)
+        except BaseException:  # a second SIGTERM or Ctrl-C during the grace: no compiler is left running
+            for p in running:
+                _signal_group(p, signal.SIGKILL)
+            raise
+
+
+def _signal_group(p: subprocess.Popen, sig: int) -> None:
+    """`sig` to the group `p` leads, unless `p` was reaped (its pid, and so its group's id, may be another's now)."""
+    if p.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, sig)
+
+
 def compile_object(toolchain: Toolchain, variant: Variant, module: str, args: Sequence[str], obj: Path,
-                   timeout: float = 600) -> ObjectResult:
-    """Compile one module; failures become an ObjectResult with the compiler's message."""
+                   timeout: float = 600, in_flight: InFlight | None = None) -> ObjectResult:
+    """Compile one module; failures become an ObjectResult with the compiler's message. `in_flight`: the build's
+    compiles, which an interrupt stops (CancelledError for a compile it did not let start)."""
     obj.parent.mkdir(parents=True, exist_ok=True)
     argv = variant.argv(toolchain, [*args, "-o", str(obj)])
     start = time.perf_counter()
-    returncode, stderr = run_bounded(argv, timeout)
+    returncode, stderr = run_bounded(argv, timeout, in_flight=in_flight)
     seconds = time.perf_counter() - start
     if returncode is None:
         return ObjectResult(module, None, seconds, f"compile timed out after {timeout:g}s")
@@ -112,9 +171,11 @@ def compile_object(toolchain: Toolchain, variant: Variant, module: str, args: Se
 
 
 def run_bounded(argv: Sequence[str], timeout: float, grace: float | None = None, *, stdin: Path | None = None,
-                cwd: Path | None = None, env: dict[str, str] | None = None) -> tuple[int | None, bytes]:
+                cwd: Path | None = None, env: dict[str, str] | None = None,
+                in_flight: InFlight | None = None) -> tuple[int | None, bytes]:
     """Run `argv` (reading `stdin`, a file, else nothing; `env` added to the environment) in its own process group:
-    (exit status, stderr), or (None, b"") when it timed out.
+    (exit status, stderr), or (None, b"") when it timed out. `in_flight` starts it (InFlight: a build's compiles,
+    which an interrupt in another thread stops).
 
     On a timeout (or an interruption) it is stopped the way make stops a compile: SIGTERM, on which
     the launcher kills and reaps its compiler and removes its channel, then SIGKILL to the whole
@@ -122,8 +183,9 @@ def run_bounded(argv: Sequence[str], timeout: float, grace: float | None = None,
     """
     grace = STOP_GRACE if grace is None else grace
     with open(stdin, "rb") if stdin is not None else open(os.devnull, "rb") as inp:
-        p = subprocess.Popen(argv, stdin=inp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd,
-                             env={**os.environ, **env} if env else None, start_new_session=True)
+        kwargs = {"stdin": inp, "stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE, "cwd": cwd,
+                  "env": {**os.environ, **env} if env else None}
+        p = in_flight.popen(argv, **kwargs) if in_flight else subprocess.Popen(argv, start_new_session=True, **kwargs)
     try:
         _, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -132,26 +194,47 @@ def run_bounded(argv: Sequence[str], timeout: float, grace: float | None = None,
     except BaseException:
         _stop_group(p, grace)
         raise
+    finally:
+        if in_flight:
+            in_flight.done(p)
     return p.returncode, err
 
 
 def _stop_group(p: subprocess.Popen, grace: float) -> None:
     """SIGTERM the group `p` leads, SIGKILL it if `p` has not exited within `grace` seconds; reap `p`."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(p.pid, signal.SIGTERM)
+    _signal_group(p, signal.SIGTERM)
     try:
         p.communicate(timeout=grace)
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(p.pid, signal.SIGKILL)
+        _signal_group(p, signal.SIGKILL)
         p.communicate()
 
 
 def _compile_all(toolchain: Toolchain, variant: Variant, jobs: list[tuple[str, list[str], Path]],
                  parallel: int, timeout: float) -> list[ObjectResult]:
-    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-        futures = [pool.submit(compile_object, toolchain, variant, m, a, o, timeout) for m, a, o in jobs]
-        return [f.result() for f in futures]
+    """Every job's compile, `parallel` at a time, with a progress line (farm/progress.py: a 20,000-file benchmark
+    runs for long). Interrupted (SIGTERM, Ctrl-C), the queued compiles are dropped and the running ones stopped
+    (InFlight), and the interrupt goes on at once: no thread is waited for (farm/cli.py `console` exits past one
+    still in flight)."""
+    in_flight = InFlight()
+    pool = ThreadPoolExecutor(max_workers=max(1, parallel))
+    interrupted = False
+    with Progress(len(jobs), f"{variant.name}: compiles", is_failure=lambda r: r.obj is None, unit="file") as bar:
+        try:
+            futures = {pool.submit(compile_object, toolchain, variant, m, a, o, timeout, in_flight): i
+                       for i, (m, a, o) in enumerate(jobs)}
+            results: list[ObjectResult] = [None] * len(jobs)  # type: ignore[list-item]
+            for f in as_completed(futures):
+                results[futures[f]] = f.result()
+                bar.update(results[futures[f]])
+            return results
+        except BaseException:
+            interrupted = True
+            pool.shutdown(wait=False, cancel_futures=True)
+            in_flight.stop(STOP_GRACE)
+            raise
+        finally:
+            pool.shutdown(wait=not interrupted)
 
 
 def _thin_backends(toolchain: Toolchain, bench: Benchmark, variant: Variant, prelinked: BuildResult, out_dir: Path,

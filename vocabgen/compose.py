@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,21 +42,23 @@ NO_TRAINED_CLASS = ("a register class neither trained in the other register sect
 
 @functools.cache
 def unreachable(path: Path = UNREACHABLE) -> dict[str, dict[str, str]]:
-    """{section: {key: why no x86 code the farm reads brings it}}; a bad table, key or value named in one line."""
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise InputError(f"{path}: {e}") from None
+    """{section: {key: why no x86 code the farm reads brings it}}; a bad table, key or value named in one line.
+
+    Read by farm/datafile.py, the farm's one TOML reader, so hostile text (not UTF-8, nested past the recursion
+    limit, an integer of thousands of digits) is the same one line there as in every other data file."""
+    from farm import datafile
     from farm.embeddings import SECTIONS
 
+    where = f"unreachable table {path}"
+    data = datafile.read(path, "unreachable table")
     for section, keys in data.items():
         if section not in SECTIONS["mir"]:
-            raise InputError(f"{path}: [{section}] is not a MIR section ({', '.join(SECTIONS['mir'])})")
+            raise InputError(f"{where}: [{section}] is not a MIR section ({', '.join(SECTIONS['mir'])})")
         if not isinstance(keys, dict):
-            raise InputError(f"{path}: [{section}] must be a table of key = \"reason\"")
+            raise InputError(f"{where}: [{section}] must be a table of key = \"reason\"")
         for key, why in keys.items():
             if not isinstance(why, str) or not why.strip():
-                raise InputError(f"{path}: [{section}] {key} must be a non-empty reason")
+                raise InputError(f"{where}: [{section}] {key} must be a non-empty reason")
     return data
 
 

@@ -197,15 +197,10 @@ def check_known(vocab: dict[str, Any], known: dict[str, set[str]], where: str = 
 
 
 def read_vocab_file(path: Path) -> bytes:
-    """The bytes of a vocabulary file, or a one-line InputError."""
-    if path.is_dir():
-        raise InputError(f"{path} is a directory, not a vocabulary file")
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"vocabulary file {path} does not exist") from None
-    except OSError as e:
-        raise InputError(f"cannot read vocabulary file {path}: {e.strerror}") from None
+    """The bytes of a vocabulary file, or a one-line InputError (a directory, `/dev/zero` or a FIFO too)."""
+    from farm.jsonio import read_file
+
+    return read_file(path, f"vocabulary file {path}")
 
 
 def validate_vocab(

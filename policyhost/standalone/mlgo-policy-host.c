@@ -18,12 +18,16 @@
    x86-64 CPU since 2013) in chunks of 256 inputs, each chunk's sum added to the bias and the chunks before.
 
    Nothing waits forever: a compiler silent and idle for --timeout seconds, or silent for --max-silence
-   seconds on an opened channel, is killed with its process group, as it is on SIGTERM, SIGINT or SIGHUP.
+   seconds on an opened channel, or that reads no advice for --timeout seconds, is killed with its process
+   group, as it is on SIGTERM, SIGINT or SIGHUP, which wake every wait (a pipe the handler writes to is in
+   every poll). Nothing grows without bound: a line longer than MAX_LINE bytes, an observation larger than
+   MAX_OBS, a weights file that is not a regular file or is larger than MAX_WEIGHTS are refused in one line.
    Every failure is one line on stderr and a non-zero exit (2: bad input, weights or features). */
 #define _GNU_SOURCE
 #pragma STDC FP_CONTRACT OFF
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -44,11 +48,16 @@
 #define MAXF 512
 #define MAXL 8
 #define GEMM_STRIDE_K 256 /* MLAS sums a packed B's rows in chunks of this many */
+#define MAX_LINE (1 << 20)  /* a header, context or observation line (LLVM's headers are a few kilobytes) */
+#define MAX_OBS (1 << 26)   /* one observation's raw tensors */
+#define MAX_WEIGHTS (1LL << 30) /* eight layers of the largest tensor the format allows are 512 MiB */
 
 static const char *prog = "mlgo-policy-host";
 static char tmpdir[4096];
 static pid_t child = -1;
 static volatile sig_atomic_t got_signal;
+static int sig_pipe[2] = {-1, -1}; /* the handler writes a byte: a poll on [0] wakes on a signal, race-free */
+static double io_timeout = 60;     /* --timeout: the longest wait for the compiler to take an advice */
 
 static void cleanup(void) {
     if (child > 0) { kill(-child, SIGKILL); kill(child, SIGKILL); waitpid(child, NULL, 0); child = -1; }
@@ -66,6 +75,33 @@ static void die(int code, const char *fmt, ...) {
     va_end(ap); cleanup(); exit(code);
 }
 
+static long long decisions;
+static void on_signal(int sig) {
+    int e = errno; got_signal = sig;
+    if (sig_pipe[1] >= 0) { ssize_t w = write(sig_pipe[1], "", 1); (void)w; }
+    errno = e;
+}
+static void signalled(void) { /* on a signal: the compiler's group killed, the channel removed, exit 128 + it */
+    if (!got_signal) return;
+    int s = got_signal; cleanup();
+    fprintf(stderr, "%s: %s\n", prog, s == SIGHUP ? "hung up" : s == SIGINT ? "interrupted" : "terminated");
+    exit(128 + s);
+}
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+/* Wait at most `limit` seconds for `fd` to be ready for `events` (or to fail: the read or write then says how);
+   0 on the deadline. A signal ends the process here, however long the wait. */
+static int wait_for(int fd, short events, double limit) {
+    for (double end = now() + limit;;) {
+        signalled();
+        double left = end - now();
+        if (left <= 0) return 0;
+        struct pollfd pf[2] = {{fd, events, 0}, {sig_pipe[0], POLLIN, 0}};
+        int r = poll(pf, 2, left * 1000 >= INT_MAX ? INT_MAX : (int)(left * 1000) + 1);
+        if (r < 0 && errno != EINTR) die(1, "poll: %s", strerror(errno));
+        if (r > 0 && pf[0].revents) return 1;
+    }
+}
+
 /* -- the weights file ------------------------------------------------------------------------------- */
 typedef struct { char name[128]; uint32_t width, dtype, offset; } Feature;
 typedef struct { uint32_t in, out; float *w, *b; } Layer;
@@ -78,9 +114,10 @@ static const unsigned char *wp, *we; static const char *wpath;
 
 static void need(size_t n) { if ((size_t)(we - wp) < n) die(2, "weights file %s is truncated", wpath); }
 static uint32_t u32(void) { uint32_t v; need(4); memcpy(&v, wp, 4); wp += 4; return v; }
+static void *alloc(size_t n) { void *p = malloc(n ? n : 1); if (!p) die(1, "out of memory (%zu bytes)", n); return p; }
 static float *f32s(size_t n) {
     if (n > (1u << 24)) die(2, "weights file %s: implausible size", wpath);
-    need(4 * n); float *v = malloc(4 * n ? 4 * n : 1); memcpy(v, wp, 4 * n); wp += 4 * n; return v;
+    need(4 * n); float *v = alloc(4 * n); memcpy(v, wp, 4 * n); wp += 4 * n; return v;
 }
 static uint32_t find_feature(const char *name) {
     for (uint32_t i = 0, at = 0; i < W.nf; at += W.f[i].width, i++) if (!strcmp(W.f[i].name, name)) return at;
@@ -88,11 +125,16 @@ static uint32_t find_feature(const char *name) {
 }
 
 static void load_weights(const char *path) {
-    FILE *fp = fopen(path, "rb"); wpath = path;
+    struct stat st; wpath = path;
+    if (stat(path, &st)) die(2, "weights file %s: %s", path, strerror(errno));
+    /* before opening: /dev/zero never ends, a FIFO blocks until someone writes */
+    if (!S_ISREG(st.st_mode)) die(2, "weights file %s is not a regular file", path);
+    if (st.st_size > MAX_WEIGHTS) die(2, "weights file %s: %lld bytes, more than this host takes", path, (long long)st.st_size);
+    FILE *fp = fopen(path, "rb");
     if (!fp) die(2, "weights file %s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0, got;
-    unsigned char *data = malloc(cap);
-    while ((got = fread(data + n, 1, cap - n, fp)) > 0) { n += got; if (n == cap) data = realloc(data, cap *= 2); }
+    size_t cap = (size_t)st.st_size + 1, n = 0, got; /* + 1: a file that grew since is read no further */
+    unsigned char *data = alloc(cap);
+    while (n < cap && (got = fread(data + n, 1, cap - n, fp)) > 0) n += got;
     fclose(fp); wp = data; we = data + n;
     if (n < 12 || memcmp(data, MAGIC, 8)) die(2, "%s is not an MLGO policy weights file", path);
     wp += 8;
@@ -256,6 +298,7 @@ static void parse_header(const char *line) {
         if (!ok || !lit(',')) break;
     }
     if (!ok || !lit('}')) die(1, "protocol: bad header%s%s", hdr_err ? ": " : "", hdr_err ? hdr_err : "");
+    if (obs_size > MAX_OBS) die(1, "protocol: observations of %llu bytes, more than this host takes", (unsigned long long)obs_size);
     if (!advice.name[0]) die(1, "protocol: the header has no 'advice' spec");
     bound = 0;
 }
@@ -307,24 +350,40 @@ static void answer(int wfd, const unsigned char *raw, long long index) {
         if (!isfinite(z[0]) || !isfinite(z[1])) die(2, "the policy gave non-finite advice on observation %lld", index);
         int64_t d = z[1] > z[0]; n = type_sizes[advice.type]; memcpy(out, &d, n); /* little-endian */
     }
+    /* The channel is non-blocking: write first (a pipe whose last page has room takes the advice even when poll
+       says it is full), wait only when it refuses. stdout (--decide) may block: wait until poll says it can take it. */
+    int fl = fcntl(wfd, F_GETFL), blocking = fl < 0 || !(fl & O_NONBLOCK);
     for (size_t done = 0; done < n;) {
-        ssize_t w = write(wfd, out + done, n - done);
-        if (w < 0 && errno == EINTR) continue;
+        ssize_t w = blocking && !wait_for(wfd, POLLOUT, io_timeout) ? -2 : write(wfd, out + done, n - done);
+        if (w == -1 && errno == EAGAIN && wait_for(wfd, POLLOUT, io_timeout)) continue;
+        if (w == -2 || (w == -1 && errno == EAGAIN)) {
+            if (child > 0) die(1, "the compiler (pid %d) read no advice for %gs (--timeout) after %lld decisions; killed it", child, io_timeout, decisions);
+            die(1, "the advice was not read for %gs (--timeout)", io_timeout);
+        }
+        if (w == -1 && errno == EINTR) { signalled(); continue; }
         if (w <= 0) die(1, "cannot answer the compiler: %s", strerror(errno));
         done += w;
     }
 }
 
 /* -- the decoder: header, context and observation lines, raw tensors -------------------------------- */
-static unsigned char *buf; static size_t blen, bcap; static long long decisions;
+static unsigned char *buf; static size_t blen, bcap;
 
 static void feed(int wfd, const unsigned char *data, size_t n) {
-    if (blen + n + 1 > bcap) { while (blen + n + 1 > bcap) bcap = bcap ? 2 * bcap : 1 << 16; buf = realloc(buf, bcap); }
+    if (blen + n + 1 > bcap) {
+        while (blen + n + 1 > bcap) bcap = bcap ? 2 * bcap : 1 << 16;
+        unsigned char *grown = realloc(buf, bcap);
+        if (!grown) die(1, "out of memory (%zu bytes of the compiler's stream)", bcap);
+        buf = grown;
+    }
     memcpy(buf + blen, data, n); blen += n;
     size_t pos = 0; static int have_header;
     for (;;) {
         unsigned char *nl = memchr(buf + pos, '\n', blen - pos);
-        if (!nl) break;
+        if (!nl) {
+            if (blen - pos > MAX_LINE) die(1, "protocol: a line of more than %d bytes without a newline", MAX_LINE);
+            break;
+        }
         size_t len = nl - (buf + pos); char *line = (char *)buf + pos;
         if (!have_header || (len >= 12 && !memcmp(line, "{\"features\"", 11))) {
             *nl = 0; parse_header(line); *nl = '\n'; have_header = 1; pos += len + 1; continue;
@@ -346,9 +405,6 @@ static void feed(int wfd, const unsigned char *data, size_t n) {
 }
 
 /* -- the launcher ------------------------------------------------------------------------------------ */
-static void on_signal(int sig) { got_signal = sig; }
-
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
 
 static long long tree_cpu(pid_t pid) { /* clock ticks used by pid and its live descendants */
     long long total = 0; pid_t stack[256]; int sp = 0; stack[sp++] = pid;
@@ -393,9 +449,10 @@ static int run(char **cmd, int ncmd, const char *vocab, double timeout, double s
     char base[4200], pin[4300], pout[4300]; snprintf(base, sizeof base, "%s/channel", tmpdir);
     snprintf(pin, sizeof pin, "%s.in", base); snprintf(pout, sizeof pout, "%s.out", base);
     if (mkfifo(pin, 0600) || mkfifo(pout, 0600)) die(1, "cannot make the channel: %s", strerror(errno));
-    int wfd = open(pin, O_RDWR | O_CLOEXEC), rfd = open(pout, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    int wfd = open(pin, O_RDWR | O_NONBLOCK | O_CLOEXEC), rfd = open(pout, O_RDWR | O_NONBLOCK | O_CLOEXEC);
     if (wfd < 0 || rfd < 0) die(1, "cannot open the channel: %s", strerror(errno));
-    char **argv = calloc(ncmd + 16, sizeof *argv); int n = 0;
+    char **argv = calloc(ncmd + 16, sizeof *argv); int n = 0; /* zeroed: the NULL that ends it */
+    if (!argv) die(1, "out of memory");
     for (int i = 0; i < ncmd; i++) argv[n++] = cmd[i];
     static char chan[4400], vf[4400], vp[4400];
     snprintf(chan, sizeof chan, "-inliner-interactive-channel-base=%s", base);
@@ -419,15 +476,15 @@ static int run(char **cmd, int ncmd, const char *vocab, double timeout, double s
     close(ep[1]); int e; if (read(ep[0], &e, sizeof e) == sizeof e) { waitpid(child, NULL, 0); child = -1; die(127, "cannot run %s: %s", cmd[0], strerror(e)); }
     close(ep[0]);
     int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
-    struct pollfd pf[2] = {{rfd, POLLIN, 0}, {pidfd, POLLIN, 0}};
+    struct pollfd pf[3] = {{rfd, POLLIN, 0}, {sig_pipe[0], POLLIN, 0}, {pidfd, POLLIN, 0}};
     double window = now(), talked = -1; long long cpu_at = tree_cpu(child); int status = 0;
     unsigned char chunk[1 << 16];
     for (;;) {
-        poll(pf, pidfd >= 0 ? 2 : 1, 50);
-        if (got_signal) { int s = got_signal; cleanup(); fprintf(stderr, "%s: %s\n", prog, s == SIGHUP ? "hung up" : s == SIGINT ? "interrupted" : "terminated"); exit(128 + s); }
+        poll(pf, pidfd >= 0 ? 3 : 2, 50);
+        signalled();
         int exited = waitpid(child, &status, WNOHANG) == child;
         ssize_t r; int any = 0;
-        while ((r = read(rfd, chunk, sizeof chunk)) > 0) { feed(wfd, chunk, r); any = 1; }
+        while ((r = read(rfd, chunk, sizeof chunk)) > 0) { feed(wfd, chunk, r); any = 1; signalled(); }
         if (any) { window = talked = now(); if (!exited) continue; }
         if (exited) {
             child = -1;
@@ -452,9 +509,10 @@ static int run(char **cmd, int ncmd, const char *vocab, double timeout, double s
 /* --decide: the compiler's stream on stdin, the advice on stdout (tests feed it crafted observations) */
 static int decide(void) {
     unsigned char chunk[1 << 16]; ssize_t r;
-    while ((r = read(0, chunk, sizeof chunk)) != 0) {
-        if (got_signal) { fprintf(stderr, "%s: terminated\n", prog); return 128 + got_signal; }
-        if (r < 0) { if (errno == EINTR) continue; die(1, "reading stdin: %s", strerror(errno)); }
+    for (;;) {
+        if (!wait_for(0, POLLIN, io_timeout)) die(1, "nothing came on stdin for %gs (--timeout)", io_timeout);
+        if ((r = read(0, chunk, sizeof chunk)) == 0) break;
+        if (r < 0) { if (errno == EINTR || errno == EAGAIN) continue; die(1, "reading stdin: %s", strerror(errno)); }
         feed(1, chunk, r);
     }
     if (blen) die(1, "the stream ended with a truncated message (%zu bytes)", blen);
@@ -480,6 +538,8 @@ int main(int argc, char **argv) {
         else die(2, "unknown option --%.*s (%s)", (int)len, name, usage);
     }
     if (!weights) die(2, "--weights FILE is required (%s)", usage);
+    io_timeout = timeout;
+    if (pipe2(sig_pipe, O_NONBLOCK | O_CLOEXEC)) die(1, "pipe: %s", strerror(errno));
     struct sigaction sa; memset(&sa, 0, sizeof sa); sa.sa_handler = on_signal;
     sigaction(SIGTERM, &sa, NULL); sigaction(SIGINT, &sa, NULL); sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
@@ -488,7 +548,9 @@ int main(int argc, char **argv) {
     if (i >= argc) die(2, "no compiler command given (%s)", usage);
     static char vocab_abs[4096];
     if (vocab) {
-        if (access(vocab, R_OK)) die(2, "IR2Vec vocabulary %s: %s", vocab, strerror(errno));
+        struct stat vs; /* clang reads it whole: /dev/zero would take all its memory, a FIFO block it */
+        if (access(vocab, R_OK) || stat(vocab, &vs)) die(2, "IR2Vec vocabulary %s: %s", vocab, strerror(errno));
+        if (!S_ISREG(vs.st_mode)) die(2, "IR2Vec vocabulary %s is not a regular file", vocab);
         if (!realpath(vocab, vocab_abs)) die(2, "IR2Vec vocabulary %s: %s", vocab, strerror(errno));
         vocab = vocab_abs;
     }

@@ -43,6 +43,7 @@ import math
 import os
 import select
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -84,6 +85,9 @@ SILENCE_FACTOR = 10  # default --max-silence: this many times --timeout
 NATIVE_HOST = "mlgo-policy-host"
 WEIGHTS_SUFFIX = ".weights"
 _TICK_MS = 50
+#: the longest line and the largest observation the host buffers (policyhost/protocol.py's bounds): a stream past
+#: either is refused in one line, not buffered until memory runs out
+MAX_LINE, MAX_OBSERVATION = 1 << 20, 1 << 26
 
 
 class Failure(Exception):
@@ -155,6 +159,8 @@ class Header:
             self.offsets[f.name] = (pos, f)
             pos += f.nbytes
         self.size, self.key = pos, line
+        if pos > MAX_OBSERVATION:
+            raise Failure(f"protocol: observations of {pos} bytes, more than this host takes")
 
 
 class Decoder:
@@ -168,6 +174,8 @@ class Decoder:
         while True:
             nl = self.buf.find(b"\n")
             if nl < 0:
+                if len(self.buf) > MAX_LINE:  # refused before it grows without bound
+                    raise Failure(f"protocol: a line of more than {MAX_LINE} bytes without a newline")
                 return
             line = bytes(self.buf[:nl])
             if self.header is None or line.startswith(b'{"features"'):  # a session opens (one per source file)
@@ -348,9 +356,10 @@ def _cpu(pid: int) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def _read(fd: int) -> bytes:
-    chunks = []
-    while True:
+def _read(fd: int, limit: int = 1 << 20) -> bytes:
+    """What the compiler wrote, at most about `limit` bytes (a compiler that never stops writing)."""
+    chunks: list[bytes] = []
+    while sum(map(len, chunks)) < limit:
         try:
             chunk = os.read(fd, 1 << 16)
         except BlockingIOError:
@@ -389,7 +398,7 @@ def serve(proc: subprocess.Popen, rfd: int, wfd: int, model_path: str, timeout: 
                     advice = model.np.array([value]).astype(header.advice.dtype).tobytes()
                     if len(advice) != header.advice.nbytes:
                         raise Failure(f"protocol: the advice {header.advice.name} is not one value")
-                    os.write(wfd, advice)
+                    _write(wfd, advice, timeout, proc.pid, decisions)
                     decisions += 1
                 if not exited:
                     continue
@@ -411,6 +420,21 @@ def serve(proc: subprocess.Popen, rfd: int, wfd: int, model_path: str, timeout: 
     finally:
         if exit_fd is not None:
             os.close(exit_fd)
+
+
+def _write(fd: int, data: bytes, timeout: float, pid: int, decisions: int) -> None:
+    """Write to the compiler's non-blocking FIFO within `timeout` seconds: a compiler that reads no advice filled
+    it, and a blocking write waited for ever, deaf to --timeout."""
+    deadline, poller = time.monotonic() + timeout, select.poll()
+    poller.register(fd, select.POLLOUT)
+    while data:
+        with contextlib.suppress(BlockingIOError):
+            data = data[os.write(fd, data):]
+            continue
+        if time.monotonic() >= deadline:
+            raise Failure(f"the compiler (pid {pid}) read no advice for {timeout:g}s after {decisions} decisions; "
+                          "killed it")
+        poller.poll((deadline - time.monotonic()) * 1000)
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -436,7 +460,7 @@ def run(model: str, vocab: str | None, command: list[str], timeout: float, max_s
         os.mkfifo(base + ".in", 0o600)
         os.mkfifo(base + ".out", 0o600)
         # read-write ends never block on open and keep the pipes alive between sessions
-        wfd, rfd = os.open(base + ".in", os.O_RDWR), os.open(base + ".out", os.O_RDWR | os.O_NONBLOCK)
+        wfd, rfd = os.open(base + ".in", os.O_RDWR | os.O_NONBLOCK), os.open(base + ".out", os.O_RDWR | os.O_NONBLOCK)
         try:
             try:
                 # its own session: its children are killed with it, and the terminal's signals reach the host,
@@ -498,6 +522,8 @@ def check_vocab(path: str) -> str:
     LLVM refuses NaN and a bad section in several lines of its own, and takes 1e400 (inf) and a value no float
     holds, which then reach the model as inf features: both are said here, in one line, before the compile."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # /dev/zero never ends, a FIFO blocks: neither is read
+            raise Failure(f"IR2Vec vocabulary {path} is not a regular file", 2)
         with open(path, "rb") as f:
             data = json.load(f)
     except OSError as e:

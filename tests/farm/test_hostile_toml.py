@@ -57,3 +57,19 @@ def test_a_data_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
     data.write_bytes(b'[zlib]\nname = "caf\xe9"\n')
     with pytest.raises(InputError, match=r"shipped\.toml: not UTF-8 text \(invalid continuation byte at byte 18\)$"):
         datafile.read(data)
+
+
+def test_a_rules_file_that_is_a_device_or_fifo_is_one_line(tmp_path: Path) -> None:
+    """`--rules /dev/zero` read until MemoryError; a FIFO blocked. Read in a child whose address space is capped, so
+    the old read fails there and not on this machine."""
+    import resource
+
+    fifo = tmp_path / "rules.fifo"
+    os.mkfifo(fifo)
+    cap = 1 << 30
+    for path, kind in (("/dev/zero", "a device or socket"), (str(fifo), "a FIFO")):
+        res = subprocess.run([sys.executable, "-c", "import sys\nfrom regression.rules import load_rules\n"
+                              "from farm.errors import InputError\ntry:\n    load_rules(sys.argv[1])\n"
+                              "except InputError as e:\n    print(e)\n", path], capture_output=True, text=True,
+                             timeout=60, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (cap, cap)))
+        assert (res.returncode, res.stdout) == (0, f"rules file {path} is {kind}, not a regular file\n"), res.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import os
 import shutil
 import struct
 import subprocess
@@ -121,6 +122,16 @@ def test_policy_download_fetches_and_verifies_the_weights_and_an_old_version_sti
     assert out.read_bytes() == data and out.with_suffix(".weights").read_bytes() == weights
     digest = hashlib.sha256(weights).hexdigest()
     assert f"native weights -> {out.with_suffix('.weights')} (sha256 {digest[:12]} verified)" in got.stderr
+
+    # the pair is checked before either file is written: a FIFO at .weights left a new .onnx beside it
+    fifo = tmp_path / "fifo" / "policy.onnx"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo.with_suffix(".weights"))
+    got = cli("policy", "download", "--version", new, "-o", str(fifo))
+    assert got.returncode == 2 and one_error_line(got) == (
+        f"mlgo-farm: error: output {fifo.with_suffix('.weights')} is a FIFO: the files policy.onnx, policy.weights "
+        "are written together, each a regular file")
+    assert not fifo.exists()
 
     # a version published before versions held weights (its model.weights stored beside, no manifest record):
     # it downloads and verifies its model, says it has no native weights, and leaves no stale .weights beside

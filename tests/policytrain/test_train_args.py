@@ -6,6 +6,7 @@ corpora."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -31,6 +32,15 @@ def corpora(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> d
         (tmp / f"{name}-src" / f"{name}.c").write_text(body)
         out[name] = from_sources(tmp / f"{name}-src", tmp / name, toolchain, jobs=1, level="Oz").path
     out["copy"] = Path(shutil.copytree(out["one"], tmp / "copy-of-one"))
+    # the first's modules and one more (the third's): a superset, whose whole-corpus digest is not the first's
+    (tmp / "extra-src").mkdir()
+    (tmp / "extra-src" / "extra.c").write_text("int k(int w) { return w ^ 5; }\n")
+    extra = from_sources(tmp / "extra-src", tmp / "extra", toolchain, jobs=1, level="Oz").path
+    out["superset"] = Path(shutil.copytree(out["one"], tmp / "superset"))
+    shutil.copy(extra / "extra.c.bc", out["superset"] / "extra.c.bc")
+    desc = json.loads((out["superset"] / "corpus_description.json").read_text())
+    desc["modules"].append("extra.c")
+    (out["superset"] / "corpus_description.json").write_text(json.dumps(desc))
     return out
 
 
@@ -65,14 +75,46 @@ def test_one_corpus_under_two_names_is_refused_by_directory_and_by_digest(corpor
                     f"{digest}); a corpus is one package in one split"), line
 
 
+def test_a_corpus_holding_another_splits_modules_and_more_is_refused(corpora: dict[str, Path],
+                                                                      tmp_path: Path) -> None:
+    """Validation = the training modules plus one file was accepted: corpora were compared by whole-corpus digest,
+    which one more module changes. Now module by module, by the digest of each module's bitcode."""
+    import hashlib
+
+    sha = hashlib.sha256((corpora["one"] / "one.c.bc").read_bytes()).hexdigest()
+    out = str(tmp_path / "out.onnx")
+    line = refused(["policy", "train", "--train", f"a={corpora['one']}", "--validation", f"b={corpora['superset']}",
+                    "--evaluation", f"c={corpora['two']}", "-o", out], tmp_path)
+    assert line == (f"package b (validation) holds a module of package a (train): module one.c is the same bitcode "
+                    f"(sha256 {sha[:12]}); a corpus is one package in one split"), line
+    # and the other way round: training on the superset, evaluating on the subset
+    line = refused(["policy", "train", "--train", f"a={corpora['superset']}", "--validation", f"b={corpora['two']}",
+                    "--evaluation", f"c={corpora['one']}", "-o", out], tmp_path)
+    assert line.startswith("package c (evaluation) holds a module of package a (train): module one.c "), line
+
+
 def test_an_output_that_is_a_directory_is_refused_before_training(corpora: dict[str, Path], tmp_path: Path) -> None:
     taken = tmp_path / "model.onnx"
     taken.mkdir()
     line = refused(["policy", "train", "--recipe", "smoke", "--train", f"a={corpora['one']}", "--validation",
                     f"b={corpora['two']}", "--evaluation", f"c={corpora['three']}", "-o", str(taken)], tmp_path)
-    assert line == (f"output {taken} is a directory: -o names the model's file (MODEL.onnx; MODEL.json and "
-                    "MODEL.npz are written beside it)"), line
+    assert line == (f"output {taken} is a directory: -o names the model's file (MODEL.onnx; MODEL.json, "
+                    "MODEL.npz and MODEL.weights are written beside it)"), line
     assert list(taken.iterdir()) == []
+
+
+def test_a_fifo_beside_the_model_is_refused_before_training(corpora: dict[str, Path], tmp_path: Path) -> None:
+    """The model and its native weights are a pair: a FIFO at MODEL.weights was found when the files were written,
+    after the training, with MODEL.onnx already there (a model beside no weights of its own)."""
+    import os
+
+    out = tmp_path / "model.onnx"
+    os.mkfifo(out.with_suffix(".weights"))
+    line = refused(["policy", "train", "--recipe", "smoke", "--train", f"a={corpora['one']}", "--validation",
+                    f"b={corpora['two']}", "--evaluation", f"c={corpora['three']}", "-o", str(out)], tmp_path)
+    assert line == (f"output {out.with_suffix('.weights')} is a FIFO: the files model.onnx, model.json, model.npz, "
+                    "model.weights are written together, each a regular file"), line
+    assert not out.exists()
 
 
 def test_an_empty_evaluation_list_is_not_the_declared_split(corpora: dict[str, Path], tmp_path: Path) -> None:

@@ -54,7 +54,7 @@ def test_train_publish_list_show_download(ir_dataset: Path, tmp_path: Path, caps
         (["vocab", "train", "/nonexistent", "-o", "x", "--dim", "0"], "dim must be at least 1, got 0"),
         (["vocab", "train", "/nonexistent", "-o", "x", "--lr", "-0.1"], "lr must be a positive number, got -0.1"),
         (["vocab", "validate", "/nonexistent", "--kind", "ir"], "vocabulary file /nonexistent does not exist"),
-        (["vocab", "validate", "/", "--kind", "ir"], "/ is a directory, not a vocabulary file"),
+        (["vocab", "validate", "/", "--kind", "ir"], "vocabulary file / is a directory, not a regular file"),
         (["vocab", "publish", "/nonexistent"], "/nonexistent is not a trained vocabulary directory"),
         (["vocab", "retrain", "--kind", "ir", "--dim", "-3"], "dim must be at least 1, got -3"),
         # neither a directory here nor a store id ('..' may not climb out of the store)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -158,3 +159,23 @@ def test_the_unreachable_table_is_checked_and_names_the_bad_key(tmp_path: Path) 
     bad.write_text('CommonOperands = "x"\n')
     with pytest.raises(InputError, match=r"\[CommonOperands\] must be a table"):
         unreachable(bad)
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    (b'[CommonOperands]\nTargetIndex = "\xff"\n', r"not UTF-8 text \(invalid start byte at byte 32\)"),
+    (b"[CommonOperands]\nTargetIndex = " + b"[" * 5000 + b"]" * 5000 + b"\n", r"nested too deeply"),
+    (b"[CommonOperands]\nTargetIndex = " + b"9" * 5000 + b"\n", r"integer string conversion: value has 5000 digits"),
+    (b"[CommonOperands]\nTargetIndex = 99999999999999999999\n", r"TargetIndex: .*beyond TOML's 64 bits"),
+    (b"[CommonOperands]\nTargetIndex = 3\n", r"\[CommonOperands\] TargetIndex must be a non-empty reason"),
+])
+def test_hostile_unreachable_table_is_one_line_naming_the_key(tmp_path: Path, text: bytes, said: str) -> None:
+    """It was read with tomllib directly: bytes that are not UTF-8, deep arrays and huge integers were tracebacks
+    (UnicodeDecodeError, RecursionError, ValueError); now the farm's one TOML reader (farm/datafile.py)."""
+    from farm.errors import InputError
+
+    bad = tmp_path / "hostile.toml"
+    bad.write_bytes(text)
+    with pytest.raises(InputError) as e:
+        unreachable(bad)
+    [line] = str(e.value).splitlines()
+    assert line.startswith(f"unreachable table {bad}: ") and re.search(said, line), line
