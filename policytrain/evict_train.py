@@ -296,11 +296,13 @@ def fit(layout: Layout, x: np.ndarray, mask: np.ndarray, y: np.ndarray, rec: Evi
 def train_to(output: Path, toolchain: Toolchain, train: tuple[Package, ...], validation: tuple[Package, ...],
              recipe_name: str, *, jobs: int = 2, progress: Callable[[str], None] = print,
              desc: str = "policy train-evict", embedder: FunctionEmbedder | None = None) -> dict:
-    """Train, write OUTPUT.onnx and its record OUTPUT.json; return the record."""
+    """Train, write OUTPUT.onnx, the native host's OUTPUT.weights (policytrain/native_export.py) and the record
+    OUTPUT.json; return the record."""
     from farm import jsonio
     from farm.atomic import write_atomic
     from farm.progress import steps
     from farm.signing import farm_key, sign
+    from policytrain import native_export
     from policytrain.evict_onnx import to_onnx
 
     rec = recipe(recipe_name)
@@ -315,6 +317,8 @@ def train_to(output: Path, toolchain: Toolchain, train: tuple[Package, ...], val
             "mlgo.mir_vocab": "none" if embedder is None else embedder.name}
     output.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(output, to_onnx(scorer, meta))
+    if not scorer.layout.context:  # the native host's file (LLVM sends no function embedding: it serves none)
+        native_export.save_weights(scorer.net, output.with_suffix(native_export.SUFFIX))
     record = {"kind": EVICT_SPEED.kind, "advisor": EVICT_SPEED.advisor, "level": EVICT_SPEED.level,
               "measure": EVICT_SPEED.measure, "model": str(output), "recipe": recipe_name,
               "params": dataclasses.asdict(rec), "llvm": toolchain.describe(),

@@ -1,4 +1,5 @@
-/* mlgo-policy-host: compile with an MLGO inlining policy and distribution clang, no Python, no onnxruntime.
+/* mlgo-policy-host: compile with an MLGO policy (inlining, or regalloc eviction) and distribution clang, no Python,
+   no onnxruntime.
 
    Build (the clang you already have, nothing else):  clang -O2 -o mlgo-policy-host mlgo-policy-host.c -lm
    Use:   make CC="$PWD/mlgo-policy-host --weights $PWD/model.weights --vocab $PWD/vocab.json -- clang-22" CFLAGS=-Oz
@@ -6,7 +7,9 @@
 
    Why: the Python standalone host (mlgo-cc.py) starts an interpreter and onnxruntime for every compile, which
    cost a -Oz build 1.84x plain clang; this one starts in about a millisecond. Per compile it makes a private
-   FIFO pair, adds LLVM's interactive inliner flags, starts the compiler in a session of its own and answers
+   FIFO pair, adds LLVM's interactive flags of the advisor the weights answer (a network of two logits: the
+   inliner; of one score: the eviction advisor, which scores every candidate and evicts the best the mask allows),
+   starts the compiler in a session of its own and answers
    its channel (the wire format of mlgo-farm's policyhost/protocol.py) with the network of a weights file
    (magic MLGOPOLW, format version 1, written by mlgo-farm's policytrain/native_export.py and described
    in its docs/policies.md) until the compiler exits.
@@ -108,6 +111,7 @@ typedef struct { uint32_t in, out; float *w, *b; } Layer;
 typedef struct { float side, limit, keeps, push[2]; } Limit;
 static struct {
     uint32_t nf, nl, width, nlim, has_lean, cost_at, threshold_at, default_at;
+    int evict; /* a one-output scorer: regalloc eviction, each candidate scored, the best the mask allows evicted */
     Feature f[MAXF]; float *mean, *std; Layer l[MAXL]; float no[2], slope[2]; Limit lim[4];
 } W;
 static const unsigned char *wp, *we; static const char *wpath;
@@ -160,12 +164,14 @@ static void load_weights(const char *path) {
         if (l->in != in || !l->out || l->out > 65536) die(2, "weights file %s: layer %u has bad dimensions", path, i);
         l->w = f32s((size_t)l->in * l->out); l->b = f32s(l->out); in = l->out;
     }
-    if (in != 2) die(2, "weights file %s: the last layer gives %u values, not two logits", path, in);
+    if (in != 2 && in != 1) die(2, "weights file %s: the last layer gives %u values, not two logits or one score", path, in);
+    W.evict = in == 1;
     if (W.has_lean) { float *v = f32s(4); memcpy(W.no, v, 8); memcpy(W.slope, v + 2, 8); free(v); }
     for (uint32_t i = 0; i < W.nlim; i++) { float *v = f32s(5); memcpy(&W.lim[i], v, 20); free(v); }
     need(4); if (memcmp(wp, "END1", 4) || wp + 4 != we) die(2, "weights file %s: bad trailer", path);
     W.default_at = find_feature("inlining_default"); W.cost_at = find_feature("cost_estimate");
     W.threshold_at = find_feature("threshold");
+    if (W.evict && (W.has_lean || W.nlim)) die(2, "weights file %s: an eviction scorer has no lean or limits", path);
     if ((W.has_lean && W.default_at == UINT32_MAX) ||
         (W.nlim && (W.default_at == UINT32_MAX || W.cost_at == UINT32_MAX || W.threshold_at == UINT32_MAX)))
         die(2, "weights file %s: a lean or limit without its features", path);
@@ -188,12 +194,15 @@ static float packet_logf(float v) { return (isfinite(v) && v >= 1.0f) ? eigen_lo
 
 static float in[65536], h[2][65536];
 
-/* `in`: every feature as float, side by side (the graph's Cast and Concat); the two logits into z */
-static void logits(float z[2]) {
-    uint32_t n = W.width, packets = n - n % 4;
+/* `in`: every feature as float, side by side (the graph's Cast and Concat); the network's outputs into z (two
+   logits, or an eviction candidate's score). `at` and `total`: where this row starts in the tensor the graph's Log
+   runs on and that tensor's size, since Eigen takes whole packets of 4 of the flattened tensor (an eviction
+   decision's 33 rows are one tensor). */
+static void forward(float *z, uint32_t at, uint32_t total) {
+    uint32_t n = W.width, packets = total - total % 4;
     float *x = h[0];
     for (uint32_t i = 0; i < n; i++) {
-        float ax1 = fabsf(in[i]) + 1.0f, lx = i < packets ? packet_logf(ax1) : logf(ax1);
+        float ax1 = fabsf(in[i]) + 1.0f, lx = at + i < packets ? packet_logf(ax1) : logf(ax1);
         float sx = in[i] > 0 ? 1.0f : in[i] < 0 ? -1.0f : in[i] == 0 ? 0.0f : in[i];
         x[i] = (sx * lx - W.mean[i]) / W.std[i];
     }
@@ -212,7 +221,9 @@ static void logits(float z[2]) {
         }
         cur = 1 - cur;
     }
-    z[0] = h[cur][0]; z[1] = h[cur][1];
+    z[0] = h[cur][0];
+    if (W.evict) return;
+    z[1] = h[cur][1];
     if (W.has_lean) {
         float d = in[W.default_at];
         for (int j = 0; j < 2; j++) { float ds = d * W.slope[j]; z[j] = (z[j] + ds) + W.no[j]; }
@@ -235,6 +246,7 @@ static const int type_sizes[] = {8, 4, 2, 1, 8, 4, 2, 1, 4, 8};
 typedef struct { char name[128]; int type; uint64_t count, offset; } Spec;
 static Spec specs[MAXF]; static int nspecs; static Spec advice; static uint64_t obs_size;
 static int bound_at[MAXF], bound; /* weights feature -> header spec; whether bound to this header */
+static int mask_at = -1;             /* eviction: the header's `mask` spec */
 
 static const char *js; static const char *hdr_err;
 static void ws(void) { while (*js == ' ' || *js == '\t' || *js == '\r') js++; }
@@ -306,17 +318,22 @@ static void parse_header(const char *line) {
 /* The weights' features in this session's header, checked at its first observation (a session that asks nothing
    needs none): each one sent, with the width the weights take. */
 static void bind(void) {
-    if (strcmp(advice.name, "inlining_decision") || advice.count != 1 || advice.type >= T_FLOAT)
-        die(2, "these weights answer inlining decisions, not %s", advice.name);
+    const char *wants = W.evict ? "index_to_evict" : "inlining_decision";
+    if (strcmp(advice.name, wants) || advice.count != 1 || advice.type >= T_FLOAT)
+        die(2, "these weights answer %s, not %s", W.evict ? "regalloc evictions" : "inlining decisions", advice.name);
+    mask_at = -1;
+    for (int j = 0; j < nspecs; j++) if (!strcmp(specs[j].name, "mask")) mask_at = j;
+    if (W.evict && mask_at < 0) die(2, "the compiler sends no 'mask': it is not asking for evictions");
     for (uint32_t i = 0; i < W.nf; i++) {
         bound_at[i] = -1;
         for (int j = 0; j < nspecs; j++) if (!strcmp(specs[j].name, W.f[i].name)) bound_at[i] = j;
         if (bound_at[i] < 0)
             die(2, "the policy needs feature '%s', which the compiler does not send%s", W.f[i].name,
                 strstr(W.f[i].name, "_embedding") ? " (pass the IR2Vec vocabulary with --vocab)" : "");
-        if (specs[bound_at[i]].count != W.f[i].width)
+        uint64_t sent = specs[bound_at[i]].count; /* eviction: one value per candidate, or one per decision */
+        if (W.evict ? (W.f[i].width != 1 || (sent != 1 && sent != specs[mask_at].count)) : sent != W.f[i].width)
             die(2, "feature '%s': the compiler sends %llu values, the weights take %u", W.f[i].name,
-                (unsigned long long)specs[bound_at[i]].count, W.f[i].width);
+                (unsigned long long)sent, W.f[i].width);
     }
     bound = 1;
 }
@@ -336,19 +353,48 @@ static float as_float(const unsigned char *p, int type, uint32_t dtype) { /* hos
 }
 
 static int print_logits;
+static float scores[4096];
+/* Eviction: every candidate's row scored (a per-decision scalar repeated on each row; NaN as 0 and the rest clipped
+   to +-1e30, as the graph's Where and Clip), the highest the mask allows chosen (the first of equal ones); its
+   index, or (for tests) the scores. */
+static size_t evict(const unsigned char *raw, long long index, unsigned char *out) {
+    Spec *m = &specs[mask_at]; uint64_t rows = m->count;
+    if (rows > sizeof scores / sizeof *scores) die(1, "protocol: %llu candidates, more than this host takes", (unsigned long long)rows);
+    int64_t best = -1;
+    for (uint64_t r = 0; r < rows; r++) {
+        for (uint32_t i = 0; i < W.nf; i++) {
+            Spec *s = &specs[bound_at[i]]; uint64_t k = s->count == 1 ? 0 : r;
+            float v = as_float(raw + s->offset + k * type_sizes[s->type], s->type, W.f[i].dtype);
+            in[W.f[i].offset] = isnan(v) ? 0.0f : v < -1e30f ? -1e30f : v > 1e30f ? 1e30f : v;
+        }
+        forward(&scores[r], (uint32_t)(r * W.width), (uint32_t)(rows * W.width));
+        if (as_float(raw + m->offset + r * type_sizes[m->type], m->type, 0) != 0.0f && !print_logits) {
+            if (!isfinite(scores[r])) die(2, "the policy gave a non-finite score on observation %lld", index);
+            if (best < 0 || scores[r] > scores[best]) best = (int64_t)r;
+        }
+    }
+    if (print_logits) { memcpy(out, scores, 4 * rows); return 4 * rows; }
+    if (best < 0) die(2, "observation %lld: the mask allows no candidate", index);
+    memcpy(out, &best, type_sizes[advice.type]);
+    return type_sizes[advice.type];
+}
+
 /* One observation's raw bytes -> the advice bytes (or, for tests, the two logits) written to wfd. */
 static void answer(int wfd, const unsigned char *raw, long long index) {
     if (!bound) bind();
-    for (uint32_t i = 0; i < W.nf; i++) {
-        Spec *s = &specs[bound_at[i]]; int sz = type_sizes[s->type];
-        for (uint32_t k = 0; k < W.f[i].width; k++) in[W.f[i].offset + k] = as_float(raw + s->offset + (uint64_t)k * sz, s->type, W.f[i].dtype);
-    }
-    float z[2]; logits(z);
-    unsigned char out[8]; size_t n;
-    if (print_logits) { memcpy(out, z, 8); n = 8; }
+    static unsigned char out[4 * sizeof scores / sizeof *scores]; size_t n;
+    if (W.evict) n = evict(raw, index, out);
     else {
-        if (!isfinite(z[0]) || !isfinite(z[1])) die(2, "the policy gave non-finite advice on observation %lld", index);
-        int64_t d = z[1] > z[0]; n = type_sizes[advice.type]; memcpy(out, &d, n); /* little-endian */
+        for (uint32_t i = 0; i < W.nf; i++) {
+            Spec *s = &specs[bound_at[i]]; int sz = type_sizes[s->type];
+            for (uint32_t k = 0; k < W.f[i].width; k++) in[W.f[i].offset + k] = as_float(raw + s->offset + (uint64_t)k * sz, s->type, W.f[i].dtype);
+        }
+        float z[2]; forward(z, 0, W.width);
+        if (print_logits) { memcpy(out, z, 8); n = 8; }
+        else {
+            if (!isfinite(z[0]) || !isfinite(z[1])) die(2, "the policy gave non-finite advice on observation %lld", index);
+            int64_t d = z[1] > z[0]; n = type_sizes[advice.type]; memcpy(out, &d, n); /* little-endian */
+        }
     }
     /* The channel is non-blocking: write first (a pipe whose last page has room takes the advice even when poll
        says it is full), wait only when it refuses. stdout (--decide) may block: wait until poll says it can take it. */
@@ -455,8 +501,10 @@ static int run(char **cmd, int ncmd, const char *vocab, double timeout, double s
     if (!argv) die(1, "out of memory");
     for (int i = 0; i < ncmd; i++) argv[n++] = cmd[i];
     static char chan[4400], vf[4400], vp[4400];
-    snprintf(chan, sizeof chan, "-inliner-interactive-channel-base=%s", base);
+    /* the advisor's flags (mlgo-farm's policyhost/advisors.py): the inliner's, or the eviction advisor's */
+    snprintf(chan, sizeof chan, "-%s-interactive-channel-base=%s", W.evict ? "regalloc-evict" : "inliner", base);
     const char *opts[6] = {"-enable-ml-inliner=release", chan, "-inliner-interactive-include-default", 0, 0, 0};
+    if (W.evict) { opts[0] = "-regalloc-enable-advisor=release"; opts[2] = 0; }
     if (vocab) {
         snprintf(vf, sizeof vf, "-ml-inliner-ir2vec-vocab-file=%s", vocab); snprintf(vp, sizeof vp, "-ir2vec-vocab-path=%s", vocab);
         opts[3] = vf; opts[4] = vp;
@@ -544,6 +592,7 @@ int main(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL); sigaction(SIGINT, &sa, NULL); sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     load_weights(weights);
+    if (vocab && W.evict) die(2, "an IR2Vec vocabulary does not apply to an eviction policy (only to the inliner's)");
     if (mode_decide) return decide();
     if (i >= argc) die(2, "no compiler command given (%s)", usage);
     static char vocab_abs[4096];

@@ -4,6 +4,7 @@ and a record signed by another farm, refused in one line."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from farm.toolchain import Toolchain
+from policyhost import standalone
 from tests.policytrain.evictsrc import write_sources
 
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
@@ -44,8 +46,8 @@ def trained(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> d
     return {"model": model, "src": tmp / "beta-src" / "m0.c"}
 
 
-def test_an_eviction_policy_is_published_and_served_as_store_latest(trained: dict[str, Path],
-                                                                    tmp_path: Path) -> None:
+def test_an_eviction_policy_is_published_and_served_as_store_latest(trained: dict[str, Path], tmp_path: Path,
+                                                                    toolchain: Toolchain) -> None:
     model = trained["model"]
     record = json.loads(model.with_suffix(".json").read_text())
     res = cli("policy", "publish", "--advisor", "regalloc", str(model))
@@ -59,10 +61,22 @@ def test_an_eviction_policy_is_published_and_served_as_store_latest(trained: dic
     assert manifest["validation"]["ok"] and manifest["training"]["splits"] == {"train": ["alpha"],
                                                                                "validation": ["beta"]}
     assert "mask" not in manifest["features"] and "progress" in manifest["features"]
+    assert manifest["weights"]["sha256"] == hashlib.sha256(model.with_suffix(".weights").read_bytes()).hexdigest()
     out = tmp_path / "m.o"
     res = cli("policy-cc", "--advisor", "regalloc", "--policy", "store:latest", "--", "clang-22", "-O2", "-c",
               str(trained["src"]), "-o", str(out), timeout=180)
     assert res.returncode == 0 and out.stat().st_size > 0, res.stderr
+    # the native host, built as users build it, serves the published weights: the Python host's objects
+    down = tmp_path / "down"
+    res = cli("policy", "download", "--advisor", "regalloc", "-o", str(down / "model.onnx"))
+    assert res.returncode == 0 and (down / "model.weights").is_file(), res.stderr
+    exe = tmp_path / "mlgo-policy-host"
+    subprocess.run([str(toolchain.path("clang")), "-O2", "-o", str(exe), str(standalone.NATIVE_SOURCE), "-lm"],
+                   check=True)
+    res = subprocess.run([str(exe), "--weights", str(down / "model.weights"), "--", "clang-22", "-O2", "-c",
+                          str(trained["src"]), "-o", str(tmp_path / "n.o")], capture_output=True, text=True,
+                         timeout=180)
+    assert res.returncode == 0 and (tmp_path / "n.o").read_bytes() == out.read_bytes(), res.stderr
     # the inliner's store is another shelf: nothing of this advisor is in it
     assert version not in cli("policy", "list", "--advisor", "inline").stdout
 
