@@ -18,10 +18,12 @@ and authz, master/dashboard/login.py; anyone else gets 403). What is served of t
 master/dashboard/files.py (published prefixes only; no staging, no traversal).
 
 Nothing corrupt is served as good: a version's file whose bytes do not hash to its manifest's sha256 (the
-digest computed once per object identity: path, inode, size and modification time, or S3's ETag), or an
-index or manifest that does not parse, is answered `500` with one line naming it and `Cache-Control:
-no-store` (a cache must not keep the refusal either: the next request, after an operator restored the
-file, gets the bytes), and a version's page says its file is corrupt. `mlgo-farm store verify` finds
+digest computed once per object identity: path, inode, size and modification time, or S3's ETag), or an index or
+manifest that does not parse, is answered `500` with one line naming it and `Cache-Control: no-store` (a cache must
+not keep the refusal either: the next request, after an operator restored the file, gets the bytes), and a
+version's page says its file is corrupt. Rot that keeps the identity (a bit flipped in place) is caught on the way
+out: every download is hashed again as it is sent, and bytes that do not hash to its ETag are never sent whole
+(master/dashboard/stream.py). `mlgo-farm store verify` finds
 every such object at once (farm/artifacts/scrub.py).
 """
 
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import re
 import threading
 from collections.abc import Callable, Iterable
@@ -47,6 +50,7 @@ from master.dashboard import files, stream
 from master.dashboard.memo import Memo
 from master.dashboard.mount import STATIC
 
+log = logging.getLogger(__name__)
 READ_METHODS = ("GET", "HEAD")
 #: The most characters of what was not found a 404 repeats.
 MAX_404 = 200
@@ -118,13 +122,18 @@ class Farm:
         return digest
 
     def read_verified(self, key: str) -> bytes:
-        """A version's file whole (for the diffs), checked like a download (NotServed, CorruptObject)."""
+        """A version's file whole (for the diffs), checked like a download (NotServed, CorruptObject): the bytes
+        read are hashed, not only the ones the remembered digest was computed from."""
         got = files.serve(self.store, key)
         try:
-            self.verified(got)
-            return got.read()
+            digest = self.verified(got)
+            data = got.read()
         finally:
             got.close()
+        if got.blob is not None and hashlib.sha256(data).hexdigest() != digest:
+            self.digests.forget(got.blob.identity)
+            raise CorruptObject(f"{key}: its bytes changed since their digest was computed")
+        return data
 
     def integrity(self, base: str, names: Iterable[str]) -> dict[str, str | None]:
         """What a version's page says of its files under `base`: None for bytes that match the manifest, else the
@@ -156,8 +165,20 @@ class Farm:
             return self._store
 
 
+def _forget(farm: Farm, blob: files.Blob) -> Callable[[], None]:
+    """What a download does when its bytes turn out not to hash to its ETag: the digest remembered for their
+    identity is dropped (the next request hashes them before it answers) and the master's log says so."""
+
+    def forget() -> None:
+        farm.digests.forget(blob.identity)
+        log.warning("dashboard: %s no longer hashes to the digest remembered for it: download cut short", blob.identity)
+
+    return forget
+
+
 def _download(farm: Farm, key: str) -> Response:
-    """The object streamed (stream.py), its sha256 as ETag (computed once per object, Farm.digests)."""
+    """The object streamed (stream.py), its sha256 as ETag (computed once per object, Farm.digests) and checked
+    again on the way out (stream.Checked: bytes that no longer hash to it are never sent whole)."""
     try:
         got = files.serve(farm.store, key)
     except files.NotServed:
@@ -167,7 +188,8 @@ def _download(farm: Farm, key: str) -> Response:
         if got.blob is None:
             resp = Response(got.data, content_type=got.content_type)
         else:
-            resp = Response(stream.Stream(got.blob.reader, request.environ), content_type=got.content_type,
+            checked = stream.Checked(got.blob.reader, etag, _forget(farm, got.blob))
+            resp = Response(stream.Stream(checked, request.environ), content_type=got.content_type,
                             direct_passthrough=True)
             resp.content_length = got.blob.size
     except BaseException:
