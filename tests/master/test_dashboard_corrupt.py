@@ -198,7 +198,7 @@ def test_rot_in_place_breaks_the_transfer_over_http_and_diffs_refuse_it(farm, mo
 
     from tests.master.served import dashboard
 
-    app, data, root = farm
+    app, _, root = farm
     big = "regression/regression-inliner-size/r1/big.bin"  # no manifest: checked against the ETag it is served with
     (root / big).parent.mkdir(parents=True, exist_ok=True)
     (root / big).write_bytes(os.urandom(5 * 64 * 1024 + 17))
