@@ -40,11 +40,13 @@ from typing import Any
 
 from flask import Flask, Response, abort, jsonify, request
 from werkzeug.exceptions import NotFound
+from werkzeug.routing import BaseConverter, ValidationError
 
+from farm import ids
 from farm.artifacts.kinds import POLICY, VOCAB
 from farm.artifacts.versions import CorruptObject
 from farm.config import Settings
-from farm.errors import StoreError, first_line
+from farm.errors import InputError, StoreError, first_line
 from farm.objectstore import ObjectStore, store_from_settings
 from master.dashboard import files, stream
 from master.dashboard.memo import Memo
@@ -59,7 +61,23 @@ STORE_HTML_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-in
 
 
 #: The one write the dashboard takes: a logged-in operator's change of an alert's state (views_alerts.py).
-WRITABLE = re.compile(r"/alerts/[0-9]{1,12}/state")
+WRITABLE = re.compile(rf"/alerts/[0-9]{{1,{ids.MAX_DIGITS}}}/state")
+
+
+class IdConverter(BaseConverter):
+    """`<id:name>` in a route: a record number as farm/ids.py reads it (ASCII digits within a database integer);
+    anything else matches no route, a 404 (werkzeug's `int` takes any script's digits and any size)."""
+
+    regex = rf"[0-9]{{1,{ids.MAX_DIGITS}}}"
+
+    def to_python(self, value: str) -> int:
+        try:
+            return ids.record_id(value)
+        except InputError:
+            raise ValidationError() from None
+
+    def to_url(self, value: Any) -> str:
+        return str(int(value))
 
 
 class ReadOnly:
@@ -253,6 +271,7 @@ def create_app(settings: Settings, store: ObjectStore | None = None, history: Pa
                 static_folder=str(STATIC), static_url_path="/static")  # the pages' one stylesheet: static/styles.css
     app.config["FARM"] = farm = Farm(settings, store, history, flower_url)
     app.jinja_env.autoescape = True
+    app.url_map.converters["id"] = IdConverter
     app.url_map.merge_slashes = False  # `store//etc/passwd` is a refused key, not a redirect to another one
     app.wsgi_app = ReadOnly(app.wsgi_app)  # type: ignore[method-assign]
 
