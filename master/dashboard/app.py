@@ -51,6 +51,7 @@ from farm.objectstore import ObjectStore, store_from_settings
 from master.dashboard import files, stream
 from master.dashboard.memo import Memo
 from master.dashboard.mount import STATIC
+from regression.database import HistoryError
 
 log = logging.getLogger(__name__)
 READ_METHODS = ("GET", "HEAD")
@@ -108,12 +109,19 @@ class Farm:
 
     def __init__(self, settings: Settings, store: ObjectStore | None = None, history: Path | str | None = None,
                  flower_url: str | None = None) -> None:
+        from regression import database
         from regression.compare import history_path
 
         self.settings = settings
         self._store = store
         self._lock = threading.Lock()
-        self.history_path = history or history_path(settings)
+        #: the history as the pages open it: connections and statements limited to `[regression] page_timeout`
+        #: (a hung database makes a page say the history is unavailable, never hold a thread for a minute)
+        where = history or history_path(settings)
+        try:
+            self.history_path: Path | str | database.URL = database.limited(where, settings.regression.page_timeout)
+        except InputError:  # not a history URL: the pages that open it say so (a 503 in one line), as before
+            self.history_path = where
         self.flower_url = flower_url
         #: who made a request (master/dashboard/login.py): the logged-in operator's name or None; set by the master
         #: when it mounts the app, else nobody may write
@@ -303,11 +311,13 @@ def create_app(settings: Settings, store: ObjectStore | None = None, history: Pa
         return _plain_error(500, "Internal Server Error", f"corrupt object in the store: {first_line(e, 600)} "
                                                         "(an operator runs `mlgo-farm store verify`)")
 
+    @app.errorhandler(HistoryError)
     @app.errorhandler(StoreError)
     def _store_down(e: StoreError) -> Response:
-        """The store did not answer (S3 down): one line, and a status that says "try again", not "no such file"."""
+        """The store or the history did not answer (S3 down, a hung database past `[regression] page_timeout`): one
+        line, and a status that says "try again", not "no such file"."""
         return Response(f"503 Service Unavailable: {' '.join(str(e).split())}\n", 503,
-                        content_type="text/plain; charset=utf-8")
+                        content_type="text/plain; charset=utf-8", headers={"Cache-Control": "no-store"})
 
     @app.after_request
     def _headers(resp: Response) -> Response:

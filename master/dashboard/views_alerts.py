@@ -62,12 +62,6 @@ def register(app: Flask, farm) -> None:
     def public(link: str) -> str:
         return farm.settings.buildbot.dashboard(link.removeprefix(url_for("home")))
 
-    def counts() -> dict[str, Any]:
-        s = store()
-        return {**(s.counts(days) if s is not None else {"untriaged": 0, "overdue": 0}), "days": f"{days:g}"}
-
-    app.jinja_env.globals["alert_counts"] = counts
-
     def one(alert_id: int):
         s = store()
         if s is None:

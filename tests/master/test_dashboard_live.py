@@ -21,7 +21,7 @@ import pytest
 from farm.config import DASHBOARD_PATH, load_settings
 from farm.objectstore import FileStore, store_from_settings
 from master import control
-from master.dashboard.mount import POOL_THREADS
+from master.dashboard.mount import DOWNLOAD_THREADS
 from tests.master.test_dashboard import V1, fill_history, populate
 from tests.servers import free_port, wait_until
 
@@ -220,7 +220,7 @@ def test_downloads_waiting_on_their_clients_never_hold_up_the_rest_api(s3_master
         def answered() -> int:
             return len(select.select(clients, [], [], 0)[0])
 
-        wait_until(lambda: answered() >= POOL_THREADS, 60, "the dashboard's threads each sending a download")
+        wait_until(lambda: answered() >= DOWNLOAD_THREADS, 60, "the dashboard's threads each sending a download")
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/masters", timeout=30) as r:
             assert r.status == 200 and json.load(r)["masters"]
     finally:
