@@ -93,7 +93,10 @@ def _to_bisect(store, which: str) -> int:
     from regression.alertstore import OPEN, REGRESSION
 
     if which != "latest":
-        return ids.record_id(which, "alert (a number, alerts/N/, or latest)")
+        try:
+            return ids.record_id(which)
+        except InputError as e:
+            raise InputError(f"{e}, or latest") from None
     waiting = [a for a in store.alerts(kind=REGRESSION) if a.state in OPEN and a.bisect is None and a.good_run]
     if not waiting:
         raise InputError("no open regression alert waits for a bisect")
