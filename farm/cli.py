@@ -74,6 +74,17 @@ positive_float = _number(float, lambda v: v > 0, "a positive number")
 fraction = _number(float, lambda v: 0 < v < 1, "a number between 0 and 1 (exclusive)")
 
 
+def record_id(text: str) -> int:
+    """An alert's number as an argument: ASCII digits within a database integer (farm/ids.py), else a usage error."""
+    from farm import ids
+    from farm.errors import InputError
+
+    try:
+        return ids.record_id(text)
+    except InputError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM (a builder's stop, a supervisor, `kill`), raised like Ctrl-C's KeyboardInterrupt so that
     every `with` unwinds: atomic writes remove their `.NAME.*.tmp`, locks are released."""

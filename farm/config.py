@@ -143,6 +143,10 @@ class RegressionConfig:
     history_url: str = ""
     #: Password of `history_url`'s user when the URL names none; empty: the URL's own, else libpq's (~/.pgpass).
     history_password: str = ""
+    #: Seconds a dashboard page waits for the history database: to connect, and for each statement (PostgreSQL
+    #: cancels it; the page's transaction is cut at twice this). Past it the page says the history is unavailable
+    #: (the overview shows everything else; a page that is only the history answers 503 in one line).
+    page_timeout: float = 3.0
 
 
 #: Where the master mounts the farm's dashboard (master/dashboard: Buildbot's `wsgi_dashboards` plugin, named

@@ -21,7 +21,7 @@ POSITIVE = frozenset({("llvm", "min_major"), ("celery", "visibility_timeout"), (
                       ("smtp", "port"), ("buildbot", "pb_port"), ("buildbot", "www_port"),
                       ("buildbot", "start_deadline"), ("buildbot", "client_reconnect"),
                       ("celery", "client_reconnect"), ("policy", "timeout"),
-                      ("policy", "shared_idle_exit"), ("alerts", "triage_days")})
+                      ("policy", "shared_idle_exit"), ("alerts", "triage_days"), ("regression", "page_timeout")})
 NON_NEGATIVE = frozenset({("smtp", "retries"), ("alerts", "group_wait"), ("gate", "mrr_tolerance"),
                           ("gate", "hits_at_10_tolerance"),
                           ("gate", "analogy_tolerance"), ("policy", "retrain_time_limit")})

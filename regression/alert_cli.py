@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from farm.answer import Answer, json_option
-from farm.cli import positive_int
+from farm.cli import record_id
 
 
 def _store(args: argparse.Namespace):
@@ -88,13 +88,15 @@ def _set(args: argparse.Namespace) -> Answer:
 def _to_bisect(store, which: str) -> int:
     """An alert's number, or `latest`: the newest open regression alert without a bisect (what a forced
     `regression-bisect` build does by default)."""
+    from farm import ids
     from farm.errors import InputError
     from regression.alertstore import OPEN, REGRESSION
 
     if which != "latest":
-        if not which.isdigit() or int(which) < 1:
-            raise InputError(f"alert {which!r}: a number (alerts/N/) or latest")
-        return int(which)
+        try:
+            return ids.record_id(which)
+        except InputError as e:
+            raise InputError(f"{e}, or latest") from None
     waiting = [a for a in store.alerts(kind=REGRESSION) if a.state in OPEN and a.bisect is None and a.good_run]
     if not waiting:
         raise InputError("no open regression alert waits for a bisect")
@@ -155,10 +157,10 @@ def register(rsub: argparse._SubParsersAction, common: argparse.ArgumentParser) 
     ls.add_argument("--builder", help="only this builder's alerts")
     ls.set_defaults(func=_list)
     show = asub.add_parser("show", parents=[common, json_option()], help="one alert: runs, changed inputs, states")
-    show.add_argument("id", type=positive_int, help="the alert's number")
+    show.add_argument("id", type=record_id, help="the alert's number")
     show.set_defaults(func=_show)
     st = asub.add_parser("set", parents=[common, json_option()], help="change an alert's state, with a note")
-    st.add_argument("id", type=positive_int, help="the alert's number")
+    st.add_argument("id", type=record_id, help="the alert's number")
     st.add_argument("state", help="untriaged, acknowledged, investigating, fixed, invalid or wontfix")
     st.add_argument("--note", required=True, help="why (kept in the alert's history of states)")
     st.add_argument("--by", help="who changes it (default: the login name)")

@@ -43,6 +43,9 @@ SETTABLE = (UNTRIAGED, ACKNOWLEDGED, INVESTIGATING, FIXED, INVALID, WONTFIX)
 OPEN = (UNTRIAGED, ACKNOWLEDGED, INVESTIGATING)
 #: Who the farm's own changes of state are recorded as.
 FARM = "mlgo-farm"
+#: The longest note a change of state keeps, in characters (anyone may read it on the dashboard: a paragraph, not a
+#: log; pages show older, longer ones cut to this, master/dashboard/views_alerts.py).
+MAX_NOTE = 2000
 #: The inputs of a run an alert compares between its good and bad runs (a bisect swaps them back: regression/bisect.py).
 INPUTS = ("llvm", "policy", "vocab", "bench")
 
@@ -251,6 +254,8 @@ class AlertStore:
             raise InputError("a change of state needs who made it")
         if not note:
             raise InputError("a change of state needs a note (why)")
+        if len(note) > MAX_NOTE:
+            raise InputError(f"a note of {len(note)} characters: at most {MAX_NOTE} (link to a longer text)")
         with self.history.transaction() as db:
             alert = _get(db, alert_id)
             if alert is None:

@@ -12,17 +12,27 @@ SQLite keeps what the farm always had: WAL (readers never wait for a writer), a 
 writing at once queue up), and real transactions: pysqlite's own transaction handling is turned off and `BEGIN`
 is emitted on SQLAlchemy's begin (SQLAlchemy's documented recipe), `BEGIN IMMEDIATE` where a writer must hold the
 lock before it reads (every writing transaction of the history, and a schema upgrade: a deferred one that read
-first could not write once another writer had committed). One engine per URL per process: the dashboard opens the
-history on every page, and its pool keeps the connections. A URL's password is never shown: `shown(url)` hides
-it, and every database error becomes one FarmError line naming the URL without it.
+first could not write once another writer had committed). One engine per URL per process: a builder opens the
+history many times a run, and the engine's pool keeps the connections. A URL's password is never shown:
+`shown(url)` hides it, and every database error becomes one FarmError line naming the URL without it.
+
+A reader that must answer soon (the dashboard's pages: a hung server held every page, and the downloads queued
+behind them, 60 s per request) opens the history through `limited(where, seconds)`: a URL of its own engine whose
+connections give up connecting after `seconds`, whose every statement the server cancels after `seconds`
+(PostgreSQL's statement_timeout: a table locked by a migration or a VACUUM FULL), and whose transactions are cut
+by the client after DEADLINE_FACTOR times that (a server that answers nothing at all: stopped, or behind a network
+partition, where no server-side timeout runs and TCP would wait a quarter of an hour). Its connections are not
+pooled: each transaction connects anew, so none is left to a dead server between requests.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import socket
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +49,11 @@ _DRIVERS = {"sqlite": "sqlite", "sqlite+pysqlite": "sqlite", "postgresql": "post
             "postgres": "postgresql+psycopg", "postgresql+psycopg": "postgresql+psycopg"}
 #: Seconds a writer waits for SQLite's lock (several builders finishing at once) and for a PostgreSQL connection.
 BUSY_TIMEOUT = 60
+
+#: The URL query key that asks for a limited engine (read by the farm, never sent to the driver): see `limited`.
+_LIMIT = "mlgo_farm_limit"
+#: A limited transaction is cut by the client after this many times its limit (the server's own timeouts first).
+DEADLINE_FACTOR = 2
 
 _engines: dict[str, Engine] = {}
 _lock = threading.Lock()
@@ -80,9 +95,23 @@ def url_of(where: str | Path | URL) -> URL:
     return url.set(drivername=driver)
 
 
+def limited(where: str | Path | URL, seconds: float) -> URL:
+    """`where`'s URL, for a reader that must answer within about `seconds` (see the module's docstring)."""
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise InputError(f"a history database's time limit must be a positive number of seconds, not {seconds!r}")
+    return url_of(where).update_query_dict({_LIMIT: f"{seconds:g}"})
+
+
+def limit_of(url: URL) -> float | None:
+    """The seconds `limited` gave `url` (None: not limited)."""
+    value = url.query.get(_LIMIT)
+    return float(value) if isinstance(value, str) else None
+
+
 def shown(url: URL | str) -> str:
     """The URL as messages show it: never its password."""
     if isinstance(url, URL):
+        url = url.difference_update_query([_LIMIT])
         if url.get_backend_name() == SQLITE and url.database:
             return url.database  # a file is named by its path, as it always was
         return url.render_as_string(hide_password=True)
@@ -114,8 +143,10 @@ def dispose(url: URL | None = None) -> None:
 
 
 def _make(url: URL) -> Engine:
+    limit = limit_of(url)
+    url = url.difference_update_query([_LIMIT])
     if backend(url) == SQLITE:
-        made = sa.create_engine(url, connect_args={"timeout": BUSY_TIMEOUT})
+        made = sa.create_engine(url, connect_args={"timeout": limit or BUSY_TIMEOUT})
 
         @event.listens_for(made, "connect")
         def _connect(dbapi_connection: Any, _record: Any) -> None:
@@ -127,7 +158,49 @@ def _make(url: URL) -> Engine:
             conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("immediate") else "BEGIN")
 
         return made
-    return sa.create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": BUSY_TIMEOUT})
+    if limit is None:
+        return sa.create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": BUSY_TIMEOUT})
+    options = " ".join(filter(None, [str(url.query.get("options") or ""),
+                                     f"-c statement_timeout={math.ceil(limit * 1000)}"]))
+    return sa.create_engine(url, poolclass=sa.pool.NullPool,
+                            connect_args={"connect_timeout": max(1, math.ceil(limit)), "options": options})
+
+
+class _Deadline:
+    """Cuts a limited transaction's connection when it has taken DEADLINE_FACTOR times its limit: the socket is shut
+    down under the blocked read, which then fails (SQLite's connections have no socket: their limit is the busy
+    timeout)."""
+
+    def __init__(self, conn: Connection, seconds: float) -> None:
+        self.seconds = seconds * DEADLINE_FACTOR
+        self.passed = False
+        self._done = False
+        self._lock = threading.Lock()  # the socket is cut only while the connection holds it open
+        fileno = getattr(getattr(conn.connection.dbapi_connection, "pgconn", None), "socket", None)
+        self._timer = threading.Timer(self.seconds, self._cut, (fileno,)) if isinstance(fileno, int) else None
+        if self._timer is not None:
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _cut(self, fileno: int) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.passed = True
+            with socket.socket(fileno=os.dup(fileno)) as sock, suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        """Before the connection is closed (its descriptor's number may be another file's afterwards)."""
+        with self._lock:
+            self._done = True
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+class HistoryError(FarmError):
+    """The history database failed a statement or did not answer (a FarmError like any: exit 1; the dashboard
+    answers it 503, "try again", master/dashboard/app.py)."""
 
 
 def error(url: URL, e: BaseException) -> FarmError:
@@ -138,7 +211,7 @@ def error(url: URL, e: BaseException) -> FarmError:
     text = first_line(cause)
     if url.password:
         text = text.replace(str(url.password), "***")
-    return FarmError(f"history database {shown(url)}: {redact(text)}")
+    return HistoryError(f"history database {shown(url)}: {redact(text)}")
 
 
 class Rows(list):
@@ -192,11 +265,19 @@ class Tx:
 def transaction(url: URL, immediate: bool = False) -> Iterator[Tx]:
     """One transaction: committed when the block ends, rolled back when it raises; database errors become one
     FarmError line. `immediate`: on SQLite, take the write lock before the first read."""
+    limit, deadline = limit_of(url), None
     try:
         with engine(url).connect() as conn:
-            if immediate:
-                conn = conn.execution_options(immediate=True)
-            with conn.begin():
-                yield Tx(conn)
+            deadline = _Deadline(conn, limit) if limit is not None else None
+            try:
+                if immediate:
+                    conn = conn.execution_options(immediate=True)
+                with conn.begin():
+                    yield Tx(conn)
+            finally:
+                if deadline is not None:
+                    deadline.cancel()
     except exc.SQLAlchemyError as e:
+        if deadline is not None and deadline.passed:
+            raise HistoryError(f"history database {shown(url)}: no answer within {deadline.seconds:g} s") from None
         raise error(url, e) from None

@@ -3,7 +3,9 @@
 The URL comes from a mail, a page or a command line, and the server may be anything that listens: so a
 fetch has one total deadline (a server dripping a byte every few seconds never resets it, as a
 per-read timeout would), a cap on the bytes it takes (streamed to the caller's file, never held in
-memory), http and https only at every hop (a redirect to ftp:// or file:// is not followed), a bounded
+memory), http and https only at every hop (a redirect to ftp:// or file:// is not followed), redirects only
+within the URL's origin (its scheme, host and port: a server may move a file on itself, not send the farm to
+another host, nor from https down to http, where the digest the farm then trusts could come from), a bounded
 number of redirects (a loop is named as one), and every failure, from a bad URL to a server that speaks
 SMTP, is one line: an InputError for the URL the user gave, a StoreError for what the server did.
 (The name lookup before a connection is the system resolver's to bound: it cannot be cut like a socket.)
@@ -153,13 +155,23 @@ def get(url: str, sink: BinaryIO, limit: int, timeout: float) -> None:
             return
         where = urllib.parse.urljoin(_current(target), location)
         try:
-            target = _parse(where)
+            moved = _parse(where)
         except _BadURL as e:
             raise StoreError(f"{url}: redirected to {_short(where)}: {e}") from None
+        if _origin(moved) != _origin(target):
+            raise StoreError(f"{url}: redirected to {_short(where)}: another origin than {_origin(target)} "
+                             "(only redirects within the URL's scheme, host and port are followed)")
+        target = moved
         if _current(target) in seen:
             raise StoreError(f"{url}: redirect loop (back to {_short(where)})")
         seen.add(_current(target))
     raise StoreError(f"{url}: more than {MAX_REDIRECTS} redirects")
+
+
+def _origin(t: Target) -> str:
+    """scheme://host:port, the port spelled out (http://h and http://h:80 are one origin)."""
+    host = f"[{t.host}]" if ":" in t.host else t.host
+    return f"{t.scheme}://{host.lower()}:{t.port or (443 if t.scheme == 'https' else 80)}"
 
 
 def _current(t: Target) -> str:

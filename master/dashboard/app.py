@@ -18,10 +18,12 @@ and authz, master/dashboard/login.py; anyone else gets 403). What is served of t
 master/dashboard/files.py (published prefixes only; no staging, no traversal).
 
 Nothing corrupt is served as good: a version's file whose bytes do not hash to its manifest's sha256 (the
-digest computed once per object identity: path, inode, size and modification time, or S3's ETag), or an
-index or manifest that does not parse, is answered `500` with one line naming it and `Cache-Control:
-no-store` (a cache must not keep the refusal either: the next request, after an operator restored the
-file, gets the bytes), and a version's page says its file is corrupt. `mlgo-farm store verify` finds
+digest computed once per object identity: path, inode, size and modification time, or S3's ETag), or an index or
+manifest that does not parse, is answered `500` with one line naming it and `Cache-Control: no-store` (a cache must
+not keep the refusal either: the next request, after an operator restored the file, gets the bytes), and a
+version's page says its file is corrupt. Rot that keeps the identity (a bit flipped in place) is caught on the way
+out: every download is hashed again as it is sent, and bytes that do not hash to its ETag are never sent whole
+(master/dashboard/stream.py). `mlgo-farm store verify` finds
 every such object at once (farm/artifacts/scrub.py).
 """
 
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import re
 import threading
 from collections.abc import Callable, Iterable
@@ -37,16 +40,20 @@ from typing import Any
 
 from flask import Flask, Response, abort, jsonify, request
 from werkzeug.exceptions import NotFound
+from werkzeug.routing import BaseConverter, ValidationError
 
+from farm import ids
 from farm.artifacts.kinds import POLICY, VOCAB
 from farm.artifacts.versions import CorruptObject
 from farm.config import Settings
-from farm.errors import StoreError, first_line
+from farm.errors import InputError, StoreError, first_line
 from farm.objectstore import ObjectStore, store_from_settings
 from master.dashboard import files, stream
 from master.dashboard.memo import Memo
 from master.dashboard.mount import STATIC
+from regression.database import HistoryError
 
+log = logging.getLogger(__name__)
 READ_METHODS = ("GET", "HEAD")
 #: The most characters of what was not found a 404 repeats.
 MAX_404 = 200
@@ -55,7 +62,23 @@ STORE_HTML_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-in
 
 
 #: The one write the dashboard takes: a logged-in operator's change of an alert's state (views_alerts.py).
-WRITABLE = re.compile(r"/alerts/[0-9]{1,12}/state")
+WRITABLE = re.compile(rf"/alerts/[0-9]{{1,{ids.MAX_DIGITS}}}/state")
+
+
+class IdConverter(BaseConverter):
+    """`<id:name>` in a route: a record number as farm/ids.py reads it (ASCII digits within a database integer);
+    anything else matches no route, a 404 (werkzeug's `int` takes any script's digits and any size)."""
+
+    regex = rf"[0-9]{{1,{ids.MAX_DIGITS}}}"
+
+    def to_python(self, value: str) -> int:
+        try:
+            return ids.record_id(value)
+        except InputError:
+            raise ValidationError() from None
+
+    def to_url(self, value: Any) -> str:
+        return str(int(value))
 
 
 class ReadOnly:
@@ -86,12 +109,19 @@ class Farm:
 
     def __init__(self, settings: Settings, store: ObjectStore | None = None, history: Path | str | None = None,
                  flower_url: str | None = None) -> None:
+        from regression import database
         from regression.compare import history_path
 
         self.settings = settings
         self._store = store
         self._lock = threading.Lock()
-        self.history_path = history or history_path(settings)
+        #: the history as the pages open it: connections and statements limited to `[regression] page_timeout`
+        #: (a hung database makes a page say the history is unavailable, never hold a thread for a minute)
+        where = history or history_path(settings)
+        try:
+            self.history_path: Path | str | database.URL = database.limited(where, settings.regression.page_timeout)
+        except InputError:  # not a history URL: the pages that open it say so (a 503 in one line), as before
+            self.history_path = where
         self.flower_url = flower_url
         #: who made a request (master/dashboard/login.py): the logged-in operator's name or None; set by the master
         #: when it mounts the app, else nobody may write
@@ -118,13 +148,18 @@ class Farm:
         return digest
 
     def read_verified(self, key: str) -> bytes:
-        """A version's file whole (for the diffs), checked like a download (NotServed, CorruptObject)."""
+        """A version's file whole (for the diffs), checked like a download (NotServed, CorruptObject): the bytes
+        read are hashed, not only the ones the remembered digest was computed from."""
         got = files.serve(self.store, key)
         try:
-            self.verified(got)
-            return got.read()
+            digest = self.verified(got)
+            data = got.read()
         finally:
             got.close()
+        if got.blob is not None and hashlib.sha256(data).hexdigest() != digest:
+            self.digests.forget(got.blob.identity)
+            raise CorruptObject(f"{key}: its bytes changed since their digest was computed")
+        return data
 
     def integrity(self, base: str, names: Iterable[str]) -> dict[str, str | None]:
         """What a version's page says of its files under `base`: None for bytes that match the manifest, else the
@@ -156,8 +191,20 @@ class Farm:
             return self._store
 
 
+def _forget(farm: Farm, blob: files.Blob) -> Callable[[], None]:
+    """What a download does when its bytes turn out not to hash to its ETag: the digest remembered for their
+    identity is dropped (the next request hashes them before it answers) and the master's log says so."""
+
+    def forget() -> None:
+        farm.digests.forget(blob.identity)
+        log.warning("dashboard: %s no longer hashes to the digest remembered for it: download cut short", blob.identity)
+
+    return forget
+
+
 def _download(farm: Farm, key: str) -> Response:
-    """The object streamed (stream.py), its sha256 as ETag (computed once per object, Farm.digests)."""
+    """The object streamed (stream.py), its sha256 as ETag (computed once per object, Farm.digests) and checked
+    again on the way out (stream.Checked: bytes that no longer hash to it are never sent whole)."""
     try:
         got = files.serve(farm.store, key)
     except files.NotServed:
@@ -167,7 +214,8 @@ def _download(farm: Farm, key: str) -> Response:
         if got.blob is None:
             resp = Response(got.data, content_type=got.content_type)
         else:
-            resp = Response(stream.Stream(got.blob.reader, request.environ), content_type=got.content_type,
+            checked = stream.Checked(got.blob.reader, etag, _forget(farm, got.blob))
+            resp = Response(stream.Stream(checked, request.environ), content_type=got.content_type,
                             direct_passthrough=True)
             resp.content_length = got.blob.size
     except BaseException:
@@ -231,6 +279,7 @@ def create_app(settings: Settings, store: ObjectStore | None = None, history: Pa
                 static_folder=str(STATIC), static_url_path="/static")  # the pages' one stylesheet: static/styles.css
     app.config["FARM"] = farm = Farm(settings, store, history, flower_url)
     app.jinja_env.autoescape = True
+    app.url_map.converters["id"] = IdConverter
     app.url_map.merge_slashes = False  # `store//etc/passwd` is a refused key, not a redirect to another one
     app.wsgi_app = ReadOnly(app.wsgi_app)  # type: ignore[method-assign]
 
@@ -262,11 +311,13 @@ def create_app(settings: Settings, store: ObjectStore | None = None, history: Pa
         return _plain_error(500, "Internal Server Error", f"corrupt object in the store: {first_line(e, 600)} "
                                                         "(an operator runs `mlgo-farm store verify`)")
 
+    @app.errorhandler(HistoryError)
     @app.errorhandler(StoreError)
     def _store_down(e: StoreError) -> Response:
-        """The store did not answer (S3 down): one line, and a status that says "try again", not "no such file"."""
+        """The store or the history did not answer (S3 down, a hung database past `[regression] page_timeout`): one
+        line, and a status that says "try again", not "no such file"."""
         return Response(f"503 Service Unavailable: {' '.join(str(e).split())}\n", 503,
-                        content_type="text/plain; charset=utf-8")
+                        content_type="text/plain; charset=utf-8", headers={"Cache-Control": "no-store"})
 
     @app.after_request
     def _headers(resp: Response) -> Response:

@@ -58,3 +58,9 @@ class Memo:
                     self._values.popitem(last=False)
                 self._flights.pop(key, None)
             return value
+
+    def forget(self, key: Hashable) -> None:
+        """Drop `key`'s value: what it was computed from turned out not to be what the key promised (bytes that
+        rotted in place keep their inode, size and mtime), so the next request computes it again."""
+        with self._lock:
+            self._values.pop(key, None)

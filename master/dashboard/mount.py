@@ -11,6 +11,11 @@ takes that as the signal and, on the reactor's next turn, puts the same app unde
 WSGIResource with a pool of POOL_THREADS threads. Should a later plugin change how it mounts, the
 plugin's own mount stays and only the isolation is lost.
 
+Downloads (`store/...`) get a pool of their own too, DOWNLOAD_THREADS threads: the pages read the regression
+history, and a hung history database holds each page's thread until `[regression] page_timeout`; on one pool, a
+few such pages queued every download behind them (a minute per request before there was a page timeout). The app
+is one under its name; `_Split` hands each request to the WSGIResource of its pool by its first path segment.
+
 The same hook gives the plugin its stylesheet. Buildbot's web UI asks every web plugin for
 `plugins/NAME/styles.css` (and `scripts.js`) on every page; the plugin's resource serves its package's
 `static/` folder, and buildbot_wsgi_dashboards 4.3.0 ships no `styles.css` there (its build emits only
@@ -33,23 +38,44 @@ from master.dashboard import stream
 #: Buildbot's web UI, as the plugin's own `plugins/wsgi_dashboards/styles.css` (give_stylesheet).
 STATIC = Path(__file__).with_name("static")
 STYLESHEET = STATIC / "styles.css"
-#: Threads serving the dashboard (the pages hold the GIL while they render: more would not serve faster).
+#: Threads serving the dashboard's pages (they hold the GIL while they render: more would not serve faster).
 POOL_THREADS = 4
+#: Threads serving downloads (a local file's is handed to the reactor after its first chunk; an S3 body's stays).
+DOWNLOAD_THREADS = 4
+#: The first path segment of a download (app.py's `store/<key>`).
+DOWNLOADS = b"store"
 
-_pool: Any = None
+_pools: dict[str, Any] = {}
 
 
-def _own_pool(reactor: Any) -> Any:
-    """One pool for the master's life (a reconfig mounts the app again, on the same pool)."""
-    global _pool
-    if _pool is None:
+def _own_pool(reactor: Any, name: str = "pages", threads: int = POOL_THREADS) -> Any:
+    """One pool of each name for the master's life (a reconfig mounts the app again, on the same pools)."""
+    if name not in _pools:
         from twisted.python.threadpool import ThreadPool
 
-        _pool = ThreadPool(minthreads=0, maxthreads=POOL_THREADS, name="mlgo-farm-dashboard")
-        _pool.start()
-        reactor.addSystemEventTrigger("before", "shutdown", stream.stop_all)  # no thread waits on a client then
-        reactor.addSystemEventTrigger("during", "shutdown", _pool.stop)
-    return _pool
+        pool = _pools[name] = ThreadPool(minthreads=0, maxthreads=threads, name=f"mlgo-farm-dashboard-{name}")
+        pool.start()
+        if len(_pools) == 1:
+            reactor.addSystemEventTrigger("before", "shutdown", stream.stop_all)  # no thread waits on a client then
+        reactor.addSystemEventTrigger("during", "shutdown", pool.stop)
+    return _pools[name]
+
+
+def _split(pages: Any, downloads: Any) -> Any:
+    """A resource that serves `store/...` through `downloads` and every other path through `pages` (two
+    WSGIResources of one app, each a leaf: the path segment looked at is put back, so the app sees the same paths
+    as when it was mounted alone)."""
+    from twisted.web.resource import Resource
+
+    class _Split(Resource):
+        def getChildWithDefault(self, path: bytes, request: Any) -> Any:
+            request.postpath.insert(0, request.prepath.pop())
+            return downloads if path == DOWNLOADS else pages
+
+        def render(self, request: Any) -> Any:  # the app's own root, without a trailing slash
+            return pages.render(request)
+
+    return _Split()
 
 
 class Mounted:
@@ -61,8 +87,9 @@ class Mounted:
         #: told the plugin's API object when the plugin mounts the app (the dashboard's login reads the master)
         self.on_api = on_api
         self._api: Any = None
-        #: The pool serving it once remounted (None under any other server, and before).
+        #: The pools serving its pages and its downloads once remounted (None under any other server, and before).
         self.pool: Any = None
+        self.download_pool: Any = None
 
     def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
         return self.app(environ, start_response)
@@ -89,7 +116,9 @@ class Mounted:
             return
         give_stylesheet(parent, api)
         self.pool = _own_pool(reactor)
-        parent.putChild(self.name.encode(), WSGIResource(reactor, self.pool, self))
+        self.download_pool = _own_pool(reactor, "downloads", DOWNLOAD_THREADS)
+        parent.putChild(self.name.encode(), _split(WSGIResource(reactor, self.pool, self),
+                                                   WSGIResource(reactor, self.download_pool, self)))
 
 
 def _ships_stylesheet(resource: Any) -> bool:

@@ -18,16 +18,28 @@ way memory per download is a chunk plus the transport's buffer, and a client tha
 STALLED seconds is disconnected (nothing waits forever). Elsewhere (Flask's test client, any other WSGI
 server) it is a plain iterator of chunks.
 
+No byte leaves unchecked: the body is read through Checked, which hashes what it gives and holds back the last
+chunk until the whole digest is known; bytes that do not hash to the ETag the response announced (a bit flipped on
+disk in place keeps the file's inode, size and modification time, so the digest remembered for them says nothing)
+never get their last chunk, and the connection is cut: the client sees a transfer broken short of its
+Content-Length, which neither curl, a browser nor a cache takes for a good copy, instead of a complete body under a
+digest it does not have. The response's status and headers went out first (the digest of a large object is known
+only at its end); the next request finds the digest forgotten, hashes the bytes before it answers, and is refused.
+
 The server's request is reached through the write callable `start_response` returns (a bound method of
 Twisted's WSGI response, PEP 3333's `write`): the ReadOnly middleware keeps it in the environ under WRITE.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any, BinaryIO
+
+from farm.artifacts.versions import CorruptObject
 
 #: Bytes read from the store and written per step.
 CHUNK = 64 * 1024
@@ -65,6 +77,49 @@ def stop_all() -> None:
     """End every download waiting for its client (the master is shutting down: its threads must not wait on)."""
     for flow in list(_FLOWS):
         flow.stopProducing()
+
+
+class Checked:
+    """A reader of bytes that must hash to `expected`: it reads one chunk ahead, and when the chunk it would give is
+    the last one and the digest of everything is not `expected`, it gives nothing more, marks itself `rotten` and
+    calls `on_rot` (once). So whoever sends what it reads never sends the whole of bytes that are not the ones
+    announced."""
+
+    def __init__(self, reader: BinaryIO, expected: str, on_rot: Callable[[], None]) -> None:
+        self.inner = reader
+        self.expected = expected
+        self.on_rot = on_rot
+        self.rotten = False
+        self._hash = hashlib.sha256()
+        self._ahead: bytes | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self.inner.closed
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def read(self, size: int | None = CHUNK) -> bytes:
+        if size is None or size < 0:
+            return b"".join(iter(lambda: self.read(CHUNK), b""))
+        if self.rotten:
+            return b""
+        if self._ahead is None:
+            self._ahead = self.inner.read(size)
+        chunk = self._ahead
+        self._ahead = self.inner.read(size) if chunk else b""
+        self._hash.update(chunk)
+        if not self._ahead and self._hash.hexdigest() != self.expected:
+            self.rotten = True
+            self.on_rot()
+            return b""
+        return chunk
+
+
+def _local(reader: BinaryIO) -> bool:
+    """A reader whose reads never block the reactor: a local file, or bytes in memory."""
+    return isinstance(getattr(reader, "inner", reader), io.BufferedReader | io.BytesIO)
 
 
 def _twisted(environ: dict[str, Any]) -> tuple[Any, Any, Any] | None:
@@ -109,7 +164,9 @@ def _send_in_reactor(reactor: Any, request: Any, reader: BinaryIO) -> None:
 
     def sent_all(_: Any) -> None:
         reader.close()
-        if not lost and request.channel is not None:
+        if getattr(reader, "rotten", False):
+            _abort(request)  # its last chunk held back: the client sees the transfer cut short
+        elif not lost and request.channel is not None:
             request.finish()
 
     def stopped(_: Any) -> None:
@@ -178,15 +235,33 @@ class Stream:
         if not self._sent:
             self.server = _twisted(self.environ)  # start_response has been called: its write is known
         elif self.server is not None:
-            if isinstance(self.reader, io.BufferedReader | io.BytesIO) and self._hand_over():
+            if _local(self.reader) and self._hand_over():
                 raise StopIteration
             if not self._wait_for_client():
                 raise StopIteration
         chunk = self.reader.read(CHUNK)
         if not chunk:
+            if getattr(self.reader, "rotten", False):
+                self._cut()
             raise StopIteration
         self._sent += 1
         return chunk
+
+    def _cut(self) -> None:
+        """End a response whose bytes are not the ones announced, short of its length: under Twisted the
+        connection is aborted (and the WSGI thread finishes nothing); any other server is told by an exception,
+        which makes it drop the connection (werkzeug's) or the caller see it (Flask's test client)."""
+        if self.server is None:
+            raise CorruptObject(f"{self.environ.get('PATH_INFO', '')}: its bytes changed since their digest was "
+                                "computed")
+        reactor, request, response = self.server
+        from twisted.internet.threads import blockingCallFromThread
+
+        def cut() -> None:
+            response._requestFinished = True
+            _abort(request)
+
+        blockingCallFromThread(reactor, cut)
 
     def close(self) -> None:
         if self._handed_over:

@@ -9,16 +9,18 @@ shows a `latest` the store no longer names.
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from flask import Flask, Response, abort, g, jsonify, render_template, request, url_for
 from markupsafe import Markup, escape
 
 from farm.artifacts.kinds import POLICY, VOCAB, check_version_name
-from farm.errors import InputError
+from farm.errors import FarmError, InputError, first_line
 from master.dashboard import files, numbers, trends, views_alerts, views_datasets, views_policies, vocabdiff
 from policyhost import advisors
 from regression import metrics
+from regression.alertstore import AlertStore
 from regression.build import build_configuration
 from vocabgen.layout import SECTIONS, coverage_line
 
@@ -43,6 +45,9 @@ _FLAGS = {
              "llvm-ir2vec embeddings --mode=mir --mir2vec-vocab-path={path} in.mir"),
             ("clang (for any pass that reads MIR2Vec)", "clang -O2 -mllvm -mir2vec-vocab-path={path} -c in.c")],
 }
+
+
+T = TypeVar("T")
 
 
 def _kind(kind: str) -> str:
@@ -110,8 +115,18 @@ def _unit(history: Any, points: list, subject: str, metric: str, default: str) -
                  if (s.subject, s.metric) == (subject, metric)), default)
 
 
+def _section(notes: dict[str, str], name: str, compute: Callable[[], T], empty: T) -> T:
+    """`compute()`, or `empty` with the one line why under `notes[name]` when what it reads cannot be read."""
+    try:
+        return compute()
+    except FarmError as e:  # CorruptObject, StoreError (the store or the history down), the history's own errors
+        notes[name] = first_line(e)
+        return empty
+
+
 def register(app: Flask, farm) -> None:
     """Add the pages to `app`."""
+    days = farm.settings.alerts.triage_days
     app.jinja_env.filters["coverage"] = _coverage
     app.jinja_env.globals["fmt"] = lambda metric, value: metrics.get(metric).format(value)
     app.jinja_env.filters["number"] = numbers.number
@@ -129,14 +144,29 @@ def register(app: Flask, farm) -> None:
     views_alerts.register(app, farm)
 
     def overview() -> dict[str, Any]:
-        kinds = {k: _served_and_candidates(farm, k) for k in SECTIONS}
-        history = trends.open_history(farm.history_path)
-        builders = {b: runs[-1] for b, runs in trends.by_builder(history, limit=1).items()}
-        states = [str(v.get("state") or "") for v in files.versions(farm.store, "policies")]
-        # by state, as `policy list` shows them: a candidate held back by its size check is not "published" to a
-        # reader who then finds `latest/` empty
-        policies = {"latest": states.count("latest"), "candidates": states.count("candidate"), "all": len(states)}
-        return {"kinds": kinds, "builders": builders, "policies": policies, "flower_url": farm.flower_url}
+        """The front page's sections, each on its own: one that cannot be read (a corrupt or unreadable index of
+        its kind, the store or the history down) is left empty with one line saying why (`notes`), and the page
+        shows the others."""
+        notes: dict[str, str] = {}
+        kinds = _section(notes, "vocab", lambda: {k: _served_and_candidates(farm, k) for k in SECTIONS}, {})
+
+        def policy_states() -> dict[str, int]:
+            states = [str(v.get("state") or "") for v in files.versions(farm.store, "policies")]
+            # by state, as `policy list` shows them: a candidate held back by its size check is not "published" to
+            # a reader who then finds `latest/` empty
+            return {"latest": states.count("latest"), "candidates": states.count("candidate"), "all": len(states)}
+
+        policies = _section(notes, "policies", policy_states, {"latest": 0, "candidates": 0, "all": 0})
+
+        def history() -> tuple[dict[str, Any], dict[str, Any]]:
+            found = trends.open_history(farm.history_path)
+            builders = {b: runs[-1] for b, runs in trends.by_builder(found, limit=1).items()}
+            counts = AlertStore(found).counts(days) if found is not None else {"untriaged": 0, "overdue": 0}
+            return builders, counts
+
+        builders, counts = _section(notes, "history", history, ({}, {"untriaged": 0, "overdue": 0}))
+        return {"kinds": kinds, "builders": builders, "policies": policies, "flower_url": farm.flower_url,
+                "counts": {**counts, "days": f"{days:g}"}, "notes": notes}
 
     @app.route("/index.html")
     def fragment():

@@ -33,6 +33,16 @@ def _refuse(status: int, text: str) -> Response:
                     content_type="text/plain; charset=utf-8", headers={"Cache-Control": "no-store"})
 
 
+def _shown(change: alertstore.StateChange) -> dict[str, Any]:
+    """A change of state as pages and JSON show it: a note longer than a note may be now (one kept before the cap,
+    alertstore.MAX_NOTE) cut to that, with an ellipsis, so that no anonymous reader is sent megabytes."""
+    out = dict(change.__dict__)
+    note = str(out.get("note") or "")
+    if len(note) > alertstore.MAX_NOTE:
+        out["note"] = note[:alertstore.MAX_NOTE] + "…"
+    return out
+
+
 def _same_origin() -> bool:
     """A POST from this dashboard's own pages (or a client that sends no Origin, like curl), not another site's."""
     if request.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none"):
@@ -51,12 +61,6 @@ def register(app: Flask, farm) -> None:
 
     def public(link: str) -> str:
         return farm.settings.buildbot.dashboard(link.removeprefix(url_for("home")))
-
-    def counts() -> dict[str, Any]:
-        s = store()
-        return {**(s.counts(days) if s is not None else {"untriaged": 0, "overdue": 0}), "days": f"{days:g}"}
-
-    app.jinja_env.globals["alert_counts"] = counts
 
     def one(alert_id: int):
         s = store()
@@ -101,7 +105,7 @@ def register(app: Flask, farm) -> None:
             {**a.as_json(days), "page": public(url_for("alert_page", alert_id=a.id)),
              "json": public(url_for("alert_json", alert_id=a.id))} for a in found]})
 
-    @app.route("/alerts/<int:alert_id>/")
+    @app.route("/alerts/<id:alert_id>/")
     def alert_page(alert_id: int):
         s, alert = one(alert_id)
         runs = runs_of(s, alert)
@@ -109,25 +113,26 @@ def register(app: Flask, farm) -> None:
         mates = [a for a in s.alerts(group_id=alert.group_id) if a.id != alert.id] if alert.group_id else []
         settable = (alertstore.IMPROVEMENT, alertstore.ACKNOWLEDGED, alertstore.INVALID) \
             if alert.kind == alertstore.IMPROVEMENT else alertstore.SETTABLE
-        return render_template("alert.html", a=alert, runs=runs, rows=rows, states=s.states(alert.id), mates=mates,
+        states = [_shown(st) for st in s.states(alert.id)]
+        return render_template("alert.html", a=alert, runs=runs, rows=rows, states=states, mates=mates,
                                settable=settable, days=days, overdue=alert.overdue(days),
                                user=farm.login(request.environ))
 
-    @app.route("/alerts/<int:alert_id>/alert.json")
+    @app.route("/alerts/<id:alert_id>/alert.json")
     def alert_json(alert_id: int):
         s, alert = one(alert_id)
         runs = runs_of(s, alert)
         rows = s.history.verdicts(runs["bad"]) if runs["bad"] else []
         return _json({"format": 1, "alert": alert.as_json(days),
                       "page": public(url_for("alert_page", alert_id=alert.id)),
-                      "states": [st.__dict__ for st in s.states(alert.id)],
+                      "states": [_shown(st) for st in s.states(alert.id)],
                       "runs": {role: trends.run_json(r, None) if r else None for role, r in runs.items()},
                       "group": [a.id for a in s.alerts(group_id=alert.group_id)] if alert.group_id else [],
                       "rows": [{"subject": c.subject, "kind": c.kind, "metric": c.metric, "baseline": c.baseline,
                                 "was": c.base_value, "now": c.value, "delta_pct": c.delta_pct, "verdict": c.verdict,
                                 "gating": c.gating} for c in rows if c.verdict != UNCHANGED]})
 
-    @app.route("/alerts/<int:alert_id>/state", methods=["POST"])
+    @app.route("/alerts/<id:alert_id>/state", methods=["POST"])
     def alert_state(alert_id: int):
         user = farm.login(request.environ)
         if user is None:

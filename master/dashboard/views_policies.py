@@ -17,7 +17,7 @@ from flask import Flask, Response, abort, render_template, request
 
 from farm.artifacts.kinds import POLICY, POLICY_WEIGHTS, check_version_name
 from farm.embeddings import KINDS
-from farm.errors import InputError
+from farm.errors import FarmError, InputError, first_line
 from master.dashboard import files, policydiff, trends
 from master.dashboard.views_datasets import ID_PATTERN as DATASET_ID
 from policyhost import advisors, standalone
@@ -67,13 +67,17 @@ def dataset_kind(farm, dataset_id: Any) -> str | None:
     return None
 
 
-def runs_with(farm, advisor: str, version: str) -> list:
-    """The regression runs that used this policy version, newest first."""
-    history = trends.open_history(farm.history_path)
-    if history is None:
-        return []
-    used = [r for r in history.runs() if r.policy_id == version and r.config.get("advisor", advisor) == advisor]
-    return list(reversed(used))
+def runs_with(farm, advisor: str, version: str) -> tuple[list, str | None]:
+    """The regression runs that used this policy version, newest first, and None; or none and the one line why the
+    history cannot say (the page is the store's, and shows the rest)."""
+    try:
+        history = trends.open_history(farm.history_path)
+        if history is None:
+            return [], None
+        used = [r for r in history.runs() if r.policy_id == version and r.config.get("advisor", advisor) == advisor]
+    except FarmError as e:
+        return [], first_line(e)
+    return list(reversed(used)), None
 
 
 def _diff(farm, advisor: str, versions: tuple[str, str]) -> tuple[list[dict[str, Any]], policydiff.Diff, str | None]:
@@ -237,7 +241,7 @@ def register(app: Flask, farm) -> None:
             "policy_version.html", advisor=advisor, version=version, m=m, entry=entry, training=training, curve=curve,
             corrupt=integrity[MODEL], weights_corrupt=integrity.get(WEIGHTS),
             vocab_kind=vkind, dataset_id=dataset_id,
-            dataset_kind=dataset_kind(farm, dataset_id), runs=runs_with(farm, advisor, version),
+            dataset_kind=dataset_kind(farm, dataset_id), runs_and_why=runs_with(farm, advisor, version),
             use=use_it(farm, advisor, version, m, vkind),
             others=[v["version"] for v in rows(farm, advisor) if v["version"] != version])
 

@@ -154,3 +154,81 @@ def test_an_s3_store_is_checked_the_same_way(farm, s3_endpoint) -> None:
     s3.put(VOCAB_KEY, data[V2][:-5])  # a new object (a new ETag): its digest is computed again
     _refused(c.get(f"/store/{VOCAB_KEY}"), VOCAB_KEY)
     assert [line.split(":")[0] for line in scrub.verify(s3).bad] == [VOCAB_KEY]
+
+
+def _rot_in_place(path: Path, offset: int) -> None:
+    """One bit flipped where it lies: the same inode, size and modification time (what disk rot changes none of)."""
+    before = path.stat()
+    with path.open("r+b") as f:
+        f.seek(offset)
+        byte = f.read(1)[0]
+        f.seek(offset)
+        f.write(bytes([byte ^ 0x01]))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+
+
+def test_rot_that_keeps_inode_size_and_mtime_is_never_served_whole_as_good(farm) -> None:
+    """Issue 47, item 1: the digest remembered for the file's identity says nothing of bytes rotten in place, so the
+    download is hashed on its way out: the rotten body is never given whole (the test client sees the error the
+    server cuts the connection on), and from then on the file is refused like any corrupt one."""
+    from farm.artifacts.versions import CorruptObject
+
+    app, data, root = farm
+    c = app.test_client()
+    first = c.get(f"/store/{VOCAB_KEY}")
+    assert first.status_code == 200 and first.data == data[V2] and "immutable" in first.headers["Cache-Control"]
+    _rot_in_place(root / VOCAB_KEY, len(data[V2]) // 2)
+
+    with pytest.raises(CorruptObject):
+        c.get(f"/store/{VOCAB_KEY}", buffered=True)
+    _refused(c.get(f"/store/{VOCAB_KEY}"), VOCAB_KEY)  # the remembered digest was dropped: hashed, then refused
+    page = c.get(f"/vocab/ir/{V2}/").get_data(as_text=True)
+    assert f'id="integrity" class="regression">corrupt: {VOCAB_KEY}: its bytes' in page.replace("&#39;", "'")
+
+
+def test_rot_in_place_breaks_the_transfer_over_http_and_diffs_refuse_it(farm, monkeypatch) -> None:
+    """The same over a real HTTP server: a body of several chunks has its status and headers sent, but stops short
+    of its Content-Length (http.client's IncompleteRead), so no client keeps it; one of a single chunk is found out
+    before anything is sent (a 500). A diff page reading rotten bytes after their digest was remembered refuses
+    them too."""
+    import http.client
+    import urllib.parse
+
+    from tests.master.served import dashboard
+
+    app, _, root = farm
+    big = "regression/regression-inliner-size/r1/big.bin"  # no manifest: checked against the ETag it is served with
+    (root / big).parent.mkdir(parents=True, exist_ok=True)
+    (root / big).write_bytes(os.urandom(5 * 64 * 1024 + 17))
+    with dashboard(monkeypatch, FileStore(root), root.parent / "history.sqlite") as base:
+        parts = urllib.parse.urlsplit(base)
+
+        def get(key: str) -> tuple[int, bytes | Exception]:
+            conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+            try:
+                conn.request("GET", f"{parts.path}store/{key}")
+                resp = conn.getresponse()
+                try:
+                    return resp.status, resp.read()
+                except http.client.IncompleteRead as e:
+                    return resp.status, e
+            finally:
+                conn.close()
+
+        for key in (big, MODEL_KEY):
+            assert get(key) == (200, (root / key).read_bytes())
+            _rot_in_place(root / key, (root / key).stat().st_size - 1)  # the very last byte
+        status, body = get(big)
+        assert status == 200 and isinstance(body, http.client.IncompleteRead), (status, body)
+        assert len(body.partial) < (root / big).stat().st_size
+        status, body = get(MODEL_KEY)
+        assert status == 500, (status, body)  # werkzeug sends nothing before the first chunk
+        assert get(MODEL_KEY)[0] == 500  # the remembered digest was dropped: hashed before answering, refused
+
+    c = app.test_client()
+    for version in (V1, V2):
+        assert c.get(f"/store/vocab/ir/{version}/vocab.json").status_code == 200  # both digests remembered
+    _rot_in_place(root / VOCAB_KEY, 0)
+    _refused(c.get(f"/vocab/ir/diff?a={V1}&b={V2}"), VOCAB_KEY)

@@ -73,6 +73,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return self._send(b"", 302, Location=f"ftp://127.0.0.1:{self.server.ftp_port}/model.onnx")
         if where == "/file":
             return self._send(b"", 302, Location="file:///etc/passwd")
+        if where == "/moved":  # within the origin: followed
+            return self._send(b"", 301, Location="/good/model.onnx")
+        if where == "/elsewhere":  # the same server under another name: another origin all the same
+            return self._send(b"", 302, Location=f"http://localhost:{self.server.server_port}/good/model.onnx")
         if where == "/loop":
             return self._send(b"", 301, Location="/loop2/model.onnx")
         if where == "/loop2":
@@ -179,6 +183,22 @@ def test_a_redirect_is_followed_to_http_and_https_only(servers, tmp_path: Path, 
     assert str(e.value) == f"{url}: redirected to {target!r}: {why}"
     with pytest.raises(BlockingIOError):
         ftp.accept()  # nobody connected: the fetch has returned, so a connection would be waiting here
+    _nothing_kept(tmp_path)
+
+
+def test_a_redirect_is_followed_within_its_origin_only(servers, tmp_path: Path) -> None:
+    """Issue 47, item 14: a redirect to another host (here the same server under its other name, which would answer)
+    is refused in one line, and nothing is fetched or kept; one on the same origin is followed."""
+    web, _, _ = servers
+    path, _ = _fetch(f"{web}/moved/model.onnx", tmp_path / "moved")
+    assert path.read_bytes() == MODEL
+    url = f"{web}/elsewhere/model.onnx"
+    with pytest.raises(StoreError) as e:
+        _fetch(url, tmp_path)
+    port = web.rsplit(":", 1)[1]
+    assert str(e.value) == (f"{url}: redirected to 'http://localhost:{port}/good/model.onnx': another origin than "
+                            f"http://127.0.0.1:{port} (only redirects within the URL's scheme, host and port are "
+                            "followed)")
     _nothing_kept(tmp_path)
 
 
