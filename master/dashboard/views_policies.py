@@ -143,6 +143,8 @@ def use_it(farm, advisor: str, version: str, m: dict[str, Any], vocab_kind: str 
     `model.weights`, the lines of the native host (its C file fetched and built with the policy's clang). URLs
     come from `web_url`, the flags the host adds from policyhost/advisors.py (tests/policyhost/test_standalone.py
     keeps the host's copy equal)."""
+    if advisor == "regalloc":
+        return pgo_lines(farm, version, m)
     if advisor != standalone.ADVISOR:
         return None
     url = farm.settings.buildbot.dashboard
@@ -179,6 +181,32 @@ def use_it(farm, advisor: str, version: str, m: dict[str, Any], vocab_kind: str 
             "cmake": [f'cmake -S . -B build -DCMAKE_C_COMPILER={clang} -DCMAKE_C_FLAGS=-Oz '
                       f'-DCMAKE_C_COMPILER_LAUNCHER="{";".join(launcher)}"', "cmake --build build"],
             "flags": " ".join(flags)}
+
+
+def pgo_lines(farm, version: str, m: dict[str, Any]) -> dict[str, Any] | None:
+    """An eviction version's lines: fetch its weights and the native host, then build a program as speed users do,
+    with a profile (instrument, run the training input, merge, build with it and the policy; per file: LLVM 22's
+    ThinLTO backends never ask the eviction advisor). docs/policies.md has the same build with the farm
+    (tests/policyhost/test_pgo_lines.py runs those; tests/master/test_dashboard_host.py these). None without
+    weights: the standalone Python host does not drive eviction."""
+    if not has_weights(m):
+        return None
+    url = farm.settings.buildbot.dashboard
+    major = str((m.get("llvm") or {}).get("llvm_version") or "").split(".")[0]
+    clang = f"clang-{major}" if major.isdigit() else "clang"
+    profdata = f"llvm-profdata-{major}" if major.isdigit() else "llvm-profdata"
+    files_ = [(url(f"store/{ROOT}/regalloc/{version}/{WEIGHTS}"), WEIGHTS),
+              (url(NATIVE_PATH), standalone.NATIVE_SERVED_NAME)]
+    fetch = [f"curl -fsSLO {u}{ext}" for u, _ in files_ for ext in ("", ".sha256")]
+    fetch += ["sha256sum -c " + " ".join(f"{name}.sha256" for _, name in files_), standalone.native_build(clang),
+              "mlgo=$PWD  # where these files are"]
+    cc = f"$mlgo/{standalone.NATIVE_NAME} --weights $mlgo/{WEIGHTS} -- {clang}"
+    build = [f"{clang} -O2 -fprofile-generate=gen *.c -o prog-gen && ./prog-gen TRAINING-INPUT && "
+             f"{profdata} merge -o prog.profdata gen",
+             f'mkdir -p pgo && for f in *.c; do {cc} -O2 -fprofile-use=prog.profdata -c $f -o pgo/${{f%.c}}.o; done',
+             f"{clang} -fuse-ld=lld -O2 pgo/*.o -o prog"]
+    return {"evict": True, "fetch": fetch, "clang": clang, "build": build,
+            "make": f'make CC="{cc}" CFLAGS="-O2 -fprofile-use=$PWD/prog.profdata"'}
 
 
 def register(app: Flask, farm) -> None:
