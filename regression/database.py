@@ -20,6 +20,7 @@ it, and every database error becomes one FarmError line naming the URL without i
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -67,6 +68,10 @@ def url_of(where: str | Path | URL) -> URL:
             if not text:
                 raise InputError("the history database: no path or URL given")
             return URL.create("sqlite", database=str(Path(text).expanduser().absolute()))
+        if re.split(r"[/?#]", text.split("://", 1)[1], maxsplit=1)[0].count("@") > 1:
+            # which `@` ends the password is a guess (SQLAlchemy takes the first, the host then holds the rest)
+            raise InputError(f"history database {redact(text)}: two '@' before the host: percent-encode an '@' of the"
+                             " user or password as %40")
         try:
             url = sa.make_url(text)
         except exc.ArgumentError:
