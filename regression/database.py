@@ -19,6 +19,7 @@ it, and every database error becomes one FarmError line naming the URL without i
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import threading
@@ -191,6 +192,17 @@ class Tx:
             rec._index = index
             rows.append(rec)
         return rows
+
+
+def serialise(tx: Tx, name: str) -> None:
+    """Hold `name`'s lock until `tx` ends, so transactions that decide by what they read (a builder's transition into
+    regression: History.complete_run) take turns. PostgreSQL's READ COMMITTED lets two of them read the same state
+    and both act on it: a transaction-scoped advisory lock keyed on the name makes the second wait for the first's
+    commit, then read what it wrote. SQLite needs none: its writing transactions (`BEGIN IMMEDIATE`) already take
+    turns."""
+    if tx.backend == "postgresql":
+        key = int.from_bytes(hashlib.sha256(f"mlgo-farm:{name}".encode()).digest()[:8], "big", signed=True)
+        tx.execute("SELECT pg_advisory_xact_lock(:key)", {"key": key})
 
 
 @contextmanager

@@ -139,6 +139,8 @@ def alert_record(settings: Settings, history: History, run: Run, verdict: str, k
         to = settings.smtp.recipient_list
         hold = None
         if kind == alerts.REGRESSION and facts is not None:
+            if store.open_of(db, run.builder):
+                return None  # another run of the builder, completed meanwhile, opened and mailed this transition
             alert = store.open_regression(db, run, facts.before)
             facts = dataclasses.replace(facts, alert_id=alert.id, alert_url=page(f"alerts/{alert.id}/"))
             if to and alert.group_id is not None:
@@ -220,6 +222,9 @@ def finish(req: RunRequest, settings: Settings, history: History, run: Run, verd
     if kind is not None and not settings.smtp.recipient_list:
         log.warning("run %s: %s alert not sent: no recipients configured ([smtp] recipients)", run.run_id, kind)
     history.complete_run(run, verdict, link, record=record)
+    if kind == alerts.REGRESSION and not AlertStore(history).alerts(builder=run.builder, kind=alerts.REGRESSION,
+                                                                    bad_run=run.run_id):
+        kind = None  # the transition was another run's (alert_record)
 
     _render(history, settings, run, verdict, report_dir, web, backoff)
     if store is not None and publish_error is None:
