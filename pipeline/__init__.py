@@ -118,7 +118,7 @@ def scheduled_retrain(kind: str) -> dict[str, Any]:
 
 def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
     """Nightly `scheduled_retrain` of each kind (`[celery] retrain_schedule`), hourly `clean_staging`, and every
-    minute the regression alerts a run's end left queued (`deliver_alerts`: held for their group, or not sent)."""
+    minute the regression alerts runs queued (`deliver_alerts`: the only sender of their mails)."""
     retrain = schedule_from(settings.celery.retrain_schedule)
     return {
         **{f"retrain-{kind}": {"task": scheduled_retrain.name, "schedule": retrain, "args": (kind,)} for kind in KINDS},

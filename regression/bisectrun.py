@@ -259,7 +259,7 @@ def rerun(alert_id: int, spec: str, history: History, settings: Settings, toolch
         chain = toolchains(trial.inputs.get("llvm"))
         if chain is None:
             raise FarmError(f"no toolchain of LLVM {trial.inputs.get('llvm')} on this host")
-        result = run_comparison(req, settings, chain, history, deliver_backoff=0.05)
+        result = run_comparison(req, settings, chain, history)
     except FarmError as e:
         _record_failure(history, case, trial, run_id, first_line(e))
         return bisect.Step(trial, run_id=run_id, error=first_line(e), seconds=time.time() - t0)
@@ -372,8 +372,9 @@ def compose(alert: Alert, result: dict, smtp, page: str, parent: str | None, sub
 
 
 def follow_up(history: History, settings: Settings, alert: Alert, result: dict) -> None:
-    """Queue the follow-up in the outbox and deliver it (nobody configured: logged, as alert mails are)."""
-    from regression import alerts, outcome
+    """Queue the follow-up in the outbox, for Celery beat's delivery (nobody configured: logged, as alert mails are).
+    """
+    from regression import alerts
 
     to = settings.smtp.recipient_list
     if not to:
@@ -382,4 +383,3 @@ def follow_up(history: History, settings: Settings, alert: Alert, result: dict) 
     parent, subject = _thread(history, alert)
     msg = compose(alert, result, settings.smtp, settings.buildbot.dashboard(f"alerts/{alert.id}/"), parent, subject)
     history.queue(alert.bad_run, alert.builder, "bisect", settings.smtp.sender, to, alerts.to_bytes(msg), alert.id)
-    outcome.deliver(history, settings, 0.05)

@@ -309,7 +309,7 @@ def wrong_outputs(skipped: list[Skipped]) -> list[Skipped]:
 # --- the run --------------------------------------------------------------------------------
 
 def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain: Toolchain | None = None,
-                   history: History | None = None, deliver_backoff: float = 2.0) -> RunResult:
+                   history: History | None = None) -> RunResult:
     """Run one comparison end to end and return its result (raises FarmError only if nothing was measured)."""
     settings = settings or load_settings()
     toolchain = toolchain or Toolchain.from_settings(settings)
@@ -321,7 +321,6 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
     _check_request(req)
     rule_set = rules.load_rules(req.rules_file)
     history = history or open_history(settings)
-    outcome.deliver(history, settings, deliver_backoff)  # earlier alerts that could not be sent yet
 
     vocab, vocab_id = resolve_vocab(req.vocab, req.advisor_name)
     run_id = req.run_id or new_run_id()
@@ -360,7 +359,7 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
     except BaseException as e:
         history.fail_run(run, str(e) or type(e).__name__)
         raise
-    return outcome.finish(req, settings, history, run, verdict, comparisons, skipped, work, deliver_backoff)
+    return outcome.finish(req, settings, history, run, verdict, comparisons, skipped, work)
 
 
 def _measure_all(req: RunRequest, toolchain: Toolchain, variants: list[build.Variant], work: Path,

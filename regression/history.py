@@ -384,10 +384,11 @@ class History:
         with self._write() as db:
             db.execute("UPDATE outbox SET claimed=NULL WHERE id=:id", {"id": message_id})
 
-    def mark_sent(self, message_id: int) -> None:
+    def mark_sent(self, message_id: int, note: str | None = None) -> None:
+        """`note`: what is known of a delivery the server did not confirm (kept as the mail's last error)."""
         with self._write() as db:
-            db.execute("UPDATE outbox SET sent=:now, attempts=attempts+1, last_error=NULL, claimed=NULL WHERE id=:id",
-                       {"now": time.time(), "id": message_id})
+            db.execute("UPDATE outbox SET sent=:now, attempts=attempts+1, last_error=:note, claimed=NULL WHERE id=:id",
+                       {"now": time.time(), "id": message_id, "note": note})
 
     def mark_attempt_failed(self, message_id: int, error: str) -> None:
         with self._write() as db:

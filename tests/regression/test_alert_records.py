@@ -310,9 +310,9 @@ def test_builders_with_the_same_change_get_one_summary_mail(history_at: str, smt
 def test_a_group_mate_after_the_groups_mail_went_out_names_the_group(history_at: str, smtp_env) -> None:
     h = History(history_at)  # [alerts] group_wait 0: every mail goes out at once
     _alerted(h, "regression-inliner-size")
-    outcome.deliver(h, load_settings(), backoff=0)
+    outcome.alerts.deliver_pending(h, load_settings().smtp, backoff=0)
     _alerted(h, "regression-inliner-speed")
-    outcome.deliver(h, load_settings(), backoff=0)
+    outcome.alerts.deliver_pending(h, load_settings().smtp, backoff=0)
     size, speed = (AlertStore(h).alerts(builder=b)[0] for b in ("regression-inliner-size", "regression-inliner-speed"))
     first, second = _bodies(smtp_env)
     assert "Group:" not in first
