@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from farm.config import Settings
 from farm.errors import FarmError, first_line
 from farm.objectstore import store_from_settings
-from regression import alerts, report, rules
+from regression import alerts, report, rules, unfinished
 from regression.alertstore import Alert, AlertStore
 from regression.database import Tx
 from regression.history import History, Run, Skipped
@@ -225,7 +225,11 @@ def finish(req: RunRequest, settings: Settings, history: History, run: Run, verd
                                                  summary, web)
     if kind is not None and not settings.smtp.recipient_list:
         log.warning("run %s: %s alert not sent: no recipients configured ([smtp] recipients)", run.run_id, kind)
-    history.complete_run(run, verdict, link, record=record)
+    try:
+        history.complete_run(run, verdict, link, record=record)
+    except FarmError as e:  # the history went down at the end: the run is failed, now or once it is back
+        unfinished.fail(history, settings, run, e, work)
+        raise
     if kind == alerts.REGRESSION and not AlertStore(history).alerts(builder=run.builder, kind=alerts.REGRESSION,
                                                                     bad_run=run.run_id):
         kind = None  # the transition was another run's (alert_record)

@@ -146,6 +146,8 @@ def size_check(self, published: dict[str, Any]) -> dict[str, Any]:
 
 #: Seconds between two deliveries of the alerts a run's end left queued (held for their group, or not sent).
 DELIVER_EVERY = 60.0
+#: Seconds between two sweeps of the runs this host could not mark failed (regression/unfinished.py).
+SWEEP_EVERY = 600.0
 
 
 @app.task(name="regression.tasks.deliver_alerts", soft_time_limit=DELIVER_EVERY + MAIL_MOST + 60)
@@ -165,3 +167,27 @@ def deliver_alerts() -> dict[str, Any]:
     for error in d.errors:
         log.warning("%s", error)
     return {"sent": d.sent, "pending": d.pending, "errors": d.errors}
+
+
+@app.task(name="regression.tasks.sweep_unfinished", soft_time_limit=SWEEP_EVERY)
+def sweep_unfinished() -> dict[str, Any]:
+    """Mark failed the runs this host spooled while the history was down (regression/unfinished.py), now that it
+    is back; the next run on the host does the same. A history still down is logged and tried on the next sweep."""
+    from farm.config import load_settings
+    from farm.errors import FarmError
+    from regression import unfinished
+    from regression.compare import history_path
+    from regression.history import History
+
+    s = load_settings()
+    if not any(unfinished.spool_dir(s).glob("*/*.json")):
+        return {"failed": []}
+    try:
+        history = History.existing(history_path(s))
+        done = unfinished.settle(history, s) if history is not None else []
+    except FarmError as e:
+        log.warning("unfinished runs not swept yet: %s", e)
+        return {"failed": [], "error": str(e)}
+    for name in done:
+        log.warning("%s marked failed: the history was down when it ended", name)
+    return {"failed": done}
