@@ -32,7 +32,7 @@ import sqlalchemy as sa
 from sqlalchemy import event, exc
 from sqlalchemy.engine import URL, Connection, Engine
 
-from farm.errors import FarmError, InputError, first_line
+from farm.errors import FarmError, HistoryError, InputError, first_line
 from farm.secrets import redact
 
 #: The drivers the farm speaks (a `postgresql://` or `postgres://` URL gets psycopg 3).
@@ -144,7 +144,7 @@ def error(url: URL, e: BaseException) -> FarmError:
     text = first_line(cause)
     if url.password:
         text = text.replace(str(url.password), "***")
-    return FarmError(f"history database {shown(url)}: {redact(text)}")
+    return HistoryError(f"history database {shown(url)}: {redact(text)}")
 
 
 class Rows(list):

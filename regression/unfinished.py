@@ -20,7 +20,7 @@ from pathlib import Path
 
 from farm.atomic import write_atomic
 from farm.config import Settings
-from farm.errors import FarmError, InputError, first_line
+from farm.errors import FarmError, HistoryError, InputError, first_line
 from regression.history import History, Measurement, Run, Skipped
 
 #: How the recorded error of a run that was stopped, not failed, starts.
@@ -44,14 +44,15 @@ def spool_dir(settings: Settings) -> Path:
 
 
 def record(history: History, run: Run, found: tuple[list[Measurement], list[Skipped]], work: Path) -> None:
-    """Add measurements and skips to the history; when it refuses them they are kept in `work/KEPT` first."""
+    """Add measurements and skips to the history; when it refuses them they are kept in `work/KEPT` first (under
+    the run's `seq`: an earlier attempt's file under a reused run id is not this run's)."""
     rows, skipped = found
     try:
         history.add_measurements(run, rows)
         history.add_skipped(run, skipped)
     except FarmError:
         kept = work / KEPT
-        old = json.loads(kept.read_text()) if kept.is_file() else {"measurements": [], "skipped": []}
+        old = _kept(kept, run) or {"run": run.seq, "measurements": [], "skipped": []}
         old["measurements"] += [vars(m) for m in rows]
         old["skipped"] += [vars(s) for s in skipped]
         kept.parent.mkdir(parents=True, exist_ok=True)
@@ -59,13 +60,22 @@ def record(history: History, run: Run, found: tuple[list[Measurement], list[Skip
         raise
 
 
+def _kept(kept: Path, run: Run) -> dict | None:
+    """What `record` kept of `run` (None: nothing, or another attempt's)."""
+    try:
+        said = json.loads(kept.read_text())
+    except (OSError, ValueError):
+        return None
+    return said if isinstance(said, dict) and said.get("run") == run.seq else None
+
+
 def fail(history: History, settings: Settings, run: Run, e: BaseException, work: Path) -> None:
     """Record `run` as failed by `e` (stopped: INTERRUPTED). Returns when the caller should re-raise `e`; raises a
-    one-line FarmError naming the run (and where its measurements are kept) when the history refused them, or
-    cannot take even this: then the run waits in this host's spool for `settle`."""
+    one-line FarmError naming the run (and where its measurements are kept) when `e` is the history's, or the
+    history cannot take even this: then the run waits in this host's spool for `settle`."""
     error = stopped(e) if isinstance(e, KeyboardInterrupt) else str(e) or type(e).__name__
     kept = work / KEPT
-    where = f"; its measurements are kept in {kept}" if kept.is_file() else ""
+    where = f"; its measurements are kept in {kept}" if _kept(kept, run) else ""
     name = f"run {run.run_id} of builder {run.builder}"
     try:
         history.fail_run(run, error)
@@ -78,7 +88,7 @@ def fail(history: History, settings: Settings, run: Run, e: BaseException, work:
             return  # a stop stays a stop; the spool records the run's end
         raise FarmError(f"{name} could not be completed nor marked failed ({first_line(down)}){where}; the next "
                         "run on this host marks it failed once the history is back") from None
-    if where and not isinstance(e, KeyboardInterrupt):
+    if not isinstance(e, KeyboardInterrupt) and (where or isinstance(e, HistoryError)):
         raise FarmError(f"{name} failed: {first_line(e)}{where}") from None
 
 
