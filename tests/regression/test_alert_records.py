@@ -19,7 +19,7 @@ from regression.alertstore import AlertStore
 from regression.history import History
 from regression.rules import HEURISTIC_BASELINE, PREVIOUS_BASELINE, Comparison
 from tests.regression import legacy
-from tests.regression.conftest import open_at_once
+from tests.regression.conftest import delivered, open_at_once
 from tests.regression.test_alerts import _run, _subject
 
 
@@ -37,7 +37,7 @@ def test_a_regression_opens_an_alert_and_a_recovery_closes_it_as_detected_fixed(
         "regression", "nightly", "n2", "n1", "untriaged")
     assert alert.inputs == {"policy": ["heuristic", "never"]}  # what changed between the good and the bad run
     assert time.time() - 120 < alert.created <= time.time()
-    [mail] = smtp_env.messages
+    [mail] = delivered(smtp_env)
     page = load_settings().buildbot.dashboard(f"alerts/{alert.id}/")
     assert f"Alert:              #{alert.id} (untriaged) {page}" in _body(mail)
 
@@ -50,7 +50,7 @@ def test_a_regression_opens_an_alert_and_a_recovery_closes_it_as_detected_fixed(
     assert [(s.state, s.who) for s in store.states(alert.id)] == [("untriaged", "mlgo-farm"),
                                                                    ("detected-fixed", "mlgo-farm")]
     assert "n4 is back within the rules" in store.states(alert.id)[1].note
-    rec = smtp_env.messages[1]
+    rec = delivered(smtp_env)[1]
     assert _subject(rec).startswith("[mlgo-farm] recovered: nightly: ")
     assert f"Closes:             alert #{alert.id} (detected-fixed) {page}" in _body(rec)
     assert f"closed alert #{alert.id} as detected-fixed" in _body(rec)
