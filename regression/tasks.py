@@ -153,8 +153,10 @@ SWEEP_EVERY = 600.0
 @app.task(name="regression.tasks.deliver_alerts", soft_time_limit=DELIVER_EVERY + MAIL_MOST + 60)
 def deliver_alerts() -> dict[str, Any]:
     """Send the queued alerts that are due, one attempt each (the next beat tries again); nothing when this host has
-    no history yet (an SQLite file is not created for it)."""
+    no history yet (an SQLite file is not created for it), nor while another pass of this host is still at it (a
+    slow mail server: the beat's passes would otherwise pile up in the workers' slots, each waiting on it)."""
     from farm.config import load_settings
+    from farm.locks import file_lock
     from regression.alerts import deliver_pending
     from regression.compare import history_path
     from regression.history import History
@@ -163,7 +165,10 @@ def deliver_alerts() -> dict[str, Any]:
     history = History.existing(history_path(s))
     if history is None:
         return {"sent": 0, "pending": 0, "errors": []}
-    d = deliver_pending(history, s.smtp, attempts=1, budget=DELIVER_EVERY)
+    with file_lock(s.var_dir / "regression" / "deliver-alerts.lock", wait=False) as mine:
+        if not mine:
+            return {"sent": 0, "pending": None, "errors": [], "skipped": "another delivery of this host is running"}
+        d = deliver_pending(history, s.smtp, attempts=1, budget=DELIVER_EVERY)
     for error in d.errors:
         log.warning("%s", error)
     return {"sent": d.sent, "pending": d.pending, "errors": d.errors}

@@ -324,3 +324,15 @@ def test_the_beat_delivers_queued_mails_once_their_hold_has_passed(smtp_env: Mai
     assert deliver_alerts() == {"sent": 1, "pending": 0, "errors": []}
     assert [str(m["Subject"]) for m in smtp_env.messages] == ["held, due"]
     assert [m.run_id for m in h.outbox(pending_only=True)] == ["r2"]
+
+
+def test_a_beat_pass_leaves_the_mails_to_a_pass_of_this_host_still_at_them(smtp_env: MailBox) -> None:
+    """Passes that each wait on a slow server would pile up, one a minute, in the Celery workers' slots."""
+    from farm.locks import file_lock
+
+    h = _queued("once")
+    with file_lock(load_settings().var_dir / "regression" / "deliver-alerts.lock"):  # a pass at it
+        said = deliver_alerts()
+    assert said["sent"] == 0 and said["skipped"] and smtp_env.messages == []
+    assert deliver_alerts()["sent"] == 1 and [str(m["Subject"]) for m in smtp_env.messages] == ["once"]
+    assert h.outbox(pending_only=True) == []
