@@ -110,7 +110,7 @@ class SMTPConfig:
     sender: str = "mlgo-farm@localhost"
     #: Who gets the alerts and Buildbot's failure mails, comma-separated; empty: nobody is mailed.
     recipients: str = ""
-    #: Attempts per queued alert before it stays queued for `regress alerts --flush`.
+    #: Attempts per queued alert of one `regress alerts --flush` (the Celery beat's delivery makes one a minute).
     retries: int = 3
 
     @property
@@ -127,8 +127,8 @@ class AlertsConfig:
     triage_days: float = 2.0
     #: Minutes a new regression alert's mail waits in the outbox for other builders' alerts with the same changed
     #: input (LLVM, policy, vocabulary), which then join it in one summary mail of the group; 0: mailed at once.
-    #: Held mails go out with the first delivery after the wait (the end of any run, `regress alerts --flush`, the
-    #: Celery beat's delivery every minute).
+    #: Held mails go out with the first delivery after the wait (the Celery beat's delivery every minute, or
+    #: `regress alerts --flush`).
     group_wait: float = 0.0
 
 

@@ -32,6 +32,11 @@ class StoreError(FarmError):
     exit_code = 4
 
 
+class HistoryError(FarmError):
+    """The regression history's database refused a statement or could not be reached (regression/database.py): a
+    run it happens to names itself in the message (regression/unfinished.py), since the database's line does not."""
+
+
 class ValidationFailed(InputError):
     """A well-formed artifact that fails a check gating its publication (a policy model reading a feature LLVM
     does not send, no better than the baseline): not a usage error, so a builder or script can tell them apart."""

@@ -25,14 +25,19 @@ LOCK_NAME = "mlgo-farm:vocab-publish"
 
 
 @contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """An exclusive flock on `path` (created, with its directory, if missing)."""
+def file_lock(path: Path, wait: bool = True) -> Iterator[bool]:
+    """An exclusive flock on `path` (created, with its directory, if missing). `wait=False`: do not wait for
+    another holder; the block gets False then (and holds nothing)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
         try:
-            yield
+            fcntl.flock(f, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
 

@@ -22,7 +22,9 @@ from farm.errors import FarmError
 if TYPE_CHECKING:
     from farm.config import Settings
 
-_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:@/]*):(?P<password>[^@/]+)@", re.IGNORECASE)
+#: A URL in a message: its scheme and what follows up to a blank or a quote. Its user information is everything up to
+#: the last `@` of that, not the first: a password with a raw `@` (`u:p@ss@host`) must not leak what follows its `@`.
+_URL = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<rest>[^\s'\"<>]*)", re.IGNORECASE)
 
 
 def secrets_dir(var_dir: Path) -> Path:
@@ -55,9 +57,21 @@ def ensure_secret(path: Path, configured: str = "", create: bool = True, nbytes:
     return value
 
 
+def _hidden(m: re.Match[str]) -> str:
+    userinfo, at, after = m["rest"].rpartition("@")
+    if not at:
+        return m[0]
+    user, colon, _ = userinfo.partition(":")
+    if "@" in user or (not colon and "@" in userinfo):
+        return f"{m['scheme']}***@{after}"  # where the user ends and the password begins is anyone's guess
+    return f"{m['scheme']}{user}:***@{after}" if colon else m[0]
+
+
 def redact(text: str) -> str:
-    """`text` with the password of every `scheme://user:password@` replaced by `***`."""
-    return _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:***@", str(text))
+    """`text` with everything between each URL's `://` and its last `@` hidden but a plain user name
+    (`scheme://user:***@host`): the one place the farm masks a URL for a message. The last `@`, because a raw one in
+    a password (`u:p@ss@host`) would otherwise print the rest of it; a path's `@` hides more than needed, never less."""
+    return _URL.sub(_hidden, str(text))
 
 
 #: The generated password of the farm's own Redis (the single-machine stack's), under secrets_dir().

@@ -118,12 +118,14 @@ def scheduled_retrain(kind: str) -> dict[str, Any]:
 
 def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
     """Nightly `scheduled_retrain` of each kind (`[celery] retrain_schedule`), hourly `clean_staging`, and every
-    minute the regression alerts a run's end left queued (`deliver_alerts`: held for their group, or not sent)."""
+    minute the regression alerts runs queued (`deliver_alerts`: the only sender of their mails); every ten minutes
+    the runs this host could not mark failed while the history was down (`sweep_unfinished`)."""
     retrain = schedule_from(settings.celery.retrain_schedule)
     return {
         **{f"retrain-{kind}": {"task": scheduled_retrain.name, "schedule": retrain, "args": (kind,)} for kind in KINDS},
         "clean-staging": {"task": vocab.clean_staging.name, "schedule": CLEAN_STAGING_SCHEDULE},
         "deliver-alerts": {"task": sizecheck.deliver_alerts.name, "schedule": sizecheck.DELIVER_EVERY},
+        "sweep-unfinished": {"task": sizecheck.sweep_unfinished.name, "schedule": sizecheck.SWEEP_EVERY},
     }
 
 

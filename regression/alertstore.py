@@ -200,16 +200,22 @@ class AlertStore:
         alert_id = _insert(db, REGRESSION, run, good, UNTRIAGED, note, inputs, group)
         return _get(db, alert_id)  # type: ignore[return-value]
 
+    @staticmethod
+    def open_of(db: Tx, builder: str) -> list[Alert]:
+        """The builder's open regression alerts (in the transaction `db`): a builder with one is in regression
+        already, and another run of it that regresses is no new transition (History.complete_run serialises them)."""
+        return [_alert(r) for r in db.execute(f"SELECT {_COLUMNS} FROM alerts WHERE builder=:builder AND kind=:kind"
+                                              f" AND state IN {_OPEN_IN} ORDER BY id",
+                                              {"builder": builder, "kind": REGRESSION, **_OPEN_ARGS}).fetchall()]
+
     def detect_fixed(self, db: Tx, run: Run) -> list[Alert]:
         """Close the builder's open regression alerts: `run` is back within the rules. Returns those closed."""
-        rows = db.execute(f"SELECT id FROM alerts WHERE builder=:builder AND kind=:kind AND state IN {_OPEN_IN}"
-                          " ORDER BY id", {"builder": run.builder, "kind": REGRESSION, **_OPEN_ARGS}).fetchall()
         now, closed = time.time(), []
-        for row in rows:
+        for alert in self.open_of(db, run.builder):
             db.execute("UPDATE alerts SET state=:state, changed=:now, closed_by=:run WHERE id=:id",
-                       {"state": DETECTED_FIXED, "now": now, "run": run.run_id, "id": row["id"]})
-            _state_change(db, row["id"], now, DETECTED_FIXED, FARM, f"run {run.run_id} is back within the rules")
-            closed.append(_get(db, row["id"]))
+                       {"state": DETECTED_FIXED, "now": now, "run": run.run_id, "id": alert.id})
+            _state_change(db, alert.id, now, DETECTED_FIXED, FARM, f"run {run.run_id} is back within the rules")
+            closed.append(_get(db, alert.id))
         return closed  # type: ignore[return-value]
 
     def record_improvement(self, db: Tx, run: Run, good: Run | None) -> Alert:
@@ -227,12 +233,13 @@ class AlertStore:
         return alert
 
     def alerts(self, state: str | None = None, builder: str | None = None, kind: str | None = None,
-             group_id: int | None = None) -> list[Alert]:
+             group_id: int | None = None, bad_run: str | None = None) -> list[Alert]:
         """Alerts newest first, filtered."""
         if state is not None and state not in (*STATES, IMPROVEMENT):
             raise InputError(f"unknown alert state {state!r} (one of {', '.join((*STATES, IMPROVEMENT))})")
         sql, args = f"SELECT {_COLUMNS} FROM alerts WHERE 1=1", {}
-        for column, value in (("state", state), ("builder", builder), ("kind", kind), ("group_id", group_id)):
+        for column, value in (("state", state), ("builder", builder), ("kind", kind), ("group_id", group_id),
+                              ("bad_run", bad_run)):
             if value is not None:
                 sql += f" AND {column}=:{column}"
                 args[column] = value

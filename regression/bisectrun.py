@@ -4,9 +4,10 @@ good run swapped in; the result goes on the alert and, as a follow-up in the ale
 A bisect is resumable, because on a farm of several machines each re-run is a Buildbot build of its own: its state
 is nothing but the alert and the re-runs the history recorded for it (`config.bisect.alert`). `next_of` says what to
 re-run next (regression/bisect.py's `next_trial` over the recorded re-runs), `rerun` makes and records exactly one,
-`finish` decides, keeps the outcome on the alert and mails it: `regress bisect ID --next | --rerun SPEC | --finish`,
-driven by the `regression-bisect` coordinator build (master/factories.py). `run_bisect` is the same three in one
-loop, in this process (`regress bisect ID`: a single machine, the tests).
+`finish` decides, keeps the outcome on the alert and mails it (regression/bisectmail.py): `regress bisect ID
+--next | --rerun SPEC | --finish`, driven by the `regression-bisect` coordinator build (master/factories.py).
+`run_bisect` is the same three in one loop, in this process (`regress bisect ID`: a single machine, the tests). A
+re-run stopped before its result (regression/unfinished.py) is no trial: the resumed bisect makes it again.
 
 regression/bisect.py decides which re-runs to make and what they mean; this module makes them. A re-run is the
 bad run's own recorded command (`config.reproduce`: corpus, benchmarks, flags, rules), with the policy and the
@@ -19,21 +20,18 @@ was, never opening or closing an alert, never mailed, never in the trend or anot
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import email
-import email.policy
 import logging
 import shlex
 import time
 from collections.abc import Callable
-from email.message import EmailMessage
 from pathlib import Path
 
 from farm.config import Settings, load_settings
 from farm.errors import FarmError, InputError, first_line
 from farm.toolchain import Toolchain
-from regression import bisect, report
-from regression.alerts import new_message
+from regression import bisect, bisectmail, unfinished
 from regression.alertstore import REGRESSION, Alert, AlertStore, inputs_of
 from regression.bisectllvm import CommitRange, ToolchainCache, commit_range, is_commit
 from regression.history import History, Run
@@ -133,6 +131,8 @@ class Case:
     bad: Run
     steps: tuple[bisect.Step, ...]
     started: float | None
+    #: the re-runs recorded, interrupted ones too (no trials: regression/unfinished.py), which number the next one
+    recorded: int = 0
 
     @property
     def good_inputs(self) -> dict[str, str | None]:
@@ -150,12 +150,16 @@ def load(alert_id: int, history: History) -> Case:
         raise InputError(f"alert #{alert.id} has no good run before its bad run: there is nothing to bisect")
     good, bad = history.run(alert.good_run, alert.builder), history.run(alert.bad_run, alert.builder)
     mine = [r for r in history.bisect_runs(alert.id) if r.builder == bad.builder]
-    return Case(alert, good, bad, tuple(_step(r, inputs_of(good)) for r in mine),
-                min((r.started for r in mine), default=None))
+    # a re-run stopped before its result (SIGTERM, a build's stop) is no trial: the bisect makes it again, rather
+    # than deciding "cannot decide" from it
+    made = [r for r in mine if not unfinished.interrupted(r)]
+    return Case(alert, good, bad, tuple(_step(r, inputs_of(good)) for r in made),
+                min((r.started for r in mine), default=None), len(mine))
 
 
 def _step(run: Run, good: dict[str, str | None]) -> bisect.Step:
-    """A recorded re-run as the bisect reads it: its trial (from `config.bisect`) and its verdict or error."""
+    """A recorded re-run with a result as the bisect reads it: its trial (from `config.bisect`) and its verdict or
+    error."""
     b = run.config["bisect"]
     inputs = dict(b.get("inputs") or {})
     commit = b.get("commit")
@@ -165,8 +169,7 @@ def _step(run: Run, good: dict[str, str | None]) -> bisect.Step:
     seconds = (run.finished - run.started) if run.finished else 0.0
     if run.status == "complete":
         return bisect.Step(trial, run_id=run.run_id, verdict=run.verdict, seconds=seconds)
-    error = run.error or "failed" if run.status == "failed" else "it never finished (its build stopped?)"
-    return bisect.Step(trial, run_id=run.run_id, error=error, seconds=seconds)
+    return bisect.Step(trial, run_id=run.run_id, error=run.error or "failed", seconds=seconds)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -247,22 +250,28 @@ def trial_of(case: Case, spec: str, commits: CommitRange | None = None) -> bisec
 def rerun(alert_id: int, spec: str, history: History, settings: Settings, toolchains: Toolchains,
           commits: CommitRange | None = None) -> bisect.Step:
     """Make the one re-run `spec` names and record it as a bisect run, whatever happens: a re-run that fails
-    (a toolchain it cannot have, a build that breaks) is recorded as failed, so the bisect moves on and says so."""
+    (a toolchain it cannot have, a build that breaks) is recorded as failed, so the bisect moves on and says so; one
+    that is stopped (SIGTERM, Ctrl-C) is recorded as interrupted, no trial, and made again by the resumed bisect
+    (under a new number: the interrupted one stays as it was recorded)."""
     from regression.compare import run_comparison
 
     case = load(alert_id, history)
     trial = trial_of(case, spec, commits)
-    run_id = rerun_id(trial, case.bad, case.alert, len(case.steps) + 1)
+    n = case.recorded + 1
+    run_id = rerun_id(trial, case.bad, case.alert, n)
     t0 = time.time()
     try:
-        req = request_for(trial, base_request(case.bad), case.good, case.bad, case.alert, len(case.steps) + 1)
+        req = request_for(trial, base_request(case.bad), case.good, case.bad, case.alert, n)
         chain = toolchains(trial.inputs.get("llvm"))
         if chain is None:
             raise FarmError(f"no toolchain of LLVM {trial.inputs.get('llvm')} on this host")
-        result = run_comparison(req, settings, chain, history, deliver_backoff=0.05)
+        result = run_comparison(req, settings, chain, history)
     except FarmError as e:
         _record_failure(history, case, trial, run_id, first_line(e))
         return bisect.Step(trial, run_id=run_id, error=first_line(e), seconds=time.time() - t0)
+    except KeyboardInterrupt as e:  # farm/cli.py's Terminated (SIGTERM) too
+        _record_stop(history, case.bad.builder, run_id, e)
+        raise
     log.info("bisect of alert #%s: %s -> %s", case.alert.id, run_id, result.verdict)
     return bisect.Step(trial, run_id=run_id, verdict=result.verdict, seconds=time.time() - t0)
 
@@ -282,6 +291,14 @@ def _record_failure(history: History, case: Case, trial: bisect.Trial, run_id: s
     history.fail_run(run, error)
 
 
+def _record_stop(history: History, builder: str, run_id: str, e: BaseException) -> None:
+    """A re-run that was stopped is recorded as interrupted (regression/unfinished.py), not as failed: no trial."""
+    with contextlib.suppress(FarmError):  # not recorded (stopped before it started), or the history is down
+        run = history.run(run_id, builder)
+        if run.status != "complete":
+            history.fail_run(run, unfinished.stopped(e))
+
+
 def finish(alert_id: int, history: History, settings: Settings, commits: CommitRange | None = None) -> bisect.Outcome:
     """Decide from the recorded re-runs, keep the outcome on the alert, and mail it in the alert's thread."""
     nxt = next_of(alert_id, history, commits)
@@ -292,11 +309,11 @@ def finish(alert_id: int, history: History, settings: Settings, commits: CommitR
     started = case.started or time.time()
     result = {**outcome.as_json(), "good_run": case.good.run_id, "bad_run": case.bad.run_id, "started": started,
               "seconds": round(time.time() - started, 1),
-              "links": {s.run_id: evidence_url(settings, case.bad.builder, s.run_id) for s in outcome.steps
-                        if s.run_id}}
+              "links": bisectmail.published(settings, case.bad.builder,
+                                              [s.run_id for s in outcome.steps if s.run_id])}
     store = AlertStore(history)
     store.set_bisect(case.alert.id, result)
-    follow_up(history, settings, store.get(case.alert.id), result)
+    bisectmail.follow_up(history, settings, store.get(case.alert.id), result)
     return outcome
 
 
@@ -329,57 +346,3 @@ def run_bisect(alert_id: int, history: History, settings: Settings | None = None
         made = len(nxt.case.steps)
         rerun(alert_id, nxt.trial.spec, history, settings, toolchains, commits)
     return finish(alert_id, history, settings, commits)
-
-
-def evidence_url(settings: Settings, builder: str, run_id: str) -> str:
-    """A re-run's report on the dashboard (each re-run publishes its report like a night's)."""
-    return settings.buildbot.dashboard(f"store/{report.report_prefix(builder, run_id)}/index.html")
-
-
-def _thread(history: History, alert: Alert) -> tuple[str | None, str | None]:
-    """The Message-ID and Subject of the alert's own mail (or its group's summary): the thread to answer in."""
-    ids = {alert.id}
-    if alert.group_id is not None:
-        ids |= {a.id for a in AlertStore(history).alerts(group_id=alert.group_id)} | {alert.group_id}
-    for m in history.outbox():
-        if m.alert_id in ids and m.kind == REGRESSION:
-            first = email.message_from_bytes(m.message, policy=email.policy.default)
-            return first["Message-ID"], " ".join(str(first["Subject"]).split())
-    return None, None
-
-
-def compose(alert: Alert, result: dict, smtp, page: str, parent: str | None, subject: str | None) -> EmailMessage:
-    """The follow-up mail: the culprit (or why none) and every re-run with its verdict, time and report."""
-    msg = new_message(f"Re: {subject}" if subject else f"[mlgo-farm] bisect of alert #{alert.id} ({alert.builder})",
-                      smtp)
-    if parent:
-        msg["In-Reply-To"] = parent
-        msg["References"] = parent
-    lines = [f"Bisect of alert #{alert.id} ({alert.builder}; good run {result['good_run']}, bad run "
-             f"{result['bad_run']}):", "", f"  {result['sentence']}", "", f"Alert:  {page}",
-             "Changed inputs: " + (", ".join(f"{k} {a or '-'} -> {b or '-'}"
-                                             for k, (a, b) in result["changed"].items()) or "none"),
-             f"Re-runs: {len(result['steps'])} in {result['seconds']:.0f} s (bisect runs: no alert, not in the trend)",
-             ""]
-    for s in result["steps"]:
-        what = "control (the bad run's inputs)" if s["swap"] is None else f"{s['swap']} swapped back"
-        said = s["verdict"] or f"failed: {s['error']}"
-        lines.append(f"  {s['run_id'] or '-'}: {what}: {said} ({s['seconds']:.0f} s)")
-        if s["run_id"] in result["links"]:
-            lines.append(f"      {result['links'][s['run_id']]}")
-    msg.set_content("\n".join(lines) + "\n")
-    return msg
-
-
-def follow_up(history: History, settings: Settings, alert: Alert, result: dict) -> None:
-    """Queue the follow-up in the outbox and deliver it (nobody configured: logged, as alert mails are)."""
-    from regression import alerts, outcome
-
-    to = settings.smtp.recipient_list
-    if not to:
-        log.warning("bisect of alert #%s not mailed: no recipients configured ([smtp] recipients)", alert.id)
-        return
-    parent, subject = _thread(history, alert)
-    msg = compose(alert, result, settings.smtp, settings.buildbot.dashboard(f"alerts/{alert.id}/"), parent, subject)
-    history.queue(alert.bad_run, alert.builder, "bisect", settings.smtp.sender, to, alerts.to_bytes(msg), alert.id)
-    outcome.deliver(history, settings, 0.05)

@@ -20,7 +20,7 @@ from pathlib import Path
 from farm.config import Settings, load_settings
 from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain
-from regression import benchmarks, benchsource, build, database, measure, outcome, rules
+from regression import benchmarks, benchsource, build, database, measure, outcome, rules, unfinished
 from regression.benchmarks import Benchmark
 from regression.history import History, Measurement, Run, Skipped
 from regression.lineage import (  # noqa: F401
@@ -309,7 +309,7 @@ def wrong_outputs(skipped: list[Skipped]) -> list[Skipped]:
 # --- the run --------------------------------------------------------------------------------
 
 def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain: Toolchain | None = None,
-                   history: History | None = None, deliver_backoff: float = 2.0) -> RunResult:
+                   history: History | None = None) -> RunResult:
     """Run one comparison end to end and return its result (raises FarmError only if nothing was measured)."""
     settings = settings or load_settings()
     toolchain = toolchain or Toolchain.from_settings(settings)
@@ -321,7 +321,7 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
     _check_request(req)
     rule_set = rules.load_rules(req.rules_file)
     history = history or open_history(settings)
-    outcome.deliver(history, settings, deliver_backoff)  # earlier alerts that could not be sent yet
+    unfinished.settle(history, settings)  # runs this host could not mark failed while the history was down
 
     vocab, vocab_id = resolve_vocab(req.vocab, req.advisor_name)
     run_id = req.run_id or new_run_id()
@@ -358,9 +358,9 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
         history.add_verdicts(run, comparisons)
         verdict = rules.RunVerdict.REGRESSION if wrong_outputs(skipped) else rules.run_verdict(comparisons)
     except BaseException as e:
-        history.fail_run(run, str(e) or type(e).__name__)
+        unfinished.fail(history, settings, run, e, work)  # one line naming the run when the history is down
         raise
-    return outcome.finish(req, settings, history, run, verdict, comparisons, skipped, work, deliver_backoff)
+    return outcome.finish(req, settings, history, run, verdict, comparisons, skipped, work)
 
 
 def _measure_all(req: RunRequest, toolchain: Toolchain, variants: list[build.Variant], work: Path,
@@ -369,8 +369,7 @@ def _measure_all(req: RunRequest, toolchain: Toolchain, variants: list[build.Var
     skipped: list[Skipped] = []
 
     def keep(found: tuple[list[Measurement], list[Skipped]]) -> None:
-        history.add_measurements(run, found[0])
-        history.add_skipped(run, found[1])
+        unfinished.record(history, run, found, work)  # kept on disk when the history refuses them
         rows.extend(found[0])
         skipped.extend(found[1])
 

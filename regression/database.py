@@ -27,8 +27,10 @@ pooled: each transaction connects anew, so none is left to a dead server between
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+import re
 import socket
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -40,7 +42,7 @@ import sqlalchemy as sa
 from sqlalchemy import event, exc
 from sqlalchemy.engine import URL, Connection, Engine
 
-from farm.errors import FarmError, InputError, first_line
+from farm.errors import FarmError, HistoryError, InputError, first_line
 from farm.secrets import redact
 
 #: The drivers the farm speaks (a `postgresql://` or `postgres://` URL gets psycopg 3).
@@ -82,6 +84,10 @@ def url_of(where: str | Path | URL) -> URL:
             if not text:
                 raise InputError("the history database: no path or URL given")
             return URL.create("sqlite", database=str(Path(text).expanduser().absolute()))
+        if re.split(r"[/?#]", text.split("://", 1)[1], maxsplit=1)[0].count("@") > 1:
+            # which `@` ends the password is a guess (SQLAlchemy takes the first, the host then holds the rest)
+            raise InputError(f"history database {redact(text)}: two '@' before the host: percent-encode an '@' of the"
+                             " user or password as %40")
         try:
             url = sa.make_url(text)
         except exc.ArgumentError:
@@ -259,6 +265,17 @@ class Tx:
             rec._index = index
             rows.append(rec)
         return rows
+
+
+def serialise(tx: Tx, name: str) -> None:
+    """Hold `name`'s lock until `tx` ends, so transactions that decide by what they read (a builder's transition into
+    regression: History.complete_run) take turns. PostgreSQL's READ COMMITTED lets two of them read the same state
+    and both act on it: a transaction-scoped advisory lock keyed on the name makes the second wait for the first's
+    commit, then read what it wrote. SQLite needs none: its writing transactions (`BEGIN IMMEDIATE`) already take
+    turns."""
+    if tx.backend == "postgresql":
+        key = int.from_bytes(hashlib.sha256(f"mlgo-farm:{name}".encode()).digest()[:8], "big", signed=True)
+        tx.execute("SELECT pg_advisory_xact_lock(:key)", {"key": key})
 
 
 @contextmanager

@@ -267,8 +267,10 @@ class History:
                      record: Callable[[Tx], tuple | None] | None = None) -> None:
         """Mark the run complete and, in the same transaction, queue its alert `(kind, sender, to, message)` (and
         optionally `alert_id, hold_until`); `record(db)`, in that transaction too, records the alert's life
-        (regression/alertstore.py) and returns the message to queue, if any."""
+        (regression/alertstore.py) and returns the message to queue, if any. Completions of one builder take turns
+        (database.serialise): `record` reads what an earlier one wrote, so one transition opens one alert."""
         with self._write() as db:
+            database.serialise(db, f"builder {run.builder}")  # one transition at a time per builder
             db.execute("UPDATE runs SET status='complete', verdict=:verdict, report_url=:url, finished=:now"
                        " WHERE seq=:seq", {"verdict": verdict, "url": report_url, "now": time.time(), "seq": run.seq})
             if record is not None:
@@ -382,10 +384,11 @@ class History:
         with self._write() as db:
             db.execute("UPDATE outbox SET claimed=NULL WHERE id=:id", {"id": message_id})
 
-    def mark_sent(self, message_id: int) -> None:
+    def mark_sent(self, message_id: int, note: str | None = None) -> None:
+        """`note`: what is known of a delivery the server did not confirm (kept as the mail's last error)."""
         with self._write() as db:
-            db.execute("UPDATE outbox SET sent=:now, attempts=attempts+1, last_error=NULL, claimed=NULL WHERE id=:id",
-                       {"now": time.time(), "id": message_id})
+            db.execute("UPDATE outbox SET sent=:now, attempts=attempts+1, last_error=:note, claimed=NULL WHERE id=:id",
+                       {"now": time.time(), "id": message_id, "note": note})
 
     def mark_attempt_failed(self, message_id: int, error: str) -> None:
         with self._write() as db:

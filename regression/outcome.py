@@ -1,10 +1,14 @@
-"""The end of a regression run: verdict and alert recorded together, the report rendered and published, the
-alert delivered; and the command line that reproduces the comparison on another machine.
+"""The end of a regression run: verdict and alert recorded together (the alert's mail queued in the outbox), the
+report rendered and published; and the command line that reproduces the comparison on another machine.
 
 Split from compare.py, which measures and judges; this decides what the run tells whom. The alert
 is composed before the report is published, with the report's address on the master's dashboard
 (`[buildbot] web_url`, else http://master_host:www_port/) — what a reader of the mail can open —
 rather than the store's own link (a `file://` path on the worker, or a private bucket).
+
+A run never talks to the mail server: Celery beat's `deliver_alerts` (regression/tasks.py) sends what runs queued.
+A silent or slow server used to hold every run for the length of its time-outs, and each run delivered other
+builders' mails too (one run took 403 s).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import TYPE_CHECKING
 from farm.config import Settings
 from farm.errors import FarmError, first_line
 from farm.objectstore import store_from_settings
-from regression import alerts, report, rules
+from regression import alerts, report, rules, unfinished
 from regression.alertstore import Alert, AlertStore
 from regression.database import Tx
 from regression.history import History, Run, Skipped
@@ -139,6 +143,8 @@ def alert_record(settings: Settings, history: History, run: Run, verdict: str, k
         to = settings.smtp.recipient_list
         hold = None
         if kind == alerts.REGRESSION and facts is not None:
+            if store.open_of(db, run.builder):
+                return None  # another run of the builder, completed meanwhile, opened and mailed this transition
             alert = store.open_regression(db, run, facts.before)
             facts = dataclasses.replace(facts, alert_id=alert.id, alert_url=page(f"alerts/{alert.id}/"))
             if to and alert.group_id is not None:
@@ -192,8 +198,8 @@ def summarised(settings: Settings, history: History, db: Tx, alert: Alert, run: 
 
 
 def finish(req: RunRequest, settings: Settings, history: History, run: Run, verdict: str,
-           comparisons: list[rules.Comparison], skipped: list[Skipped], work: Path, backoff: float) -> RunResult:
-    """Record the verdict and queue the alert first, then render and publish the report, then deliver.
+           comparisons: list[rules.Comparison], skipped: list[Skipped], work: Path) -> RunResult:
+    """Record the verdict and queue the alert first, then render and publish the report (the beat delivers it).
 
     A report that cannot be written (a full disk) raises a one-line FarmError, but the run is already
     complete with its verdict and alert; `mlgo-farm regress report` renders it again later.
@@ -219,9 +225,16 @@ def finish(req: RunRequest, settings: Settings, history: History, run: Run, verd
                                                  summary, web)
     if kind is not None and not settings.smtp.recipient_list:
         log.warning("run %s: %s alert not sent: no recipients configured ([smtp] recipients)", run.run_id, kind)
-    history.complete_run(run, verdict, link, record=record)
+    try:
+        history.complete_run(run, verdict, link, record=record)
+    except FarmError as e:  # the history went down at the end: the run is failed, now or once it is back
+        unfinished.fail(history, settings, run, e, work)
+        raise
+    if kind == alerts.REGRESSION and not AlertStore(history).alerts(builder=run.builder, kind=alerts.REGRESSION,
+                                                                    bad_run=run.run_id):
+        kind = None  # the transition was another run's (alert_record)
 
-    _render(history, settings, run, verdict, report_dir, web, backoff)
+    _render(history, settings, run, verdict, report_dir, web)
     if store is not None and publish_error is None:
         try:
             report.publish(store, report_dir, run.builder, run.run_id)
@@ -229,32 +242,22 @@ def finish(req: RunRequest, settings: Settings, history: History, run: Run, verd
             publish_error = first_line(e)
             link = web = local
             history.set_report_url(run, link)
-            _render(history, settings, run, verdict, report_dir, link, backoff)
+            _render(history, settings, run, verdict, report_dir, link)
             summary = report.summary_text(run, verdict, rows, skipped, link)
     if publish_error:
         log.warning("report of run %s not published: %s", run.run_id, publish_error)
-    delivery = deliver(history, settings, backoff)
+    queued = kind is not None and bool(settings.smtp.recipient_list)
     return RunResult(history.run(run.run_id, run.builder), verdict, comparisons, skipped, report_dir, link,
-                     kind, delivery, summary, publish_error, web_url=web,
+                     kind, queued, summary, publish_error, web_url=web,
                      headline=report.headline(rows, verdict, skipped))
 
 
-def _render(history: History, settings: Settings, run: Run, verdict: str, report_dir: Path, link: str,
-            backoff: float) -> None:
-    """Write the report of the completed `run`; a one-line FarmError (after delivering its alert) if it cannot."""
+def _render(history: History, settings: Settings, run: Run, verdict: str, report_dir: Path, link: str) -> None:
+    """Write the report of the completed `run` (its alert is queued already); a one-line FarmError if it cannot."""
     try:
         report.render(history, run, verdict, report_dir, link, settings.buildbot.dashboard)
     except (OSError, FarmError) as e:
-        deliver(history, settings, backoff)
         raise FarmError(f"run {run.run_id} of builder {run.builder} is complete ({verdict}), but its report could "
                         f"not be written to {report_dir}: {first_line(e)}; render it again with `mlgo-farm regress "
                         f"report {run.run_id} --builder {run.builder}`") from None
 
-
-def deliver(history: History, settings: Settings, backoff: float) -> alerts.Delivery | None:
-    if not history.outbox(due_only=True):  # nothing, or only mails held for their groups (`[alerts] group_wait`)
-        return None
-    delivery = alerts.deliver_pending(history, settings.smtp, backoff=backoff)
-    for e in delivery.errors:
-        log.warning("%s (kept in the outbox; retried on the next run or `mlgo-farm regress alerts`)", e)
-    return delivery

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from regression import alerts, rules
+from regression import rules
 from regression.benchmarks import Benchmark
 from regression.history import Run, Skipped
 
@@ -63,7 +63,8 @@ class RunResult:
     report_dir: Path
     report_url: str
     alert: str | None
-    delivery: alerts.Delivery | None
+    #: whether the run queued a mail in the outbox (Celery beat's deliver_alerts sends it: regression/tasks.py)
+    queued: bool
     summary: str
     publish_error: str | None = None
     #: the report on the master's dashboard (the local file when it was not published)

@@ -10,10 +10,12 @@ differ: the policy must beat the heuristic (regression/policygate.py); the vocab
 its policy is not worse than the one trained with the vocabulary in force (vocabgen/gate.py
 `policy_not_worse`, `_vocab_check` here), so a good vocabulary is not kept back by one unlucky draw.
 
-`deliver_alerts` runs on Celery beat's schedule (pipeline/, every `DELIVER_EVERY` seconds): the alerts queued in
-the history whose hold for their group mates has passed (`[alerts] group_wait`), and those a down mail server kept,
-go out without waiting for the next run's end; each mail is claimed first, so it meets a run's own delivery
-without sending anything twice (regression/alerts.py `deliver_pending`).
+`deliver_alerts` runs on Celery beat's schedule (pipeline/, every `DELIVER_EVERY` seconds) and is the one that mails
+what runs queue in the history's outbox (a run never waits on the mail server: regression/outcome.py): the alerts
+whose hold for their group mates has passed (`[alerts] group_wait`), and those a down mail server kept. Each mail is
+claimed first, so passes that meet (a slow one and the next) or `regress alerts --flush` send it once
+(regression/alerts.py `deliver_pending`). A pass takes no new mail after `DELIVER_EVERY` seconds, and one mail takes
+at most `alerts.MAIL_MOST` (RFC 5321's time-outs), so its time limit is their sum.
 
 Idempotent with the chain's machinery (farm.celery_app.RELIABLE): a version whose rule is settled
 is not measured again (the recorded outcome is returned), and measuring runs under a lock per
@@ -29,6 +31,7 @@ from typing import Any
 
 from farm.artifacts.verdict import POLICY_SIZE, Check
 from farm.celery_app import RELIABLE, app
+from regression.alerts import MAIL_MOST
 
 log = logging.getLogger(__name__)
 
@@ -143,13 +146,17 @@ def size_check(self, published: dict[str, Any]) -> dict[str, Any]:
 
 #: Seconds between two deliveries of the alerts a run's end left queued (held for their group, or not sent).
 DELIVER_EVERY = 60.0
+#: Seconds between two sweeps of the runs this host could not mark failed (regression/unfinished.py).
+SWEEP_EVERY = 600.0
 
 
-@app.task(name="regression.tasks.deliver_alerts", soft_time_limit=DELIVER_EVERY * 5)
+@app.task(name="regression.tasks.deliver_alerts", soft_time_limit=DELIVER_EVERY + MAIL_MOST + 60)
 def deliver_alerts() -> dict[str, Any]:
     """Send the queued alerts that are due, one attempt each (the next beat tries again); nothing when this host has
-    no history yet (an SQLite file is not created for it)."""
+    no history yet (an SQLite file is not created for it), nor while another pass of this host is still at it (a
+    slow mail server: the beat's passes would otherwise pile up in the workers' slots, each waiting on it)."""
     from farm.config import load_settings
+    from farm.locks import file_lock
     from regression.alerts import deliver_pending
     from regression.compare import history_path
     from regression.history import History
@@ -158,7 +165,34 @@ def deliver_alerts() -> dict[str, Any]:
     history = History.existing(history_path(s))
     if history is None:
         return {"sent": 0, "pending": 0, "errors": []}
-    d = deliver_pending(history, s.smtp, attempts=1)
+    with file_lock(s.var_dir / "regression" / "deliver-alerts.lock", wait=False) as mine:
+        if not mine:
+            return {"sent": 0, "pending": None, "errors": [], "skipped": "another delivery of this host is running"}
+        d = deliver_pending(history, s.smtp, attempts=1, budget=DELIVER_EVERY)
     for error in d.errors:
         log.warning("%s", error)
     return {"sent": d.sent, "pending": d.pending, "errors": d.errors}
+
+
+@app.task(name="regression.tasks.sweep_unfinished", soft_time_limit=SWEEP_EVERY)
+def sweep_unfinished() -> dict[str, Any]:
+    """Mark failed the runs this host spooled while the history was down (regression/unfinished.py), now that it
+    is back; the next run on the host does the same. A history still down is logged and tried on the next sweep."""
+    from farm.config import load_settings
+    from farm.errors import FarmError
+    from regression import unfinished
+    from regression.compare import history_path
+    from regression.history import History
+
+    s = load_settings()
+    if not any(unfinished.spool_dir(s).glob("*/*.json")):
+        return {"failed": []}
+    try:
+        history = History.existing(history_path(s))
+        done = unfinished.settle(history, s) if history is not None else []
+    except FarmError as e:
+        log.warning("unfinished runs not swept yet: %s", e)
+        return {"failed": [], "error": str(e)}
+    for name in done:
+        log.warning("%s marked failed: the history was down when it ended", name)
+    return {"failed": done}

@@ -41,6 +41,16 @@ class PgServer:
     password: str
     host: str = "127.0.0.1"
     _names: Iterator[int] = field(default_factory=itertools.count)
+    #: `pg_ctl` command lines (as the server's user) that stop the server and start it again: a history that goes
+    #: down mid-run and comes back
+    stop_argv: list[str] = field(default_factory=list)
+    start_argv: list[str] = field(default_factory=list)
+
+    def stop(self) -> None:
+        _run(self.stop_argv, [])
+
+    def start(self) -> None:
+        _run(self.start_argv, [], timeout=START_TIMEOUT + 10)
 
     def url(self, database: str = "postgres", password: str | None = None) -> str:
         return f"postgresql+psycopg://{USER}:{self.password if password is None else password}@{self.host}:" \
@@ -88,14 +98,18 @@ def postgres_server() -> Iterator[PgServer]:
               "--no-sync", "--no-locale", "-E", "UTF8"], as_user)
         options = (f"-c listen_addresses=127.0.0.1 -p {port} -k {workdir} -c fsync=off -c synchronous_commit=off"
                    " -c full_page_writes=off -c max_connections=200")
-        _run([str(bins / "pg_ctl"), "-D", str(data), "-l", str(workdir / "log"), "-o", options, "-w",
-              "-t", str(START_TIMEOUT), "start"], as_user, timeout=START_TIMEOUT + 10)
+        start = [*as_user, str(bins / "pg_ctl"), "-D", str(data), "-l", str(workdir / "log"), "-o", options, "-w",
+                 "-t", str(START_TIMEOUT), "start"]
+        _run(start, [], timeout=START_TIMEOUT + 10)
         started = True
         _run([str(bins / "pg_isready"), "-h", "127.0.0.1", "-p", str(port), "-t", str(START_TIMEOUT)], [])
-        yield PgServer(port, password)
+        yield PgServer(port, password, stop_argv=[*as_user, str(bins / "pg_ctl"), "-D", str(data), "-m", "fast", "-w",
+                                                  "stop"], start_argv=start)
     finally:
         try:
-            if started:
+            status = subprocess.run([*as_user, str(bins / "pg_ctl"), "-D", str(data), "status"], capture_output=True,
+                                    timeout=START_TIMEOUT, check=False).returncode if started else 3
+            if status != 3:  # 3: not running (a test stopped it)
                 _run([str(bins / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"], as_user)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)

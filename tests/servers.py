@@ -136,8 +136,12 @@ class MailBox:
 
 
 @contextlib.contextmanager
-def smtp_server() -> Iterator[MailBox]:
-    """A real aiosmtpd server on loopback that keeps every message it receives."""
+def smtp_server(answer_after: float = 0.0, never_answer: bool = False) -> Iterator[MailBox]:
+    """A real aiosmtpd server on loopback that keeps every message it receives; `answer_after`: it acknowledges a
+    message that many seconds after it has it (a slow server, the behaviour under test, not synchronisation);
+    `never_answer`: it keeps the message and never acknowledges it."""
+    import asyncio
+
     from aiosmtpd.controller import Controller
 
     box = MailBox("127.0.0.1", free_port())
@@ -145,6 +149,10 @@ def smtp_server() -> Iterator[MailBox]:
     class Handler:
         async def handle_DATA(self, server, session, envelope):
             box.messages.append(message_from_bytes(envelope.content))
+            if never_answer:
+                await asyncio.Event().wait()  # cancelled when the controller stops
+            if answer_after:
+                await asyncio.sleep(answer_after)
             return "250 OK"
 
     controller = Controller(Handler(), hostname="127.0.0.1", port=box.port)
@@ -153,6 +161,38 @@ def smtp_server() -> Iterator[MailBox]:
         yield box
     finally:
         controller.stop()
+
+
+@dataclass
+class Silent:
+    """A server that accepts connections and never says a word (a mail server that hangs before its greeting)."""
+
+    sock: socket.socket
+    port: int
+    taken: list[socket.socket] = field(default_factory=list)
+
+    def connections(self) -> int:
+        """How many clients have connected so far (the kernel completed their handshakes; nobody answers them)."""
+        self.sock.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            while True:
+                self.taken.append(self.sock.accept()[0])
+        return len(self.taken)
+
+
+@contextlib.contextmanager
+def silent_server() -> Iterator[Silent]:
+    """A loopback port whose connections are accepted by the kernel and never answered."""
+    sock = socket.socket()
+    port = free_port()
+    sock.bind(("127.0.0.1", port))
+    sock.listen(64)
+    silent = Silent(sock, port)
+    try:
+        yield silent
+    finally:
+        for s in (*silent.taken, sock):
+            s.close()
 
 
 def wait_until(predicate, timeout: float, what: str, poll: float = 0.1):

@@ -87,3 +87,12 @@ def open_at_once(where, n: int) -> list[BaseException]:
     for t in threads:
         t.join()
     return errors
+
+
+def delivered(box):
+    """The messages the loopback SMTP server holds once Celery beat's delivery has passed (regression/tasks.py
+    `deliver_alerts`, called as the beat calls it): runs and bisects only queue their mails."""
+    from regression.tasks import deliver_alerts
+
+    deliver_alerts()
+    return box.messages

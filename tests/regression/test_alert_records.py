@@ -19,7 +19,7 @@ from regression.alertstore import AlertStore
 from regression.history import History
 from regression.rules import HEURISTIC_BASELINE, PREVIOUS_BASELINE, Comparison
 from tests.regression import legacy
-from tests.regression.conftest import open_at_once
+from tests.regression.conftest import delivered, open_at_once
 from tests.regression.test_alerts import _run, _subject
 
 
@@ -37,7 +37,7 @@ def test_a_regression_opens_an_alert_and_a_recovery_closes_it_as_detected_fixed(
         "regression", "nightly", "n2", "n1", "untriaged")
     assert alert.inputs == {"policy": ["heuristic", "never"]}  # what changed between the good and the bad run
     assert time.time() - 120 < alert.created <= time.time()
-    [mail] = smtp_env.messages
+    [mail] = delivered(smtp_env)
     page = load_settings().buildbot.dashboard(f"alerts/{alert.id}/")
     assert f"Alert:              #{alert.id} (untriaged) {page}" in _body(mail)
 
@@ -50,7 +50,7 @@ def test_a_regression_opens_an_alert_and_a_recovery_closes_it_as_detected_fixed(
     assert [(s.state, s.who) for s in store.states(alert.id)] == [("untriaged", "mlgo-farm"),
                                                                    ("detected-fixed", "mlgo-farm")]
     assert "n4 is back within the rules" in store.states(alert.id)[1].note
-    rec = smtp_env.messages[1]
+    rec = delivered(smtp_env)[1]
     assert _subject(rec).startswith("[mlgo-farm] recovered: nightly: ")
     assert f"Closes:             alert #{alert.id} (detected-fixed) {page}" in _body(rec)
     assert f"closed alert #{alert.id} as detected-fixed" in _body(rec)
@@ -310,9 +310,9 @@ def test_builders_with_the_same_change_get_one_summary_mail(history_at: str, smt
 def test_a_group_mate_after_the_groups_mail_went_out_names_the_group(history_at: str, smtp_env) -> None:
     h = History(history_at)  # [alerts] group_wait 0: every mail goes out at once
     _alerted(h, "regression-inliner-size")
-    outcome.deliver(h, load_settings(), backoff=0)
+    outcome.alerts.deliver_pending(h, load_settings().smtp, backoff=0)
     _alerted(h, "regression-inliner-speed")
-    outcome.deliver(h, load_settings(), backoff=0)
+    outcome.alerts.deliver_pending(h, load_settings().smtp, backoff=0)
     size, speed = (AlertStore(h).alerts(builder=b)[0] for b in ("regression-inliner-size", "regression-inliner-speed"))
     first, second = _bodies(smtp_env)
     assert "Group:" not in first

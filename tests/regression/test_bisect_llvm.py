@@ -20,6 +20,7 @@ from regression.alertstore import AlertStore
 from regression.bisectllvm import commit_range, farm_cache, farm_range
 from regression.bisectrun import run_bisect
 from regression.compare import RunRequest, run_comparison
+from tests.regression.conftest import delivered
 from tests.regression.test_alerts import BENCH
 
 
@@ -85,7 +86,7 @@ def test_bisect_names_the_first_bad_llvm_commit_within_the_bound(smtp_env, tmp_p
 
     def night(run_id: str, commit: str):
         return run_comparison(RunRequest(builder="nightly", run_id=run_id, benchmarks=(BENCH,), policy="heuristic",
-                                         repeats=0, jobs=2), toolchain=cache.get(commit), deliver_backoff=0.05)
+                                         repeats=0, jobs=2), toolchain=cache.get(commit))
 
     assert night("l1", commits[0]).verdict == "ok"
     bad = night("l2", commits[n])
@@ -108,7 +109,7 @@ def test_bisect_names_the_first_bad_llvm_commit_within_the_bound(smtp_env, tmp_p
     assert stored["commits"] == n and stored["commit_builds_bound"] == bisect.max_builds(n)
     # every re-run is a bisect run: not in the trend, no other alert
     assert [r.run_id for r in history.runs("nightly")] == ["l1", "l2"] and len(AlertStore(history).alerts()) == 1
-    assert f"first bad commit {commits[k]}" in smtp_env.messages[-1].get_payload(decode=True).decode()
+    assert f"first bad commit {commits[k]}" in delivered(smtp_env)[-1].get_payload(decode=True).decode()
 
     # a second bisect of the same range builds nothing: toolchains are kept by commit
     before = len(cache.built)

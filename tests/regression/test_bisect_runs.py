@@ -17,6 +17,7 @@ from farm.config import load_settings
 from regression import compare
 from regression.alertstore import AlertStore
 from regression.bisectrun import run_bisect
+from tests.regression.conftest import delivered
 from tests.regression.test_alerts import _run
 
 
@@ -31,7 +32,7 @@ def test_only_the_policy_changed_bisect_names_it_in_two_reruns(smtp_env, capsys)
     store = AlertStore(history)
     [alert] = store.alerts()
     assert alert.inputs == {"policy": ["heuristic", "never"]}
-    [first] = smtp_env.messages
+    [first] = delivered(smtp_env)
 
     t0 = time.time()
     assert main(["regress", "bisect", str(alert.id), "--json"]) == 0
@@ -54,8 +55,8 @@ def test_only_the_policy_changed_bisect_names_it_in_two_reruns(smtp_env, capsys)
     assert [r.run_id for r in history.runs("nightly")] == ["n1", "n2"]
     assert len(history.runs("nightly", bisect=True)) == 4
     # one more mail: the follow-up, in the alert mail's thread
-    assert len(smtp_env.messages) == 2
-    follow = _mail(smtp_env.messages[1])
+    assert len(delivered(smtp_env)) == 2
+    follow = _mail(delivered(smtp_env)[1])
     assert follow["In-Reply-To"] == first["Message-ID"] and follow["References"] == first["Message-ID"]
     assert " ".join(str(follow["Subject"]).split()) == "Re: " + " ".join(str(first["Subject"]).split())
     body = follow.get_payload(decode=True).decode().replace("\r\n", "\n")
@@ -82,7 +83,7 @@ def test_only_the_policy_changed_bisect_names_it_in_two_reruns(smtp_env, capsys)
     nxt = _run("n3", "never")
     assert nxt.alert is None and len(store.alerts()) == 1
     assert compare.previous_baseline(history, nxt.run).run_id == "n1"
-    assert len(smtp_env.messages) == 2
+    assert len(delivered(smtp_env)) == 2
 
 
 def test_only_the_benchmark_sources_changed_bisect_names_them(smtp_env, tmp_path) -> None:
@@ -102,8 +103,7 @@ def test_only_the_benchmark_sources_changed_bisect_names_them(smtp_env, tmp_path
 
     def night(run_id: str, sources):
         return run_comparison(RunRequest(builder="nightly", run_id=run_id, policy="heuristic", repeats=0, jobs=2,
-                                         benchmarks=(benchmarks.local_benchmark(sources, ("20000",)),)),
-                              deliver_backoff=0.05)
+                                         benchmarks=(benchmarks.local_benchmark(sources, ("20000",)),)))
 
     assert night("s1", good).verdict == "ok"
     assert night("s2", bad).verdict == "regression"
@@ -134,7 +134,7 @@ def test_a_bisect_that_cannot_rerun_says_why(smtp_env, capsys) -> None:
     assert found.culprit is None and len(found.steps) == 3
     assert found.why == "the re-run with llvm swapped back failed: no toolchain of LLVM 0123456789abcdef on this host"
     assert AlertStore(history).get(alert.id).bisect["why"] == found.why
-    assert "cannot decide" in _mail(smtp_env.messages[-1]).get_payload(decode=True).decode()
+    assert "cannot decide" in _mail(delivered(smtp_env)[-1]).get_payload(decode=True).decode()
     # bisected: `latest` finds nothing left to bisect (one line, exit 2)
     assert main(["regress", "bisect", "latest"]) == 2
     assert capsys.readouterr().err.strip() == "mlgo-farm: error: no open regression alert waits for a bisect"
@@ -151,7 +151,7 @@ def test_a_regression_that_does_not_come_back_is_flaky_and_undecided(smtp_env, t
 
     def night(run_id: str, policy: str):
         return run_comparison(RunRequest(builder="nightly", run_id=run_id, benchmarks=(BENCH,), policy=policy,
-                                         repeats=0, jobs=2, rules_file=rules), deliver_backoff=0.05)
+                                         repeats=0, jobs=2, rules_file=rules))
 
     assert night("f1", "heuristic").verdict == "ok"
     assert night("f2", "never").verdict == "regression"
@@ -207,7 +207,7 @@ def test_only_the_vocabulary_changed_bisect_names_it_in_two_reruns(smtp_env, tmp
 
     def night(run_id: str, version: str):
         return run_comparison(RunRequest(builder="nightly", run_id=run_id, benchmarks=(BENCH,), policy=str(policy),
-                                         vocab=f"store:{version}", repeats=0, jobs=2), deliver_backoff=0.05)
+                                         vocab=f"store:{version}", repeats=0, jobs=2))
 
     assert night("v1", good_vocab).verdict == "ok"
     assert night("v2", bad_vocab).verdict == "regression"
@@ -226,5 +226,5 @@ def test_only_the_vocabulary_changed_bisect_names_it_in_two_reruns(smtp_env, tmp
     assert store.get(alert.id).bisect["sentence"] == f"culprit vocab {good_vocab} -> {bad_vocab} (evidence runs " \
         f"{', '.join(found.evidence)})"
     assert [r.run_id for r in history.runs("nightly")] == ["v1", "v2"] and len(store.alerts()) == 1
-    follow = _mail(smtp_env.messages[-1])
-    assert follow["In-Reply-To"] == _mail(smtp_env.messages[0])["Message-ID"]
+    follow = _mail(delivered(smtp_env)[-1])
+    assert follow["In-Reply-To"] == _mail(delivered(smtp_env)[0])["Message-ID"]

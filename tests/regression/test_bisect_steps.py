@@ -13,6 +13,7 @@ from farm.cli import main
 from regression import compare
 from regression.alertstore import AlertStore
 from regression.bisectrun import run_bisect
+from tests.regression.conftest import delivered
 from tests.regression.test_alerts import _run
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -59,13 +60,13 @@ def test_next_rerun_finish_one_step_at_a_time(smtp_env, capsys) -> None:
     code, said = _answer(capsys, n, "--next")
     assert said["done"] is True and said["trial"] is None and said["reruns"] == 2
     assert said["sentence"].startswith("done: culprit policy heuristic -> never")
-    assert store.get(alert.id).bisect is None and len(smtp_env.messages) == 1  # decided only by --finish
+    assert store.get(alert.id).bisect is None and len(delivered(smtp_env)) == 1  # decided only by --finish
 
     code, done = _answer(capsys, n, "--finish")
     assert code == 0 and done["culprit"] == "policy" and done["reruns"] == 2, done
     assert done["evidence"] == [f"s2.bisect{n}.1-control", f"s2.bisect{n}.2-policy"]
     stored = store.get(alert.id).bisect
-    assert stored["culprit"] == "policy" and stored["seconds"] >= 0 and len(smtp_env.messages) == 2
+    assert stored["culprit"] == "policy" and stored["seconds"] >= 0 and len(delivered(smtp_env)) == 2
 
     # the bisect all at once, again: it resumes from the record, so nothing is re-run and the answer is the same
     before = len(history.runs("nightly", bisect=True))

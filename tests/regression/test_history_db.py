@@ -110,3 +110,23 @@ def test_urls_and_paths(tmp_path: Path) -> None:
         with pytest.raises(FarmError, match=message) as e:
             History(bad)
         assert "pw" not in str(e.value)
+
+
+def test_a_raw_at_in_the_password_is_refused_in_one_line_without_the_password(monkeypatch, capsys) -> None:
+    """Two `@` before the host: which one ends the password is a guess, so it is refused (said to percent-encode),
+    and no part of the password is printed, on the command line nor by the configured URL."""
+    raw = "postgresql://farm:p@ss-Secret42@127.0.0.1:1/history"
+    with pytest.raises(FarmError, match=r"percent-encode .*%40") as e:
+        History(raw)
+    assert "Secret42" not in str(e.value) and "ss-" not in str(e.value)
+    assert main(["regress", "history", "--history", raw]) == 2
+    out, err = capsys.readouterr()
+    assert len(err.strip().splitlines()) == 1 and "percent-encode" in err
+    assert "postgresql://farm:***@127.0.0.1:1/history" in err and "Secret42" not in out + err
+    monkeypatch.setenv("MLGO_FARM_REGRESSION_HISTORY_URL", raw)
+    assert main(["regress", "history"]) == 2
+    out, err = capsys.readouterr()
+    assert "percent-encode" in err and "Secret42" not in out + err and "ss-" not in out + err
+    # percent-encoded, the same password is the URL's own (and still never shown)
+    url = database.url_of(raw.replace("p@ss", "p%40ss"))
+    assert url.password == "p@ss-Secret42" and "Secret42" not in database.shown(url)

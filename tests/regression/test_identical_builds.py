@@ -33,7 +33,7 @@ def test_a_policy_build_identical_to_the_heuristic_is_measured_once_and_unchange
     monkeypatch.setattr(measure, "text_sizes", counting)
     req = RunRequest(builder="control", run_id="c1", benchmarks=(BENCH,), policy="heuristic", repeats=3,
                      callgrind=False, jobs=2, publish=False)
-    result = run_comparison(req, deliver_backoff=0.05)
+    result = run_comparison(req)
     history = compare.open_history()
     rows = history.measurements(result.run)
     by = {(m.subject, m.metric, m.policy): m for m in rows}
@@ -46,6 +46,6 @@ def test_a_policy_build_identical_to_the_heuristic_is_measured_once_and_unchange
     walls = [c for c in result.comparisons if c.metric == "wall_time" and c.baseline == HEURISTIC_BASELINE]
     assert walls and all(c.verdict == rules.UNCHANGED and c.p_value is None for c in walls)
 
-    again = run_comparison(RunRequest(**{**req.__dict__, "run_id": "c2"}), deliver_backoff=0.05)
+    again = run_comparison(RunRequest(**{**req.__dict__, "run_id": "c2"}))
     previous = [c for c in again.comparisons if c.baseline == PREVIOUS_BASELINE and c.metric == "text_size"]
     assert previous and all(c.verdict == rules.UNCHANGED and c.delta_pct == 0 for c in previous)

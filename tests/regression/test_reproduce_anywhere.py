@@ -16,6 +16,7 @@ from farm.objectstore import store_from_settings
 from policyhost import publish as pstore
 from regression import alerts, benchmarks
 from regression.compare import RunRequest, run_comparison
+from regression.tasks import deliver_alerts
 from tests.master.served import dashboard
 from tests.policyhost.conftest import publish_vocab, signed_policy_manifest, write_onnx_policy
 from tests.regression.test_published_policy import callgraph_corpus  # noqa: F401  (fixture)
@@ -47,8 +48,9 @@ def test_the_mailed_reproduce_command_runs_where_the_store_is_not(
     with dashboard(monkeypatch) as base:
         result = run_comparison(RunRequest(builder="nightly", run_id="n1", corpus=callgraph_corpus,
                                            policy="store:latest", repeats=0, callgrind=False, publish=False,
-                                           jobs=2), deliver_backoff=0.05)
+                                           jobs=2))
         assert result.verdict == "regression" and result.alert == alerts.REGRESSION
+        deliver_alerts()  # Celery beat's delivery
         [mail] = smtp_env.messages
         body = mail.get_payload(decode=True).decode().replace("\r\n", "\n")
         command = body.split(HEADING, 1)[1].splitlines()[0]
@@ -97,9 +99,9 @@ def test_a_local_benchmark_is_reproduced_by_url_writing_only_its_report(
     csrc = DATA / "csrc"
     with dashboard(monkeypatch) as base:
         result = run_comparison(RunRequest(builder="nightly", run_id="n1", policy="never", repeats=0, jobs=2,
-                                           benchmarks=(benchmarks.local_benchmark(csrc, ("20000",)),)),
-                                deliver_backoff=0.05)
+                                           benchmarks=(benchmarks.local_benchmark(csrc, ("20000",)),)))
         assert result.verdict == "regression" and result.alert == alerts.REGRESSION
+        deliver_alerts()  # Celery beat's delivery
         [mail] = smtp_env.messages
         body = mail.get_payload(decode=True).decode().replace("\r\n", "\n")
         command = body.split(HEADING, 1)[1].splitlines()[0]
