@@ -34,7 +34,8 @@ class StoreError(FarmError):
 
 class HistoryError(FarmError):
     """The regression history's database refused a statement or could not be reached (regression/database.py): a
-    run it happens to names itself in the message (regression/unfinished.py), since the database's line does not."""
+    run it happens to names itself in the message (regression/unfinished.py), since the database's line does not; the
+    dashboard answers it 503, "try again" (master/dashboard/app.py)."""
 
 
 class ValidationFailed(InputError):

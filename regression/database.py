@@ -204,11 +204,6 @@ class _Deadline:
             self._timer.cancel()
 
 
-class HistoryError(FarmError):
-    """The history database failed a statement or did not answer (a FarmError like any: exit 1; the dashboard
-    answers it 503, "try again", master/dashboard/app.py)."""
-
-
 def error(url: URL, e: BaseException) -> FarmError:
     """A database error as one line naming the history's URL (without its password, nor the password anywhere)."""
     if isinstance(e, FarmError):

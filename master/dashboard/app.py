@@ -46,12 +46,11 @@ from farm import ids
 from farm.artifacts.kinds import POLICY, VOCAB
 from farm.artifacts.versions import CorruptObject
 from farm.config import Settings
-from farm.errors import InputError, StoreError, first_line
+from farm.errors import HistoryError, InputError, StoreError, first_line
 from farm.objectstore import ObjectStore, store_from_settings
 from master.dashboard import files, stream
 from master.dashboard.memo import Memo
 from master.dashboard.mount import STATIC
-from regression.database import HistoryError
 
 log = logging.getLogger(__name__)
 READ_METHODS = ("GET", "HEAD")
