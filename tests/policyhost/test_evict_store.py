@@ -90,3 +90,47 @@ def test_an_eviction_model_is_not_published_as_an_inliner_nor_with_another_farms
     res = cli("policy", "publish", "--advisor", "regalloc", str(trained["model"]))
     lines = res.stderr.strip().splitlines()
     assert res.returncode != 0 and len(lines) == 1 and "signed with another farm key" in lines[0], res.stderr
+
+
+def test_the_version_page_gives_lines_that_build_with_a_profile_and_the_native_host(trained: dict[str, Path],
+                                                                                    tmp_path: Path,
+                                                                                    toolchain: Toolchain) -> None:
+    """The policy page's lines, run as written: the native host built, the program instrumented, trained, merged and
+    built per file through the host with the profile; it computes what the plain build computes."""
+    import html
+    import shutil
+
+    from farm.config import load_settings
+    from master.dashboard.app import create_app
+    from tests.conftest import CSRC
+    from tests.docblocks import run_sh
+
+    res = cli("policy", "publish", "--advisor", "regalloc", str(trained["model"]))  # published, or already
+    assert res.returncode == 0, res.stderr
+    version = res.stdout.split()[2]
+    settings = load_settings()
+    page = create_app(settings).test_client().get(f"/policies/regalloc/{version}/").get_data(as_text=True)
+
+    def pre(pre_id: str) -> list[str]:
+        return html.unescape(page.split(f'<pre id="{pre_id}">')[1].split("</pre>")[0]).splitlines()
+
+    fetch, build = pre("evict-fetch"), pre("evict-pgo")
+    weights_url = settings.buildbot.dashboard(f"store/policies/regalloc/{version}/model.weights")
+    host_url = settings.buildbot.dashboard("policies/host/mlgo-policy-host.c")
+    assert fetch[:4] == [f"curl -fsSLO {u}{ext}" for u in (weights_url, host_url) for ext in ("", ".sha256")]
+    assert fetch[4] == "sha256sum -c model.weights.sha256 mlgo-policy-host.c.sha256"
+    assert "--weights $mlgo/model.weights -- clang-22 -O2 -fprofile-use=prog.profdata" in build[1]
+    # what the curl lines fetch, taken from the store and the checkout instead (no server here)
+    where = tmp_path / "prog"
+    shutil.copytree(CSRC, where)
+    down = tmp_path / "mlgo"
+    assert cli("policy", "download", "--advisor", "regalloc", "--version", version, "-o",
+               str(down / "model.onnx")).returncode == 0
+    shutil.copy(standalone.NATIVE_SOURCE, down)
+    run_sh(f"cd {down}\n{fetch[5]}\n{fetch[6]}\ncd {where}\n" + "\n".join(build).replace("TRAINING-INPUT", "2000"),
+           where, toolchain)
+    assert (where / "prog.profdata").is_file() and len(list((where / "pgo").glob("*.o"))) == len(list(CSRC.glob("*.c")))
+    run_sh("clang-22 -O2 *.c -o plain", where, toolchain)
+    ran = [subprocess.run([str(where / p), "3000"], capture_output=True, text=True, timeout=120)
+           for p in ("prog", "plain")]
+    assert ran[0].returncode == ran[1].returncode == 0 and ran[0].stdout == ran[1].stdout
