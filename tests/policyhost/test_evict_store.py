@@ -7,26 +7,16 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from farm.toolchain import Toolchain
 from policyhost import standalone
+
+# the published policies' tests: one farm key for the module (the trained model's record is signed with it)
+from tests.policyhost.test_policy_store import KEY, _one_signing_key, cli  # noqa: F401 - the autouse fixture
 from tests.policytrain.evictsrc import write_sources
-
-MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
-KEY = "evict-store-tests-signing-key"
-
-
-@pytest.fixture(autouse=True)
-def _one_signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MLGO_FARM_VOCAB_SIGNING_KEY", KEY)
-
-
-def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([MLGO_FARM, *args], capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +31,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory, toolchain: Toolchain) -> d
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MLGO_FARM_VOCAB_SIGNING_KEY", KEY)
         res = cli("policy", "train-evict", "--recipe", "smoke", "--train", f"alpha={corpora['alpha']}",
-                  "--validation", f"beta={corpora['beta']}", "-o", str(model))
+                  "--validation", f"beta={corpora['beta']}", "-o", str(model), timeout=600)
     assert res.returncode == 0, res.stderr
     return {"model": model, "src": tmp / "beta-src" / "m0.c"}
 
