@@ -94,7 +94,9 @@ class CeleryConfig:
 
 @dataclass(frozen=True)
 class SMTPConfig:
-    #: The mail server that sends the regression alerts and Buildbot's notices.
+    #: The mail server that sends the regression alerts and Buildbot's notices. Loopback (the default): the mail sink
+    #: `stack up` starts on `port`, which sends nothing on and keeps each mail in <var_dir>/mail/ (the dashboard's
+    #: Mail page); a real server replaces it.
     host: str = "127.0.0.1"
     #: Its port.
     port: int = 8025

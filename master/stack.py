@@ -1,5 +1,6 @@
-"""The single-machine stack on loopback: redis-server, Celery worker and beat, Flower (master/flower.py),
-Buildbot master and worker, and a supervisor that starts again whichever of them dies.
+"""The single-machine stack on loopback: redis-server, Celery worker and beat, Flower (master/flower.py), the mail
+sink (master/mailsink.py, when `[smtp] host` is loopback), Buildbot master and worker, and a supervisor that starts
+again whichever of them dies.
 
 `up` is idempotent (running parts are left alone) and returns once every part is ready; `down`
 stops the supervisor first, then, in reverse order, only processes whose pid files this stack
@@ -36,7 +37,7 @@ from farm.config import Settings
 from farm.errors import FarmError
 from farm.locks import file_lock
 from farm.secrets import effective_redis_url, loopback_redis, redact, redis_password
-from master import buildbot_worker, control, flower
+from master import buildbot_worker, control, flower, mailsink
 from master.layout import worker_dir
 from master.procs import farm_env, pid_alive, run, venv_tool
 from master.rest import MasterAPI
@@ -144,6 +145,39 @@ def redis_down(s: Settings) -> str:
     return _terminate(run_dir / "redis.pid", "redis") if _redis_address(s) else "redis: remote (left alone)"
 
 
+def mailsink_up(s: Settings) -> str:
+    """The loopback mail sink (master/mailsink.py) in its own session, when `[smtp] host` is loopback and nothing
+    else listens on its port; a real `[smtp] host` replaces it."""
+    if not mailsink.wanted(s):
+        return f"mail sink: none ([smtp] host {s.smtp.host}:{s.smtp.port} gets the mail)"
+    _, log_dir = _dirs(s)
+    host, port, pidfile = mailsink.bind_host(s), s.smtp.port, mailsink.pidfile(s)
+    if pid_alive(pidfile):
+        return f"mail sink: already running (pid {pid_alive(pidfile)}) on {host}:{port}"
+    if _listening(host, port):
+        return f"mail sink: using the mail server already listening on {host}:{port} (not managed by the stack)"
+    where = mailsink.private_dir(mailsink.mail_dir(s))
+    log = log_dir / "mailsink.log"
+    with open(log, "ab") as logf:
+        proc = subprocess.Popen([sys.executable, "-m", "master.mailsink", "--host", host, "--port", str(port),
+                                 "--dir", str(where)], env=farm_env(s), stdin=subprocess.DEVNULL, stdout=logf,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    write_atomic(pidfile, f"{proc.pid}\n")
+
+    def ready() -> bool:
+        if proc.poll() is not None:
+            pidfile.unlink(missing_ok=True)
+            raise FarmError(f"mail sink exited with {proc.returncode} before it listened on {host}:{port}; see {log}")
+        return _listening(host, port)
+
+    _wait(ready, "mail sink", 30, log)
+    return f"mail sink: started (pid {proc.pid}) on {host}:{port}, keeps every mail in {where}; log {log}"
+
+
+def mailsink_down(s: Settings) -> str:
+    return _terminate(mailsink.pidfile(s), "mail sink", timeout=10)
+
+
 def _celery_up(s: Settings, role: str) -> str:
     run_dir, log_dir = _dirs(s)
     pidfile, logfile = run_dir / f"celery-{role}.pid", log_dir / f"celery-{role}.log"
@@ -213,6 +247,8 @@ def _parts(s: Settings) -> list[tuple[str, Callable[[], object], Callable[[], st
         ("celery worker", lambda: pid_alive(run_dir / "celery-worker.pid"), lambda: _celery_up(s, "worker")),
         ("celery beat", lambda: pid_alive(run_dir / "celery-beat.pid"), lambda: _celery_up(s, "beat")),
         ("flower", lambda: not flower.enabled(s) or pid_alive(flower.pidfile(s)), lambda: flower.up(s)),
+        ("mail sink", lambda: not mailsink.wanted(s) or pid_alive(mailsink.pidfile(s))
+         or _listening(mailsink.bind_host(s), s.smtp.port), lambda: mailsink_up(s)),
         ("buildbot master", lambda: control.running(s), lambda: master_up(s)),
         ("buildbot worker", lambda: buildbot_worker.running(worker_dir(s)), lambda: worker_up(s)),
     ]
@@ -279,6 +315,7 @@ def down(s: Settings) -> list[str]:
             _terminate(run_dir / "supervisor.pid", "supervisor", timeout=10),
             "buildbot worker: " + ("stopped" if buildbot_worker.stop(s, worker_dir(s)) else "not running"),
             "buildbot master: " + ("stopped" if control.stop(s) else "not running"),
+            mailsink_down(s),
             _terminate(flower.pidfile(s), "flower", timeout=20),
             _terminate(run_dir / "celery-beat.pid", "celery beat"),
             _terminate(run_dir / "celery-worker.pid", "celery worker", timeout=120),
@@ -302,6 +339,8 @@ def status(s: Settings) -> list[str]:
         line("redis", redis_pid),
         line("celery worker", pid_alive(run_dir / "celery-worker.pid")),
         line("celery beat", pid_alive(run_dir / "celery-beat.pid")),
+        line("mail sink", pid_alive(mailsink.pidfile(s))) if mailsink.wanted(s) else
+        f"mail sink: none ([smtp] host {s.smtp.host})",
         line("buildbot master", control.running(s)),
         line("buildbot worker", buildbot_worker.running(worker_dir(s))),
         line("supervisor", pid_alive(run_dir / "supervisor.pid")),

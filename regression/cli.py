@@ -64,20 +64,24 @@ def _reproduce(args: argparse.Namespace) -> int:
         req = dataclasses.replace(request_from_args(args, Path(tmp) / "bench"), publish=False)
         history = History(var / "regression" / "history.sqlite")
         result = run_comparison(req, settings=settings, history=history)
-        if args.mail:  # no beat ever sees this temporary history: its one mail goes out before it is removed
+        mail = {"mailed": False, "error": None, "server": f"{settings.smtp.host}:{settings.smtp.port}"}
+        if args.mail and result.queued:  # no beat ever sees this temporary history: its mail goes now or never
             from regression.alerts import deliver_pending
 
-            for e in deliver_pending(history, settings.smtp, held=True).errors:
+            delivery = deliver_pending(history, settings.smtp, held=True)
+            for e in delivery.errors:
                 logging.getLogger(__name__).warning("%s", e)
+            mail["mailed"] = delivery.sent > 0 and delivery.pending == 0
+            mail["error"] = "; ".join(delivery.errors) or None
         shutil.rmtree(out, ignore_errors=True)
         shutil.copytree(result.report_dir, out)
         here = (out / "index.html").as_uri()
         result.summary = result.summary.replace(result.report_url, here)
     result.report_dir, result.report_url, result.web_url = out, here, here
-    return _answer(args, result, reproduction=True)
+    return _answer(args, result, reproduction={"asked": bool(args.mail), **mail})
 
 
-def _answer(args: argparse.Namespace, result, reproduction: bool = False) -> Answer:
+def _answer(args: argparse.Namespace, result, reproduction: Mapping[str, Any] | None = None) -> Answer:
     from regression.rules import RunVerdict
 
     differ = not_identical(result.comparisons) if args.expect_identical else ""
@@ -85,7 +89,7 @@ def _answer(args: argparse.Namespace, result, reproduction: bool = False) -> Ans
               "headline": result.headline, "report": str(result.report_dir), "report_url": result.report_url,
               "web_url": result.web_url, "publish_error": result.publish_error, "alert": result.alert,
               "queued": result.queued, "not_identical": differ or None,
-              **({"reproduction": {"mailed": bool(args.mail)}} if reproduction else {})}
+              **({"reproduction": dict(reproduction)} if reproduction is not None else {})}
     code = EXIT_NOT_IDENTICAL if differ else \
         EXIT_REGRESSION if args.fail_on_regression and result.verdict == RunVerdict.REGRESSION else 0
     # the report's own summary (regression/report.py) comes first for people; the fields carry its facts
@@ -96,15 +100,20 @@ def _run_said(f: Mapping[str, Any]) -> str:
     lines = [f"report: {f['report']}", f"verdict: {f['headline']}"]
     if f["publish_error"]:
         lines.append(f"report not published: {f['publish_error']}")
-    if f["alert"] and f.get("reproduction") and not f["reproduction"]["mailed"]:
+    said = f.get("reproduction")
+    if f["alert"] and said and not said["asked"]:
         lines.append(f"alert: {f['alert']}, not mailed (a reproduction: --mail mails [smtp] recipients)")
+    elif f["alert"] and said and f["queued"] and not said["mailed"]:
+        lines.append(f"alert: {f['alert']} NOT mailed: {said['error'] or 'not sent'}; a reproduction's outbox is "
+                     f"removed with it, so nothing sends it later (is a mail server listening on {said['server']}? "
+                     "`mlgo-farm stack up` starts the local sink)")
     elif f["alert"] and not f["queued"]:
         lines.append(f"alert: {f['alert']}, not sent: no recipients configured ([smtp] recipients)")
     elif f["alert"] and not f.get("reproduction"):
         lines.append(f"alert: {f['alert']} queued in the outbox (Celery beat delivers it within a minute; "
                      "`mlgo-farm regress alerts --flush` now)")
     elif f["alert"]:
-        lines.append(f"alert: {f['alert']} mailed")
+        lines.append(f"alert: {f['alert']} mailed through {said['server']}")
     if f["not_identical"]:
         lines.append(f"control failed: the policy build is not the heuristic build ({f['not_identical']})")
     return "\n".join(lines)

@@ -17,7 +17,7 @@ from markupsafe import Markup, escape
 
 from farm.artifacts.kinds import POLICY, VOCAB, check_version_name
 from farm.errors import FarmError, InputError, first_line
-from master.dashboard import files, numbers, trends, views_alerts, views_datasets, views_policies, vocabdiff
+from master.dashboard import files, numbers, trends, views_alerts, views_datasets, views_mail, views_policies, vocabdiff
 from policyhost import advisors
 from regression import metrics
 from regression.alertstore import AlertStore
@@ -142,6 +142,7 @@ def register(app: Flask, farm) -> None:
     views_datasets.register(app, farm)
     views_policies.register(app, farm)
     views_alerts.register(app, farm)
+    views_mail.register(app, farm)
 
     def overview() -> dict[str, Any]:
         """The front page's sections, each on its own: one that cannot be read (a corrupt or unreadable index of

@@ -31,12 +31,13 @@ def _listening(port: int) -> bool:
 
 @pytest.fixture
 def ports(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    p = {"redis": free_port(), "www": free_port(), "pb": free_port(), "flower": free_port()}
+    p = {"redis": free_port(), "www": free_port(), "pb": free_port(), "flower": free_port(), "smtp": free_port()}
     monkeypatch.setenv("MLGO_FARM_CELERY_BROKER_URL", f"redis://127.0.0.1:{p['redis']}/0")
     monkeypatch.setenv("MLGO_FARM_CELERY_RESULT_BACKEND", f"redis://127.0.0.1:{p['redis']}/1")
     monkeypatch.setenv("MLGO_FARM_BUILDBOT_WWW_PORT", str(p["www"]))
     monkeypatch.setenv("MLGO_FARM_BUILDBOT_PB_PORT", str(p["pb"]))
     monkeypatch.setenv("MLGO_FARM_CELERY_FLOWER_PORT", str(p["flower"]))
+    monkeypatch.setenv("MLGO_FARM_SMTP_PORT", str(p["smtp"]))  # the stack's mail sink, on loopback by default
     return p
 
 
@@ -107,7 +108,7 @@ def test_stack_up_is_idempotent_supervised_password_protected_and_down_stops_it(
 
     s = load_settings()
     run, log = s.var_dir / "run", s.var_dir / "log"
-    names = ("redis", "celery-worker", "celery-beat", "flower", "supervisor")
+    names = ("redis", "celery-worker", "celery-beat", "flower", "mailsink", "supervisor")
     try:
         first = stack.up(s)
         assert first[0].startswith("redis: started") and "celery worker: started" in first[1]
@@ -134,7 +135,7 @@ def test_stack_up_is_idempotent_supervised_password_protected_and_down_stops_it(
         _flower_checks(s, ports, pids["flower"], password)
 
         # The supervisor starts again what dies: the worker main process, beat, Redis (all SIGKILLed).
-        for name in ("celery-worker", "celery-beat", "flower", "redis"):
+        for name in ("celery-worker", "celery-beat", "flower", "mailsink", "redis"):
             os.kill(pids[name], signal.SIGKILL)
             killed = time.monotonic()
             pids[name] = wait_until(lambda n=name: _restarted(run / f"{n}.pid", pids[n]), 120, f"{name} restarted")
@@ -143,6 +144,7 @@ def test_stack_up_is_idempotent_supervised_password_protected_and_down_stops_it(
         text = (log / "supervisor.log").read_text()
         assert "celery worker was not running; celery worker: started" in text
         assert "redis was not running; redis: started" in text
+        assert "mail sink was not running; mail sink: started" in text
         for part in ("redis", "celery-worker", "celery-beat", "flower", "supervisor"):
             assert password not in (log / f"{part}.log").read_text(), f"{part}.log shows the Redis password"
         assert all(password not in line for line in first + again)

@@ -19,6 +19,7 @@ import pytest
 from farm.config import DASHBOARD_PATH, load_settings
 from farm.objectstore import FileStore
 from master.dashboard.app import create_app
+from master.mailsink import Keeper, mail_dir
 from regression.alertstore import AlertStore
 from regression.history import History
 from regression.report import publish, render
@@ -94,11 +95,14 @@ def test_every_page_and_buildbots_ui_load_the_stylesheet_and_its_rules_apply(mas
     port = master[0]
     base = f"http://127.0.0.1:{port}/"
     alert = AlertStore(History(load_settings().var_dir / DB)).alerts()[0]
+    kept = Keeper(mail_dir(load_settings())).keep("mlgo-farm@localhost", ["oncall@example.org"],
+                                                   b"Subject: [mlgo-farm] kept by the sink\r\n\r\nbody\r\n")
     pages = _pages(base + DASHBOARD_PATH, {"kind": "ir", "version": V2, "advisor": "inline", "builder":
-                                           "regression-inliner-size", "alert_id": alert.id, "dataset_id": DS})
+                                           "regression-inliner-size", "alert_id": alert.id, "dataset_id": DS,
+                                           "name": kept.name})
     assert {"/", "/vocab/", "/vocab/<kind>/<version>/", "/vocab/<kind>/diff", "/policies/",
             "/policies/<advisor>/<version>/", "/regression/<builder>/trend", "/alerts/",
-            "/alerts/<int:alert_id>/"} <= set(pages), sorted(pages)
+            "/alerts/<id:alert_id>/", "/mail/"} <= set(pages), sorted(pages)
     sheet = base + DASHBOARD_PATH + "static/styles.css"
     fetched: dict[str, object] = {}
 

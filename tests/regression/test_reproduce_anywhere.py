@@ -136,8 +136,8 @@ def test_a_local_benchmark_is_reproduced_by_url_writing_only_its_report(
         assert list(empty.iterdir()) == [] and list((tmp_path / "reader-tmp").iterdir()) == []
 
 
-def test_a_reproduction_mails_only_when_asked(smtp_env: MailBox, tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_reproduction_mails_only_when_asked(smtp_env: MailBox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
     from farm.cli import main
     from farm.config import load_settings
     from tests.conftest import DATA
@@ -148,6 +148,7 @@ def test_a_reproduction_mails_only_when_asked(smtp_env: MailBox, tmp_path: Path,
     assert main(["regress", "run", "--bench-dir", str(DATA / "csrc"), "--bench-arg=20000", "--policy", "never",
                  "--repeats", "0", "--report-dir", "out", "--mail"]) == 0
     [mail] = smtp_env.messages  # asked: the alert goes to [smtp] recipients
+    assert f"alert: regression mailed through {smtp_env.host}:{smtp_env.port}" in capsys.readouterr().out
     assert "REGRESSION" in str(mail["Subject"])
     assert [p.name for p in here.iterdir()] == ["out"] and (here / "out" / "index.html").is_file()
     assert not load_settings().var_dir.exists()  # the farm's own var_dir was not touched either
@@ -157,3 +158,29 @@ def test_a_reproduction_mails_only_when_asked(smtp_env: MailBox, tmp_path: Path,
     assert main(["regress", "run", "--bench-dir", str(DATA / "csrc"), "--policy", "never", "--repeats", "0",
                  "--report-dir", "mine"]) == 2
     assert [p.name for p in (here / "mine").iterdir()] == ["notes.txt"]
+
+
+def test_a_reproduction_whose_mail_server_refuses_says_its_mail_is_lost(
+        smtp_env: MailBox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """No server on [smtp] port (no `stack up`, so no sink): the answer says the alert was NOT mailed and why, never
+    that it was mailed or waits in an outbox that is removed with the reproduction."""
+    import json
+
+    from farm.cli import main
+    from tests.conftest import DATA
+    from tests.servers import free_port
+
+    monkeypatch.setenv("MLGO_FARM_SMTP_PORT", str(free_port()))  # nothing listens there
+    monkeypatch.setenv("MLGO_FARM_SMTP_RETRIES", "1")
+    monkeypatch.chdir(tmp_path)
+    argv = ["regress", "run", "--bench-dir", str(DATA / "csrc"), "--bench-arg=20000", "--policy", "never",
+            "--repeats", "0", "--mail"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    [line] = [ln for ln in out.splitlines() if ln.startswith("alert: ")]
+    assert line.startswith("alert: regression NOT mailed: alert 1 (regression, run ") and "refused" in line, line
+    assert "nothing sends it later" in line and "`mlgo-farm stack up` starts the local sink" in line
+    assert " mailed through" not in out and "queued in the outbox" not in out and smtp_env.messages == []
+    assert main([*argv, "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)["reproduction"]
+    assert said["asked"] is True and said["mailed"] is False and "refused" in said["error"]
