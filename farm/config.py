@@ -1,6 +1,9 @@
 """Farm configuration: embedded defaults, then a TOML file, then environment variables.
 
-The file is `$MLGO_FARM_CONFIG` (default `./mlgo-farm.toml` if present). Every key can be
+The file is `$MLGO_FARM_CONFIG` (default `<home>/mlgo-farm.toml` if present, where the home is
+`$MLGO_FARM_HOME`, else the checkout the farm runs from: `farm_home`). A relative `var_dir` (or
+`file:` store URL) is read against the directory of the file that set it, else against the home,
+never against the current directory: the CLI works the same from anywhere. Every key can be
 overridden by `MLGO_FARM_<SECTION>_<KEY>` (for example `MLGO_FARM_STORE_URL`). Secrets
 (S3 keys, SMTP password) come from the environment or that file, never from the repository;
 boto3 also reads its own standard variables (`AWS_ACCESS_KEY_ID`, ...).
@@ -14,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from farm import datafile
 from farm.envvalues import check_range, coerce, env_key
@@ -51,7 +55,9 @@ class LLVMConfig:
 
 @dataclass(frozen=True)
 class PathsConfig:
-    #: Working area for corpora, datasets, runs, the embedded store and the history database.
+    #: Working area for corpora, datasets, runs, the embedded store and the history database. Relative: to the
+    #: directory of the configuration file that sets it, else to the farm's home (`$MLGO_FARM_HOME`, default the
+    #: checkout), never to the current directory.
     var_dir: str = "var"
 
 
@@ -391,8 +397,42 @@ def _check_type(value: Any, like: Any, where: str) -> Any:
 #: `MLGO_FARM_*` variables that are not settings: the config file's path, the set-up script's
 #: virtualenv, and the demo's knobs. Any other `MLGO_FARM_*` name must be a setting, so that a
 #: mistyped `MLGO_FARM_SMTP_RECIPIENT` is an error instead of a night without mail.
-NON_SETTING_VARIABLES = frozenset({"MLGO_FARM_CONFIG", "MLGO_FARM_VENV", "MLGO_FARM_DEMO_PACKAGE",
-                                   "MLGO_FARM_DEMO_TIMEOUT"})
+NON_SETTING_VARIABLES = frozenset({"MLGO_FARM_CONFIG", "MLGO_FARM_HOME", "MLGO_FARM_VENV",
+                                   "MLGO_FARM_DEMO_PACKAGE", "MLGO_FARM_DEMO_TIMEOUT"})
+#: The configuration file's name in the farm's home.
+CONFIG_NAME = "mlgo-farm.toml"
+
+
+def farm_home(env: dict[str, str] | None = None) -> Path:
+    """Where `mlgo-farm.toml` and a relative `var_dir` live: `$MLGO_FARM_HOME`, else the checkout this code runs
+    from (the directory holding `farm/` and pyproject.toml: `deploy/setup.sh` installs it editable), else the
+    current directory (a copy installed elsewhere without MLGO_FARM_HOME). Absolute."""
+    env = os.environ if env is None else env
+    if env.get("MLGO_FARM_HOME"):
+        return Path(env["MLGO_FARM_HOME"]).expanduser().absolute()
+    checkout = Path(__file__).resolve().parent.parent
+    return checkout if (checkout / "pyproject.toml").is_file() else Path.cwd()
+
+
+def config_path(env: dict[str, str] | None = None) -> Path:
+    """The configuration file that is read: `$MLGO_FARM_CONFIG`, else `<home>/mlgo-farm.toml` (which may not
+    exist: then the defaults and the environment alone); absolute."""
+    env = os.environ if env is None else env
+    return Path(env.get("MLGO_FARM_CONFIG") or farm_home(env) / CONFIG_NAME).expanduser().absolute()
+
+
+def _anchored(value: str, base: Path) -> str:
+    """A path setting made absolute against `base` (an absolute one as it is)."""
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else base / path)
+
+
+def _anchored_url(url: str, base: Path) -> str:
+    """A `file:` store URL whose path is relative (`file:store`) made absolute against `base`; others as they are."""
+    if not url.startswith("file:") or url.startswith("file:/"):
+        return url
+    return (base / unquote(url[len("file:"):])).as_uri()
+
 
 def _read_file(p: Path) -> dict[str, Any]:
     """The file's tables, through the farm's one TOML reader (farm/datafile.py: hostile text and integers beyond
@@ -408,9 +448,11 @@ def _read_file(p: Path) -> dict[str, Any]:
 def load_settings(path: str | Path | None = None, env: dict[str, str] | None = None) -> Settings:
     """Read the configuration file (if any) and apply environment overrides."""
     env = dict(os.environ if env is None else env)
-    path = path or env.get("MLGO_FARM_CONFIG") or "mlgo-farm.toml"
+    path = path or config_path(env)
     data: dict[str, dict[str, Any]] = {}
     p = Path(path)
+    home = farm_home(env)
+    anchors: dict[tuple[str, str], Path] = {}  # (section, key) -> the directory a relative value is read against
     if p.is_file():
         data = _read_file(p)
     elif p.exists():
@@ -430,10 +472,16 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
                 where = f"config {p}: [{f.name}] {sub.name}"
                 value = check_range(f.name, sub.name, _check_type(data[f.name][sub.name], default, where), where,
                                     InputError)
+                anchors[f.name, sub.name] = p.absolute().parent
             key = env_key(f.name, sub.name)
             known_vars.add(key)
             if key in env:
                 value = check_range(f.name, sub.name, coerce(env[key], default, key), key)
+                anchors.pop((f.name, sub.name), None)
+            if (f.name, sub.name) == ("paths", "var_dir"):
+                value = _anchored(value, anchors.get((f.name, sub.name), home))
+            elif (f.name, sub.name) == ("store", "url"):
+                value = _anchored_url(value, anchors.get((f.name, sub.name), home))
             values[sub.name] = value
         unknown = set(data.get(f.name, {})) - {s.name for s in dataclasses.fields(base)}
         if unknown:

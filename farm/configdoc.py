@@ -108,15 +108,21 @@ def render() -> str:
            "     the declarations there (a `#:` comment above each field), never this file; tests/test_docs.py",
            "     checks it. -->",
            "", "# Configuration reference", "",
-           "Embedded defaults, then a TOML file (`$MLGO_FARM_CONFIG`, default `./mlgo-farm.toml` when it exists), "
-           "then environment variables `MLGO_FARM_<SECTION>_<KEY>`, which override the file (boto3 also reads "
-           "its own `AWS_*` variables). A value is read as the type of its default. Unknown sections or keys, a "
-           "section that is not a table, a file that is not UTF-8, a value of the wrong type or outside its "
-           "range are one-line errors when the configuration is read; so is an `MLGO_FARM_*` variable that names "
-           "no setting (a mistyped `MLGO_FARM_SMTP_RECIPIENT` would otherwise mean a night without mail), apart "
+           "Embedded defaults, then a TOML file (`$MLGO_FARM_CONFIG`, default `mlgo-farm.toml` in the farm's home "
+           "when it exists), then environment variables `MLGO_FARM_<SECTION>_<KEY>`, which override the file (boto3 "
+           "also reads its own `AWS_*` variables). A value is read as the type of its default. Unknown sections or "
+           "keys, a section that is not a table, a file that is not UTF-8, a value of the wrong type or outside its "
+           "range are one-line errors when the configuration is read; so is an `MLGO_FARM_*` variable that names no "
+           "setting (a mistyped `MLGO_FARM_SMTP_RECIPIENT` would otherwise mean a night without mail), apart "
            "from " + ", ".join(f"`{v}`" for v in sorted(config.NON_SETTING_VARIABLES)) + ". Secrets (passwords, "
            "keys) come from the environment or that file, or are generated once into `<var_dir>/secrets/` "
            "(mode 0600), never from the repository, and are never printed.", "",
+           "**The farm's home** is `$MLGO_FARM_HOME` when set, else the checkout `mlgo-farm` runs from (the "
+           "directory of `pyproject.toml`, which `deploy/setup.sh` installs). The default configuration file is "
+           "read there, and a relative `var_dir` (or a `file:` store URL with a relative path) is read against "
+           "the directory of the configuration file that sets it, else against the home: never against the "
+           "current directory, so every command finds the same `var/` and store from anywhere. A command that "
+           "finds nothing published names the store it looked in.", "",
            "Sections: " + ", ".join(f"[`[{s}]`](#{s})" for s in sections) + ".", "",
            "```toml", "# mlgo-farm.toml: only what differs from the defaults",
            "[smtp]", 'recipients = "mlgo-team@example.org"', "",

@@ -266,6 +266,8 @@ def open_store(url: str, *, endpoint_url: str = "", region: str = "us-east-1",
     """Open `file:///dir` or `s3://bucket/prefix`."""
     u = urlparse(url)
     if u.scheme == "file":
+        if u.netloc not in ("", "localhost") or not u.path.startswith("/"):  # file://var/store: a host named "var"
+            raise InputError(f"store URL {url!r} is not an absolute file URL: use file:///abs/dir")
         return FileStore(Path(unquote(u.path)))
     if u.scheme == "s3":
         if not u.netloc:

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from farm.config import Settings
+from farm.config import Settings, config_path
 from farm.errors import FarmError
 
 
@@ -23,9 +23,9 @@ def venv_tool(name: str) -> str:
 def farm_env(settings: Settings, base: dict[str, str] | None = None) -> dict[str, str]:
     """Environment for processes the farm starts: same config, absolute var dir, venv on PATH."""
     env = dict(os.environ if base is None else base)
-    config = Path(env.get("MLGO_FARM_CONFIG") or "mlgo-farm.toml")
+    config = config_path(env)
     if config.is_file():
-        env["MLGO_FARM_CONFIG"] = str(config.absolute())
+        env["MLGO_FARM_CONFIG"] = str(config)
     env["MLGO_FARM_PATHS_VAR_DIR"] = str(settings.var_dir)
     bindir = str(Path(sys.executable).parent)
     if bindir not in env.get("PATH", "").split(os.pathsep):

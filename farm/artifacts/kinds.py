@@ -92,6 +92,9 @@ class ArtifactKind:
     #: Recorded, such a file is the version's like the others: uploaded before the manifest, checked against it on
     #: publish, download, serving and scrub; a version without one (published before it existed) is whole as it is.
     optional: tuple[str, ...] = ()
+    #: the command that makes a listed version `latest` whatever its gate said ({group}, {version} filled in),
+    #: which a "nothing is latest" message names when a candidate waits; empty: the kind has no such verb
+    promote_usage: str = ""
 
     @property
     def index_key(self) -> str:
@@ -187,6 +190,7 @@ def vocab_index_entry(manifest: Mapping[str, Any]) -> dict[str, Any]:
 VOCAB = ArtifactKind(
     noun="vocabulary", root="vocab", group="kind", files=("vocab.json",), digests=_one("vocab.json"),
     version_name=vocab_version_name, index_entry=vocab_index_entry, verb="vocab",
+    promote_usage="mlgo-farm vocab promote {group} {version} --reason '...'",
     pointer_fields=("kind", "version", "sha256", "dimension", "dataset_id", "published_at"),
 )
 
@@ -231,6 +235,7 @@ POLICY = ArtifactKind(
     noun="policy", root="policies", group="advisor", files=("model.onnx",), digests=policy_digests,
     version_name=policy_version_name, index_entry=policy_index_entry, verb="policy",
     pointer_fields=("advisor", "version", "sha256", "vocab_version", "published_at"), optional=(POLICY_WEIGHTS,),
+    promote_usage="mlgo-farm policy promote --advisor {group} {version} --reason '...'",
 )
 
 #: a dataset's files (OpenKE layout; workers/dataset.py writes them, vocabgen/dataset.py reads them)

@@ -76,6 +76,10 @@ class Shelf:
         """A concrete version name; `latest` follows the group's pointer."""
         return versions.resolve(self.kind, store, self.check_group(group), version)
 
+    def held_back(self, store: ObjectStore, group: str) -> dict[str, str] | None:
+        """The group's newest candidate while nothing is `latest`: {version, why, promote}; None when none is listed."""
+        return versions.held_back(self.kind, store, self.check_group(group))
+
     def show(self, store: ObjectStore, group: str, version: str = "latest") -> dict[str, Any]:
         """A version's manifest (`latest` resolved)."""
         return versions.show(self.kind, store, self.check_group(group), version)

@@ -351,6 +351,33 @@ def newest(kind: ArtifactKind, store: ObjectStore, group: str, rule: str) -> str
     return str(max(waiting, key=lambda v: str(v.get("published_at")))["version"]) if waiting else None
 
 
+def held_back(kind: ArtifactKind, store: ObjectStore, group: str) -> dict[str, str] | None:
+    """The group's newest candidate while no version is `latest`: {version, why (its gate's reasons, one line),
+    promote (the command that makes it latest)}; None when nothing of the group is listed."""
+    listed = [v for v in read_index(kind, store) if v.get(kind.group) == group and v.get("version")]
+    waiting = [v for v in listed if v.get("state") == "candidate"] or listed
+    if not waiting:
+        return None
+    newest = max(waiting, key=lambda v: (str(v.get("published_at")), str(v.get("version"))))
+    gate = newest.get("gate") if isinstance(newest.get("gate"), dict) else {}
+    reasons = [" ".join(str(r).split()) for r in gate.get("reasons") or () if str(r).strip()]
+    version = str(newest["version"])
+    usage = kind.promote_usage or f"mlgo-farm {kind.verb} promote {{group}} {{version}} --reason '...'"
+    return {"version": version, "why": "; ".join(reasons) or "not promoted",
+            "promote": usage.format(group=group, version=version)}
+
+
+def nothing_latest(kind: ArtifactKind, store: ObjectStore, group: str) -> NothingPublished:
+    """The one line a request for `latest` answers when the group has no `latest`: where it looked and, when a
+    candidate waits, which one, why it was held back and how to make it latest."""
+    waiting = held_back(kind, store, group)
+    if waiting is None:
+        return NothingPublished(f"no {group} {kind.noun} has been published to {store.url}")
+    return NothingPublished(f"no {group} {kind.noun} is latest in {store.url}; the newest candidate "
+                            f"{waiting['version']} was held back ({waiting['why']}): {waiting['promote']} makes it "
+                            f"latest")
+
+
 def resolve(kind: ArtifactKind, store: ObjectStore, group: str, version: str) -> str:
     """A concrete version name; `latest` follows the group's pointer."""
     check_version_name(version)
@@ -358,7 +385,7 @@ def resolve(kind: ArtifactKind, store: ObjectStore, group: str, version: str) ->
         return version
     pointer = read_latest(kind, store, group)
     if pointer is None:
-        raise NothingPublished(f"no {group} {kind.noun} has been published to {store.url}")
+        raise nothing_latest(kind, store, group)
     return check_version_name(kind.in_force(pointer) or "")
 
 

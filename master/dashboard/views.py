@@ -186,6 +186,8 @@ def register(app: Flask, farm) -> None:
     def vocab_version(kind: str, version: str):
         kind, version = _kind(kind), _version(version)
         if version == "latest":
+            if not farm.store.exists(VOCAB.latest_key(kind)):
+                return views_policies.no_latest(farm, VOCAB, kind, "vocab_version", kind=kind)
             try:
                 version = files.latest_version(farm.store, "vocab", kind)
             except files.NotServed:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from flask import Flask, Response, abort, render_template, request
+from flask import Flask, Response, abort, render_template, request, url_for
 
 from farm.artifacts.kinds import POLICY, POLICY_WEIGHTS, check_version_name
 from farm.embeddings import KINDS
@@ -39,6 +39,18 @@ def _version(farm, advisor: str, version: str) -> str:
         return files.latest_version(farm.store, ROOT, advisor) if version == "latest" else version
     except (InputError, files.NotServed):
         abort(404, description=f"no {advisor} policy version {version!r}")
+
+
+def no_latest(farm, artifact, group: str, endpoint: str, **route: str) -> tuple[str, int]:
+    """The 404 page of `.../latest/` while no version of `group` is latest: the store it looked in and, when a
+    candidate waits, which one, why the gate held it back, the promote line and a link to its page (what the CLI's
+    "nothing is latest" line says, farm/artifacts/versions.py `nothing_latest`)."""
+    from farm.artifacts import handle
+
+    waiting = handle(artifact).held_back(farm.store, group)
+    link = url_for(endpoint, **route, version=waiting["version"]) if waiting else None
+    return render_template("no_latest.html", noun=artifact.noun, group=group, store=farm.store.url, waiting=waiting,
+                           link=link), 404
 
 
 def rows(farm, advisor: str | None = None) -> list[dict[str, Any]]:
@@ -252,6 +264,8 @@ def register(app: Flask, farm) -> None:
     @app.route("/policies/<advisor>/<version>/")
     def policy_version(advisor: str, version: str):
         advisor = _advisor(advisor)
+        if version == "latest" and not farm.store.exists(POLICY.latest_key(advisor)):
+            return no_latest(farm, POLICY, advisor, "policy_version", advisor=advisor)
         version = _version(farm, advisor, version)
         try:
             m = files.manifest(farm.store, ROOT, advisor, version)
