@@ -28,6 +28,7 @@ stylesheet (master/dashboard/static/styles.css, every rule under `.mlgo-farm-das
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,7 @@ class Mounted:
         if parent is None or not hasattr(parent, "putChild"):
             return
         give_stylesheet(parent, api)
+        give_scripts(parent)
         self.pool = _own_pool(reactor)
         self.download_pool = _own_pool(reactor, "downloads", DOWNLOAD_THREADS)
         parent.putChild(self.name.encode(), _split(WSGIResource(reactor, self.pool, self),
@@ -141,3 +143,37 @@ def give_stylesheet(parent: Any, api: Any = None) -> None:
         other = getattr(apps.get(name), "resource", None) if apps is not None and name in apps.names else None
         if other is not None and other is not parent and hasattr(other, "putChild") and not _ships_stylesheet(other):
             other.putChild(b"styles.css", Data(b"/* this plugin ships no stylesheet */\n", "text/css"))
+
+
+#: buildbot_wsgi_dashboards 4.3.0's lookup of a menu icon, minified: `function kV(c){for(const a in c){const h=RV[a];
+#: if(h!==void 0)return h}}` is given the candidate names ["FaFlask", "flask"] but walks the array's indices ("0",
+#: "1"), so it finds no icon whatever the configuration names, and every page of the UI logs
+#: "Error in WSGI plugin farm: Could not find icon flask" and shows the plugin's fallback icon.
+ICON_LOOKUP = re.compile(r"function (\w+)\((\w+)\)\{for\(const (\w+) in \2\)\{const (\w+)=(\w+)\[\3\];"
+                         r"if\(\4!==void 0\)return \4\}\}")
+
+
+def fixed_scripts(script: str) -> str | None:
+    """The plugin's scripts.js with its icon lookup walking the names (`of`) instead of the indices (`in`); None when
+    the script has no such lookup (a later plugin, fixed or rewritten: its own script is served unchanged)."""
+    found = ICON_LOOKUP.findall(script)
+    if len(found) != 1:
+        return None
+    return ICON_LOOKUP.sub(lambda m: m.group(0).replace(f" {m.group(3)} in {m.group(2)})", f" {m.group(3)} of "
+                                                                                          f"{m.group(2)})", 1), script)
+
+
+def give_scripts(parent: Any) -> None:
+    """The plugin's own `scripts.js` with its icon lookup fixed (fixed_scripts), in place of the file, when it has that
+    lookup: the menu's "Farm" entry then shows the icon the configuration names (app.dashboards) and no page of the UI
+    logs that it could not find it."""
+    from twisted.web.static import Data
+
+    static_dir = getattr(parent, "path", None)
+    try:
+        script = (Path(static_dir) / "scripts.js").read_text(encoding="utf-8") if static_dir else None
+    except OSError:
+        return
+    fixed = fixed_scripts(script) if script is not None else None
+    if fixed is not None:
+        parent.putChild(b"scripts.js", Data(fixed.encode(), "text/javascript"))

@@ -11,14 +11,17 @@ The promotion state and gate of an index entry are shown when the index carries 
 from __future__ import annotations
 
 import hashlib
+import math
 from typing import Any
 
 from flask import Flask, Response, abort, render_template, request, url_for
 
 from farm.artifacts.kinds import POLICY, POLICY_WEIGHTS, check_version_name
+from farm.artifacts.verdict import POLICY_SIZE, Verdict, check_value
 from farm.embeddings import KINDS
 from farm.errors import FarmError, InputError, first_line
 from master.dashboard import files, policydiff, trends
+from master.dashboard.numbers import DECIMALS
 from master.dashboard.views_datasets import ID_PATTERN as DATASET_ID
 from policyhost import advisors, standalone
 
@@ -58,6 +61,72 @@ def rows(farm, advisor: str | None = None) -> list[dict[str, Any]]:
     listed = [v for v in files.versions(farm.store, ROOT) if isinstance(v.get("version"), str) and
               isinstance(v.get("advisor"), str) and (advisor is None or v["advisor"] == advisor)]
     return sorted(listed, key=lambda v: str(v.get("published_at")), reverse=True)
+
+
+def size_check(gate: Any) -> dict[str, Any] | None:
+    """The gate's size check of an index entry as the list shows it (`policy list`'s SIZE_CHECK): the figure it
+    judged (`value`, the geomean `.text` ratio on the size check's benchmarks), `state` ok / failed / pending, and its
+    detail; None when the gate recorded no size check (a version published before it, or a hand-made entry)."""
+    if not isinstance(gate, dict) or not isinstance(gate.get("checks"), list):
+        return None
+    check = next((c for c in Verdict.from_dict(gate).checks if c.rule == POLICY_SIZE), None)
+    if check is None:
+        return None
+    state = "pending" if check.pending else "ok" if check.ok else "failed"
+    return {"value": check_value(gate, POLICY_SIZE), "state": state, "detail": check.detail}
+
+
+def _num(x: Any) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+
+
+def ratio_class(x: Any) -> str:
+    """How a `.text` ratio (policy / heuristic) is coloured, judged as shown (four decimals): above 1.0000 is bigger
+    than the heuristic (`regression`), below it smaller (`ok`), and a tie as shown is neither (`tie`)."""
+    x = _num(x)
+    if x is None:
+        return ""
+    shown = round(x, DECIMALS)
+    return "regression" if shown > 1 else "ok" if shown < 1 else "tie"
+
+
+def heldout_rows(packages: Any) -> list[dict[str, Any]]:
+    """The trainer's held-out table (policytrain/heldout.py package rows) as the page shows it, one row per package
+    and never a blank one: the figure that is judged (`judged`: the files it links, else its shipped modules, else all
+    its modules), `objects` only where it differs from the judged one (the sum of the shipped objects beside linked
+    files), and for a package without a ratio the one line why (its failed compiles or link)."""
+    out: list[dict[str, Any]] = []
+    for r in packages if isinstance(packages, list) else ():
+        if not isinstance(r, dict):
+            continue
+        shipped = r.get("shipped") if isinstance(r.get("shipped"), dict) else None
+        linked = r.get("linked") if isinstance(r.get("linked"), dict) else None
+        objects = shipped or r
+        judged = linked or objects
+        failed = [str(f) for f in r.get("failed") or () if isinstance(r.get("failed"), list)]
+        errors = r.get("errors") if isinstance(r.get("errors"), dict) else {}
+        why = None
+        if _num(judged.get("ratio")) is None:
+            if failed:
+                compiles = [f for f in failed if f != "(link)"]
+                if compiles:
+                    total = len(compiles) + int(_num(r.get("modules")) or 0)
+                    why = (f"{len(compiles)} of {total} modules failed to compile ({compiles[0]}: "
+                           f"{errors.get(compiles[0]) or 'no reason recorded'})")
+                else:
+                    why = f"the link failed: {errors.get('(link)') or 'no reason recorded'}"
+            else:
+                why = "no ratio recorded"
+        out.append({
+            "package": str(r.get("package") or "?"),
+            "judged_by": ("linked files" if linked else "shipped objects" if shipped else
+                          "all objects (no shipped list)"),
+            "modules": judged.get("modules"), "heuristic": judged.get("heuristic"), "policy": judged.get("policy"),
+            "ratio": _num(judged.get("ratio")), "class": ratio_class(judged.get("ratio")), "why": why,
+            "objects": _num(objects.get("ratio")) if linked else None,
+            "all_modules": r.get("modules"), "all_ratio": _num(r.get("ratio")),
+        })
+    return out
 
 
 def vocab_kind(farm, version: Any) -> str | None:
@@ -259,7 +328,11 @@ def register(app: Flask, farm) -> None:
         by_advisor: dict[str, list[dict[str, Any]]] = {}
         for v in listed:
             by_advisor.setdefault(v["advisor"], []).append(v)
-        return render_template("policies.html", rows=listed, by_advisor=by_advisor)
+        # the columns that decide `latest` (the held-out `.text`, the size check) for every version; agreement with the
+        # heuristic only when a version records it (a warm start's: a trained policy has none)
+        agreement = any(v.get("heldout_agreement") is not None for v in listed)
+        return render_template("policies.html", rows=listed, by_advisor=by_advisor, size_check=size_check,
+                               agreement=agreement)
 
     @app.route("/policies/<advisor>/<version>/")
     def policy_version(advisor: str, version: str):
@@ -284,7 +357,8 @@ def register(app: Flask, farm) -> None:
             corrupt=integrity[MODEL], weights_corrupt=integrity.get(WEIGHTS),
             vocab_kind=vkind, dataset_id=dataset_id,
             dataset_kind=dataset_kind(farm, dataset_id), runs_and_why=runs_with(farm, advisor, version),
-            use=use_it(farm, advisor, version, m, vkind),
+            use=use_it(farm, advisor, version, m, vkind), heldout=heldout_rows(metrics.get("heldout")),
+            ratio_class=ratio_class, size_check=size_check,
             others=[v["version"] for v in rows(farm, advisor) if v["version"] != version])
 
     @app.route("/policies/<advisor>/diff")
