@@ -18,6 +18,21 @@ def _policy_cc(args: argparse.Namespace) -> int:
     timeout = None if args.timeout is None else cc.seconds(args.timeout, "--timeout")
     args.policy, args.vocab = _published(args.policy, args.advisor, args.vocab)
     max_silence = None if args.max_silence is None else cc.seconds(args.max_silence, "--max-silence")
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if args.shim:
+        from policyhost import shim
+
+        if args.print_launcher:
+            raise InputError("policy-cc: --shim and --print-launcher are two ways to say one thing; give one")
+        if not command:
+            raise InputError("policy-cc --shim: no compiler given (usage: policy-cc --shim DIR/cc [options] -- "
+                             "clang-22)")
+        prefix = cc.launcher_command(args.policy, server=args.server, vocab=args.vocab, timeout=timeout,
+                                     advisor=args.advisor, stats=args.stats, max_silence=max_silence)
+        print(shim.write(args.shim, prefix, command))
+        return 0
     if args.print_launcher:
         import shlex
 
@@ -30,9 +45,6 @@ def _policy_cc(args: argparse.Namespace) -> int:
         else:
             print(shlex.join(prefix))
         return 0
-    command = list(args.command)
-    if command and command[0] == "--":
-        command = command[1:]
     if not command:
         raise InputError("policy-cc: no compiler command given (usage: policy-cc [options] -- clang ARGS...)")
     return cc.run(cc.Options(command, policy=args.policy, server=args.server, vocab=args.vocab, timeout=timeout,
@@ -269,6 +281,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "(python -I -S .../policyhost/cc_script.py ... --) instead of compiling, shell-quoted "
                     "(CC=\"$(mlgo-farm policy-cc --print-launcher) clang\") or as a CMake list "
                     "(-DCMAKE_C_COMPILER_LAUNCHER=\"$(mlgo-farm policy-cc --print-launcher cmake)\")")
+    cc.add_argument("--shim", metavar="DIR/cc",
+                    help="write an executable DIR/cc (0755, atomically) that runs the compiler after `--` through "
+                    "this launcher, and print its path: a plain compiler to build systems (make CC=DIR/cc, "
+                    "./configure CC=DIR/cc with libtool, cmake -DCMAKE_C_COMPILER=DIR/cc); one per compiler "
+                    "(--shim DIR/c++ ... -- clang++-22)")
     cc.add_argument("command", nargs=argparse.REMAINDER, help="-- COMPILER ARGS...")
     cc.set_defaults(func=_policy_cc)
 

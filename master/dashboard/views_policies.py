@@ -167,14 +167,15 @@ def use_it(farm, advisor: str, version: str, m: dict[str, Any], vocab_kind: str 
     if has_weights(m):
         nfiles = [(url(f"store/{ROOT}/{advisor}/{version}/{WEIGHTS}"), WEIGHTS), *files_[1:-1],
                   (url(NATIVE_PATH), standalone.NATIVE_SERVED_NAME)]
-        nlauncher = [f"$mlgo/{standalone.NATIVE_NAME}", "--weights", f"$mlgo/{WEIGHTS}",
-                     *(["--vocab", "$mlgo/vocab.json"] if vocab else []), "--"]
         native = {"fetch": [f"curl -fsSLO {u}{ext}" for u, _ in nfiles for ext in ("", ".sha256")] +
                   ["sha256sum -c " + " ".join(f"{name}.sha256" for _, name in nfiles),
-                   standalone.native_build(clang), "mlgo=$PWD  # where these files are"],
-                  "make": f'make CC="{" ".join(nlauncher)} {clang}" CFLAGS=-Oz',
-                  "cmake": [f'cmake -S . -B build -DCMAKE_C_COMPILER={clang} -DCMAKE_C_FLAGS=-Oz '
-                            f'-DCMAKE_C_COMPILER_LAUNCHER="{";".join(nlauncher)}"', "cmake --build build"]}
+                   standalone.native_build(clang), "mlgo=$PWD  # where these files are",
+                   # the compiler shim: one executable build systems take as the compiler (libtool, CMake)
+                   standalone.native_shim(clang, bool(vocab), WEIGHTS)],
+                  "make": 'make CC="$mlgo/cc" CFLAGS=-Oz',
+                  "configure": './configure CC="$mlgo/cc" CFLAGS=-Oz && make',
+                  "cmake": ['cmake -S . -B build -DCMAKE_C_COMPILER="$mlgo/cc" -DCMAKE_C_FLAGS=-Oz',
+                            "cmake --build build"]}
     return {"native": native, "fetch": fetch, "clang": clang, "vocab": vocab,
             "vocab_missing": m.get("vocab_version") and not vocab,
             "make": f'make CC="{" ".join(launcher)} {clang}" CFLAGS=-Oz',
