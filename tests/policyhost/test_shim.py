@@ -207,14 +207,19 @@ def test_the_readmes_use_a_policy_lines_build_make_libtool_and_cmake_projects(
 
 
 # -- the docs' recipes for the standalone hosts ------------------------------------------------------------------
-def test_the_docs_shim_recipes_write_the_hosts_command(tmp_path: Path) -> None:
-    """docs/policies.md's `printf` (Python host) and `cat <<EOF` (native host) lines, run as written in a directory
-    with a space in its name, write shims that hand the host its arguments and the compiler's, word for word."""
+def docs_blocks() -> list[str]:
+    """The ```sh blocks of docs/policies.md's "A compiler shim" section."""
     from tests.docblocks import ROOT
 
     text = (ROOT / "docs/policies.md").read_text().split("\n### A compiler shim: make, libtool and CMake alike\n")[1]
-    blocks = [b.split("```", 1)[0] for b in text.split("\n### ", 1)[0].split("```sh\n")[1:]]
-    assert len(blocks) == 3 and blocks[0].startswith("mlgo-farm policy-cc --shim"), blocks
+    return [b.split("```", 1)[0] for b in text.split("\n### ", 1)[0].split("```sh\n")[1:]]
+
+
+def test_the_docs_shim_recipes_write_the_hosts_command(tmp_path: Path) -> None:
+    """docs/policies.md's `printf` (Python host) and `cat <<EOF` (native host) lines, run as written in a directory
+    with a space in its name, write shims that hand the host its arguments and the compiler's, word for word."""
+    blocks = docs_blocks()
+    assert len(blocks) == 4 and blocks[0].startswith("mlgo-farm policy-cc --shim"), blocks
     mlgo = tmp_path / "my policy"
     (mlgo / "venv/bin").mkdir(parents=True)
     echo = '#!/bin/sh\nfor a in "$0" "$@"; do printf "[%s]" "$a"; done\n'
@@ -228,3 +233,26 @@ def test_the_docs_shim_recipes_write_the_hosts_command(tmp_path: Path) -> None:
         assert stat.S_IMODE((mlgo / "cc").stat().st_mode) == 0o755
         got = subprocess.run([str(mlgo / "cc"), "-Oz", "-c", "a b.c"], capture_output=True, text=True).stdout
         assert got == f"{host}[--vocab][{mlgo}/vocab.json][--][clang-22][-Oz][-c][a b.c]"
+
+
+def test_debians_lua_builds_with_libtool_through_the_shim_as_the_docs_say(tmp_path: Path) -> None:
+    """The issue's project: Debian's lua5.4 (`apt-get source`), its libtool configured and its `make` run by the
+    docs' lines with a `policy-cc --shim` as the C compiler: it builds, runs, and every C file was compiled with the
+    policy answering (the stats' sessions)."""
+    from workers import debsrc
+
+    tree = debsrc.fetch_source("lua5.4", tmp_path / "src")
+    stats, cc = tmp_path / "stats.jsonl", tmp_path / "bin/cc"
+    p = subprocess.run([BIN / "mlgo-farm", "policy-cc", "--shim", cc, "--policy", "heuristic", "--stats", stats, "--",
+                        "clang-22"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    block = docs_blocks()[3]
+    assert "LIBTOOL=" in block and 'CC="$mlgo/cc' in block
+    p = subprocess.run(["bash", "-ec", f"mlgo={cc.parent}\n{block}"], cwd=tree, capture_output=True, text=True,
+                       timeout=900)
+    assert p.returncode == 0 and p.stdout.endswith("42\n"), p.stdout[-2000:] + p.stderr[-3000:]
+    rows = [json.loads(line) for line in stats.read_text().splitlines()]
+    through = {Path(a).name for r in rows if r["ok"] and r["sessions"] and "-c" in r["argv"]
+               for a in r["argv"] if a.endswith(".c")}
+    sources = {f.name for f in (tree / "src").glob("*.c")}
+    assert len(sources) > 30 and through - {"conftest.c"} == sources, sorted(sources ^ through)  # and configure's
