@@ -29,6 +29,7 @@ def _policy_cc(args: argparse.Namespace) -> int:
         if not command:
             raise InputError("policy-cc --shim: no compiler given (usage: policy-cc --shim DIR/cc [options] -- "
                              "clang-22)")
+        _check_policy(args.policy)  # a shim that fails every compile of a build is refused now, in one line
         prefix = cc.launcher_command(args.policy, server=args.server, vocab=args.vocab, timeout=timeout,
                                      advisor=args.advisor, stats=args.stats, max_silence=max_silence)
         print(shim.write(args.shim, prefix, command))
@@ -49,6 +50,16 @@ def _policy_cc(args: argparse.Namespace) -> int:
         raise InputError("policy-cc: no compiler command given (usage: policy-cc [options] -- clang ARGS...)")
     return cc.run(cc.Options(command, policy=args.policy, server=args.server, vocab=args.vocab, timeout=timeout,
                              advisor=args.advisor, stats=args.stats, max_silence=max_silence))
+
+
+def _check_policy(policy: str | None) -> None:
+    """A built-in policy or an .onnx file that exists (not loaded: onnxruntime stays out of the CLI), else the
+    launcher's own one-line error."""
+    from policyhost.policies import BUILTINS, load_policy
+
+    if not policy or policy in BUILTINS or (policy.endswith(".onnx") and Path(policy).is_file()):
+        return
+    load_policy(policy)
 
 
 def _published(policy: str | None, advisor: str, vocab: str | None) -> tuple[str | None, str | None]:
@@ -267,7 +278,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "policy-cc",
         help="compiler launcher: run one compile in LLVM's interactive MLGO mode with a policy host",
         description="Use as CMAKE_C_COMPILER_LAUNCHER or in make's CC=: "
-        "mlgo-farm policy-cc --policy heuristic -- clang -Oz -c a.c -o a.o",
+        "mlgo-farm policy-cc --policy heuristic -- clang -Oz -c a.c -o a.o; or write a compiler shim that every build "
+        "system takes as the compiler (libtool, CMake): mlgo-farm policy-cc --shim DIR/cc --policy store:latest -- "
+        "clang-22",
     )
     from policyhost.cc import OPTIONS
 

@@ -125,6 +125,26 @@ def test_the_shim_is_one_quoted_executable_written_atomically(tmp_path: Path) ->
 
 
 # -- the farm's launcher as a shim: `mlgo-farm policy-cc --shim` --------------------------------------------------
+def test_policy_cc_shim_refuses_in_one_line(tmp_path: Path) -> None:
+    def cli(*args: object) -> subprocess.CompletedProcess:
+        return subprocess.run([BIN / "mlgo-farm", "policy-cc", *args], capture_output=True, text=True, timeout=120)
+
+    out = tmp_path / "out"
+    out.mkdir()
+
+    p = cli("--shim", out / "cc", "--policy", "heuristic")
+    assert p.returncode == 2 and p.stderr == ("mlgo-farm: error: policy-cc --shim: no compiler given (usage: policy-cc "
+                                              "--shim DIR/cc [options] -- clang-22)\n")
+    p = cli("--shim", out, "--policy", "heuristic", "--", "clang-22")
+    assert p.returncode == 2 and p.stderr == (f"mlgo-farm: error: policy-cc --shim: {out} is a directory: give "
+                                              "the compiler's file name (DIR/cc)\n")
+    p = cli("--shim", out / "cc", "--print-launcher", "--policy", "heuristic", "--", "clang-22")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "two ways to say one thing" in p.stderr
+    p = cli("--shim", out / "cc", "--policy", "no-such-policy", "--", "clang-22")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "no-such-policy" in p.stderr
+    assert list(out.iterdir()) == [], "nothing written"
+
+
 def test_policy_cc_shim_builds_make_libtool_and_cmake_projects(tmp_path: Path) -> None:
     stats = tmp_path / "stats.jsonl"
     p = subprocess.run([BIN / "mlgo-farm", "policy-cc", "--shim", tmp_path / "bin/cc", "--policy", "heuristic",
