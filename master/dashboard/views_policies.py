@@ -140,7 +140,8 @@ def has_weights(m: dict[str, Any]) -> bool:
 def use_it(farm, advisor: str, version: str, m: dict[str, Any], vocab_kind: str | None) -> dict[str, Any] | None:
     """The shell lines that download this version, its vocabulary and the standalone host, check them and
     build with them (None: the standalone host does not drive this advisor); `native`, when the version holds
-    `model.weights`, the lines of the native host (its C file fetched and built with the policy's clang). URLs
+    `model.weights`, the lines of the native host (its C file fetched and built with the policy's clang, then
+    `$mlgo/cc` written, a compiler shim make, ./configure with libtool and CMake take as the compiler). URLs
     come from `web_url`, the flags the host adds from policyhost/advisors.py (tests/policyhost/test_standalone.py
     keeps the host's copy equal)."""
     if advisor == "regalloc":
