@@ -14,11 +14,14 @@ venv=${MLGO_FARM_VENV:-$here/.venv}
 # library for its module), utfcpp and cppunit (taglib), systemd (spdlog's journal sink), hwloc (onetbb's tbbbind).
 # The fresh C evaluation packages of 2026-11-28: libnl-3 and libnl-genl-3, lm-sensors' headers (htop).
 # The fresh C++ split's: doctest (box2d's unit tests), LLVM's OpenMP runtime (libsquish, built -fopenmp).
+# autoconf, automake and libtool: the README's "Use a policy" lines are tested on an autotools+libtool project
+# (tests/policyhost/test_shim.py).
 apt_pkgs=(clang-22 llvm-22 lld-22 redis-server valgrind ninja-build cmake git dpkg-dev ca-certificates ccache
   chromium chromium-driver libgmp-dev libssl-dev zlib1g-dev libpng-dev libnss3-dev libncurses-dev postgresql-15
   libreadline-dev libbrotli-dev libsnappy-dev libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev catch2
   libboost-dev libboost-filesystem-dev libmdds-dev libutfcpp-dev libcppunit-dev libsystemd-dev libhwloc-dev
-  libpython3.11-dev libnl-3-dev libnl-genl-3-dev libsensors-dev doctest-dev libomp-22-dev)
+  libpython3.11-dev libnl-3-dev libnl-genl-3-dev libsensors-dev doctest-dev libomp-22-dev autoconf automake
+  libtool)
 
 sudo_() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 

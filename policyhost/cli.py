@@ -18,6 +18,22 @@ def _policy_cc(args: argparse.Namespace) -> int:
     timeout = None if args.timeout is None else cc.seconds(args.timeout, "--timeout")
     args.policy, args.vocab = _published(args.policy, args.advisor, args.vocab)
     max_silence = None if args.max_silence is None else cc.seconds(args.max_silence, "--max-silence")
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if args.shim:
+        from policyhost import shim
+
+        if args.print_launcher:
+            raise InputError("policy-cc: --shim and --print-launcher are two ways to say one thing; give one")
+        if not command:
+            raise InputError("policy-cc --shim: no compiler given (usage: policy-cc --shim DIR/cc [options] -- "
+                             "clang-22)")
+        _check_policy(args.policy)  # a shim that fails every compile of a build is refused now, in one line
+        prefix = cc.launcher_command(args.policy, server=args.server, vocab=args.vocab, timeout=timeout,
+                                     advisor=args.advisor, stats=args.stats, max_silence=max_silence)
+        print(shim.write(args.shim, prefix, command))
+        return 0
     if args.print_launcher:
         import shlex
 
@@ -30,13 +46,20 @@ def _policy_cc(args: argparse.Namespace) -> int:
         else:
             print(shlex.join(prefix))
         return 0
-    command = list(args.command)
-    if command and command[0] == "--":
-        command = command[1:]
     if not command:
         raise InputError("policy-cc: no compiler command given (usage: policy-cc [options] -- clang ARGS...)")
     return cc.run(cc.Options(command, policy=args.policy, server=args.server, vocab=args.vocab, timeout=timeout,
                              advisor=args.advisor, stats=args.stats, max_silence=max_silence))
+
+
+def _check_policy(policy: str | None) -> None:
+    """A built-in policy or an .onnx file that exists (not loaded: onnxruntime stays out of the CLI), else the
+    launcher's own one-line error."""
+    from policyhost.policies import BUILTINS, load_policy
+
+    if not policy or policy in BUILTINS or (policy.endswith(".onnx") and Path(policy).is_file()):
+        return
+    load_policy(policy)
 
 
 def _published(policy: str | None, advisor: str, vocab: str | None) -> tuple[str | None, str | None]:
@@ -255,7 +278,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "policy-cc",
         help="compiler launcher: run one compile in LLVM's interactive MLGO mode with a policy host",
         description="Use as CMAKE_C_COMPILER_LAUNCHER or in make's CC=: "
-        "mlgo-farm policy-cc --policy heuristic -- clang -Oz -c a.c -o a.o",
+        "mlgo-farm policy-cc --policy heuristic -- clang -Oz -c a.c -o a.o; or write a compiler shim that every build "
+        "system takes as the compiler (libtool, CMake): mlgo-farm policy-cc --shim DIR/cc --policy store:latest -- "
+        "clang-22",
     )
     from policyhost.cc import OPTIONS
 
@@ -269,6 +294,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "(python -I -S .../policyhost/cc_script.py ... --) instead of compiling, shell-quoted "
                     "(CC=\"$(mlgo-farm policy-cc --print-launcher) clang\") or as a CMake list "
                     "(-DCMAKE_C_COMPILER_LAUNCHER=\"$(mlgo-farm policy-cc --print-launcher cmake)\")")
+    cc.add_argument("--shim", metavar="DIR/cc",
+                    help="write an executable DIR/cc (0755, atomically) that runs the compiler after `--` through "
+                    "this launcher, and print its path: a plain compiler to build systems (make CC=DIR/cc, "
+                    "./configure CC=DIR/cc with libtool, cmake -DCMAKE_C_COMPILER=DIR/cc); one per compiler "
+                    "(--shim DIR/c++ ... -- clang++-22)")
     cc.add_argument("command", nargs=argparse.REMAINDER, help="-- COMPILER ARGS...")
     cc.set_defaults(func=_policy_cc)
 

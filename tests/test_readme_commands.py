@@ -1,7 +1,8 @@
 """The README's own command lines work: "Get a vocabulary" runs for real against the dashboard over HTTP (curl,
 sha256sum -c, then clang and llvm-ir2vec of LLVM 22), and "Use a policy" says what the policy page's "Use it"
-section says (master/dashboard/views_policies.py use_it, whose lines tests/policyhost/test_standalone.py runs
-for real on zlib). The lines are read from README.md, so the README and the farm cannot drift apart."""
+section says (master/dashboard/views_policies.py use_it, whose lines tests/policyhost/test_native_use.py runs
+for real on zlib; tests/policyhost/test_shim.py runs the README's on make, libtool and CMake projects). The lines
+are read from README.md, so the README and the farm cannot drift apart."""
 
 from __future__ import annotations
 
@@ -42,12 +43,17 @@ def test_use_a_policy_says_what_the_policy_page_says() -> None:
     use = use_it(farm, "inline", "VERSION", manifest, "ir")["native"]
     page = [line.replace(farm.settings.buildbot.dashboard(""), "$base/") for line in use["fetch"]]
     lines = block("Use a policy")
-    base, loop, check, make = lines
+    base, loop, check, shim, make = lines
     assert base == "base=" + MASTER.rstrip("/")
     names = re.search(r"for f in (.*?); do", loop).group(1).split()
     assert [f"curl -fsSLO $base/{n}{ext}" for n in names for ext in ("", ".sha256")] == [
         c for c in page if c.startswith("curl ")]
     assert "curl -fsSLO $base/$f -O $base/$f.sha256" in loop
-    steps = [s.split("  #")[0] for line in page if not line.startswith("curl ") for s in line.split(" && ")]
+    assert shim == page[-1] and shim.startswith("printf '#!/bin/sh")  # the compiler shim, the page's last line
+    steps = [s.split("  #")[0] for line in page[:-1] if not line.startswith("curl ") for s in line.split(" && ")]
     assert check.split(" && ") == steps
-    assert make.split("   #")[0] == use["make"]
+    command, _, comment = make.partition("   # ")
+    assert command == use["make"]
+    # the configure and CMake lines (tests/policyhost/test_shim.py runs all three on projects of each kind)
+    assert comment == f"in your project; or {use['configure'].removesuffix(' && make')}, {use['cmake'][0]}".replace(
+        "cmake -S . -B build ", "cmake ")

@@ -221,7 +221,8 @@ def has_weights(m: dict[str, Any]) -> bool:
 def use_it(farm, advisor: str, version: str, m: dict[str, Any], vocab_kind: str | None) -> dict[str, Any] | None:
     """The shell lines that download this version, its vocabulary and the standalone host, check them and
     build with them (None: the standalone host does not drive this advisor); `native`, when the version holds
-    `model.weights`, the lines of the native host (its C file fetched and built with the policy's clang). URLs
+    `model.weights`, the lines of the native host (its C file fetched and built with the policy's clang, then
+    `$mlgo/cc` written, a compiler shim make, ./configure with libtool and CMake take as the compiler). URLs
     come from `web_url`, the flags the host adds from policyhost/advisors.py (tests/policyhost/test_standalone.py
     keeps the host's copy equal)."""
     if advisor == "regalloc":
@@ -248,14 +249,15 @@ def use_it(farm, advisor: str, version: str, m: dict[str, Any], vocab_kind: str 
     if has_weights(m):
         nfiles = [(url(f"store/{ROOT}/{advisor}/{version}/{WEIGHTS}"), WEIGHTS), *files_[1:-1],
                   (url(NATIVE_PATH), standalone.NATIVE_SERVED_NAME)]
-        nlauncher = [f"$mlgo/{standalone.NATIVE_NAME}", "--weights", f"$mlgo/{WEIGHTS}",
-                     *(["--vocab", "$mlgo/vocab.json"] if vocab else []), "--"]
         native = {"fetch": [f"curl -fsSLO {u}{ext}" for u, _ in nfiles for ext in ("", ".sha256")] +
                   ["sha256sum -c " + " ".join(f"{name}.sha256" for _, name in nfiles),
-                   standalone.native_build(clang), "mlgo=$PWD  # where these files are"],
-                  "make": f'make CC="{" ".join(nlauncher)} {clang}" CFLAGS=-Oz',
-                  "cmake": [f'cmake -S . -B build -DCMAKE_C_COMPILER={clang} -DCMAKE_C_FLAGS=-Oz '
-                            f'-DCMAKE_C_COMPILER_LAUNCHER="{";".join(nlauncher)}"', "cmake --build build"]}
+                   standalone.native_build(clang), "mlgo=$PWD  # where these files are",
+                   # the compiler shim: one executable build systems take as the compiler (libtool, CMake)
+                   standalone.native_shim(clang, bool(vocab), WEIGHTS)],
+                  "make": 'make CC="$mlgo/cc" CFLAGS=-Oz',
+                  "configure": './configure CC="$mlgo/cc" CFLAGS=-Oz && make',
+                  "cmake": ['cmake -S . -B build -DCMAKE_C_COMPILER="$mlgo/cc" -DCMAKE_C_FLAGS=-Oz',
+                            "cmake --build build"]}
     return {"native": native, "fetch": fetch, "clang": clang, "vocab": vocab,
             "vocab_missing": m.get("vocab_version") and not vocab,
             "make": f'make CC="{" ".join(launcher)} {clang}" CFLAGS=-Oz',

@@ -51,6 +51,16 @@ def native_build(clang: str = "clang") -> str:
     return NATIVE_BUILD.replace("clang", clang, 1)
 
 
+def native_shim(clang: str = "clang", vocab: bool = True, weights: str = "model.weights") -> str:
+    """The line that writes `cc` beside the native host (in `$mlgo`): a compiler shim, `exec HOST --weights W
+    [--vocab V] -- CLANG "$@"` with `$mlgo`'s absolute paths, that build systems take as a plain compiler
+    (`CC=$mlgo/cc` through libtool and autoconf, `-DCMAKE_C_COMPILER=$mlgo/cc`; policyhost/shim.py)."""
+    words = [f'"%s/{NATIVE_NAME}"', "--weights", f'"%s/{weights}"', *(["--vocab", '"%s/vocab.json"'] if vocab else []),
+             "--", clang, '"$@"']
+    paths = " ".join(['"$mlgo"'] * (3 if vocab else 2))
+    return f"printf '#!/bin/sh\\nexec {' '.join(words)}\\n' {paths} >cc && chmod 755 cc"
+
+
 def native_sha256_line() -> str:
     """The `sha256sum -c` line of the native host's source."""
     return f"{hashlib.sha256(NATIVE_SOURCE.read_bytes()).hexdigest()}  {NATIVE_SOURCE.name}\n"

@@ -210,14 +210,13 @@ def test_the_pages_native_lines_build_the_python_hosts_objects(dashboard: str, t
     assert page.index('<pre id="native-make">') < page.index('<pre id="use-fetch">'), "native first, Python after"
     fetch = use["native-fetch"].splitlines()
     assert "clang-22 -O2 -o mlgo-policy-host mlgo-policy-host.c -lm" in fetch
-    assert use["native-make"] == ('make CC="$mlgo/mlgo-policy-host --weights $mlgo/model.weights --vocab '
-                                  '$mlgo/vocab.json -- clang-22" CFLAGS=-Oz')
+    assert use["native-make"] == 'make CC="$mlgo/cc" CFLAGS=-Oz'  # the shim the fetch lines' last one writes
     native, python = tmp_path / "native", tmp_path / "python"
     for d in (native, python):
         d.mkdir()
     bash("\n".join(fetch), native)  # curl over HTTP, sha256sum -c, clang-22 builds the host
     assert sorted(p.name for p in native.iterdir()) == [
-        "mlgo-policy-host", "mlgo-policy-host.c", "mlgo-policy-host.c.sha256", "model.weights",
+        "cc", "mlgo-policy-host", "mlgo-policy-host.c", "mlgo-policy-host.c.sha256", "model.weights",
         "model.weights.sha256", "vocab.json", "vocab.json.sha256"]
     (python / "venv").symlink_to(Path(sys.executable).parents[1])  # numpy and onnxruntime, as the page's venv line
     bash("\n".join(ln for ln in use["use-fetch"].splitlines() if not ln.startswith("python3 -m venv")), python)
