@@ -10,6 +10,7 @@
 # fresh store) or when its policy is not worse than the in-force vocabulary's (vocabgen/gate.py). Then
 # run the heuristic control builder, wait for every build, print where the results are (an IR and a
 # MIR vocabulary `latest`) and the ML policy's verdict, bring the stack down.
+# At demo scale (the vocabularies' `demo` recipe, MIR at one -march level); the nightly keeps its full scale.
 # Exits non-zero if any build failed or a vocabulary kind has no `latest`. Run it through `make demo`
 # (which runs deploy/setup.sh first).
 set -euo pipefail
@@ -25,6 +26,10 @@ print(next((b.name for b in B.values() if b.package == sys.argv[1]), 'zlib'))" "
 export MLGO_FARM_POLICY_RECIPE=${MLGO_FARM_POLICY_RECIPE:-demo}
 # ... a C recipe, so its size check builds C programs (the nightly's C++ policy is checked on C++ ones)
 export MLGO_FARM_GATE_POLICY_BENCHMARKS=${MLGO_FARM_GATE_POLICY_BENCHMARKS:-zlib,bzip2}
+# the vocabularies' demo recipe (vocabgen/params.py RECIPES: a tenth of the nightly's epochs), and MIR read at one
+# x86-64 level, not the nightly's four (triplets-mir's `march`): every stage of the nightly, at demo scale
+export MLGO_FARM_VOCAB_RECIPE=${MLGO_FARM_VOCAB_RECIPE:-demo}
+march=${MLGO_FARM_DEMO_MARCH:-x86-64}
 
 down() { echo "== stack down"; $mf stack down || true; }
 trap down EXIT
@@ -73,7 +78,7 @@ sys.exit(not any(c["rule"] == "policy_size" and not c["ok"] and not c.get("pendi
 }
 started=$(date +%s)
 # triplets-ir -> vocab-retrain-ir -> policy-retrain-inline -> regression-inliner-size (store:latest, bench gperf)
-force triplets-ir triplets-mir -p corpus_input="$package"
+force triplets-ir triplets-mir -p corpus_input="$package" -p march="$march"
 echo "== pipeline done in $(( $(date +%s) - started ))s; the control run and the demo's own benchmark"
 extra=()
 if [ "$bench" != gperf ]; then extra=(regression-inliner-size); fi  # the triggered run judged gperf

@@ -259,6 +259,18 @@ class VocabConfig:
     #: generated once into <var_dir>/secrets/vocab-signing-key. Set the same key on every host
     #: that trains or publishes.
     signing_key: str = ""
+    #: The vocabulary training recipe (vocabgen/params.py RECIPES) the Celery retrain and `vocab train` start
+    #: from; explicit parameters (`--epochs`, ...) override it field by field. `nightly`: 1,000 epochs (100 from a
+    #: warm start); `demo`: a tenth of them (`make demo`).
+    recipe: str = "nightly"
+
+    def __post_init__(self) -> None:
+        from vocabgen.params import recipe
+
+        try:
+            recipe(self.recipe)
+        except InputError as e:
+            raise FarmError(f"[vocab] recipe: {e}") from None
 
 
 @dataclass(frozen=True)
@@ -398,7 +410,8 @@ def _check_type(value: Any, like: Any, where: str) -> Any:
 #: virtualenv, and the demo's knobs. Any other `MLGO_FARM_*` name must be a setting, so that a
 #: mistyped `MLGO_FARM_SMTP_RECIPIENT` is an error instead of a night without mail.
 NON_SETTING_VARIABLES = frozenset({"MLGO_FARM_CONFIG", "MLGO_FARM_HOME", "MLGO_FARM_VENV",
-                                   "MLGO_FARM_DEMO_PACKAGE", "MLGO_FARM_DEMO_TIMEOUT"})
+                                   "MLGO_FARM_DEMO_PACKAGE", "MLGO_FARM_DEMO_TIMEOUT",
+                                   "MLGO_FARM_DEMO_MARCH"})
 #: The configuration file's name in the farm's home.
 CONFIG_NAME = "mlgo-farm.toml"
 

@@ -183,8 +183,13 @@ CORPUS_REVISION = (("got_revision", "revision"),)
 
 
 #: MIR is read at every x86-64 level (workers/march.py): most MIR entities are instructions and register classes of
-#: the wider levels (SSE4, AVX, AVX-512), which code compiled for the baseline never shows.
-_MARCHES = {"mir": ("--march", ",".join(MARCHES))}
+#: the wider levels (SSE4, AVX, AVX-512), which code compiled for the baseline never shows. The nightly reads all
+#: four (the `march` parameter's default); `make demo` forces one (`-p march=x86-64`), a quarter of the MIR to read
+#: and train on.
+ALL_MARCHES = ",".join(MARCHES)
+_MARCH = Param("march", ALL_MARCHES, "x86-64 levels the MIR is read at (workers/march.py): all four, or one",
+               choices=(ALL_MARCHES, *MARCHES))
+_MARCHES = {"mir": ("--march", "{march}")}
 
 
 def _dataset_pipeline(kind: str) -> tuple[Step, ...]:
@@ -265,7 +270,7 @@ REGISTRY: tuple[Builder, ...] = (
             description=description,
             steps=_dataset_pipeline(kind),
             tags=tags,
-            params=_CORPUS,
+            params=(*_CORPUS, *((_MARCH,) if kind == "mir" else ())),
             nightly=cron,
             after=("llvm-tot",),
             same_worker=True,

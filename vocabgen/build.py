@@ -35,7 +35,7 @@ def _versions() -> dict[str, str]:
 
 def train_vocabulary(ds: Dataset, params: TrainParams, key: bytes | None = None,
                      warm: WarmStart | dict[str, Any] | None = None,
-                     on_epoch: OnEpoch | None = None) -> tuple[bytes, dict[str, Any]]:
+                     on_epoch: OnEpoch | None = None, recipe: str | None = None) -> tuple[bytes, dict[str, Any]]:
     """Measure on a held-out split, train on everything, lay out for LLVM; returns (vocab bytes, manifest).
 
     MIR opcodes and register classes the triplets never mention are composed from their parts (trained beside
@@ -51,6 +51,9 @@ def train_vocabulary(ds: Dataset, params: TrainParams, key: bytes | None = None,
 
     `on_epoch` is told of every epoch of both trainings (vocabgen/training.py `OnEpoch`): a long retrain shows how
     far it is, on a terminal and in a builder's log.
+
+    `recipe` is the name of the recipe the parameters started from (vocabgen/params.py RECIPES; `[vocab] recipe`):
+    the manifest records it beside every parameter.
     """
     p = params.resolved(ds.kind)
     if not p.warm_start:
@@ -93,6 +96,7 @@ def train_vocabulary(ds: Dataset, params: TrainParams, key: bytes | None = None,
             "trainer": {**_versions(), "threads": 1, "device": "cpu"},
         },
         "parameters": p.to_dict(),
+        **({"recipe": recipe} if recipe is not None else {}),
         "warm_start": start.record if start else (warm or cold("no previous version given")),
         "metrics": metrics,
         "coverage": coverage,

@@ -39,11 +39,11 @@ def _train(args: argparse.Namespace) -> int:
     from farm.toolchain import Toolchain
     from vocabgen.build import MANIFEST, VOCAB, train_vocabulary, write_local
     from vocabgen.dataset import resolve_dataset
-    from vocabgen.params import TrainParams
+    from vocabgen.params import TrainParams, recipe
     from vocabgen.training import ensure_pystow_home
 
     s = load_settings()
-    params = TrainParams.from_dict(_params(args))
+    params = TrainParams.from_dict(_params(args), recipe(s.vocab.recipe))
     params.resolved(args.kind or "ir")  # checked before any download or training (the kind only picks a default)
     out = Path(args.output).absolute()
     check_replaceable(out, MANIFEST)
@@ -53,7 +53,7 @@ def _train(args: argparse.Namespace) -> int:
     ds = resolve_dataset(args.dataset, args.kind, store, s.var_dir / "vocab" / "datasets")
     ensure_pystow_home(s.var_dir)
     with Stages(f"vocab train {ds.kind}") as on_epoch:
-        data, manifest = train_vocabulary(ds, params, key, on_epoch=on_epoch)
+        data, manifest = train_vocabulary(ds, params, key, on_epoch=on_epoch, recipe=s.vocab.recipe)
     if not args.no_validate:
         manifest["validation"] = _validated(ds.kind, data, Toolchain.from_settings(s))
     write_local(out, data, manifest)

@@ -94,15 +94,38 @@ class TrainParams:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> TrainParams:
-        """Parameters from JSON or the command line; `dim` null is the kind's default."""
+    def from_dict(cls, data: dict[str, Any] | None, base: TrainParams | None = None) -> TrainParams:
+        """Parameters from JSON or the command line, each over `base` (a recipe; default: these defaults);
+        `dim` null is the kind's default."""
         data = dict(data or {})
         unknown = set(data) - set(_TYPES)
         if unknown:
             raise InputError(f"unknown training parameter(s): {', '.join(sorted(unknown))}")
         if data.get("dim", 0) is None:
             del data["dim"]
-        return cls(**{k: _convert(k, v) for k, v in data.items()})
+        return dataclasses.replace(base or cls(), **{k: _convert(k, v) for k, v in data.items()})
 
     def digest(self) -> str:
         return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+
+#: How hard a vocabulary training works, one recipe per use, as the inliner policy's (policytrain/recipes.py):
+#: `[vocab] recipe` (MLGO_FARM_VOCAB_RECIPE) picks the one the Celery retrain and `vocab train` start from, and
+#: explicit parameters (`--epochs`, ...) override it field by field.
+RECIPES: dict[str, TrainParams] = {
+    # the nightly's: the defaults above (1,000 epochs cold, 100 warm)
+    "nightly": TrainParams(),
+    # `make demo`: the same stages (held-out measure, the published training, a warm start when a `latest`
+    # exists) at a tenth of the epochs, so that the demo's MIR vocabulary trains in minutes on 2 cores; not a
+    # vocabulary to use, one that shows the chain
+    "demo": TrainParams(epochs=100, warm_epochs=10),
+}
+DEFAULT_RECIPE = "nightly"
+
+
+def recipe(name: str) -> TrainParams:
+    """The recipe called `name`, or a one-line InputError naming it and the known ones."""
+    try:
+        return RECIPES[name]
+    except KeyError:
+        raise InputError(f"unknown vocabulary training recipe {name!r}: use one of {', '.join(RECIPES)}") from None

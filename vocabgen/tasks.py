@@ -86,14 +86,15 @@ def train(self, kind: str, dataset: str = "latest", params: dict[str, Any] | Non
     """Train from a dataset (local path, id or `latest` in the store) and stage the result."""
     from vocabgen.build import train_once, train_vocabulary
     from vocabgen.dataset import resolve_dataset
-    from vocabgen.params import TrainParams
+    from vocabgen.params import TrainParams, recipe
     from vocabgen.training import ensure_pystow_home
     from vocabgen.warm import WarmStart, from_latest
 
     s, store = _env()
     check_kind(kind)
     ensure_pystow_home(s.var_dir)
-    p = TrainParams.from_dict(params)
+    # the worker's recipe ([vocab] recipe: the nightly's, or `make demo`'s), each explicit parameter over it
+    p = TrainParams.from_dict(params, recipe(s.vocab.recipe))
     ds = resolve_dataset(dataset, kind, store, s.var_dir / "vocab" / "datasets")
     resolved = p.resolved(kind)
     # a retrain starts from the previous `latest` (vocabgen/warm.py): which one is part of what was trained
@@ -111,7 +112,7 @@ def train(self, kind: str, dataset: str = "latest", params: dict[str, Any] | Non
                 here(stage, done, total)
                 tell(stage, done, total)
 
-            return train_vocabulary(ds, p, warm=warm, on_epoch=on_epoch)
+            return train_vocabulary(ds, p, warm=warm, on_epoch=on_epoch, recipe=s.vocab.recipe)
 
     data, manifest = train_once(work, make)
     chain_id = self.request.root_id or self.request.id or "local"

@@ -116,8 +116,22 @@ def test_the_mir_dataset_reads_every_x86_level_and_the_ir_dataset_the_code_as_co
     reg = by_name(REGISTRY)
     mir = next(s for s in reg["triplets-mir"].steps if s.name == "triplets-mir")
     ir = next(s for s in reg["triplets-ir"].steps if s.name == "triplets-ir")
-    assert "--march" in mir.args and mir.args[mir.args.index("--march") + 1] == "x86-64,x86-64-v2,x86-64-v3,x86-64-v4"
+    nightly = render_args(mir.args, reg["triplets-mir"].defaults().get)
+    assert nightly[nightly.index("--march") + 1] == "x86-64,x86-64-v2,x86-64-v3,x86-64-v4"
     assert "--march" not in ir.args
+
+
+def test_the_demo_forces_the_mir_dataset_at_one_x86_level_and_nothing_else_chooses_one():
+    """`make demo` reads MIR at one level (`-p march=x86-64`, deploy/demo.sh); the nightly's default stays all four,
+    and the parameter takes the levels workers/march.py knows and nothing else (no option, no list of its own)."""
+    b = by_name(REGISTRY)["triplets-mir"]
+    mir = next(s for s in b.steps if s.name == "triplets-mir")
+    march = next(p for p in b.parameters if p.name == "march")
+    assert march.accepts("x86-64") and march.accepts("x86-64-v3") and march.accepts(march.default)
+    assert not any(march.accepts(v) for v in ("x86-64,x86-64-v2", "--help", "native", "x86-64 -o/etc", ""))
+    demo = render_args(mir.args, {**b.defaults(), "march": "x86-64"}.get)
+    assert demo[demo.index("--march") + 1] == "x86-64"
+    assert "march" not in {p.name for p in by_name(REGISTRY)["triplets-ir"].parameters}
 
 
 def test_render_args_allows_a_dash_inside_an_argument():

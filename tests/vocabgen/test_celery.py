@@ -161,6 +161,21 @@ def test_retrain_publish_list_download_and_llvm_loads(farm: Farm, workers, toolc
     assert app.send_task("vocabgen.tasks.scheduled_retrain", args=["mir"]).get(timeout=60)["status"] == "no-dataset"
 
 
+def test_a_worker_with_the_demo_recipe_trains_the_demo_and_the_manifest_says_so(farm: Farm, workers) -> None:
+    """`make demo`'s workers train with `[vocab] recipe = demo` (deploy/demo.sh): a retrain that names no epochs
+    trains the demo's, and the published manifest names the recipe beside the parameters."""
+    from vocabgen.params import recipe
+
+    workers.append(farm.worker("w1", extra_env={"MLGO_FARM_VOCAB_RECIPE": "demo"}))
+    done = farm.cli("vocab", "retrain", "--kind", "ir", "--wait", "--timeout", "180", "--dim", "8",
+                    "--batch-size", "64")
+    assert done.returncode == 0, done.stderr + workers[0].log()[-3000:]
+    manifest = json.loads(farm.cli("vocab", "show", "--kind", "ir").stdout)
+    assert manifest["recipe"] == "demo"
+    assert manifest["parameters"]["epochs"] == recipe("demo").epochs < recipe("nightly").epochs
+    assert manifest["parameters"]["warm_epochs"] == recipe("demo").warm_epochs
+
+
 def test_bad_dataset_fails_with_one_line_and_publishes_nothing(farm: Farm, workers) -> None:
     workers.append(farm.worker("w1"))
     res = farm.cli("vocab", "retrain", "--kind", "ir", "--dataset", "ir-0000000000000000", "--wait",
