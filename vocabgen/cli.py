@@ -241,7 +241,8 @@ def _training_options() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("training (defaults: the recipe recorded in every manifest)")
     g.add_argument("--dim", type=int, help="vector dimension (default 75 for ir, 100 for mir)")
-    g.add_argument("--epochs", type=int, help="training epochs (default 1000)")
+    g.add_argument("--epochs", type=int, help="training epochs (default: the [vocab] recipe's, where it "
+                   "trains: 1000 nightly, 100 demo)")
     g.add_argument("--margin", type=float, help="margin of the ranking loss (default 1.0)")
     g.add_argument("--optimizer", choices=OPTIMIZERS, help="optimizer (default Adam)")
     g.add_argument("--lr", type=float, help="learning rate (default 0.01)")
@@ -252,7 +253,8 @@ def _training_options() -> argparse.ArgumentParser:
     g.add_argument("--no-warm-start", dest="warm_start", action="store_const", const=False,
                    help="a retrain starts from random vectors, not from the latest version's (vocabgen/warm.py)")
     g.add_argument("--warm-epochs", dest="warm_epochs", type=int,
-                   help="epochs of a retrain that starts from the latest version's vectors (default 100)")
+                   help="epochs of a retrain that starts from the latest version's vectors (default: the [vocab] "
+                        "recipe's, where it trains: 100 nightly, 10 demo)")
     return p
 
 
