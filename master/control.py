@@ -8,7 +8,7 @@ from pathlib import Path
 from farm.config import Settings
 from farm.errors import FarmError
 from master.layout import admin_password, admin_password_file, master_dir, password_file, worker_password
-from master.procs import farm_env, pid_alive, run, venv_tool
+from master.procs import farm_env, pid_alive, run, venv_tool, wait_gone
 
 MASTER_CFG = Path(__file__).with_name("master.cfg")
 
@@ -118,10 +118,17 @@ def master_failure(log: Path, start: int, aborted: tuple[str, ...]) -> str | Non
 
 
 def stop(settings: Settings) -> bool:
-    """Stop the master if it runs; True when it was running."""
-    if running(settings) is None:
+    """Stop the master if it runs; True when it was running. A master slower to exit than `buildbot stop` waits
+    (ten seconds, on a loaded machine) is waited for up to two minutes more, then the stop fails."""
+    pid = running(settings)
+    if pid is None:
         return False
-    run([venv_tool("buildbot"), "stop", str(master_dir(settings))], farm_env(settings), "buildbot stop", timeout=120)
+    try:
+        run([venv_tool("buildbot"), "stop", str(master_dir(settings))], farm_env(settings), "buildbot stop",
+            timeout=120)
+    except FarmError as e:
+        if "never saw process go away" not in str(e) or not wait_gone(pid, 120):
+            raise
     return True
 
 

@@ -63,3 +63,24 @@ def pid_alive(pidfile: Path) -> int | None:
         return None if state == "Z" else pid
     except OSError:
         return pid
+
+
+def wait_gone(pid: int, seconds: float) -> bool:
+    """Whether process `pid` has ended within `seconds` (a pidfd polled: woken by its exit, not by a timer).
+
+    Buildbot's own `stop` gives up after ten seconds ("never saw process go away") and its `start` after ten
+    ("took more than 10 seconds to start"): on a loaded machine a master or worker can take longer, which is no
+    failure of the process; the farm waits for the process itself instead, boundedly."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(int(seconds * 1000)))
+    finally:
+        os.close(fd)
+

@@ -252,11 +252,34 @@ def test_cli_run_numbers_are_usage_errors(compare_corpus: Path, capsys: pytest.C
     assert compare.open_history().runs() == []
 
 
-def test_nightly_regalloc_builder_defaults_measure(capsys: pytest.CaptureFixture) -> None:
-    """The registry's regalloc builder, as scheduled (its default policy), on a local benchmark: it measures."""
+def _published_eviction_policy(tmp_path: Path, capsys: pytest.CaptureFixture) -> str:
+    """A smoke eviction policy trained on generated register-pressure C and published (`policy publish --advisor
+    regalloc`) to this test's store: what the speed builder's default, store:latest, then judges. Its version."""
+    from farm.toolchain import Toolchain
+    from policytrain import evict_data
+    from policytrain.evict_train import train_to
+    from policytrain.splits import Package
+    from tests.policytrain.evictsrc import write_sources
+    from workers.corpus import from_sources
+
+    tc = Toolchain.from_settings()
+    pkgs = [Package(n, tuple(evict_data.units(n, from_sources(write_sources(tmp_path / f"{n}-src", files=1, seed=s),
+                                                              tmp_path / n, tc, jobs=2, level="O2").path)))
+            for n, s in (("alpha", 31), ("beta", 32))]
+    model = tmp_path / "evict.onnx"
+    train_to(model, tc, (pkgs[0],), (pkgs[1],), "smoke", progress=lambda _: None)
+    assert main(["policy", "publish", "--advisor", "regalloc", str(model)]) == 0
+    return capsys.readouterr().out.split()[2]
+
+
+def test_nightly_regalloc_builder_defaults_measure(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """The registry's regalloc builder, as scheduled (its default policy: the published eviction policy), on a
+    local benchmark: it measures."""
     from master.registry import REGISTRY, by_name, render_args
 
+    version = _published_eviction_policy(tmp_path, capsys)
     builder = by_name(REGISTRY)["regression-regalloc-speed"]
+    assert builder.defaults()["policy"] == "store:latest"
     args = render_args(builder.steps[0].args, builder.defaults().get)
     at = args.index("--bench")
     # no Debian download in a test; the builder's --pgo trains its profile on a run of its own
@@ -264,7 +287,7 @@ def test_nightly_regalloc_builder_defaults_measure(capsys: pytest.CaptureFixture
     code = main([*args, "--repeats", "0", "--no-publish", "--run-id", "n1"])
     out = capsys.readouterr().out
     run = compare.open_history().run("n1", "regression-regalloc-speed")
-    assert (run.status, run.policy_id, run.config["advisor"]) == ("complete", builder.defaults()["policy"], "regalloc")
+    assert (run.status, run.policy_id, run.config["advisor"]) == ("complete", version, "regalloc")
     assert code == (10 if run.verdict == "regression" else 0)
     rows = compare.open_history().measurements(run, "policy")
     assert {("csrc/run", "instructions"), ("csrc", "text_size")} <= {(m.subject, m.metric) for m in rows}

@@ -169,7 +169,9 @@ def test_no_latest_at_all_while_only_candidates_are_published(tmp_path: Path) ->
     assert result["state"] == "candidate" and result["latest"] is None
     assert VOCABULARIES.read_latest(store, "ir") is None
     assert "latest stays at none" in pub.summary(result)
-    with pytest.raises(InputError, match="no ir vocabulary has been published"):
+    # nothing is latest, and the one line says which candidate waits, why, and how to make it latest anyway
+    with pytest.raises(InputError, match=rf"no ir vocabulary is latest in file://.*; the newest candidate "
+                                         rf"{result['version']} was held back \(coverage: .*vocab promote ir"):
         VOCABULARIES.resolve(store, "ir", "latest")
 
 

@@ -115,7 +115,7 @@ def test_a_package_the_python_recipes_have_cannot_be_defined_again(tmp_path):
 def test_a_package_must_be_a_table_and_the_file_valid_toml(tmp_path):
     _one_line_error(_write(tmp_path, 'tool = "yes"\n'), "[tool]", "must be a table")
     _one_line_error(_write(tmp_path, "[tool\nflags = []\n"), "line 1")
-    _one_line_error(tmp_path / "missing.toml", "cannot read")
+    _one_line_error(tmp_path / "missing.toml", "does not exist")
 
 
 #: The twelve packages recipes.toml held before the whole catalogue moved in (commit d4c6c2b): an evaluation set, so
