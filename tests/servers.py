@@ -30,6 +30,26 @@ def _ephemeral_ports() -> range:
 
 _EPHEMERAL = _ephemeral_ports()
 _HANDED_OUT: set[int] = set()
+#: One lock file per port handed out, held (flock) for the life of the test process: another test suite on the
+#: machine (a second `make test` beside this one) skips a port this one reserved, even before its server binds it.
+_RESERVATIONS = Path("/tmp/mlgo-farm-test-ports")
+_HELD: list[int] = []  # the descriptors holding them (closed when the process ends, releasing the locks)
+
+
+def _reserve(port: int) -> bool:
+    """Whether this process now holds port `port`'s machine-wide reservation (False: another process does)."""
+    import fcntl
+    import os
+
+    _RESERVATIONS.mkdir(mode=0o1777, exist_ok=True)
+    fd = os.open(_RESERVATIONS / f"{port}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    _HELD.append(fd)
+    return True
 
 
 def free_port() -> int:
@@ -38,7 +58,8 @@ def free_port() -> int:
     Not one the kernel picks (`bind(port 0)`): those come from the ephemeral range, where every
     outgoing connection on the machine also takes its local port, so between this call and the
     server's own bind another process's connection could take it and the server fail with "Address
-    already in use". Below that range only servers bind, and a port is never handed out twice.
+    already in use". Below that range only servers bind, and a port is never handed out twice: not by
+    this process (`_HANDED_OUT`), nor by another test process on the machine (`_reserve`).
     """
     candidates = [p for p in range(10000, _EPHEMERAL.start) if p not in _HANDED_OUT]
     for port in random.sample(candidates, min(len(candidates), 200)):
@@ -47,6 +68,8 @@ def free_port() -> int:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
+        if not _reserve(port):
+            continue
         _HANDED_OUT.add(port)
         return port
     raise RuntimeError("no free loopback port below the ephemeral range")

@@ -39,11 +39,11 @@ def _train(args: argparse.Namespace) -> int:
     from farm.toolchain import Toolchain
     from vocabgen.build import MANIFEST, VOCAB, train_vocabulary, write_local
     from vocabgen.dataset import resolve_dataset
-    from vocabgen.params import TrainParams, recipe
+    from vocabgen.params import TrainParams, configured
     from vocabgen.training import ensure_pystow_home
 
     s = load_settings()
-    params = TrainParams.from_dict(_params(args), recipe(s.vocab.recipe))
+    params = TrainParams.from_dict(_params(args), configured(s))
     params.resolved(args.kind or "ir")  # checked before any download or training (the kind only picks a default)
     out = Path(args.output).absolute()
     check_replaceable(out, MANIFEST)

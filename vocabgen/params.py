@@ -129,3 +129,12 @@ def recipe(name: str) -> TrainParams:
         return RECIPES[name]
     except KeyError:
         raise InputError(f"unknown vocabulary training recipe {name!r}: use one of {', '.join(RECIPES)}") from None
+
+
+def configured(settings) -> TrainParams:
+    """The recipe `[vocab] recipe` names (farm/config.py), or one line naming the setting."""
+    try:
+        return recipe(settings.vocab.recipe)
+    except InputError as e:
+        raise InputError(f"[vocab] recipe: {e}") from None
+

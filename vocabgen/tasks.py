@@ -86,7 +86,7 @@ def train(self, kind: str, dataset: str = "latest", params: dict[str, Any] | Non
     """Train from a dataset (local path, id or `latest` in the store) and stage the result."""
     from vocabgen.build import train_once, train_vocabulary
     from vocabgen.dataset import resolve_dataset
-    from vocabgen.params import TrainParams, recipe
+    from vocabgen.params import TrainParams, configured
     from vocabgen.training import ensure_pystow_home
     from vocabgen.warm import WarmStart, from_latest
 
@@ -94,7 +94,7 @@ def train(self, kind: str, dataset: str = "latest", params: dict[str, Any] | Non
     check_kind(kind)
     ensure_pystow_home(s.var_dir)
     # the worker's recipe ([vocab] recipe: the nightly's, or `make demo`'s), each explicit parameter over it
-    p = TrainParams.from_dict(params, recipe(s.vocab.recipe))
+    p = TrainParams.from_dict(params, configured(s))
     ds = resolve_dataset(dataset, kind, store, s.var_dir / "vocab" / "datasets")
     resolved = p.resolved(kind)
     # a retrain starts from the previous `latest` (vocabgen/warm.py): which one is part of what was trained
