@@ -63,7 +63,9 @@ def train(arm: str, vocab: Path | None, work: Path, args) -> Path:
                *(["--mir-vocab", str(vocab)] if vocab else [])]
         print("$ " + " ".join(cmd), flush=True)
         subprocess.run(cmd, check=True)
-    record = json.loads(model.with_suffix(".json").read_text())
+    from farm import jsonio
+
+    record = jsonio.load_file(model.with_suffix(".json"), "training record")
     print(f"{arm}: chosen at {record['chosen']}, validation {record['validation']}, {record['seconds']:.0f}s, "
           f"{record['failed_compiles']} failed compile(s)", flush=True)
     return model

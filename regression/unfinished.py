@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from farm import jsonio
 from farm.atomic import write_atomic
 from farm.config import Settings
 from farm.errors import FarmError, HistoryError, InputError, first_line
@@ -60,13 +61,20 @@ def record(history: History, run: Run, found: tuple[list[Measurement], list[Skip
         raise
 
 
+def _read(path: Path) -> dict | None:
+    """A record this module wrote (farm/jsonio.py reads it: hostile numbers and nesting are one error there);
+    None for anything else: missing, being written (atomically: never half), or not the farm's."""
+    try:
+        said = jsonio.load_file(path)
+    except InputError:
+        return None
+    return said if isinstance(said, dict) else None
+
+
 def _kept(kept: Path, run: Run) -> dict | None:
     """What `record` kept of `run` (None: nothing, or another attempt's)."""
-    try:
-        said = json.loads(kept.read_text())
-    except (OSError, ValueError):
-        return None
-    return said if isinstance(said, dict) and said.get("run") == run.seq else None
+    said = _read(kept)
+    return said if said is not None and said.get("run") == run.seq else None
 
 
 def fail(history: History, settings: Settings, run: Run, e: BaseException, work: Path) -> None:
@@ -96,11 +104,8 @@ def settle(history: History, settings: Settings) -> list[str]:
     """Mark failed the runs of `history` this host spooled (fail), if they are still `running`; their names."""
     done = []
     for spooled in sorted(spool_dir(settings).glob("*/*.json")):
-        try:
-            said = json.loads(spooled.read_text())
-        except (OSError, ValueError):
-            continue  # being written (atomically: never half), or not the farm's
-        if said.get("history") != history.where:
+        said = _read(spooled)
+        if said is None or said.get("history") != history.where or not {"run_id", "builder", "error"} <= set(said):
             continue
         try:
             run = history.run(said["run_id"], said["builder"])
