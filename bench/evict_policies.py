@@ -83,6 +83,7 @@ class WithEmbeddings:
         self.name, self.embeddings = name, embeddings
         self.session = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
         self.inputs = {i.name: i.type for i in self.session.get_inputs()}
+        self.dim = next((i.shape[1] for i in self.session.get_inputs() if i.name == CONTEXT), 0)
 
     def bind(self, header) -> None:
         from farm.errors import InputError
@@ -99,9 +100,8 @@ class WithEmbeddings:
         feed = {}
         for name, kind in self.inputs.items():
             if name == CONTEXT:
-                dim = self.session.get_inputs()[list(self.inputs).index(name)].shape[1]
                 vec = self.embeddings.get(obs.context or "")
-                feed[name] = np.asarray([np.zeros(dim) if vec is None else vec], dtype=np.float32)
+                feed[name] = np.asarray([np.zeros(self.dim) if vec is None else vec], dtype=np.float32)
             else:
                 dtype = np.float32 if "float" in kind else np.int64
                 feed[name] = np.asarray([obs.features[name]], dtype=dtype)
