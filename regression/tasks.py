@@ -97,9 +97,13 @@ def _vocab_check(settings, store, advisor: str, version: str, manifest: dict[str
 
 
 def summary(advisor: str, version: str, created: bool, check: Check, latest: str | None, vocab: str | None,
-            vocab_state: str | None) -> str:
-    """One line: the policy, the check, where `latest` stands, and the vocabulary's state."""
-    what = "published" if created else "already published"
+            vocab_state: str | None, published_at: str | None = None) -> str:
+    """One line: the policy, the check, where `latest` stands, and the vocabulary's state. A version this chain
+    did not create says when it was published: on a fresh store the vocabulary chain's own retrain publishes the
+    model a policy builder triggered by that vocabulary then reproduces, and a bare "already published" there
+    reads as if the store were not fresh."""
+    when = f" at {published_at.replace('T', ' ').replace('Z', ' UTC')}" if published_at else ""
+    what = "published" if created else f"already published{when}"
     head = f"policy {advisor} {version} ({what}, size check {'passed' if check.ok else 'FAILED'}: {check.detail}"
     where = "now latest" if latest == version else f"latest stays at {latest or 'none'}"
     tail = f"; vocabulary ir {vocab} {vocab_state}" if vocab and vocab_state else ""
@@ -138,7 +142,8 @@ def size_check(self, published: dict[str, Any]) -> dict[str, Any]:
     latest = (POLICIES.read_latest(store, advisor) or {}).get("version")
     vocab_entry = VOCABULARIES.entry(store, "ir", vocab) if vocab else None
     vocab_state = (vocab_entry or {}).get("state")
-    line = summary(advisor, version, bool(published.get("created")), check, latest, vocab, vocab_state)
+    line = summary(advisor, version, bool(published.get("created")), check, latest, vocab, vocab_state,
+                   manifest.get("published_at"))
     (log.info if check.ok else log.warning)("%s", line)
     return {**published, "state": (entry() or {}).get("state"), "latest": latest, "size_check": {
         "ok": check.ok, "detail": check.detail}, "vocab_state": vocab_state, "summary": line}

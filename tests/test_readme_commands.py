@@ -27,11 +27,14 @@ def block(section: str) -> list[str]:
 def test_get_a_vocabulary_runs_as_written(dashboard, toolchain: Toolchain, tmp_path: Path) -> None:  # noqa: F811
     base, _ = dashboard
     lines = block("Get a vocabulary")
-    assert len(lines) == 3 and MASTER.rstrip("/") in lines[0], lines
+    assert len(lines) == 5 and MASTER.rstrip("/") in lines[0], lines
     (tmp_path / "in.c").write_text(SOURCE)
-    got = run_sh("\n".join(lines).replace(MASTER, base), tmp_path, toolchain, timeout=300)
-    assert "vocab.json: OK" in got.stdout
-    assert re.search(r"\bf\b", got.stdout + got.stderr), "llvm-ir2vec printed no embedding of f"
+    ir, mir = "\n".join(lines[:3]), "\n".join(lines[:1] + lines[3:])
+    for kind, part in (("ir", ir), ("mir", mir)):
+        got = run_sh(part.replace(MASTER, base), tmp_path, toolchain, timeout=300)
+        assert "vocab.json: OK" in got.stdout, (kind, got.stdout)
+        assert re.search(r"\bf\b", got.stdout + got.stderr), f"llvm-ir2vec printed no {kind} embedding of f"
+    assert (tmp_path / "mir" / "vocab.json").read_bytes() != (tmp_path / "vocab.json").read_bytes()
 
 
 def test_use_a_policy_says_what_the_policy_page_says() -> None:

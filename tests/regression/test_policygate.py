@@ -147,3 +147,16 @@ def test_the_check_records_its_geomean_and_a_list_reads_it_back() -> None:
     record = settled(waiting, check)
     assert check_value(record, POLICY_SIZE) == check.value and check_value(record, "mrr") is None
     assert check_sizes([], 0.995, 1.005, None).value is None, "no figure when nothing was measured"
+
+
+def test_the_size_checks_line_says_when_a_version_it_did_not_create_was_published() -> None:
+    """On a fresh store the vocabulary chain's retrain publishes first and a policy builder reproduces the model:
+    its line says when the version was published instead of a bare "already published"."""
+    from farm.artifacts.verdict import Check
+    from regression.tasks import summary
+
+    check = Check("policy_size", False, "zlib 1.0000x")
+    made = summary("inline", "V", True, check, None, "IR", "latest", "2026-11-29T02:37:39Z")
+    again = summary("inline", "V", False, check, None, "IR", "latest", "2026-11-29T02:37:39Z")
+    assert made.startswith("policy inline V (published, size check FAILED: zlib 1.0000x; latest stays at none")
+    assert again == made.replace("(published,", "(already published at 2026-11-29 02:37:39 UTC,")
