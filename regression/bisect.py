@@ -112,7 +112,7 @@ class Outcome:
 def changed_inputs(good: Mapping[str, str | None], bad: Mapping[str, str | None]
                    ) -> dict[str, tuple[str | None, str | None]]:
     """`{input: (good value, bad value)}` of every input both runs recorded that differs, in the order they are tried
-    back (an input one run did not record cannot be swapped back: regression/alertstore.py `inputs_of`)."""
+    back (an input one run did not record cannot be swapped back: regression/alerts/records.py `inputs_of`)."""
     names = [k for k in ORDER if k in good and k in bad] + sorted(set(good) & set(bad) - set(ORDER))
     return {k: (good.get(k), bad.get(k)) for k in names if good.get(k) != bad.get(k)}
 

@@ -32,7 +32,7 @@ from farm.config import Settings, load_settings
 from farm.errors import FarmError, InputError, first_line
 from farm.toolchain import Toolchain
 from regression import bisect, bisectmail, unfinished
-from regression.alertstore import REGRESSION, Alert, AlertStore, inputs_of
+from regression.alerts.records import REGRESSION, Alert, AlertStore, inputs_of
 from regression.bisectllvm import CommitRange, ToolchainCache, commit_range, is_commit
 from regression.history import History, Run
 from regression.request import RunRequest
@@ -43,7 +43,8 @@ Toolchains = Callable[[str | None], Toolchain | None]
 
 
 def llvm_value(toolchain: Toolchain) -> str | None:
-    """A toolchain's LLVM as a run's lineage names it (alertstore.inputs_of): commit, else package, else version."""
+    """A toolchain's LLVM as a run's lineage names it (regression/alerts/records.py inputs_of): commit, else package,
+    else version."""
     from regression.lineage import llvm_package
 
     return toolchain.commit or llvm_package(toolchain) or toolchain.version
