@@ -44,12 +44,12 @@ def test_a_rerun_left_running_or_stopped_is_no_trial_and_is_asked_for_again(hist
     _record(h, alert, 1)  # its process died (SIGKILL, a machine's crash): left `running`
     h.fail_run(_record(h, alert, 2), unfinished.stopped(Terminated()))  # SIGTERM: recorded as interrupted
     nxt = bisectrun.next_of(alert.id, h)
-    assert nxt.outcome is None and nxt.trial is not None and nxt.trial.spec == "control"
+    assert nxt.finding is None and nxt.trial is not None and nxt.trial.spec == "control"
     assert nxt.case.steps == () and nxt.case.recorded == 2  # the next re-run is the third, under a number of its own
     # a re-run that failed on its own (a build that breaks) is still a trial: the bisect then cannot decide
     h.fail_run(_record(h, alert, 3), "the policy build failed")
     done = bisectrun.next_of(alert.id, h)
-    assert done.trial is None and "the control re-run failed: the policy build failed" in done.outcome.sentence()
+    assert done.trial is None and "the control re-run failed: the policy build failed" in done.finding.sentence()
 
 
 def test_evidence_links_only_to_reports_that_were_published(monkeypatch) -> None:
