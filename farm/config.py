@@ -129,7 +129,7 @@ class SMTPConfig:
 
 @dataclass(frozen=True)
 class AlertsConfig:
-    """Regression alerts as records with a life (regression/alertstore.py)."""
+    """Regression alerts as records with a life (regression/alerts/records.py)."""
 
     #: Days an alert may stay untriaged before the dashboard flags it overdue (Perfherder's triage due date).
     triage_days: float = 2.0

@@ -1,7 +1,7 @@
 """Mail notifications derived from each builder's `notify` modes and `[smtp]` configuration.
 
 A regression builder's step fails when the run regresses, and the farm mails that itself (one
-alert per transition, with the numbers: regression/alerts.py). Buildbot's notice for the same
+alert per transition, with the numbers: regression/alerts/mailtext.py). Buildbot's notice for the same
 build would be a second mail without them, so builds whose step failed with an exit code the
 step declares as `mails_itself` (FarmStep sets the build property MAILED_BY_FARM) are left out;
 any other failure of those builders (a crash, nothing measured) is still mailed by Buildbot.

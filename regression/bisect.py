@@ -20,7 +20,7 @@ ceil(log2 n) + 1 (the commit before the range is the good run's and the last one
 
 A bisect on a farm of several machines makes each re-run in a build of its own, so it cannot be one Python loop
 holding its state in memory: `next_trial` says what to make next from the re-runs made so far (what the history
-recorded), or the outcome once nothing is left. The local loop (`bisect_inputs`) and the farm's coordinator build
+recorded), or the finding once nothing is left. The local loop (`bisect_inputs`) and the farm's coordinator build
 (master/factories.py's BisectLoop) both call it, so there is one logic; `most_reruns` is the bound both keep.
 """
 
@@ -76,8 +76,8 @@ class Step:
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """A bisect's answer: the culprit input (its good and bad values) with the runs that show it, or why not."""
+class Finding:
+    """A bisect's finding: the culprit input (its good and bad values) with the runs that show it, or why not."""
 
     changed: dict[str, tuple[str | None, str | None]]
     steps: tuple[Step, ...] = ()
@@ -112,7 +112,7 @@ class Outcome:
 def changed_inputs(good: Mapping[str, str | None], bad: Mapping[str, str | None]
                    ) -> dict[str, tuple[str | None, str | None]]:
     """`{input: (good value, bad value)}` of every input both runs recorded that differs, in the order they are tried
-    back (an input one run did not record cannot be swapped back: regression/alertstore.py `inputs_of`)."""
+    back (an input one run did not record cannot be swapped back: regression/alerts/records.py `inputs_of`)."""
     names = [k for k in ORDER if k in good and k in bad] + sorted(set(good) & set(bad) - set(ORDER))
     return {k: (good.get(k), bad.get(k)) for k in names if good.get(k) != bad.get(k)}
 
@@ -125,32 +125,32 @@ def plan(good: Mapping[str, str | None], bad: Mapping[str, str | None]) -> list[
     return [Trial(None, dict(bad))] + [Trial(k, {**bad, k: good.get(k)}) for k in changed]
 
 
-def decide(changed: dict[str, tuple[str | None, str | None]], steps: Sequence[Step]) -> Outcome:
+def decide(changed: dict[str, tuple[str | None, str | None]], steps: Sequence[Step]) -> Finding:
     """The culprit from the re-runs made so far (`plan`'s order), or why there is none."""
     steps = tuple(steps)
     if not changed:
-        return Outcome(changed, steps, why="no input changed between the good and the bad run")
+        return Finding(changed, steps, why="no input changed between the good and the bad run")
     failed = [s for s in steps if s.error]
     if failed:
         s = failed[0]
         what = "the control re-run" if s.trial.swap is None else f"the re-run with {s.trial.swap} swapped back"
-        return Outcome(changed, steps, why=f"{what} failed: {s.error}")
+        return Finding(changed, steps, why=f"{what} failed: {s.error}")
     control = next((s for s in steps if s.trial.swap is None), None)
     if control is None:
-        return Outcome(changed, steps, why="the control re-run was not made")
+        return Finding(changed, steps, why="the control re-run was not made")
     if control.verdict != REGRESSION:
-        return Outcome(changed, steps, why="flaky: the bad run's own inputs did not regress again (noise, or an "
+        return Finding(changed, steps, why="flaky: the bad run's own inputs did not regress again (noise, or an "
                                            "input the lineage does not record)")
     swaps = [s for s in steps if s.trial.swap is not None]
     if len(swaps) < len(changed):
-        return Outcome(changed, steps, why=f"only {len(swaps)} of {len(changed)} changed inputs were tried")
+        return Finding(changed, steps, why=f"only {len(swaps)} of {len(changed)} changed inputs were tried")
     flips = [s.trial.swap for s in swaps if s.verdict == OK]
     if len(flips) == 1:
-        return Outcome(changed, steps, culprit=flips[0])
+        return Finding(changed, steps, culprit=flips[0])
     if flips:
-        return Outcome(changed, steps, why=f"flaky or interacting: swapping back any of {', '.join(flips)} "  # type: ignore[arg-type]
+        return Finding(changed, steps, why=f"flaky or interacting: swapping back any of {', '.join(flips)} "  # type: ignore[arg-type]
                                            "alone makes the run good")
-    return Outcome(changed, steps, why="no single input flips the verdict: swapping back each of "
+    return Finding(changed, steps, why="no single input flips the verdict: swapping back each of "
                                        f"{', '.join(changed)} alone still regresses")
 
 
@@ -168,9 +168,9 @@ class _Unmade(Exception):
 
 
 def next_trial(good: Mapping[str, str | None], bad: Mapping[str, str | None], steps: Sequence[Step],
-               commits: Callable[[], Sequence[str] | None] | None = None) -> Trial | Outcome:
+               commits: Callable[[], Sequence[str] | None] | None = None) -> Trial | Finding:
     """The next re-run to make after `steps` (the re-runs made so far, oldest first; a trial made twice counts by
-    its last), or the Outcome when none is left: `plan`'s re-runs in order, stopping early when the control fails or
+    its last), or the Finding when none is left: `plan`'s re-runs in order, stopping early when the control fails or
     does not regress again (the swaps would tell nothing); then, when they name LLVM and `commits()` gives the
     range between the good and the bad run's commits (oldest first; None: no range), `first_bad_commit` replayed
     over the commits already tried, up to the first one not tried yet."""
@@ -184,15 +184,15 @@ def next_trial(good: Mapping[str, str | None], bad: Mapping[str, str | None], st
         done.append(step)
         if trial.swap is None and (step.error or step.verdict != REGRESSION):
             break
-    outcome = decide(changed, done)
-    search = commits() if outcome.culprit == "llvm" and commits is not None else None
+    finding = decide(changed, done)
+    search = commits() if finding.culprit == "llvm" and commits is not None else None
     if search is None:
-        return outcome
-    return _commit_search(outcome, bad, steps, list(search))
+        return finding
+    return _commit_search(finding, bad, steps, list(search))
 
 
-def _commit_search(outcome: Outcome, bad: Mapping[str, str | None], steps: Sequence[Step], commits: list[str]
-                   ) -> Trial | Outcome:
+def _commit_search(finding: Finding, bad: Mapping[str, str | None], steps: Sequence[Step], commits: list[str]
+                   ) -> Trial | Finding:
     made = {s.trial.commit: s for s in steps if s.trial.commit}
     used: list[Step] = []
 
@@ -210,14 +210,14 @@ def _commit_search(outcome: Outcome, bad: Mapping[str, str | None], steps: Seque
     extra: dict[str, Any] = {"commits": len(commits), "commit_builds_bound": max_builds(len(commits))}
     if found is None:
         extra["commit_why"] = why
-    return Outcome(outcome.changed, outcome.steps + tuple(used), culprit=outcome.culprit, commit=found,
+    return Finding(finding.changed, finding.steps + tuple(used), culprit=finding.culprit, commit=found,
                    commit_steps=tuple(tried), extra=extra)
 
 
 def bisect_inputs(good: Mapping[str, str | None], bad: Mapping[str, str | None],
                   rerun: Callable[[Trial], Step], commits: Callable[[], Sequence[str] | None] | None = None
-                  ) -> Outcome:
-    """Make `next_trial`'s re-runs through `rerun` until it gives the Outcome (at most `most_reruns` of them)."""
+                  ) -> Finding:
+    """Make `next_trial`'s re-runs through `rerun` until it gives the Finding (at most `most_reruns` of them)."""
     steps: list[Step] = []
     listed = [0]
 
@@ -228,7 +228,7 @@ def bisect_inputs(good: Mapping[str, str | None], bad: Mapping[str, str | None],
 
     while True:
         nxt = next_trial(good, bad, steps, counted)
-        if isinstance(nxt, Outcome):
+        if isinstance(nxt, Finding):
             return nxt
         if len(steps) >= most_reruns(listed[0]):  # a `rerun` whose steps do not answer what it was asked
             raise RuntimeError(f"bisect made {len(steps)} re-runs, at most {most_reruns(listed[0])}, and still "

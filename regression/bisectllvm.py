@@ -141,7 +141,7 @@ Before = Callable[[str, str], "bool | None"]
 
 def commit_order(settings: Settings) -> Before | None:
     """The order of LLVM commits in `<var_dir>/bisect/commits.git` (farm_range's clone), for telling whether two
-    alerts' revision ranges overlap (regression/alertstore.py `overlapping`). Only what the clone already holds:
+    alerts' revision ranges overlap (regression/alerts/records.py `overlapping`). Only what the clone already holds:
     an alert is opened in the transaction that completes its run, which must not wait on the network. None
     without the clone."""
     clone = _dir(settings) / "commits.git"

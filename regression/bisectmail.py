@@ -13,8 +13,9 @@ from farm.config import Settings
 from farm.errors import FarmError, first_line
 from farm.objectstore import store_from_settings
 from regression import report
-from regression.alerts import new_message
-from regression.alertstore import REGRESSION, Alert, AlertStore
+from regression.alerts.mailtext import new_message, to_bytes
+from regression.alerts.outbox import Mail, Outbox
+from regression.alerts.records import REGRESSION, Alert, AlertStore
 from regression.history import History
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,7 @@ def _thread(history: History, alert: Alert) -> tuple[str | None, str | None]:
     ids = {alert.id}
     if alert.group_id is not None:
         ids |= {a.id for a in AlertStore(history).alerts(group_id=alert.group_id)} | {alert.group_id}
-    for m in history.outbox():
+    for m in Outbox(history).messages():
         if m.alert_id in ids and m.kind == REGRESSION:
             first = email.message_from_bytes(m.message, policy=email.policy.default)
             return first["Message-ID"], " ".join(str(first["Subject"]).split())
@@ -63,15 +64,14 @@ def compose(alert: Alert, result: dict, smtp, page: str, parent: str | None, sub
 def follow_up(history: History, settings: Settings, alert: Alert, result: dict) -> None:
     """Queue the follow-up in the outbox, for Celery beat's delivery (nobody configured: logged, as alert mails are).
     """
-    from regression import alerts
-
     to = settings.smtp.recipient_list
     if not to:
         log.warning("bisect of alert #%s not mailed: no recipients configured ([smtp] recipients)", alert.id)
         return
     parent, subject = _thread(history, alert)
     msg = compose(alert, result, settings.smtp, settings.buildbot.dashboard(f"alerts/{alert.id}/"), parent, subject)
-    history.queue(alert.bad_run, alert.builder, "bisect", settings.smtp.sender, to, alerts.to_bytes(msg), alert.id)
+    Outbox(history).queue(Mail(alert.bad_run, alert.builder, "bisect", settings.smtp.sender, to, to_bytes(msg),
+                               alert.id))
 
 
 def published(settings: Settings, builder: str, run_ids: list[str]) -> dict[str, str]:

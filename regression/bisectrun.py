@@ -4,7 +4,7 @@ good run swapped in; the result goes on the alert and, as a follow-up in the ale
 A bisect is resumable, because on a farm of several machines each re-run is a Buildbot build of its own: its state
 is nothing but the alert and the re-runs the history recorded for it (`config.bisect.alert`). `next_of` says what to
 re-run next (regression/bisect.py's `next_trial` over the recorded re-runs), `rerun` makes and records exactly one,
-`finish` decides, keeps the outcome on the alert and mails it (regression/bisectmail.py): `regress bisect ID
+`finish` decides, keeps the finding on the alert and mails it (regression/bisectmail.py): `regress bisect ID
 --next | --rerun SPEC | --finish`, driven by the `regression-bisect` coordinator build (master/factories.py).
 `run_bisect` is the same three in one loop, in this process (`regress bisect ID`: a single machine, the tests). A
 re-run stopped before its result (regression/unfinished.py) is no trial: the resumed bisect makes it again.
@@ -32,7 +32,7 @@ from farm.config import Settings, load_settings
 from farm.errors import FarmError, InputError, first_line
 from farm.toolchain import Toolchain
 from regression import bisect, bisectmail, unfinished
-from regression.alertstore import REGRESSION, Alert, AlertStore, inputs_of
+from regression.alerts.records import REGRESSION, Alert, AlertStore, inputs_of
 from regression.bisectllvm import CommitRange, ToolchainCache, commit_range, is_commit
 from regression.history import History, Run
 from regression.request import RunRequest
@@ -43,7 +43,8 @@ Toolchains = Callable[[str | None], Toolchain | None]
 
 
 def llvm_value(toolchain: Toolchain) -> str | None:
-    """A toolchain's LLVM as a run's lineage names it (alertstore.inputs_of): commit, else package, else version."""
+    """A toolchain's LLVM as a run's lineage names it (regression/alerts/records.py inputs_of): commit, else package,
+    else version."""
     from regression.lineage import llvm_package
 
     return toolchain.commit or llvm_package(toolchain) or toolchain.version
@@ -174,11 +175,11 @@ def _step(run: Run, good: dict[str, str | None]) -> bisect.Step:
 
 @dataclasses.dataclass(frozen=True)
 class Next:
-    """What `regress bisect ID --next` says: the next re-run to make, or the outcome once none is left."""
+    """What `regress bisect ID --next` says: the next re-run to make, or the finding once none is left."""
 
     case: Case
     trial: bisect.Trial | None
-    outcome: bisect.Outcome | None
+    finding: bisect.Finding | None
     #: the LLVM range's length once the search needed it (0: no search)
     commits: int = 0
 
@@ -197,7 +198,7 @@ class Next:
 
     def as_json(self) -> dict:
         said = (f"next re-run: {self.trial.spec} (on {self.runs_on} worker)" if self.trial else
-                f"done: {self.outcome.sentence()}")  # type: ignore[union-attr]
+                f"done: {self.finding.sentence()}")  # type: ignore[union-attr]
         return {"alert": self.case.alert.id, "done": self.trial is None,
                 "trial": self.trial.spec if self.trial else None, "runs_on": self.runs_on,
                 "reruns": len(self.case.steps), "commits": self.commits, "most": self.most, "sentence": said}
@@ -219,7 +220,7 @@ def next_of(alert_id: int, history: History, commits: CommitRange | None = None)
 
     nxt = bisect.next_trial(case.good_inputs, case.bad_inputs, case.steps, search)
     n = found[0] if found else 0
-    if isinstance(nxt, bisect.Outcome):
+    if isinstance(nxt, bisect.Finding):
         return Next(case, None, nxt, n)
     return Next(case, nxt, None, n)
 
@@ -299,22 +300,22 @@ def _record_stop(history: History, builder: str, run_id: str, e: BaseException) 
             history.fail_run(run, unfinished.stopped(e))
 
 
-def finish(alert_id: int, history: History, settings: Settings, commits: CommitRange | None = None) -> bisect.Outcome:
-    """Decide from the recorded re-runs, keep the outcome on the alert, and mail it in the alert's thread."""
+def finish(alert_id: int, history: History, settings: Settings, commits: CommitRange | None = None) -> bisect.Finding:
+    """Decide from the recorded re-runs, keep the finding on the alert, and mail it in the alert's thread."""
     nxt = next_of(alert_id, history, commits)
-    if nxt.outcome is None:
+    if nxt.finding is None:
         raise InputError(f"alert #{alert_id}: the bisect is not done: re-run {nxt.trial.spec} next "  # type: ignore
                          f"(regress bisect {alert_id} --rerun {nxt.trial.spec})")  # type: ignore[union-attr]
-    case, outcome = nxt.case, nxt.outcome
+    case, finding = nxt.case, nxt.finding
     started = case.started or time.time()
-    result = {**outcome.as_json(), "good_run": case.good.run_id, "bad_run": case.bad.run_id, "started": started,
+    result = {**finding.as_json(), "good_run": case.good.run_id, "bad_run": case.bad.run_id, "started": started,
               "seconds": round(time.time() - started, 1),
               "links": bisectmail.published(settings, case.bad.builder,
-                                              [s.run_id for s in outcome.steps if s.run_id])}
+                                              [s.run_id for s in finding.steps if s.run_id])}
     store = AlertStore(history)
     store.set_bisect(case.alert.id, result)
     bisectmail.follow_up(history, settings, store.get(case.alert.id), result)
-    return outcome
+    return finding
 
 
 def in_repo(repo: Path) -> CommitRange:
@@ -325,8 +326,8 @@ def in_repo(repo: Path) -> CommitRange:
 def run_bisect(alert_id: int, history: History, settings: Settings | None = None,
                toolchain: Toolchain | None = None, toolchains: Toolchains | None = None,
                llvm_repo: Path | None = None, cache: ToolchainCache | None = None,
-               commits: CommitRange | None = None) -> bisect.Outcome:
-    """Bisect alert `alert_id` here, in this process: `next_of`, `rerun`, again, until the outcome; then `finish`.
+               commits: CommitRange | None = None) -> bisect.Finding:
+    """Bisect alert `alert_id` here, in this process: `next_of`, `rerun`, again, until the finding; then `finish`.
     A re-run that fails (a build, a missing toolchain) is a step with its error: the bisect then says it cannot
     decide, and why. With `llvm_repo` (a clone of llvm-project) or `commits`, and `cache` (toolchains by commit), an
     LLVM culprit between two commits is narrowed to its first bad commit. Re-runs already recorded for the alert are

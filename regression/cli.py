@@ -1,12 +1,11 @@
-"""CLI verbs of the comparison side: `mlgo-farm regress run|history|report|alerts` (and `regress alert ...`,
-regression/alert_cli.py)."""
+"""CLI verbs of the comparison side: `mlgo-farm regress run|history|report` (and the alerts' `regress alerts`,
+`regress alert ...` and `regress bisect`: regression/alerts/verbs.py)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import logging
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -66,7 +65,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         result = run_comparison(req, settings=settings, history=history)
         mail = {"mailed": False, "error": None, "server": f"{settings.smtp.host}:{settings.smtp.port}"}
         if args.mail and result.queued:  # no beat ever sees this temporary history: its mail goes now or never
-            from regression.alerts import deliver_pending
+            from regression.alerts.delivery import deliver_pending
 
             delivery = deliver_pending(history, settings.smtp, held=True)
             for e in delivery.errors:
@@ -199,28 +198,8 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _alerts(args: argparse.Namespace) -> int:
-    from farm.config import load_settings
-    from regression.alerts import deliver_pending
-
-    settings = load_settings()
-    history = _open(args)
-    if args.flush:
-        d = deliver_pending(history, settings.smtp, held=args.held)
-        print(f"sent {d.sent}, still pending {d.pending}")
-        for e in d.errors:
-            print(f"  {e}")
-    now = time.time()
-    for m in history.outbox():
-        state = "sent" if m.sent else f"pending ({m.attempts} attempts; {m.last_error or 'not tried yet'})"
-        if not m.sent and m.hold_until and m.hold_until > now:
-            state += time.strftime(", held for its alert group until %H:%M UTC", time.gmtime(m.hold_until))
-        print(f"{m.id:>4} {m.kind:<10} {m.builder}/{m.run_id} to {', '.join(m.recipients)}: {state}")
-    return 1 if args.flush and history.outbox(pending_only=True, due_only=not args.held) else 0
-
-
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add `regress run|history|report|alerts` to `mlgo-farm`."""
+    """Add `regress run|history|report` to `mlgo-farm`, and the alerts' verbs (regression/alerts/verbs.py)."""
     reg = sub.add_parser("regress", help="compare an ML policy with the heuristic: run, history, report, alerts")
     rsub = reg.add_subparsers(dest="regress_verb", metavar="VERB", required=True)
     common = argparse.ArgumentParser(add_help=False)
@@ -246,13 +225,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--publish", action="store_true", help="upload to the object store under regression/")
     rep.set_defaults(func=_report)
 
-    al = rsub.add_parser("alerts", parents=[common], help="show the alert outbox; --flush retries pending alerts")
-    al.add_argument("--flush", action="store_true", help="try to send pending alerts now")
-    al.add_argument("--held", action="store_true", help="with --flush: also the mails still held for their alert "
-                    "group ([alerts] group_wait)")
-    al.set_defaults(func=_alerts)
+    from regression.alerts import verbs
 
-    from regression import alert_cli
-
-    alert_cli.register(rsub, common)
+    verbs.register(rsub, common)
 

@@ -338,7 +338,7 @@ def run_comparison(req: RunRequest, settings: Settings | None = None, toolchain:
                 # where a bisect on this host finds the sources the command names by URL (regression/bisectrun.py)
                 **({"bench_dirs": dirs} if (dirs := {b.name: str(b.local_dir) for b in req.benchmarks
                                                      if b.local_dir is not None}) else {}),
-                # the local benchmarks' sources by content: an input of the run, like the policy (alertstore.inputs_of)
+                # the local benchmarks' sources by content: an input of the run, like the policy (records.inputs_of)
                 **({"bench_sources": benchsource.sources_of(req, bench_keys)} if dirs else {}),
                 "reproduce": outcome.reproduce_command(req, published, vocab_id, settings.buildbot.dashboard,
                                                       vocab, bench_keys)},

@@ -240,8 +240,9 @@ class Record(tuple):
 
 
 class Tx:
-    """One transaction on the history's database, shared by the stores that write with it (regression/alertstore.py,
-    regression/outcome.py): `execute(sql, {"name": value})` with named `:params`; a list of dicts runs it per row."""
+    """One transaction on the history's database, shared by the stores that write with it (regression/history.py,
+    regression/alerts/records.py and outbox.py): `execute(sql, {"name": value})` with named `:params`; a list of
+    dicts runs it per row."""
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn

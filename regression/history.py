@@ -1,11 +1,13 @@
-"""Regression history: runs, one row per run/builder/subject/metric/policy, verdicts, alert outbox (the alerts'
-records and states: regression/alertstore.py), in an SQLite file or a PostgreSQL database shared by several
-machines (regression/database.py; the schema's versions: regression/migrations.py).
+"""Regression history: runs, one row per run/builder/subject/metric/policy, verdicts and skipped subjects, in an
+SQLite file or a PostgreSQL database shared by several machines (regression/database.py; the schema's versions:
+regression/migrations.py). The alerts and their outbox share the database and its transactions
+(regression/alerts/).
 
 Every measurement row carries the LLVM commit, the LLVM package version (Debian's clang has no
 commit, so a row is never "commit unknown"), the policy id (a published policy's version) and the
-vocabulary version of its run. Alerts are written to an outbox in the same transaction that
-completes the run, so a run's result and its pending alert are never lost, even when the mail server is down.
+vocabulary version of its run. A run is completed in one transaction with whatever its alert records
+(`complete_run`'s `record`), so a run's result and its pending alert are never lost, even when the mail server is
+down.
 """
 
 from __future__ import annotations
@@ -77,23 +79,6 @@ class Skipped:
     subject: str
     variant: str
     reason: str
-
-
-@dataclass(frozen=True)
-class OutboxMessage:
-    id: int
-    run_id: str
-    builder: str
-    kind: str
-    sender: str
-    recipients: list[str]
-    message: bytes
-    attempts: int
-    last_error: str | None
-    sent: float | None
-    #: the alert it tells of (regression/alertstore.py) and until when it is held for the alert's group mates
-    alert_id: int | None = None
-    hold_until: float | None = None
 
 
 def _stored(text: str | bytes | None, where: str, empty: str = "{}") -> Any:
@@ -169,7 +154,7 @@ class History:
         return database.transaction(self.url, immediate=True)
 
     def transaction(self, write: bool = True) -> contextlib.AbstractContextManager[Tx]:
-        """One transaction on the database, for the stores that share it (regression/alertstore.py): committed at
+        """One transaction on the database, for the stores that share it (regression/alerts/): committed at
         the end of the block, rolled back if it raises. `write=False` for one that only reads."""
         return self._write() if write else self._read()
 
@@ -263,31 +248,17 @@ class History:
             db.execute("UPDATE runs SET status='failed', error=:error, finished=:now WHERE seq=:seq",
                        {"error": error, "now": time.time(), "seq": run.seq})
 
-    def complete_run(self, run: Run, verdict: str, report_url: str | None, alert: tuple | None = None,
-                     record: Callable[[Tx], tuple | None] | None = None) -> None:
-        """Mark the run complete and, in the same transaction, queue its alert `(kind, sender, to, message)` (and
-        optionally `alert_id, hold_until`); `record(db)`, in that transaction too, records the alert's life
-        (regression/alertstore.py) and returns the message to queue, if any. Completions of one builder take turns
+    def complete_run(self, run: Run, verdict: str, report_url: str | None,
+                     record: Callable[[Tx], None] | None = None) -> None:
+        """Mark the run complete and, in the same transaction, `record(db)`: what the run's end records besides
+        (its alert and its mail: regression/alerts/lifecycle.py). Completions of one builder take turns
         (database.serialise): `record` reads what an earlier one wrote, so one transition opens one alert."""
         with self._write() as db:
             database.serialise(db, f"builder {run.builder}")  # one transition at a time per builder
             db.execute("UPDATE runs SET status='complete', verdict=:verdict, report_url=:url, finished=:now"
                        " WHERE seq=:seq", {"verdict": verdict, "url": report_url, "now": time.time(), "seq": run.seq})
             if record is not None:
-                alert = record(db)
-            if alert is not None:
-                kind, sender, recipients, message, alert_id, hold_until = (*alert, None, None)[:6]
-                self._queue(db, run.run_id, run.builder, kind, sender, recipients, message, alert_id, hold_until)
-
-    @staticmethod
-    def _queue(db: Tx, run_id: str, builder: str, kind: str, sender: str, recipients: list[str], message: bytes,
-               alert_id: int | None, hold_until: float | None) -> None:
-        db.execute("INSERT INTO outbox (run_id, builder, kind, sender, recipients, message, created, alert_id,"
-                   " hold_until) VALUES (:run_id, :builder, :kind, :sender, :recipients, :message, :created,"
-                   " :alert_id, :hold_until)",
-                   {"run_id": run_id, "builder": builder, "kind": kind, "sender": sender,
-                    "recipients": json.dumps(recipients), "message": message, "created": time.time(),
-                    "alert_id": alert_id, "hold_until": hold_until})
+                record(db)
 
     def set_report_url(self, run: Run, report_url: str | None) -> None:
         """Point a run at where its report really is (after a publication failed)."""
@@ -346,51 +317,3 @@ class History:
                               " ORDER BY subject, metric, baseline", {"run_id": run.run_id, "builder": run.builder})
         return [Comparison(r["subject"], r["kind"], r["metric"], r["baseline"], r["base_value"], r["value"],
                            r["delta_pct"], r["p_value"], r["verdict"], bool(r["gating"])) for r in rows]
-
-    # --- outbox -----------------------------------------------------------------------------
-    def outbox(self, pending_only: bool = False, due_only: bool = False) -> list[OutboxMessage]:
-        """The queued mails; `pending_only`: not sent yet; `due_only`: and no longer held (`hold_until` passed)."""
-        sql = ("SELECT id, run_id, builder, kind, sender, recipients, message, attempts, last_error, sent, alert_id,"
-               " hold_until FROM outbox WHERE 1=1")
-        if pending_only or due_only:
-            sql += " AND sent IS NULL"
-        if due_only:
-            sql += " AND (hold_until IS NULL OR hold_until <= :now)"
-        with self._read() as db:
-            rows = db.execute(sql + " ORDER BY id", {"now": time.time()}).fetchall()
-        return [OutboxMessage(r["id"], r["run_id"], r["builder"], r["kind"], r["sender"],
-                              _stored(r["recipients"], f"outbox mail {r['id']} recipients", "[]"),
-                              bytes(r["message"]), r["attempts"], r["last_error"],
-                              r["sent"], r["alert_id"], r["hold_until"]) for r in rows]
-
-    def queue(self, run_id: str, builder: str, kind: str, sender: str, recipients: list[str], message: bytes,
-              alert_id: int | None = None) -> None:
-        """Queue a mail that no run's completion carries (a bisect's follow-up, regression/bisectrun.py)."""
-        with self._write() as db:
-            self._queue(db, run_id, builder, kind, sender, recipients, message, alert_id, None)
-
-    def claim(self, message_id: int, lease: float) -> bool:
-        """Take a queued mail to send it: False when it is sent already, or another deliverer took it less than
-        `lease` seconds ago (schema revision 0005: two deliverers at once send each mail once)."""
-        now = time.time()
-        with self._write() as db:
-            rows = db.execute("UPDATE outbox SET claimed=:now WHERE id=:id AND sent IS NULL"
-                              " AND (claimed IS NULL OR claimed < :stale) RETURNING id",
-                              {"now": now, "id": message_id, "stale": now - lease})
-        return bool(rows)
-
-    def release(self, message_id: int) -> None:
-        """Give a claimed mail back (its attempts failed): the next delivery tries it again."""
-        with self._write() as db:
-            db.execute("UPDATE outbox SET claimed=NULL WHERE id=:id", {"id": message_id})
-
-    def mark_sent(self, message_id: int, note: str | None = None) -> None:
-        """`note`: what is known of a delivery the server did not confirm (kept as the mail's last error)."""
-        with self._write() as db:
-            db.execute("UPDATE outbox SET sent=:now, attempts=attempts+1, last_error=:note, claimed=NULL WHERE id=:id",
-                       {"now": time.time(), "id": message_id, "note": note})
-
-    def mark_attempt_failed(self, message_id: int, error: str) -> None:
-        with self._write() as db:
-            db.execute("UPDATE outbox SET attempts=attempts+1, last_error=:error WHERE id=:id",
-                       {"error": error, "id": message_id})

@@ -63,7 +63,7 @@ class RunResult:
     report_dir: Path
     report_url: str
     alert: str | None
-    #: whether the run queued a mail in the outbox (Celery beat's deliver_alerts sends it: regression/tasks.py)
+    #: whether the run queued a mail in the outbox (Celery beat's delivery sends it: regression/alerts/delivery.py)
     queued: bool
     summary: str
     publish_error: str | None = None

@@ -128,7 +128,10 @@ def load_rules(path: Path | None = None) -> dict[str, Rule]:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Judgement:
+    """What `judge` says of one metric against one baseline: its verdict, its change, and the test's p-value (None
+    when no test ran)."""
+
     verdict: str
     delta_pct: float | None
     p_value: float | None = None
@@ -141,10 +144,10 @@ def delta_pct(base: float, new: float) -> float:
 
 
 def judge(rule: Rule, base: float | None, new: float, base_samples: Sequence[float] = (),
-          new_samples: Sequence[float] = ()) -> Outcome:
+          new_samples: Sequence[float] = ()) -> Judgement:
     """The verdict on `new` against `base` under `rule` (NEW when there is no baseline)."""
     if base is None:
-        return Outcome(NEW, None)
+        return Judgement(NEW, None)
     sign = 1.0 if rule.direction == "lower" else -1.0
     d = delta_pct(base, new)
     worse = sign * d  # > 0 means worse
@@ -152,15 +155,15 @@ def judge(rule: Rule, base: float | None, new: float, base_samples: Sequence[flo
         # the ranges overlap: one of the builds measured again could give the other's count
         apart = min(new_samples) > max(base_samples) or max(new_samples) < min(base_samples)
         if not apart:
-            return Outcome(UNCHANGED, d)
+            return Judgement(UNCHANGED, d)
     if rule.noise in ("deterministic", "spread"):
         if worse > rule.threshold_pct:
-            return Outcome(REGRESSED, d)
+            return Judgement(REGRESSED, d)
         if worse < -rule.threshold_pct:
-            return Outcome(IMPROVED, d)
-        return Outcome(UNCHANGED, d)
+            return Judgement(IMPROVED, d)
+        return Judgement(UNCHANGED, d)
     if min(len(base_samples), len(new_samples)) < rule.min_samples:
-        return Outcome(UNCHANGED, d)
+        return Judgement(UNCHANGED, d)
     from scipy.stats import mannwhitneyu
 
     worse_alt = "greater" if rule.direction == "lower" else "less"
@@ -168,10 +171,10 @@ def judge(rule: Rule, base: float | None, new: float, base_samples: Sequence[flo
     p_worse = float(mannwhitneyu(new_samples, base_samples, alternative=worse_alt).pvalue)
     p_better = float(mannwhitneyu(new_samples, base_samples, alternative=better_alt).pvalue)
     if p_worse < rule.alpha and worse >= rule.min_effect_pct:
-        return Outcome(REGRESSED, d, p_worse)
+        return Judgement(REGRESSED, d, p_worse)
     if p_better < rule.alpha and worse <= -rule.min_effect_pct:
-        return Outcome(IMPROVED, d, p_better)
-    return Outcome(UNCHANGED, d, min(p_worse, p_better))
+        return Judgement(IMPROVED, d, p_better)
+    return Judgement(UNCHANGED, d, min(p_worse, p_better))
 
 
 @dataclass(frozen=True)
@@ -205,7 +208,7 @@ def compare_values(rules: Mapping[str, Rule], baseline: str, base: Mapping[tuple
             continue
         b_value, b_samples, *b_digest = base.get((subject, metric), (None, ()))
         identical = bool(digest and b_digest and digest[0] and digest[0] == b_digest[0])
-        o = Outcome(UNCHANGED, delta_pct(b_value, value)) if identical and b_value is not None else \
+        o = Judgement(UNCHANGED, delta_pct(b_value, value)) if identical and b_value is not None else \
             judge(rule, b_value, value, b_samples, samples)
         kind = kinds[(subject, metric)]
         # Samples from another run were taken under another machine load: only interleaved samples of

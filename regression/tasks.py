@@ -10,12 +10,9 @@ differ: the policy must beat the heuristic (regression/policygate.py); the vocab
 its policy is not worse than the one trained with the vocabulary in force (vocabgen/gate.py
 `policy_not_worse`, `_vocab_check` here), so a good vocabulary is not kept back by one unlucky draw.
 
-`deliver_alerts` runs on Celery beat's schedule (pipeline/, every `DELIVER_EVERY` seconds) and is the one that mails
-what runs queue in the history's outbox (a run never waits on the mail server: regression/outcome.py): the alerts
-whose hold for their group mates has passed (`[alerts] group_wait`), and those a down mail server kept. Each mail is
-claimed first, so passes that meet (a slow one and the next) or `regress alerts --flush` send it once
-(regression/alerts.py `deliver_pending`). A pass takes no new mail after `DELIVER_EVERY` seconds, and one mail takes
-at most `alerts.MAIL_MOST` (RFC 5321's time-outs), so its time limit is their sum.
+`deliver_alerts` is Celery beat's pass over the alerts' outbox (pipeline/ schedules it every `DELIVER_EVERY`
+seconds): the pass itself, claim, send and retry, is regression/alerts/delivery.py's; its name stays this module's,
+the name queued messages and the schedule carry. `sweep_unfinished` marks failed what runs left unfinished.
 
 Idempotent with the chain's machinery (farm.celery_app.RELIABLE): a version whose rule is settled
 is not measured again (the recorded outcome is returned), and measuring runs under a lock per
@@ -31,7 +28,7 @@ from typing import Any
 
 from farm.artifacts.verdict import POLICY_SIZE, Check
 from farm.celery_app import RELIABLE, app
-from regression.alerts import MAIL_MOST
+from regression.alerts.delivery import DELIVER_EVERY, MAIL_MOST
 
 log = logging.getLogger(__name__)
 
@@ -149,34 +146,17 @@ def size_check(self, published: dict[str, Any]) -> dict[str, Any]:
         "ok": check.ok, "detail": check.detail}, "vocab_state": vocab_state, "summary": line}
 
 
-#: Seconds between two deliveries of the alerts a run's end left queued (held for their group, or not sent).
-DELIVER_EVERY = 60.0
 #: Seconds between two sweeps of the runs this host could not mark failed (regression/unfinished.py).
 SWEEP_EVERY = 600.0
 
 
 @app.task(name="regression.tasks.deliver_alerts", soft_time_limit=DELIVER_EVERY + MAIL_MOST + 60)
 def deliver_alerts() -> dict[str, Any]:
-    """Send the queued alerts that are due, one attempt each (the next beat tries again); nothing when this host has
-    no history yet (an SQLite file is not created for it), nor while another pass of this host is still at it (a
-    slow mail server: the beat's passes would otherwise pile up in the workers' slots, each waiting on it)."""
+    """One pass of the alerts' delivery (regression/alerts/delivery.py `deliver_due`)."""
     from farm.config import load_settings
-    from farm.locks import file_lock
-    from regression.alerts import deliver_pending
-    from regression.compare import history_path
-    from regression.history import History
+    from regression.alerts.delivery import deliver_due
 
-    s = load_settings()
-    history = History.existing(history_path(s))
-    if history is None:
-        return {"sent": 0, "pending": 0, "errors": []}
-    with file_lock(s.var_dir / "regression" / "deliver-alerts.lock", wait=False) as mine:
-        if not mine:
-            return {"sent": 0, "pending": None, "errors": [], "skipped": "another delivery of this host is running"}
-        d = deliver_pending(history, s.smtp, attempts=1, budget=DELIVER_EVERY)
-    for error in d.errors:
-        log.warning("%s", error)
-    return {"sent": d.sent, "pending": d.pending, "errors": d.errors}
+    return deliver_due(load_settings())
 
 
 @app.task(name="regression.tasks.sweep_unfinished", soft_time_limit=SWEEP_EVERY)

@@ -117,10 +117,12 @@ def postgres_server() -> Iterator[PgServer]:
 
 def complete_runs(url: str, builder: str, runs: int) -> None:
     """One builder's nights, for a process of its own (spawned: it imports only this module and the history)."""
+    from regression.alerts.outbox import Mail, put
     from regression.history import History, Measurement
 
     h = History(url)
     for i in range(runs):
         run = h.start_run(f"r{i}", builder, llvm_version="22", llvm_commit="c", policy_id="p", vocab_version="v")
         h.add_measurements(run, [Measurement(f"m{j}", "module", "text_size", "policy", j) for j in range(20)])
-        h.complete_run(run, "ok", None, ("regression", "farm@x", ["a@x"], f"Subject: {builder} {i}\n\n".encode()))
+        mail = Mail(run.run_id, builder, "regression", "farm@x", ["a@x"], f"Subject: {builder} {i}\n\n".encode())
+        h.complete_run(run, "ok", None, record=lambda db, mail=mail: put(db, mail))

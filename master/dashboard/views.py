@@ -20,7 +20,7 @@ from farm.errors import FarmError, InputError, first_line
 from master.dashboard import files, numbers, trends, views_alerts, views_datasets, views_mail, views_policies, vocabdiff
 from policyhost import advisors
 from regression import metrics
-from regression.alertstore import AlertStore
+from regression.alerts.records import AlertStore
 from regression.build import build_configuration
 from vocabgen.layout import SECTIONS, coverage_line
 

@@ -2,7 +2,7 @@
 inputs, group and history of states), the JSON of both, and the one write of the dashboard: a logged-in operator's
 change of an alert's state (POST `alerts/ID/state`, form fields `state` and `note`).
 
-The records are regression/alertstore.py's, in the regression history the builders write. Who may change a state
+The records are regression/alerts/records.py's, in the regression history the builders write. Who may change a state
 is Buildbot's login (master/dashboard/login.py): anyone else gets 403, and so does a POST whose Origin is not this
 dashboard's (a form on another site cannot use an operator's session).
 """
@@ -16,8 +16,8 @@ from flask import Flask, Response, abort, jsonify, redirect, render_template, re
 
 from farm.errors import InputError
 from master.dashboard import trends
-from regression import alertstore
-from regression.alertstore import AlertStore
+from regression.alerts import records as alertstore
+from regression.alerts.records import AlertStore
 from regression.rules import UNCHANGED
 
 

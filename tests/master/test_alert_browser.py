@@ -11,7 +11,7 @@ import pytest
 
 from farm.config import load_settings
 from master.layout import admin_password
-from regression.alertstore import AlertStore
+from regression.alerts.records import AlertStore
 from regression.history import History
 from tests.master.test_alert_pages import DB, _login, master  # noqa: F401  (the live master fixture)
 from tests.master.test_browser import CHROMIUM, DRIVER, _errors, _load, browser  # noqa: F401

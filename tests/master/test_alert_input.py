@@ -17,7 +17,7 @@ from farm.config import load_settings
 from farm.errors import InputError
 from farm.objectstore import FileStore
 from master.dashboard.app import create_app
-from regression.alertstore import MAX_NOTE, AlertStore
+from regression.alerts.records import MAX_NOTE, AlertStore
 from tests.master.test_alert_pages import _history
 from tests.master.test_dashboard import populate
 

@@ -18,11 +18,11 @@ from farm.config import DASHBOARD_PATH, load_settings
 from farm.objectstore import FileStore
 from master.dashboard.app import create_app
 from master.layout import admin_password
-from regression.alertstore import AlertStore
+from regression.alerts.records import AlertStore
 from regression.history import History
 from tests.master.test_dashboard import populate
 from tests.master.test_dashboard_live import DASH, WEB_URL, _run_master
-from tests.regression.test_alert_records import _alerted
+from tests.regression.alerts.test_records import _alerted
 
 DB = "regression/history.sqlite"
 

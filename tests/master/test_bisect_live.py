@@ -11,10 +11,10 @@ import time
 import pytest
 
 from regression import bisect, compare
-from regression.alertstore import AlertStore
+from regression.alerts.records import AlertStore
 from tests.master.test_master_live import live  # noqa: F401  (the live master fixture: master.cfg + worker local)
+from tests.regression.alerts.test_delivery import _run
 from tests.regression.conftest import delivered
-from tests.regression.test_alerts import _run
 
 
 def test_forced_bisect_triggers_one_build_per_rerun_and_names_the_policy(live, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
@@ -79,7 +79,7 @@ def test_an_llvm_culprit_is_narrowed_to_its_commit_by_llvm_builds_on_the_big_wor
     commit tried (its toolchain made by the farm's LLVM build), at most ceil(log2 8) = 3 of them."""
     from regression.bisectllvm import farm_cache
     from regression.compare import RunRequest, run_comparison
-    from tests.regression.test_alerts import BENCH
+    from tests.regression.alerts.test_delivery import BENCH
     from tests.regression.test_bisect_llvm import _llvm_project
 
     start, _ = live

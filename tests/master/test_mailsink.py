@@ -16,7 +16,9 @@ from master import mailsink, stack
 from master.dashboard.app import create_app
 from master.dashboard.views_mail import NAME
 from master.procs import pid_alive
-from regression import alerts
+from regression.alerts.mailtext import to_bytes
+from regression.alerts.outbox import Mail, Outbox
+from regression.alerts.records import REGRESSION
 from regression.compare import open_history
 from regression.tasks import deliver_alerts
 from tests.servers import free_port
@@ -57,8 +59,8 @@ def test_stack_starts_the_sink_and_the_beats_alert_mail_lands_as_an_eml_on_the_p
     msg["Subject"] = "[mlgo-farm] REGRESSION: nightly: <b>csrc/run</b> Ir +9.00%"
     msg["From"], msg["To"] = s.smtp.sender, RECIPIENTS
     msg.set_content("the body\n.\na line that starts with a dot\n")
-    open_history().queue("n2", "nightly", alerts.REGRESSION, s.smtp.sender, s.smtp.recipient_list,
-                         alerts.to_bytes(msg))
+    Outbox(open_history()).queue(Mail("n2", "nightly", REGRESSION, s.smtp.sender, s.smtp.recipient_list,
+                                      to_bytes(msg)))
     assert deliver_alerts()["sent"] == 1  # Celery beat's delivery, to the default [smtp] host: the sink
 
     where = mailsink.mail_dir(s)

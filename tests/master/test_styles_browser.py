@@ -20,7 +20,7 @@ from farm.config import DASHBOARD_PATH, load_settings
 from farm.objectstore import FileStore
 from master.dashboard.app import create_app
 from master.mailsink import Keeper, mail_dir
-from regression.alertstore import AlertStore
+from regression.alerts.records import AlertStore
 from regression.history import History
 from regression.report import publish, render
 from tests.master.test_alert_pages import DB, master  # noqa: F401  (the live master fixture, alerts included)

@@ -89,6 +89,14 @@ def open_at_once(where, n: int) -> list[BaseException]:
     return errors
 
 
+def queuing(run, message: bytes | None, to: tuple[str, ...] = ("a@x",)):
+    """A run's completion that queues one mail (`record` of History.complete_run, as regression/alerts/lifecycle.py's
+    recorder does)."""
+    from regression.alerts.outbox import Mail, put
+
+    return lambda db: put(db, Mail(run.run_id, run.builder, "regression", "farm@x", list(to), message))  # type: ignore[arg-type]
+
+
 def delivered(box):
     """The messages the loopback SMTP server holds once Celery beat's delivery has passed (regression/tasks.py
     `deliver_alerts`, called as the beat calls it): runs and bisects only queue their mails."""

@@ -14,10 +14,11 @@ from farm.cli import Terminated, main
 from farm.config import load_settings
 from farm.objectstore import store_from_settings
 from regression import bisectmail, bisectrun, compare, report, unfinished
-from regression.alertstore import AlertStore
+from regression.alerts.outbox import Outbox
+from regression.alerts.records import AlertStore
 from regression.history import History
-from tests.regression.test_alert_records import _alerted
-from tests.regression.test_alerts import _run
+from tests.regression.alerts.test_delivery import _run
+from tests.regression.alerts.test_records import _alerted
 from tests.servers import wait_until
 
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
@@ -43,12 +44,12 @@ def test_a_rerun_left_running_or_stopped_is_no_trial_and_is_asked_for_again(hist
     _record(h, alert, 1)  # its process died (SIGKILL, a machine's crash): left `running`
     h.fail_run(_record(h, alert, 2), unfinished.stopped(Terminated()))  # SIGTERM: recorded as interrupted
     nxt = bisectrun.next_of(alert.id, h)
-    assert nxt.outcome is None and nxt.trial is not None and nxt.trial.spec == "control"
+    assert nxt.finding is None and nxt.trial is not None and nxt.trial.spec == "control"
     assert nxt.case.steps == () and nxt.case.recorded == 2  # the next re-run is the third, under a number of its own
     # a re-run that failed on its own (a build that breaks) is still a trial: the bisect then cannot decide
     h.fail_run(_record(h, alert, 3), "the policy build failed")
     done = bisectrun.next_of(alert.id, h)
-    assert done.trial is None and "the control re-run failed: the policy build failed" in done.outcome.sentence()
+    assert done.trial is None and "the control re-run failed: the policy build failed" in done.finding.sentence()
 
 
 def test_evidence_links_only_to_reports_that_were_published(monkeypatch) -> None:
@@ -65,7 +66,7 @@ def test_evidence_links_only_to_reports_that_were_published(monkeypatch) -> None
     stored = AlertStore(h).get(alert.id).bisect
     assert stored["evidence"] == [control.run_id, swapped.run_id]
     assert stored["links"] == {control.run_id: bisectmail.evidence_url(settings, "nightly", control.run_id)}
-    [follow] = [m for m in h.outbox() if m.kind == "bisect"]
+    [follow] = [m for m in Outbox(h).messages() if m.kind == "bisect"]
     body = follow.message.decode()
     assert f"/{control.run_id}/index.html" in body and f"/{swapped.run_id}/index.html" not in body
 
@@ -89,10 +90,10 @@ def test_a_sigtermed_rerun_is_no_trial_and_the_resumed_bisect_makes_it_again(smt
     [stopped] = h.bisect_runs(alert.id)
     assert stopped.status == "failed" and stopped.error.startswith("interrupted (Terminated)")
     assert main(["regress", "bisect", str(alert.id), "--next", "--json"]) == 0
-    assert [m.kind for m in h.outbox()] == ["regression"]  # nothing decided, nothing mailed
+    assert [m.kind for m in Outbox(h).messages()] == ["regression"]  # nothing decided, nothing mailed
     found = bisectrun.run_bisect(alert.id, h)  # resumed: the control made again, then the policy swapped back
     assert found.culprit == "policy" and stopped.run_id not in found.evidence and len(found.evidence) == 2
-    assert [m.kind for m in h.outbox()] == ["regression", "bisect"]
+    assert [m.kind for m in Outbox(h).messages()] == ["regression", "bisect"]
 
 
 def test_next_says_the_stopped_trial_again(smtp_env, capsys) -> None:

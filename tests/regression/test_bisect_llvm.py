@@ -16,12 +16,12 @@ import pytest
 from farm.config import load_settings
 from farm.toolchain import Toolchain
 from regression import bisect, compare
-from regression.alertstore import AlertStore
+from regression.alerts.records import AlertStore
 from regression.bisectllvm import commit_range, farm_cache, farm_range
 from regression.bisectrun import run_bisect
 from regression.compare import RunRequest, run_comparison
+from tests.regression.alerts.test_delivery import BENCH
 from tests.regression.conftest import delivered
-from tests.regression.test_alerts import BENCH
 
 
 def _git(repo: Path, *args: str) -> str:

@@ -15,10 +15,10 @@ import time
 from farm.cli import main
 from farm.config import load_settings
 from regression import compare
-from regression.alertstore import AlertStore
+from regression.alerts.records import AlertStore
 from regression.bisectrun import run_bisect
+from tests.regression.alerts.test_delivery import _run
 from tests.regression.conftest import delivered
-from tests.regression.test_alerts import _run
 
 
 def _mail(raw):
@@ -144,7 +144,7 @@ def test_a_regression_that_does_not_come_back_is_flaky_and_undecided(smtp_env, t
     """The bad night's own inputs, re-run, no longer regress (here: the rules file the runs read was relaxed after
     the night, an input the lineage does not record): the control says so and no swap is made."""
     from regression.compare import RunRequest, run_comparison
-    from tests.regression.test_alerts import BENCH
+    from tests.regression.alerts.test_delivery import BENCH
 
     rules = tmp_path / "rules.toml"
     rules.write_text("[instructions]\nthreshold_pct = 0.5\n")
@@ -194,7 +194,7 @@ def _embedding_gated_policy(path, width: int):
 def test_only_the_vocabulary_changed_bisect_names_it_in_two_reruns(smtp_env, tmp_path, ir2vec_vocab) -> None:
     from regression.compare import RunRequest, run_comparison
     from tests.policyhost.conftest import VOCAB_DIM, publish_vocab
-    from tests.regression.test_alerts import BENCH
+    from tests.regression.alerts.test_delivery import BENCH
 
     sections = json.loads(ir2vec_vocab.read_text())
 

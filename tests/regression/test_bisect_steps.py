@@ -11,10 +11,10 @@ import pytest
 
 from farm.cli import main
 from regression import compare
-from regression.alertstore import AlertStore
+from regression.alerts.records import AlertStore
 from regression.bisectrun import run_bisect
+from tests.regression.alerts.test_delivery import _run
 from tests.regression.conftest import delivered
-from tests.regression.test_alerts import _run
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 

@@ -12,6 +12,7 @@ from farm.cli import main
 from farm.config import load_settings
 from farm.errors import FarmError, InputError
 from regression import benchmarks, compare, report
+from regression.alerts.outbox import Outbox
 from regression.compare import RunRequest, run_comparison
 from regression.rules import DEFAULT_RULES, HEURISTIC_BASELINE, PREVIOUS_BASELINE, judge, run_verdict
 from tests.conftest import DATA
@@ -322,7 +323,7 @@ def test_report_that_cannot_be_written_keeps_the_verdict_and_the_alert(tmp_path:
     history = compare.open_history()
     run = history.run("f1", "full")
     assert (run.status, run.verdict) == ("complete", "regression")
-    [alert] = history.outbox()
+    [alert] = Outbox(history).messages()
     assert (alert.kind, alert.run_id, alert.builder) == ("regression", "f1", "full")
     from regression.tasks import deliver_alerts
 

@@ -1,5 +1,5 @@
 """The history on SQLite and on a real PostgreSQL (tests/pgserver.py): rows per run/builder/subject/metric/policy,
-run order, outbox, concurrent writers."""
+run order, concurrent writers (the alerts' outbox in the same database: tests/regression/alerts/test_outbox.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from farm.errors import FarmError, InputError
+from farm.errors import InputError
 from regression.history import History, Measurement, Skipped
 from regression.rules import Comparison
 
@@ -73,25 +73,6 @@ def test_previous_runs_follow_insertion_order(history_at: str) -> None:
     assert h.latest_run("b1").run_id == "r9"
 
 
-def test_completion_and_alert_share_one_transaction(history_at: str) -> None:
-    h = History(history_at)
-    run = _start(h, "r1")
-    with pytest.raises(FarmError, match=r"^history database .*message"):
-        h.complete_run(run, "regression", "file:///x", ("regression", "farm@x", ["a@x"], None))  # NULL message
-    assert h.run("r1", "b1").status == "running" and h.outbox() == []  # rolled back together
-    h.complete_run(run, "regression", "file:///x", ("regression", "farm@x", ["a@x", "b@x"], b"Subject: hi\n\nbody"))
-    other = History(history_at)  # another connection sees both at once
-    assert other.run("r1", "b1").verdict == "regression"
-    [msg] = other.outbox(pending_only=True)
-    assert (msg.kind, msg.recipients, msg.message, msg.attempts) == ("regression", ["a@x", "b@x"],
-                                                                     b"Subject: hi\n\nbody", 0)
-    other.mark_attempt_failed(msg.id, "ConnectionRefusedError: refused")
-    other.mark_sent(msg.id)
-    [msg] = h.outbox()
-    assert msg.sent is not None and msg.attempts == 2 and msg.last_error is None
-    assert h.outbox(pending_only=True) == []
-
-
 def test_verdicts_and_skips_round_trip(history_at: str) -> None:
     h = History(history_at)
     run = _start(h, "r1")
@@ -137,19 +118,6 @@ def test_unwritable_location_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="history database") as e:
         History(blocker / "h.sqlite")
     assert "\n" not in str(e.value)
-
-
-def test_a_queued_mail_is_claimed_by_one_deliverer_at_a_time(history_at: str) -> None:
-    """Deliverers that meet (two builders finishing together, the beat's delivery) each claim before sending."""
-    h = History(history_at)
-    h.queue("r1", "b1", "regression", "farm@example.org", ["team@example.org"], b"Subject: s\r\n\r\nbody\r\n")
-    [m] = h.outbox()
-    assert h.claim(m.id, 600) and not h.claim(m.id, 600)  # the second deliverer leaves it to the first
-    assert h.claim(m.id, -1)  # a claim older than the lease (here: any) is a dead deliverer's: taken over
-    h.release(m.id)  # its attempts failed: the next delivery tries it again
-    assert h.claim(m.id, 600)
-    h.mark_sent(m.id)
-    assert not h.claim(m.id, -1) and h.outbox(pending_only=True) == []  # sent: never again
 
 
 def test_hostile_json_in_a_row_is_one_store_error_and_no_failed_upgrade(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 from farm.cli import main
 from farm.errors import FarmError
 from regression import compare, database, migrations
+from regression.alerts.outbox import Outbox
 from regression.history import History
 from tests import pgserver
 from tests.regression.conftest import open_at_once
@@ -28,7 +29,7 @@ def test_processes_complete_runs_at_once_on_postgresql(postgres) -> None:
     h = History(url)
     assert sorted((r.builder, r.run_id) for r in h.runs()) == [(f"b{i}", f"r{j}") for i in range(2) for j in range(8)]
     assert all(r.status == "complete" and len(h.measurements(r)) == 20 for r in h.runs())
-    assert len({m.id for m in h.outbox()}) == 16
+    assert len({m.id for m in Outbox(h).messages()}) == 16
     database.dispose(database.url_of(url))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from regression import compare, measure, rules
 from regression.compare import RunRequest, run_comparison
 from regression.rules import DEFAULT_RULES, HEURISTIC_BASELINE, PREVIOUS_BASELINE
-from tests.regression.test_alerts import BENCH
+from tests.regression.alerts.test_delivery import BENCH
 
 
 def test_identical_digests_are_unchanged_whatever_the_numbers_say() -> None:

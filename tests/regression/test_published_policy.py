@@ -11,7 +11,8 @@ import pytest
 from farm.objectstore import store_from_settings
 from farm.toolchain import Toolchain
 from policyhost import publish as pstore
-from regression import alerts, report
+from regression import report
+from regression.alerts.records import REGRESSION
 from regression.cli import EXIT_NOT_IDENTICAL, not_identical
 from regression.compare import RunRequest, open_history, run_comparison
 from regression.rules import PREVIOUS_BASELINE, REGRESSED
@@ -61,7 +62,7 @@ def test_a_worse_new_version_regresses_against_heuristic_and_previous_and_alerts
     worse = publish_model(write_onnx_policy(tmp_path / "none.onnx", "callee_basic_block_count", "Less", 0),
                           "callee_basic_block_count", when=2e9)
     second = _run(callgraph_corpus, "n2")
-    assert second.run.policy_id == worse and second.verdict == "regression" and second.alert == alerts.REGRESSION
+    assert second.run.policy_id == worse and second.verdict == "regression" and second.alert == REGRESSION
     against_previous = [c for c in second.comparisons if c.baseline == PREVIOUS_BASELINE and c.gating]
     assert against_previous and all(c.verdict == REGRESSED for c in against_previous)
     [mail] = smtp_env.messages
@@ -114,7 +115,7 @@ def test_the_nightly_is_green_while_the_policy_wins_and_red_with_one_alert_when_
     publish_model(write_onnx_policy(tmp_path / "none.onnx", "callee_basic_block_count", "Less", 0),
                   "callee_basic_block_count", when=2e9)
     lost = _run(callgraph_corpus, "w2")
-    assert lost.verdict == "regression" and lost.alert == alerts.REGRESSION
+    assert lost.verdict == "regression" and lost.alert == REGRESSION
     assert len(smtp_env.messages) == 1 and "REGRESSION" in str(smtp_env.messages[0]["Subject"])
     again = _run(callgraph_corpus, "w3")  # still losing: no second mail
     assert again.verdict == "regression" and len(smtp_env.messages) == 1

@@ -14,7 +14,8 @@ import pytest
 
 from farm.objectstore import store_from_settings
 from policyhost import publish as pstore
-from regression import alerts, benchmarks
+from regression import benchmarks
+from regression.alerts.records import REGRESSION
 from regression.compare import RunRequest, run_comparison
 from regression.tasks import deliver_alerts
 from tests.master.served import dashboard
@@ -49,7 +50,7 @@ def test_the_mailed_reproduce_command_runs_where_the_store_is_not(
         result = run_comparison(RunRequest(builder="nightly", run_id="n1", corpus=callgraph_corpus,
                                            policy="store:latest", repeats=0, callgrind=False, publish=False,
                                            jobs=2))
-        assert result.verdict == "regression" and result.alert == alerts.REGRESSION
+        assert result.verdict == "regression" and result.alert == REGRESSION
         deliver_alerts()  # Celery beat's delivery
         [mail] = smtp_env.messages
         body = mail.get_payload(decode=True).decode().replace("\r\n", "\n")
@@ -100,7 +101,7 @@ def test_a_local_benchmark_is_reproduced_by_url_writing_only_its_report(
     with dashboard(monkeypatch) as base:
         result = run_comparison(RunRequest(builder="nightly", run_id="n1", policy="never", repeats=0, jobs=2,
                                            benchmarks=(benchmarks.local_benchmark(csrc, ("20000",)),)))
-        assert result.verdict == "regression" and result.alert == alerts.REGRESSION
+        assert result.verdict == "regression" and result.alert == REGRESSION
         deliver_alerts()  # Celery beat's delivery
         [mail] = smtp_env.messages
         body = mail.get_payload(decode=True).decode().replace("\r\n", "\n")

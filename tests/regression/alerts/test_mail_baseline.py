@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from farm.config import SMTPConfig
-from regression import alerts
+from regression.alerts import mailtext
+from regression.alerts.records import REGRESSION
 from regression.history import History
 from regression.rules import HEURISTIC_BASELINE, PREVIOUS_BASELINE, Comparison
 
@@ -27,13 +28,13 @@ def _body(tmp_path: Path, comps: list[Comparison], policy: str = "p2") -> str:
     good = h.start_run("r1", "nightly", llvm_version="22.1.8", llvm_commit=None, policy_id="p1", vocab_version=None)
     h.complete_run(good, "ok", "file:///store/regression/nightly/r1/index.html")
     run = h.start_run("r2", "nightly", llvm_version="22.1.8", llvm_commit=None, policy_id=policy, vocab_version=None)
-    facts = alerts.Facts(report_url="https://farm.example/r2/index.html", before=good)
+    facts = mailtext.Facts(report_url="https://farm.example/r2/index.html", before=good)
     smtp = SMTPConfig(recipients="a@example.org")
-    return alerts.compose(alerts.REGRESSION, run, "regression", comps, [], "SUMMARY\n", smtp, facts).get_content()
+    return mailtext.compose(REGRESSION, run, "regression", comps, [], "SUMMARY\n", smtp, facts).get_content()
 
 
 def test_compile_time_is_not_listed_as_regressed() -> None:
-    lines = alerts.regressed_lines([BINARY, COMPILE, MODULE])
+    lines = mailtext.regressed_lines([BINARY, COMPILE, MODULE])
     assert lines[0] == "Regressed (2):", lines
     assert not any("compile_time" in ln for ln in lines), lines
     assert any(ln.split()[0] == "zlib/a.c" for ln in lines[2:])  # modules still are: they show what a policy traded
@@ -60,6 +61,6 @@ def test_the_alert_says_what_to_do(tmp_path: Path) -> None:
     smtp = SMTPConfig(recipients="a@example.org")
     run = History(tmp_path / "first.sqlite").start_run("r1", "nightly", llvm_version="22.1.8", llvm_commit=None,
                                                        policy_id="p1", vocab_version=None)
-    first = alerts.compose(alerts.REGRESSION, run, "regression", [BINARY], [], "", smtp,
-                           alerts.Facts(report_url="https://farm.example/r1/")).get_content()
+    first = mailtext.compose(REGRESSION, run, "regression", [BINARY], [], "", smtp,
+                           mailtext.Facts(report_url="https://farm.example/r1/")).get_content()
     assert "The builder has no good run before this one" in first.split("What to do:\n", 1)[1]

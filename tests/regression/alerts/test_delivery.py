@@ -1,5 +1,6 @@
 """Alert emails through a real SMTP server on loopback (aiosmtpd), from real comparison runs: queued by the run,
-delivered by Celery beat's task (regression/tasks.py deliver_alerts, called here as the beat calls it)."""
+delivered by Celery beat's task (regression/tasks.py deliver_alerts, regression/alerts/delivery.py; called here as the
+beat calls it)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ import pytest
 
 from farm.cli import main
 from farm.config import SMTPConfig, load_settings
-from regression import alerts, benchmarks, compare, report
+from regression import benchmarks, compare, report
+from regression.alerts import delivery, lifecycle
+from regression.alerts.outbox import Mail, Outbox, put
+from regression.alerts.records import RECOVERY, REGRESSION
 from regression.compare import RunRequest, run_comparison
 from regression.history import History
 from regression.tasks import deliver_alerts
 from tests.conftest import DATA
+from tests.regression.conftest import queuing
 from tests.servers import MailBox, free_port, silent_server, smtp_server
 
 BENCH = benchmarks.local_benchmark(DATA / "csrc", ("20000",))
@@ -37,7 +42,7 @@ def test_alerts_on_transitions_only(smtp_env: MailBox) -> None:
     assert deliver_alerts()["sent"] == 0 and smtp_env.messages == []  # good from the start: nothing to say
 
     bad = _run("n2", "never")
-    assert bad.verdict == "regression" and bad.alert == alerts.REGRESSION
+    assert bad.verdict == "regression" and bad.alert == REGRESSION
     assert smtp_env.messages == [] and deliver_alerts()["sent"] == 1  # queued by the run, sent by the beat
     [mail] = smtp_env.messages
     hist = compare.open_history()
@@ -82,15 +87,15 @@ def test_alerts_on_transitions_only(smtp_env: MailBox) -> None:
     assert deliver_alerts()["sent"] == 0 and len(smtp_env.messages) == 1  # still regressing: no second mail
 
     good = _run("n4", "heuristic")
-    assert good.verdict == "ok" and good.alert == alerts.RECOVERY
+    assert good.verdict == "ok" and good.alert == RECOVERY
     assert deliver_alerts()["sent"] == 1 and len(smtp_env.messages) == 2
     rec = smtp_env.messages[1]
     assert _subject(rec).startswith("[mlgo-farm] recovered: nightly: ")
     assert _subject(rec).endswith("(run n4, policy heuristic)")
     rec_body = rec.get_payload(decode=True).decode()
     assert f"Report:             {good.web_url}" in rec_body and "Last regressed run: n3 (" in rec_body
-    assert [m.kind for m in hist.outbox()] == ["regression", "recovery"]
-    assert all(m.sent for m in hist.outbox())
+    assert [m.kind for m in Outbox(hist).messages()] == ["regression", "recovery"]
+    assert all(m.sent for m in Outbox(hist).messages())
 
 
 def main_parses(command: str) -> bool:
@@ -107,11 +112,11 @@ def test_server_down_is_retried_and_nothing_is_lost(smtp_env: MailBox, monkeypat
                                                     capsys: pytest.CaptureFixture) -> None:
     monkeypatch.setenv("MLGO_FARM_SMTP_PORT", str(free_port()))  # nothing listens there
     result = _run("d1", "never")
-    assert result.verdict == "regression" and result.alert == alerts.REGRESSION and result.queued
+    assert result.verdict == "regression" and result.alert == REGRESSION and result.queued
     said = deliver_alerts()
     assert (said["sent"], said["pending"]) == (0, 1) and "ConnectionRefusedError" in said["errors"][0]
     hist = compare.open_history()
-    [queued] = hist.outbox(pending_only=True)
+    [queued] = Outbox(hist).messages(pending_only=True)
     assert queued.attempts == 1 and "ConnectionRefusedError" in queued.last_error  # one attempt per beat
     run = hist.run("d1", "nightly")
     assert run.status == "complete" and run.verdict == "regression" and hist.measurements(run)
@@ -121,7 +126,7 @@ def test_server_down_is_retried_and_nothing_is_lost(smtp_env: MailBox, monkeypat
     assert "sent 1, still pending 0" in capsys.readouterr().out
     [mail] = smtp_env.messages
     assert _subject(mail).startswith("[mlgo-farm] REGRESSION: nightly: ") and "(run d1, policy never)" in _subject(mail)
-    assert hist.outbox(pending_only=True) == []
+    assert Outbox(hist).messages(pending_only=True) == []
 
 
 def test_a_run_never_waits_on_the_mail_server_the_beat_delivers_its_alert(smtp_env: MailBox,
@@ -131,9 +136,9 @@ def test_a_run_never_waits_on_the_mail_server_the_beat_delivers_its_alert(smtp_e
     with silent_server() as silent:
         monkeypatch.setenv("MLGO_FARM_SMTP_PORT", str(silent.port))
         result = _run("q1", "never")
-        assert result.alert == alerts.REGRESSION and result.queued
+        assert result.alert == REGRESSION and result.queued
         assert silent.connections() == 0
-    [queued] = compare.open_history().outbox(pending_only=True)
+    [queued] = Outbox(compare.open_history()).messages(pending_only=True)
     assert (queued.run_id, queued.attempts) == ("q1", 0)
     monkeypatch.setenv("MLGO_FARM_SMTP_PORT", str(smtp_env.port))
     assert deliver_alerts()["sent"] == 1
@@ -144,13 +149,13 @@ def test_a_run_never_waits_on_the_mail_server_the_beat_delivers_its_alert(smtp_e
 
 def _queued(subject: str) -> History:
     h = compare.open_history()
-    h.queue("r1", "nightly", "regression", "farm@example.org", ["team@example.org"], _mail(subject))
+    Outbox(h).queue(Mail("r1", "nightly", "regression", "farm@example.org", ["team@example.org"], _mail(subject)))
     return h
 
 
 def test_a_server_slower_than_20_s_to_acknowledge_gets_each_alert_once(monkeypatch, capsys) -> None:
     """It acknowledges a message 25 s after it has it: a client that gave up after 20 s sent it again (three
-    times). RFC 5321 gives the end of the data 10 minutes (alerts.DATA_END)."""
+    times). RFC 5321 gives the end of the data 10 minutes (delivery.DATA_END)."""
     with smtp_server(answer_after=25) as slow:
         monkeypatch.setenv("MLGO_FARM_SMTP_PORT", str(slow.port))
         monkeypatch.setenv("MLGO_FARM_SMTP_RETRIES", "3")
@@ -158,7 +163,7 @@ def test_a_server_slower_than_20_s_to_acknowledge_gets_each_alert_once(monkeypat
         assert main(["regress", "alerts", "--flush"]) == 0
         assert "sent 1, still pending 0" in capsys.readouterr().out
         assert [str(m["Subject"]) for m in slow.messages] == ["slow"]
-    [m] = h.outbox()
+    [m] = Outbox(h).messages()
     assert m.sent is not None and m.attempts == 1 and m.last_error is None
 
 
@@ -168,12 +173,12 @@ def test_a_message_the_server_takes_and_never_acknowledges_is_not_sent_again() -
     with smtp_server(never_answer=True) as mute:
         h = _queued("mute")
         smtp = SMTPConfig(host=mute.host, port=mute.port, retries=3)
-        d = alerts.deliver_pending(h, smtp, backoff=0, timeout=5)
+        d = delivery.deliver_pending(h, smtp, backoff=0, timeout=5)
         assert (d.sent, d.pending, d.errors) == (1, 0, [])
         assert [str(m["Subject"]) for m in mute.messages] == ["mute"]
-    [m] = h.outbox()
+    [m] = Outbox(h).messages()
     assert m.sent is not None and "the server may have it" in m.last_error
-    assert h.outbox(pending_only=True) == []
+    assert Outbox(h).messages(pending_only=True) == []
 
 
 def test_transition_rules(tmp_path: Path) -> None:
@@ -181,7 +186,7 @@ def test_transition_rules(tmp_path: Path) -> None:
     seen = []
     for i, verdict in enumerate(["regression", "regression", "ok", "ok", "regression", "ok"]):
         run = h.start_run(f"r{i}", "b", llvm_version=None, llvm_commit=None, policy_id="p", vocab_version=None)
-        seen.append(alerts.transition(h, run, verdict))
+        seen.append(lifecycle.transition(h, run, verdict))
         h.complete_run(run, verdict, None)
     assert seen == ["regression", None, "recovery", None, "regression", "recovery"]
 
@@ -195,12 +200,12 @@ def test_recipient_parsing() -> None:
 def test_starttls_refused_by_plain_server_is_an_attempt_error(smtp_env: MailBox, tmp_path: Path) -> None:
     h = History(tmp_path / "h.sqlite")
     run = h.start_run("t1", "b", llvm_version=None, llvm_commit=None, policy_id="p", vocab_version=None)
-    h.complete_run(run, "regression", None, ("regression", "farm@x", ["a@x"], b"Subject: s\n\nbody\n"))
+    h.complete_run(run, "regression", None, record=queuing(run, b"Subject: s\n\nbody\n"))
     smtp = SMTPConfig(host=smtp_env.host, port=smtp_env.port, starttls=True, retries=1)
-    d = alerts.deliver_pending(h, smtp, backoff=0)
+    d = delivery.deliver_pending(h, smtp, backoff=0)
     assert (d.sent, d.pending) == (0, 1) and "STARTTLS" in d.errors[0]
     assert smtp_env.messages == []
-    d = alerts.deliver_pending(h, SMTPConfig(host=smtp_env.host, port=smtp_env.port), backoff=0)
+    d = delivery.deliver_pending(h, SMTPConfig(host=smtp_env.host, port=smtp_env.port), backoff=0)
     assert (d.sent, d.pending) == (1, 0) and smtp_env.messages[0]["Subject"] == "s"
 
 
@@ -264,15 +269,15 @@ def test_tls_and_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     try:
         h = History(tmp_path / "h.sqlite")
         run = h.start_run("t1", "b", llvm_version=None, llvm_commit=None, policy_id="p", vocab_version=None)
-        h.complete_run(run, "regression", None, ("regression", "farm@x", ["a@x"], b"Subject: tls\n\nbody\n"))
-        plain = alerts.deliver_pending(h, SMTPConfig(host="127.0.0.1", port=port, retries=1), backoff=0, timeout=3)
+        h.complete_run(run, "regression", None, record=queuing(run, b"Subject: tls\n\nbody\n"))
+        plain = delivery.deliver_pending(h, SMTPConfig(host="127.0.0.1", port=port, retries=1), backoff=0, timeout=3)
         assert plain.pending == 1 and got == []  # a plain-text client gets nowhere
         smtp = SMTPConfig(host="127.0.0.1", port=port, ssl=True, user="farm", password="s3cret", retries=1)
         monkeypatch.delenv("SSL_CERT_FILE")
-        untrusted = alerts.deliver_pending(h, smtp, backoff=0, timeout=3)
+        untrusted = delivery.deliver_pending(h, smtp, backoff=0, timeout=3)
         assert "CERTIFICATE_VERIFY_FAILED" in untrusted.errors[0] and got == []  # the certificate is checked
         monkeypatch.setenv("SSL_CERT_FILE", str(crt))
-        d = alerts.deliver_pending(h, smtp, backoff=0)
+        d = delivery.deliver_pending(h, smtp, backoff=0)
         assert (d.sent, d.pending) == (1, 0)
         assert [(bytes(u), bytes(p)) for u, p in logins] == [(b"farm", b"s3cret")]
         [(rcpt, content)] = got
@@ -295,15 +300,16 @@ def test_deliveries_that_meet_send_each_mail_once(tmp_path: Path, smtp_env: Mail
 
     h = History(tmp_path / "h.sqlite")
     for i in range(6):
-        h.queue(f"r{i}", "nightly", "regression", "farm@example.org", ["team@example.org"], _mail(f"mail {i}"))
+        Outbox(h).queue(Mail(f"r{i}", "nightly", "regression", "farm@example.org", ["team@example.org"],
+                             _mail(f"mail {i}")))
     smtp = load_settings().smtp
-    deliverers = [threading.Thread(target=alerts.deliver_pending, args=(h, smtp)) for _ in range(3)]
+    deliverers = [threading.Thread(target=delivery.deliver_pending, args=(h, smtp)) for _ in range(3)]
     for t in deliverers:
         t.start()
     for t in deliverers:
         t.join(120)
     assert sorted(str(m["Subject"]) for m in smtp_env.messages) == [f"mail {i}" for i in range(6)]
-    assert h.outbox(pending_only=True) == []
+    assert Outbox(h).messages(pending_only=True) == []
 
 
 def test_the_beat_delivers_queued_mails_once_their_hold_has_passed(smtp_env: MailBox) -> None:
@@ -317,13 +323,13 @@ def test_the_beat_delivers_queued_mails_once_their_hold_has_passed(smtp_env: Mai
     assert deliver_alerts() == {"sent": 0, "pending": 0, "errors": []} and not Path(where).exists()
     h = compare.open_history()
     with h.transaction() as db:
-        h._queue(db, "r1", "nightly", "regression", "farm@example.org", ["team@example.org"], _mail("held, due"),
-                 None, time.time() - 1)
-        h._queue(db, "r2", "nightly", "regression", "farm@example.org", ["team@example.org"], _mail("held still"),
-                 None, time.time() + 3600)
+        put(db, Mail("r1", "nightly", "regression", "farm@example.org", ["team@example.org"], _mail("held, due"),
+                     None, time.time() - 1))
+        put(db, Mail("r2", "nightly", "regression", "farm@example.org", ["team@example.org"], _mail("held still"),
+                     None, time.time() + 3600))
     assert deliver_alerts() == {"sent": 1, "pending": 0, "errors": []}
     assert [str(m["Subject"]) for m in smtp_env.messages] == ["held, due"]
-    assert [m.run_id for m in h.outbox(pending_only=True)] == ["r2"]
+    assert [m.run_id for m in Outbox(h).messages(pending_only=True)] == ["r2"]
 
 
 def test_a_beat_pass_leaves_the_mails_to_a_pass_of_this_host_still_at_them(smtp_env: MailBox) -> None:
@@ -335,4 +341,4 @@ def test_a_beat_pass_leaves_the_mails_to_a_pass_of_this_host_still_at_them(smtp_
         said = deliver_alerts()
     assert said["sent"] == 0 and said["skipped"] and smtp_env.messages == []
     assert deliver_alerts()["sent"] == 1 and [str(m["Subject"]) for m in smtp_env.messages] == ["once"]
-    assert h.outbox(pending_only=True) == []
+    assert Outbox(h).messages(pending_only=True) == []

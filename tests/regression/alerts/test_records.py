@@ -1,4 +1,4 @@
-"""Alerts as records with a life (regression/alertstore.py): opened by a transition into regression, closed by the
+"""Alerts as records with a life (regression/alerts/records.py): opened by a transition into regression, closed by the
 farm when the builder recovers (and the recovery mail names them), triaged from the CLI with who, when and a note,
 flagged overdue, grouped across builders, improvements recorded unmailed, and old databases upgraded in place."""
 
@@ -14,13 +14,15 @@ import pytest
 from farm.cli import main
 from farm.config import load_settings
 from farm.errors import FarmError
-from regression import alertstore, compare, migrations, outcome
-from regression.alertstore import AlertStore
+from regression import compare, migrations
+from regression.alerts import delivery, lifecycle, records
+from regression.alerts.outbox import Outbox
+from regression.alerts.records import AlertStore
 from regression.history import History
 from regression.rules import HEURISTIC_BASELINE, PREVIOUS_BASELINE, Comparison
 from tests.regression import legacy
+from tests.regression.alerts.test_delivery import _run, _subject
 from tests.regression.conftest import delivered, open_at_once
-from tests.regression.test_alerts import _run, _subject
 
 
 def _body(mail) -> str:
@@ -70,9 +72,9 @@ def _row(verdict: str, baseline: str = HEURISTIC_BASELINE, delta: float = 2.0) -
 def _complete(h: History, run, verdict: str, rows: list[Comparison]) -> str | None:
     """Complete `run` as outcome.finish does: the verdict, its alert record and its mail in one transaction."""
     h.add_verdicts(run, rows)
-    kind = outcome.alerts.transition(h, run, verdict)
+    kind = lifecycle.transition(h, run, verdict)
     settings = load_settings()
-    record = outcome.alert_record(settings, h, run, verdict, kind, rows, [], "summary", "http://x/report")
+    record = lifecycle.alert_record(settings, h, run, verdict, kind, rows, [], "summary", "http://x/report")
     h.complete_run(run, verdict, None, record=record)
     return kind
 
@@ -154,7 +156,7 @@ def test_alerts_whose_llvm_revision_ranges_overlap_share_a_group(tmp_path: Path)
     from the commits' clone the bisect keeps (regression/bisectllvm.py), here of a local stand-in repository."""
     import subprocess
 
-    from regression.alertstore import overlapping
+    from regression.alerts.records import overlapping
     from regression.bisectllvm import commit_order
 
     repo = tmp_path / "llvm-project"
@@ -192,7 +194,7 @@ def test_an_improvement_is_recorded_and_not_mailed(tmp_path: Path, smtp_env) -> 
     assert _complete(h, _fake_run(h, "better", "b1", "p2"), "ok", rows) is None
     [imp] = AlertStore(h).alerts()
     assert (imp.kind, imp.state, imp.bad_run, imp.good_run) == ("improvement", "improvement", "better", "g")
-    assert h.outbox() == [] and smtp_env.messages == []
+    assert Outbox(h).messages() == [] and smtp_env.messages == []
     assert AlertStore(h).counts(2.0) == {"untriaged": 0, "overdue": 0}
     # improving only against the heuristic, not against the previous run, is no news
     _complete(h, _fake_run(h, "same", "b1", "p2"), "ok", [_row("improved", delta=-3.0),
@@ -249,7 +251,7 @@ def test_two_openers_of_an_old_database_upgrade_it_once(tmp_path: Path) -> None:
 
 def test_an_alerts_states_keep_their_order_within_one_second(history_at: str, monkeypatch) -> None:
     h = History(history_at)
-    monkeypatch.setattr(alertstore.time, "time", lambda: 1000.0)  # every change at the same second
+    monkeypatch.setattr(records.time, "time", lambda: 1000.0)  # every change at the same second
     _alerted(h, "b1")
     store = AlertStore(h)
     [alert] = store.alerts()
@@ -266,7 +268,7 @@ def test_a_builder_can_be_detected_fixed_only_once_per_alert(history_at: str) ->
     _alerted(h, "b1")
     store = AlertStore(h)
     [alert] = store.alerts()
-    store.set_state(alert.id, alertstore.WONTFIX, "carol", "the policy trades speed for size on purpose")
+    store.set_state(alert.id, records.WONTFIX, "carol", "the policy trades speed for size on purpose")
     _complete(h, _fake_run(h, "back", "b1"), "ok", [_row("unchanged", delta=0.0)])
     assert store.get(alert.id).state == "wontfix"  # a person's verdict stands; only open alerts are detected fixed
 
@@ -280,14 +282,15 @@ def test_builders_with_the_same_change_get_one_summary_mail(history_at: str, smt
     db = history_at
     h = History(db)
     _alerted(h, "regression-inliner-size")
-    [held] = h.outbox(pending_only=True)
-    assert held.hold_until > time.time() + 59 * 60 and h.outbox(due_only=True) == []
+    [held] = Outbox(h).messages(pending_only=True)
+    assert held.hold_until > time.time() + 59 * 60 and Outbox(h).messages(due_only=True) == []
     _alerted(h, "regression-inliner-speed")
     _alerted(h, "regression-other", bad_policy="p3")
     size, speed, other = (AlertStore(h).alerts(builder=b)[0] for b in
                           ("regression-inliner-size", "regression-inliner-speed", "regression-other"))
     assert speed.group_id == size.id and other.group_id is None
-    assert [m.alert_id for m in h.outbox(pending_only=True)] == [size.id, other.id]  # no mail of its own for speed
+    # no mail of its own for speed
+    assert [m.alert_id for m in Outbox(h).messages(pending_only=True)] == [size.id, other.id]
 
     assert main(["regress", "alerts", "--flush", "--history", str(db)]) == 0
     assert smtp_env.messages == [] and "sent 0, still pending 0" in capsys.readouterr().out  # held, not due yet
@@ -310,9 +313,9 @@ def test_builders_with_the_same_change_get_one_summary_mail(history_at: str, smt
 def test_a_group_mate_after_the_groups_mail_went_out_names_the_group(history_at: str, smtp_env) -> None:
     h = History(history_at)  # [alerts] group_wait 0: every mail goes out at once
     _alerted(h, "regression-inliner-size")
-    outcome.alerts.deliver_pending(h, load_settings().smtp, backoff=0)
+    delivery.deliver_pending(h, load_settings().smtp, backoff=0)
     _alerted(h, "regression-inliner-speed")
-    outcome.alerts.deliver_pending(h, load_settings().smtp, backoff=0)
+    delivery.deliver_pending(h, load_settings().smtp, backoff=0)
     size, speed = (AlertStore(h).alerts(builder=b)[0] for b in ("regression-inliner-size", "regression-inliner-speed"))
     first, second = _bodies(smtp_env)
     assert "Group:" not in first
@@ -323,7 +326,7 @@ def test_a_group_mate_after_the_groups_mail_went_out_names_the_group(history_at:
 def test_an_alert_row_with_hostile_json_is_one_store_error() -> None:
     """A history row edited by hand (or cut short) names the alert and the column, through farm/jsonio.py."""
     from farm.errors import StoreError
-    from regression.alertstore import AlertStore
+    from regression.alerts.records import AlertStore
 
     row = {"inputs": "[" * 100_000, "bisect": None, "id": 7}
     with pytest.raises(StoreError, match=r"history: alert #7 inputs: JSON nested too deeply to read"):

@@ -6,10 +6,12 @@ from __future__ import annotations
 import threading
 
 from farm.config import load_settings
-from regression import database, outcome
-from regression.alertstore import AlertStore
+from regression import database
+from regression.alerts import lifecycle
+from regression.alerts.outbox import Outbox
+from regression.alerts.records import REGRESSION, AlertStore
 from regression.history import History
-from tests.regression.test_alert_records import _complete, _fake_run, _row
+from tests.regression.alerts.test_records import _complete, _fake_run, _row
 from tests.servers import wait_until
 
 
@@ -29,9 +31,9 @@ def test_two_regressing_runs_of_one_builder_at_once_open_one_alert_and_queue_one
     records = {}
     for name, run in runs.items():  # both decide "a transition" before either completes, as two builds do
         h.add_verdicts(run, rows)
-        kind = outcome.alerts.transition(h, run, "regression")
-        assert kind == outcome.alerts.REGRESSION
-        records[name] = outcome.alert_record(settings, h, run, "regression", kind, rows, [], "summary", "http://x/r")
+        kind = lifecycle.transition(h, run, "regression")
+        assert kind == REGRESSION
+        records[name] = lifecycle.alert_record(settings, h, run, "regression", kind, rows, [], "summary", "http://x/r")
     inside = {name: threading.Event() for name in runs}
     errors: list[BaseException] = []
 
@@ -58,6 +60,6 @@ def test_two_regressing_runs_of_one_builder_at_once_open_one_alert_and_queue_one
     assert errors == [] and not first.is_alive() and not second.is_alive()
     alerts = AlertStore(h).alerts(builder="nightly", kind="regression")
     assert [a.bad_run for a in alerts] == ["first"]
-    assert [(m.kind, m.run_id) for m in h.outbox()] == [("regression", "first")]
+    assert [(m.kind, m.run_id) for m in Outbox(h).messages()] == [("regression", "first")]
     assert [r.status for r in h.runs("nightly")] == ["complete"] * 3
     database.dispose(database.url_of(url))

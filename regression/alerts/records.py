@@ -13,8 +13,9 @@ package, the policy, the vocabulary between its good and bad runs) are those of 
 that alert's group (`group_id`, the id of the group's first alert). `bisect` keeps a bisect's result
 (regression/bisectrun.py: the culprit input or why none, the re-runs that show it).
 
-The alert of a run is written in the transaction that completes the run (History.complete_run's `record`), so a
-run's verdict, its alert and its mail are recorded together or not at all.
+The alert of a run is written in the transaction that completes the run (History.complete_run's `record`: when
+to open, group or close one is regression/alerts/lifecycle.py's), so a run's verdict, its alert and its mail are
+recorded together or not at all.
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ from regression.history import History, Run
 if TYPE_CHECKING:
     from regression.bisectllvm import Before
 
+#: The kinds of alert: a transition into regression (mailed), an improvement (recorded, never mailed).
 REGRESSION, IMPROVEMENT = "regression", "improvement"
+#: The transition out of regression: no alert of its own; its mail names the alerts it closes (detected-fixed).
+RECOVERY = "recovery"
 UNTRIAGED, ACKNOWLEDGED, INVESTIGATING = "untriaged", "acknowledged", "investigating"
 FIXED, INVALID, WONTFIX, DETECTED_FIXED = "fixed", "invalid", "wontfix", "detected-fixed"
 #: Every state of a regression alert, in the order a triage goes.

@@ -1,10 +1,12 @@
-"""`mlgo-farm regress alert list|show|set`: the alerts' records and their triage (regression/alertstore.py);
-`mlgo-farm regress bisect ID`: which changed input made the alert's builder regress (regression/bisectrun.py), all
-here, or one step at a time (`--next`, `--rerun SPEC`, `--finish`) as the `regression-bisect` builds drive it.
+"""`mlgo-farm regress alert list|show|set`: the alerts' records and their triage (regression/alerts/records.py);
+`mlgo-farm regress alerts [--flush]`: their mails in the outbox, and a delivery pass now
+(regression/alerts/delivery.py); `mlgo-farm regress bisect ID`: which changed input made the alert's builder regress
+(regression/bisectrun.py), all here, or one step at a time (`--next`, `--rerun SPEC`, `--finish`) as the
+`regression-bisect` builds drive it.
 
-`regress alerts` (plural, regression/cli.py) is the mail outbox; `regress alert` the alerts themselves. Each
-verb answers with sentences or, with `--json`, one object (farm/answer.py); a bad id or state is one line and
-exit 2 (InputError).
+`regress alerts` (plural) is the mail outbox; `regress alert` the alerts themselves. Each `regress alert` and
+`regress bisect` verb answers with sentences or, with `--json`, one object (farm/answer.py); a bad id or state is
+one line and exit 2 (InputError).
 """
 
 from __future__ import annotations
@@ -20,12 +22,17 @@ from farm.answer import Answer, json_option
 from farm.cli import record_id
 
 
-def _store(args: argparse.Namespace):
-    from regression.alertstore import AlertStore
+def _history(args: argparse.Namespace):
     from regression.compare import open_history
     from regression.history import History
 
-    return AlertStore(History(args.history) if args.history else open_history())
+    return History(args.history) if args.history else open_history()
+
+
+def _store(args: argparse.Namespace):
+    from regression.alerts.records import AlertStore
+
+    return AlertStore(_history(args))
 
 
 def _triage_days() -> float:
@@ -85,12 +92,36 @@ def _set(args: argparse.Namespace) -> Answer:
                                     f"{f['note']}")
 
 
+def _outbox(args: argparse.Namespace) -> int:
+    """`regress alerts`: every queued mail and how its delivery went; `--flush` a delivery pass first (exit 1 when
+    a due mail is left)."""
+    from farm.config import load_settings
+    from regression.alerts.delivery import deliver_pending
+    from regression.alerts.outbox import Outbox
+
+    settings = load_settings()
+    history = _history(args)
+    if args.flush:
+        d = deliver_pending(history, settings.smtp, held=args.held)
+        print(f"sent {d.sent}, still pending {d.pending}")
+        for e in d.errors:
+            print(f"  {e}")
+    now = time.time()
+    outbox = Outbox(history)
+    for m in outbox.messages():
+        state = "sent" if m.sent else f"pending ({m.attempts} attempts; {m.last_error or 'not tried yet'})"
+        if not m.sent and m.hold_until and m.hold_until > now:
+            state += time.strftime(", held for its alert group until %H:%M UTC", time.gmtime(m.hold_until))
+        print(f"{m.id:>4} {m.kind:<10} {m.builder}/{m.run_id} to {', '.join(m.recipients)}: {state}")
+    return 1 if args.flush and outbox.messages(pending_only=True, due_only=not args.held) else 0
+
+
 def _to_bisect(store, which: str) -> int:
     """An alert's number, or `latest`: the newest open regression alert without a bisect (what a forced
     `regression-bisect` build does by default)."""
     from farm import ids
     from farm.errors import InputError
-    from regression.alertstore import OPEN, REGRESSION
+    from regression.alerts.records import OPEN, REGRESSION
 
     if which != "latest":
         try:
@@ -147,8 +178,14 @@ def _spec(value: str) -> str:
 
 
 def register(rsub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    """Add `regress alert list|show|set`."""
-    from regression.alertstore import IMPROVEMENT, STATES
+    """Add `regress alerts`, `regress alert list|show|set` and `regress bisect`."""
+    from regression.alerts.records import IMPROVEMENT, STATES
+
+    out = rsub.add_parser("alerts", parents=[common], help="show the alert outbox; --flush retries pending alerts")
+    out.add_argument("--flush", action="store_true", help="try to send pending alerts now")
+    out.add_argument("--held", action="store_true", help="with --flush: also the mails still held for their alert "
+                     "group ([alerts] group_wait)")
+    out.set_defaults(func=_outbox)
 
     al = rsub.add_parser("alert", help="regression alerts as records: list, show, set a state (triage)")
     asub = al.add_subparsers(dest="alert_verb", metavar="VERB", required=True)

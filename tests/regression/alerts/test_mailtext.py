@@ -10,7 +10,9 @@ import pytest
 from farm.cli import build_parser
 from farm.config import SMTPConfig, load_settings
 from farm.errors import FarmError
-from regression import alerts, benchmarks, report
+from regression import benchmarks, report
+from regression.alerts import lifecycle, mailtext
+from regression.alerts.records import REGRESSION
 from regression.compare import RunRequest, _check_request
 from regression.history import History, Skipped
 from regression.outcome import reproduce_command
@@ -27,19 +29,19 @@ def test_the_worst_twenty_regressed_rows_are_listed_with_units_and_the_rest_coun
     deltas = [0.5 + i * 0.25 for i in range(27)]
     comps = [_c(f"zlib/m{i:02}.c", d) for i, d in enumerate(deltas)]
     comps += [_c("zlib", 1.39, kind="binary", gating=True), _c("zlib/ok.c", -3.0, verdict="improved")]
-    lines = alerts.regressed_lines(comps)
+    lines = mailtext.regressed_lines(comps)
     assert lines[0] == "Regressed (28; the 20 worst shown):"
     rows = [ln.split() for ln in lines[2:-1]]
-    assert len(rows) == alerts.TOP
+    assert len(rows) == mailtext.TOP
     assert rows[0][:3] == ["zlib", "binary", "(gating)"]  # what decides the verdict comes first
     assert rows[0][-5:] == ["1,000", "bytes", "1,014", "bytes", "+1.39%"]
     shown = [r[0] for r in rows[1:]]
-    worst = [f"zlib/m{i:02}.c" for i in sorted(range(27), key=lambda i: -deltas[i])][:alerts.TOP - 1]
+    worst = [f"zlib/m{i:02}.c" for i in sorted(range(27), key=lambda i: -deltas[i])][:mailtext.TOP - 1]
     assert shown == worst
-    assert lines[-1] == f"  ... and {28 - alerts.TOP} more regressed rows in the report"
+    assert lines[-1] == f"  ... and {28 - mailtext.TOP} more regressed rows in the report"
     assert "zlib/ok.c" not in "\n".join(lines)
-    assert alerts.regressed_lines([_c("a", 0.0, verdict="unchanged")]) == []
-    few = alerts.regressed_lines(comps[:3])
+    assert mailtext.regressed_lines([_c("a", 0.0, verdict="unchanged")]) == []
+    few = mailtext.regressed_lines(comps[:3])
     assert few[0] == "Regressed (3):" and len(few) == 2 + 3  # all of them, no count line
 
 
@@ -70,14 +72,13 @@ def test_alert_text_names_links_lineage_and_what_came_before(tmp_path: Path) -> 
     run = h.start_run("r2", "nightly", llvm_version="23.0.0", llvm_commit="0123456789abcdef0123", policy_id="p2",
                       vocab_version="v7", config={"build_url": "https://farm.example/#/builders/3/builds/9",
                                                   "reproduce": "mlgo-farm regress run --bench zlib --no-publish"})
-    assert alerts.transition(h, run, "regression") == alerts.REGRESSION
+    assert lifecycle.transition(h, run, "regression") == REGRESSION
     s = load_settings(env={"MLGO_FARM_BUILDBOT_WEB_URL": "https://farm.example/"})
-    from regression.outcome import alert_facts
 
-    facts = alert_facts(s, h, run, alerts.REGRESSION, s.buildbot.dashboard("store/regression/nightly/r2/index.html"))
+    facts = lifecycle.alert_facts(s, h, run, REGRESSION, s.buildbot.dashboard("store/regression/nightly/r2/index.html"))
     comps = [_c("zlib", 1.39, kind="binary", gating=True)]
     smtp = SMTPConfig(recipients="a@example.org", sender="farm@example.org")
-    body = alerts.compose(alerts.REGRESSION, run, "regression", comps, [], "SUMMARY\n", smtp, facts).get_content()
+    body = mailtext.compose(REGRESSION, run, "regression", comps, [], "SUMMARY\n", smtp, facts).get_content()
     dash = "https://farm.example/plugins/wsgi_dashboards/farm/"
     for line in ("  zlib text +1.39% REGRESSION",
                  "Build:              https://farm.example/#/builders/3/builds/9",
@@ -90,8 +91,8 @@ def test_alert_text_names_links_lineage_and_what_came_before(tmp_path: Path) -> 
         assert line in body.splitlines(), (line, body)
     assert "Previous good run:  r1 (" in body and "LLVM clang-22 1:22.1.8-1~deb12u1)" in body
     assert body.rstrip().endswith("SUMMARY")
-    by_hand = alerts.Facts(report_url="file:///x/index.html")
-    first = alerts.compose(alerts.REGRESSION, run, "regression", comps, [], "", smtp, by_hand).get_content()
+    by_hand = mailtext.Facts(report_url="file:///x/index.html")
+    first = mailtext.compose(REGRESSION, run, "regression", comps, [], "", smtp, by_hand).get_content()
     assert "Build:              none (run by hand, not by Buildbot)" in first
     assert "Previous good run:  none (the first run of this builder)" in first
 
