@@ -11,7 +11,7 @@ are built from the configured `[buildbot] web_url` (farm.config's BuildbotConfig
 from the request's Host header, which anyone can set; links inside the pages are paths.
 
 Each section is a Flask Blueprint in a module of its own, with plain view functions, registered by `create_app`
-(SECTIONS): the front page (views.py, `overview`), the vocabularies (views_vocab.py, `vocab`), the datasets
+(BLUEPRINTS): the front page (views.py, `overview`), the vocabularies (views_vocab.py, `vocab`), the datasets
 (views_datasets.py), the policies (views_policies.py), the regression runs (views_regression.py), the alerts
 (views_alerts.py), the mail (views_mail.py) and the downloads (downloads.py); the filters and globals every
 template may use are the route-less Blueprint of templating.py. An endpoint is its section's name and the view's
@@ -126,7 +126,7 @@ def _plain_error(status: int, reason: str, text: str) -> Response:
 
 
 #: The sections, each a Blueprint of its own module, registered in this order.
-SECTIONS = (templating.bp, downloads.bp, views.bp, views_vocab.bp, views_datasets.bp, views_policies.bp,
+BLUEPRINTS = (templating.bp, downloads.bp, views.bp, views_vocab.bp, views_datasets.bp, views_policies.bp,
             views_regression.bp, views_alerts.bp, views_mail.bp)
 
 
@@ -140,7 +140,7 @@ def create_app(settings: Settings, store: ObjectStore | None = None, history: Pa
     app.url_map.converters["id"] = IdConverter
     app.url_map.merge_slashes = False  # `store//etc/passwd` is a refused key, not a redirect to another one
     app.wsgi_app = ReadOnly(app.wsgi_app)  # type: ignore[method-assign]
-    for section in SECTIONS:
+    for section in BLUEPRINTS:
         app.register_blueprint(section)
 
     @app.errorhandler(404)
