@@ -10,6 +10,17 @@ Links that leave the page (the download URLs of `index.json`, the `curl` lines o
 are built from the configured `[buildbot] web_url` (farm.config's BuildbotConfig.dashboard), never
 from the request's Host header, which anyone can set; links inside the pages are paths.
 
+Each section is a Flask Blueprint in a module of its own, with plain view functions, registered by `create_app`
+(BLUEPRINTS): the front page (views.py, `overview`), the vocabularies (views_vocab.py, `vocab`), the datasets
+(views_datasets.py), the policies (views_policies.py), the regression runs (views_regression.py), the alerts
+(views_alerts.py), the mail (views_mail.py) and the downloads (downloads.py); the filters and globals every
+template may use are the route-less Blueprint of templating.py. An endpoint is its section's name and the view's
+(`url_for("vocab.vocab_version", ...)`). What the views share is one typed object, the `Farm` (context.py: the
+store, the history's path, the settings, the digest and diff caches, who is logged in), which this factory keeps
+at `app.config["FARM"]` and every view reaches through `context.current_farm()`, never a closure or a global;
+what a request alone needs is on `flask.g`. This module keeps what is the app's own: the read-only middleware,
+the `id` converter, the error pages and the headers every answer carries.
+
 Everything here only reads, but one thing. Anonymous visitors may look, never act: every method other than GET
 and HEAD is answered 405 before any page code runs (middleware below, for every path, existing or
 not), and no page writes to the store. The one write is an alert's state in the regression history (POST
@@ -29,35 +40,39 @@ every such object at once (farm/artifacts/scrub.py).
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import logging
 import re
-import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, Response, abort, jsonify, request
+from flask import Flask, Response, request
 from werkzeug.exceptions import NotFound
 from werkzeug.routing import BaseConverter, ValidationError
 
 from farm import ids
-from farm.artifacts.kinds import POLICY, VOCAB
 from farm.artifacts.versions import CorruptObject
 from farm.config import Settings
 from farm.errors import HistoryError, InputError, StoreError, first_line
-from farm.objectstore import ObjectStore, store_from_settings
-from master.dashboard import files, stream
-from master.dashboard.memo import Memo
+from farm.objectstore import ObjectStore
+from master.dashboard import (
+    context,
+    downloads,
+    stream,
+    templating,
+    views,
+    views_alerts,
+    views_datasets,
+    views_mail,
+    views_policies,
+    views_regression,
+    views_vocab,
+)
+from master.dashboard.context import Farm
 from master.dashboard.mount import STATIC
 
-log = logging.getLogger(__name__)
 READ_METHODS = ("GET", "HEAD")
 #: The most characters of what was not found a 404 repeats.
 MAX_404 = 200
-#: Pages of the store (regression reports) may show images and inline style, never run a script.
-STORE_HTML_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'"
 
 
 #: The one write the dashboard takes: a logged-in operator's change of an alert's state (views_alerts.py).
@@ -103,133 +118,6 @@ class ReadOnly:
         return self.app(environ, keep_write)
 
 
-class Farm:
-    """What the pages read: the store (opened once, on first use) and the regression history's path."""
-
-    def __init__(self, settings: Settings, store: ObjectStore | None = None, history: Path | str | None = None,
-                 flower_url: str | None = None) -> None:
-        from regression import database
-        from regression.compare import history_path
-
-        self.settings = settings
-        self._store = store
-        self._lock = threading.Lock()
-        #: the history as the pages open it: connections and statements limited to `[regression] page_timeout`
-        #: (a hung database makes a page say the history is unavailable, never hold a thread for a minute)
-        where = history or history_path(settings)
-        try:
-            self.history_path: Path | str | database.URL = database.limited(where, settings.regression.page_timeout)
-        except InputError:  # not a history URL: the pages that open it say so (a 503 in one line), as before
-            self.history_path = where
-        self.flower_url = flower_url
-        #: who made a request (master/dashboard/login.py): the logged-in operator's name or None; set by the master
-        #: when it mounts the app, else nobody may write
-        self.login: Callable[[dict[str, Any]], str | None] = lambda environ: None
-        #: sha256 of served objects by their identity (files.Blob), and diffs of published versions
-        self.digests = Memo(4096)
-        self.diffs = Memo(64)
-
-    def public_url(self, key: str) -> str:
-        """The download URL of store `key` as readers reach the master: from the configuration, not the request."""
-        return self.settings.buildbot.dashboard(f"store/{key}")
-
-    def digest(self, got: files.Served) -> str:
-        if got.blob is None:
-            return hashlib.sha256(got.data or b"").hexdigest()
-        return self.digests.get(got.blob.identity, got.blob.sha256)
-
-    def verified(self, got: files.Served) -> str:
-        """The served bytes' sha256, if it is the one their manifest records (CorruptObject, one line, if not)."""
-        digest = self.digest(got)
-        if got.expected is not None and digest != got.expected[1]:
-            key, recorded = got.expected
-            raise CorruptObject(f"{key}: its bytes' sha256 is {digest}, not the {recorded} its manifest records")
-        return digest
-
-    def read_verified(self, key: str) -> bytes:
-        """A version's file whole (for the diffs), checked like a download (NotServed, CorruptObject): the bytes
-        read are hashed, not only the ones the remembered digest was computed from."""
-        got = files.serve(self.store, key)
-        try:
-            digest = self.verified(got)
-            data = got.read()
-        finally:
-            got.close()
-        if got.blob is not None and hashlib.sha256(data).hexdigest() != digest:
-            self.digests.forget(got.blob.identity)
-            raise CorruptObject(f"{key}: its bytes changed since their digest was computed")
-        return data
-
-    def integrity(self, base: str, names: Iterable[str]) -> dict[str, str | None]:
-        """What a version's page says of its files under `base`: None for bytes that match the manifest, else the
-        one line why they are not served (corrupt, missing)."""
-        out: dict[str, str | None] = {}
-        for name in names:
-            try:
-                self.read_check(f"{base}/{name}")
-                out[name] = None
-            except CorruptObject as e:
-                out[name] = first_line(e)
-            except files.NotServed:
-                out[name] = f"{base}/{name} is missing from the store"
-        return out
-
-    def read_check(self, key: str) -> None:
-        """Check `key` like a download, reading nothing but what its digest needs (once per object identity)."""
-        got = files.serve(self.store, key)
-        try:
-            self.verified(got)
-        finally:
-            got.close()
-
-    @property
-    def store(self) -> ObjectStore:
-        with self._lock:
-            if self._store is None:
-                self._store = store_from_settings(self.settings)
-            return self._store
-
-
-def _forget(farm: Farm, blob: files.Blob) -> Callable[[], None]:
-    """What a download does when its bytes turn out not to hash to its ETag: the digest remembered for their
-    identity is dropped (the next request hashes them before it answers) and the master's log says so."""
-
-    def forget() -> None:
-        farm.digests.forget(blob.identity)
-        log.warning("dashboard: %s no longer hashes to the digest remembered for it: download cut short", blob.identity)
-
-    return forget
-
-
-def _download(farm: Farm, key: str) -> Response:
-    """The object streamed (stream.py), its sha256 as ETag (computed once per object, Farm.digests) and checked
-    again on the way out (stream.Checked: bytes that no longer hash to it are never sent whole)."""
-    try:
-        got = files.serve(farm.store, key)
-    except files.NotServed:
-        abort(404)
-    try:
-        etag = farm.verified(got)
-        if got.blob is None:
-            resp = Response(got.data, content_type=got.content_type)
-        else:
-            checked = stream.Checked(got.blob.reader, etag, _forget(farm, got.blob))
-            resp = Response(stream.Stream(checked, request.environ), content_type=got.content_type,
-                            direct_passthrough=True)
-            resp.content_length = got.blob.size
-    except BaseException:
-        got.close()
-        raise
-    resp.set_etag(etag)
-    resp.headers["Cache-Control"] = "public, max-age=31536000, immutable" if got.immutable else "no-cache"
-    resp.headers["X-Content-Type-Options"] = "nosniff"
-    if got.version:
-        resp.headers["X-Farm-Version"] = got.version
-    if got.content_type.startswith("text/html"):
-        resp.headers["Content-Security-Policy"] = STORE_HTML_CSP
-    return resp.make_conditional(request)
-
-
 def _plain_error(status: int, reason: str, text: str) -> Response:
     """An error as one line of plain text that no cache keeps."""
     resp = Response(f"{status} {reason}: {' '.join(text.split())}\n", status, content_type="text/plain; charset=utf-8")
@@ -237,62 +125,23 @@ def _plain_error(status: int, reason: str, text: str) -> Response:
     return resp
 
 
-def download_index(farm: Farm) -> dict[str, Any]:
-    """Every published version with its absolute download URLs (from `web_url`): what a script fetches first."""
-    url = farm.public_url
-
-    out: dict[str, Any] = {"format": 1}
-    for declared in (VOCAB, POLICY):  # the kinds' declarations say which field groups their versions
-        root, artifact = declared.root, files.ARTIFACTS[declared.root]
-        kinds: dict[str, Any] = {}
-        for v in files.versions(farm.store, root):
-            kind, version = str(v.get(declared.group) or ""), str(v.get("version") or "")
-            if not kind or not version:
-                continue
-            base = f"{root}/{kind}/{version}"
-            entry = kinds.setdefault(kind, {"latest": None, "latest_url": url(f"{root}/{kind}/latest/{artifact}"),
-                                            "versions": []})
-            if v.get("state") == "latest":
-                entry["latest"] = version
-            entry["versions"].append({
-                **{k: v.get(k) for k in ("version", "sha256", "dimension", "state", "llvm_version", "llvm_commit",
-                                         "published_at", "dataset_id", "vocab_version") if k in v},
-                "validated_with_llvm": files.validated_with(farm.store, root, kind, version),
-                "url": url(f"{base}/{artifact}"), "sha256_url": url(f"{base}/{artifact}.sha256"),
-                "manifest_url": url(f"{base}/manifest.json"),
-            })
-        for kind, entry in kinds.items():
-            if entry["latest"] is None:
-                with contextlib.suppress(files.NotServed):
-                    entry["latest"] = files.latest_version(farm.store, root, kind)
-        out[root] = kinds
-    return out
+#: The sections, each a Blueprint of its own module, registered in this order.
+BLUEPRINTS = (templating.bp, downloads.bp, views.bp, views_vocab.bp, views_datasets.bp, views_policies.bp,
+            views_regression.bp, views_alerts.bp, views_mail.bp)
 
 
 def create_app(settings: Settings, store: ObjectStore | None = None, history: Path | str | None = None,
                flower_url: str | None = None) -> Flask:
     """The dashboard app for `settings` (`store` and `history` override where it reads, for tests)."""
-    from master.dashboard import views
-
     app = Flask("master.dashboard", template_folder=str(Path(__file__).with_name("templates")),
                 static_folder=str(STATIC), static_url_path="/static")  # the pages' one stylesheet: static/styles.css
-    app.config["FARM"] = farm = Farm(settings, store, history, flower_url)
+    app.config[context.KEY] = Farm(settings, store, history, flower_url)
     app.jinja_env.autoescape = True
     app.url_map.converters["id"] = IdConverter
     app.url_map.merge_slashes = False  # `store//etc/passwd` is a refused key, not a redirect to another one
     app.wsgi_app = ReadOnly(app.wsgi_app)  # type: ignore[method-assign]
-
-    @app.route("/store/<path:key>")
-    def download(key: str) -> Response:
-        return _download(farm, key)
-
-    @app.route("/index.json")
-    def index_json() -> Response:
-        resp = jsonify(download_index(farm))
-        resp.headers["Cache-Control"] = "no-cache"
-        return resp
-
-    views.register(app, farm)
+    for section in BLUEPRINTS:
+        app.register_blueprint(section)
 
     @app.errorhandler(404)
     def _not_found(e: NotFound) -> Response:
@@ -334,7 +183,7 @@ def dashboards(settings: Settings, flower_url: str | None = None) -> list[dict[s
     from master.dashboard.mount import Mounted
 
     app = create_app(settings, flower_url=flower_url)
-    farm = app.config["FARM"]
+    farm = app.config[context.KEY]
 
     def logged_in_through(api: Any) -> None:
         farm.login = BuildbotLogin(api)

@@ -43,7 +43,7 @@ STYLESHEET = STATIC / "styles.css"
 POOL_THREADS = 4
 #: Threads serving downloads (a local file's is handed to the reactor after its first chunk; an S3 body's stays).
 DOWNLOAD_THREADS = 4
-#: The first path segment of a download (app.py's `store/<key>`).
+#: The first path segment of a download (downloads.py's `store/<key>`).
 DOWNLOADS = b"store"
 
 _pools: dict[str, Any] = {}

@@ -12,20 +12,14 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import Flask, Response, abort, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
 
 from farm.errors import InputError
 from master.dashboard import trends
-from regression.alerts import records as alertstore
+from master.dashboard.context import current_farm, json_answer, public
+from regression.alerts import records
 from regression.alerts.records import AlertStore
 from regression.rules import UNCHANGED
-
-
-def _json(data: Any, status: int = 200) -> Response:
-    resp = jsonify(data)
-    resp.status_code = status
-    resp.headers["Cache-Control"] = "no-cache"
-    return resp
 
 
 def _refuse(status: int, text: str) -> Response:
@@ -33,13 +27,13 @@ def _refuse(status: int, text: str) -> Response:
                     content_type="text/plain; charset=utf-8", headers={"Cache-Control": "no-store"})
 
 
-def _shown(change: alertstore.StateChange) -> dict[str, Any]:
+def _shown(change: records.StateChange) -> dict[str, Any]:
     """A change of state as pages and JSON show it: a note longer than a note may be now (one kept before the cap,
-    alertstore.MAX_NOTE) cut to that, with an ellipsis, so that no anonymous reader is sent megabytes."""
+    records.MAX_NOTE) cut to that, with an ellipsis, so that no anonymous reader is sent megabytes."""
     out = dict(change.__dict__)
     note = str(out.get("note") or "")
-    if len(note) > alertstore.MAX_NOTE:
-        out["note"] = note[:alertstore.MAX_NOTE] + "…"
+    if len(note) > records.MAX_NOTE:
+        out["note"] = note[:records.MAX_NOTE] + "…"
     return out
 
 
@@ -51,99 +45,111 @@ def _same_origin() -> bool:
     return origin is None or urlsplit(origin).netloc == request.host
 
 
-def register(app: Flask, farm) -> None:
-    """Add the alert pages to `app` (views.register calls it, after its helpers are in jinja's globals)."""
-    days = farm.settings.alerts.triage_days
+bp = Blueprint("alerts", __name__)
 
-    def store() -> AlertStore | None:
-        history = trends.open_history(farm.history_path)
-        return None if history is None else AlertStore(history)
 
-    def public(link: str) -> str:
-        return farm.settings.buildbot.dashboard(link.removeprefix(url_for("home")))
+def _days() -> float:
+    """How long an alert may stay untriaged before the pages call it overdue (`[alerts] triage_days`)."""
+    return current_farm().settings.alerts.triage_days
 
-    def one(alert_id: int):
-        s = store()
-        if s is None:
-            abort(404, description=f"no alert #{alert_id}: no regression history yet")
+
+def _store() -> AlertStore | None:
+    history = trends.open_history(current_farm().history_path)
+    return None if history is None else AlertStore(history)
+
+
+def _one(alert_id: int):
+    s = _store()
+    if s is None:
+        abort(404, description=f"no alert #{alert_id}: no regression history yet")
+    try:
+        return s, s.get(alert_id)
+    except InputError:
+        abort(404, description=f"no alert #{alert_id}")
+
+
+def _runs_of(s: AlertStore, alert: records.Alert) -> dict[str, Any]:
+    out = {}
+    for role, run_id in (("good", alert.good_run), ("bad", alert.bad_run), ("closed_by", alert.closed_by)):
         try:
-            return s, s.get(alert_id)
-        except InputError:
-            abort(404, description=f"no alert #{alert_id}")
+            out[role] = s.history.run(run_id, alert.builder) if run_id else None
+        except InputError:  # a run deleted since (a failed run id reused)
+            out[role] = None
+    return out
 
-    def runs_of(s: AlertStore, alert: alertstore.Alert) -> dict[str, Any]:
-        out = {}
-        for role, run_id in (("good", alert.good_run), ("bad", alert.bad_run), ("closed_by", alert.closed_by)):
-            try:
-                out[role] = s.history.run(run_id, alert.builder) if run_id else None
-            except InputError:  # a run deleted since (a failed run id reused)
-                out[role] = None
-        return out
 
-    def filtered() -> tuple[list[alertstore.Alert], str | None, str | None]:
-        state, builder = request.args.get("state") or None, request.args.get("builder") or None
-        s = store()
-        if s is None:
-            return [], state, builder
-        try:
-            return s.alerts(state=state, builder=builder), state, builder
-        except InputError as e:
-            abort(404, description=str(e))
+def _filtered() -> tuple[list[records.Alert], str | None, str | None]:
+    state, builder = request.args.get("state") or None, request.args.get("builder") or None
+    s = _store()
+    if s is None:
+        return [], state, builder
+    try:
+        return s.alerts(state=state, builder=builder), state, builder
+    except InputError as e:
+        abort(404, description=str(e))
 
-    @app.route("/alerts/")
-    def alerts_index():
-        found, state, builder = filtered()
-        s = store()
-        builders = s.history.builders() if s is not None else []
-        return render_template("alerts.html", alerts=found, state=state, builder=builder, builders=builders,
-                               states=(*alertstore.STATES, alertstore.IMPROVEMENT), days=days)
 
-    @app.route("/alerts/index.json")
-    def alerts_json():
-        found, state, builder = filtered()
-        return _json({"format": 1, "triage_days": days, "state": state, "builder": builder, "alerts": [
-            {**a.as_json(days), "page": public(url_for("alert_page", alert_id=a.id)),
-             "json": public(url_for("alert_json", alert_id=a.id))} for a in found]})
+@bp.route("/alerts/")
+def alerts_index():
+    found, state, builder = _filtered()
+    s = _store()
+    builders = s.history.builders() if s is not None else []
+    return render_template("alerts.html", alerts=found, state=state, builder=builder, builders=builders,
+                           states=(*records.STATES, records.IMPROVEMENT), days=_days())
 
-    @app.route("/alerts/<id:alert_id>/")
-    def alert_page(alert_id: int):
-        s, alert = one(alert_id)
-        runs = runs_of(s, alert)
-        rows = [c for c in s.history.verdicts(runs["bad"]) if c.verdict != UNCHANGED] if runs["bad"] else []
-        mates = [a for a in s.alerts(group_id=alert.group_id) if a.id != alert.id] if alert.group_id else []
-        settable = (alertstore.IMPROVEMENT, alertstore.ACKNOWLEDGED, alertstore.INVALID) \
-            if alert.kind == alertstore.IMPROVEMENT else alertstore.SETTABLE
-        states = [_shown(st) for st in s.states(alert.id)]
-        return render_template("alert.html", a=alert, runs=runs, rows=rows, states=states, mates=mates,
-                               settable=settable, days=days, overdue=alert.overdue(days),
-                               user=farm.login(request.environ))
 
-    @app.route("/alerts/<id:alert_id>/alert.json")
-    def alert_json(alert_id: int):
-        s, alert = one(alert_id)
-        runs = runs_of(s, alert)
-        rows = s.history.verdicts(runs["bad"]) if runs["bad"] else []
-        return _json({"format": 1, "alert": alert.as_json(days),
-                      "page": public(url_for("alert_page", alert_id=alert.id)),
-                      "states": [_shown(st) for st in s.states(alert.id)],
-                      "runs": {role: trends.run_json(r, None) if r else None for role, r in runs.items()},
-                      "group": [a.id for a in s.alerts(group_id=alert.group_id)] if alert.group_id else [],
-                      "rows": [{"subject": c.subject, "kind": c.kind, "metric": c.metric, "baseline": c.baseline,
-                                "was": c.base_value, "now": c.value, "delta_pct": c.delta_pct, "verdict": c.verdict,
-                                "gating": c.gating} for c in rows if c.verdict != UNCHANGED]})
+@bp.route("/alerts/index.json")
+def alerts_json():
+    found, state, builder = _filtered()
+    days = _days()
+    return json_answer({"format": 1, "triage_days": days, "state": state, "builder": builder, "alerts": [
+        {**a.as_json(days), "page": public(url_for("alerts.alert_page", alert_id=a.id)),
+         "json": public(url_for("alerts.alert_json", alert_id=a.id))} for a in found]})
 
-    @app.route("/alerts/<id:alert_id>/state", methods=["POST"])
-    def alert_state(alert_id: int):
-        user = farm.login(request.environ)
-        if user is None:
-            return _refuse(403, "changing an alert's state needs a login (Buildbot's login, operator role)")
-        if not _same_origin():
-            return _refuse(403, "a change of state must come from the farm's own pages")
-        s, _ = one(alert_id)
-        try:
-            alert = s.set_state(alert_id, request.form.get("state", ""), user, request.form.get("note", ""))
-        except InputError as e:
-            return _refuse(400, str(e))
-        if request.accept_mimetypes.best == "application/json":
-            return _json({"format": 1, "alert": alert.as_json(days), "by": user})
-        return redirect(url_for("alert_page", alert_id=alert_id), 303)
+
+@bp.route("/alerts/<id:alert_id>/")
+def alert_page(alert_id: int):
+    s, alert = _one(alert_id)
+    days = _days()
+    runs = _runs_of(s, alert)
+    rows = [c for c in s.history.verdicts(runs["bad"]) if c.verdict != UNCHANGED] if runs["bad"] else []
+    mates = [a for a in s.alerts(group_id=alert.group_id) if a.id != alert.id] if alert.group_id else []
+    settable = (records.IMPROVEMENT, records.ACKNOWLEDGED, records.INVALID) \
+        if alert.kind == records.IMPROVEMENT else records.SETTABLE
+    states = [_shown(st) for st in s.states(alert.id)]
+    return render_template("alert.html", a=alert, runs=runs, rows=rows, states=states, mates=mates,
+                           settable=settable, days=days, overdue=alert.overdue(days),
+                           user=current_farm().login(request.environ))
+
+
+@bp.route("/alerts/<id:alert_id>/alert.json")
+def alert_json(alert_id: int):
+    s, alert = _one(alert_id)
+    runs = _runs_of(s, alert)
+    rows = s.history.verdicts(runs["bad"]) if runs["bad"] else []
+    return json_answer({"format": 1, "alert": alert.as_json(_days()),
+                        "page": public(url_for("alerts.alert_page", alert_id=alert.id)),
+                        "states": [_shown(st) for st in s.states(alert.id)],
+                        "runs": {role: trends.run_json(r, None) if r else None for role, r in runs.items()},
+                        "group": [a.id for a in s.alerts(group_id=alert.group_id)] if alert.group_id else [],
+                        "rows": [{"subject": c.subject, "kind": c.kind, "metric": c.metric, "baseline": c.baseline,
+                                  "was": c.base_value, "now": c.value, "delta_pct": c.delta_pct, "verdict": c.verdict,
+                                  "gating": c.gating} for c in rows if c.verdict != UNCHANGED]})
+
+
+@bp.route("/alerts/<id:alert_id>/state", methods=["POST"])
+def alert_state(alert_id: int):
+    """The dashboard's one write: only a logged-in operator, only from the farm's own pages (else 403)."""
+    user = current_farm().login(request.environ)
+    if user is None:
+        return _refuse(403, "changing an alert's state needs a login (Buildbot's login, operator role)")
+    if not _same_origin():
+        return _refuse(403, "a change of state must come from the farm's own pages")
+    s, _ = _one(alert_id)
+    try:
+        alert = s.set_state(alert_id, request.form.get("state", ""), user, request.form.get("note", ""))
+    except InputError as e:
+        return _refuse(400, str(e))
+    if request.accept_mimetypes.best == "application/json":
+        return json_answer({"format": 1, "alert": alert.as_json(_days()), "by": user})
+    return redirect(url_for("alerts.alert_page", alert_id=alert_id), 303)

@@ -14,13 +14,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from flask import Flask, abort, render_template
+from flask import Blueprint, abort, render_template
 
 from farm.embeddings import KINDS
 from master.dashboard import files, numbers
+from master.dashboard.context import current_farm
 
 #: A dataset id as the store can hold it (vocabgen/dataset.py's rule); `..` is refused separately.
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+bp = Blueprint("datasets", __name__)
 
 
 def check_kind(kind: str) -> str:
@@ -83,27 +86,27 @@ def trained_from(farm, kind: str, dataset_id: str) -> tuple[list[dict[str, Any]]
     return sorted(vocabs, key=newest, reverse=True), sorted(policies, key=newest, reverse=True)
 
 
-def register(app: Flask, farm) -> None:
-    """Add the dataset pages to `app`."""
+@bp.route("/datasets/")
+def datasets():
+    farm = current_farm()
+    return render_template("datasets.html", kinds={k: _datasets(farm, k) for k in KINDS})
 
-    @app.route("/datasets/")
-    def datasets():
-        return render_template("datasets.html", kinds={k: _datasets(farm, k) for k in KINDS})
 
-    @app.route("/datasets/<kind>/<dataset_id>/")
-    def dataset(kind: str, dataset_id: str):
-        kind, dataset_id = check_kind(kind), check_id(dataset_id)
-        latest = files.latest_dataset(farm.store, kind)
-        if dataset_id == "latest":
-            if latest is None:
-                abort(404, description=f"no {kind} dataset published yet")
-            dataset_id = latest
-        try:
-            m = files.dataset_manifest(farm.store, kind, dataset_id)
-        except files.NotServed:
-            abort(404, description=f"no published {kind} dataset {dataset_id}")
-        vocabs, policies = trained_from(farm, kind, dataset_id)
-        return render_template("dataset.html", kind=kind, d=facts(dataset_id, m, latest), m=m, vocabs=vocabs,
-                               policies=policies, base=f"{files.DATASETS}/{kind}/{dataset_id}",
-                               names=[*files.DATASET_FILES, files.DATASET_MANIFEST],
-                               corrupt=farm.integrity(f"{files.DATASETS}/{kind}/{dataset_id}", files.DATASET_FILES))
+@bp.route("/datasets/<kind>/<dataset_id>/")
+def dataset(kind: str, dataset_id: str):
+    farm = current_farm()
+    kind, dataset_id = check_kind(kind), check_id(dataset_id)
+    latest = files.latest_dataset(farm.store, kind)
+    if dataset_id == "latest":
+        if latest is None:
+            abort(404, description=f"no {kind} dataset published yet")
+        dataset_id = latest
+    try:
+        m = files.dataset_manifest(farm.store, kind, dataset_id)
+    except files.NotServed:
+        abort(404, description=f"no published {kind} dataset {dataset_id}")
+    vocabs, policies = trained_from(farm, kind, dataset_id)
+    return render_template("dataset.html", kind=kind, d=facts(dataset_id, m, latest), m=m, vocabs=vocabs,
+                           policies=policies, base=f"{files.DATASETS}/{kind}/{dataset_id}",
+                           names=[*files.DATASET_FILES, files.DATASET_MANIFEST],
+                           corrupt=farm.integrity(f"{files.DATASETS}/{kind}/{dataset_id}", files.DATASET_FILES))

@@ -15,14 +15,17 @@ from email.parser import BytesHeaderParser
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, Response, abort, render_template
+from flask import Blueprint, Response, abort, render_template
 
 from master import mailsink
+from master.dashboard.context import current_farm
 
 #: The names the sink writes: `<UTC timestamp>-<n>.eml`.
 NAME = re.compile(r"[0-9]{8}T[0-9]{6}\.[0-9]{6}Z-[0-9]{1,9}\.eml")
 #: The most mails the page lists, and the most bytes of each read for its headers.
 MAX_LISTED, HEAD_BYTES = 500, 64 * 1024
+
+bp = Blueprint("mail", __name__)
 
 
 def _order(path: Path) -> tuple[str, int]:
@@ -58,25 +61,23 @@ def kept(where: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def register(app: Flask, farm) -> None:
-    """Add `mail/` and `mail/NAME.eml` to `app`."""
-    s = farm.settings
+@bp.route("/mail/")
+def mail_index() -> Response:
+    s = current_farm().settings
+    where = mailsink.mail_dir(s)
+    resp = Response(render_template("mail.html", mails=kept(where), where=where, sink=mailsink.wanted(s),
+                                    smtp=s.smtp, listed=MAX_LISTED))
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
 
-    @app.route("/mail/")
-    def mail_index() -> Response:
-        where = mailsink.mail_dir(s)
-        resp = Response(render_template("mail.html", mails=kept(where), where=where, sink=mailsink.wanted(s),
-                                        smtp=s.smtp, listed=MAX_LISTED))
-        resp.headers["Cache-Control"] = "no-store"
-        return resp
 
-    @app.route("/mail/<name>")
-    def mail_raw(name: str) -> Response:
-        path = mailsink.mail_dir(s) / name
-        if not NAME.fullmatch(name) or not path.is_file():
-            abort(404, description=f"no kept mail {name}")
-        try:
-            data = path.read_bytes()
-        except OSError:
-            abort(404, description=f"no kept mail {name}")
-        return Response(data, content_type="text/plain; charset=utf-8", headers={"Cache-Control": "no-store"})
+@bp.route("/mail/<name>")
+def mail_raw(name: str) -> Response:
+    path = mailsink.mail_dir(current_farm().settings) / name
+    if not NAME.fullmatch(name) or not path.is_file():
+        abort(404, description=f"no kept mail {name}")
+    try:
+        data = path.read_bytes()
+    except OSError:
+        abort(404, description=f"no kept mail {name}")
+    return Response(data, content_type="text/plain; charset=utf-8", headers={"Cache-Control": "no-store"})

@@ -14,19 +14,22 @@ import hashlib
 import math
 from typing import Any
 
-from flask import Flask, Response, abort, render_template, request, url_for
+from flask import Blueprint, Response, abort, render_template, request, url_for
 
 from farm.artifacts.kinds import POLICY, POLICY_WEIGHTS, check_version_name
 from farm.artifacts.verdict import POLICY_SIZE, Verdict, check_value
 from farm.embeddings import KINDS
 from farm.errors import FarmError, InputError, first_line
 from master.dashboard import files, policydiff, trends
+from master.dashboard.context import current_farm
 from master.dashboard.numbers import DECIMALS
 from master.dashboard.views_datasets import ID_PATTERN as DATASET_ID
 from policyhost import advisors, standalone
 
 ROOT = "policies"
 MODEL = files.ARTIFACTS[ROOT]
+
+bp = Blueprint("policies", __name__)
 
 
 def _advisor(advisor: str) -> str:
@@ -292,87 +295,94 @@ def pgo_lines(farm, version: str, m: dict[str, Any]) -> dict[str, Any] | None:
             "make": f'make CC="{cc}" CFLAGS="-O2 -fprofile-use=$PWD/prog.profdata"'}
 
 
-def register(app: Flask, farm) -> None:
-    """Add the policy pages to `app`."""
+def _served(data: bytes, content_type: str) -> Response:
+    resp = Response(data, content_type=content_type)
+    resp.set_etag(hashlib.sha256(data).hexdigest())
+    resp.headers["Cache-Control"] = "no-cache"  # a new farm may serve a newer host at the same URL
+    return resp.make_conditional(request)
 
-    def served(data: bytes, content_type: str) -> Response:
-        resp = Response(data, content_type=content_type)
-        resp.set_etag(hashlib.sha256(data).hexdigest())
-        resp.headers["Cache-Control"] = "no-cache"  # a new farm may serve a newer host at the same URL
-        return resp.make_conditional(request)
 
-    def sha256_line(line: str) -> Response:
-        resp = Response(line, content_type="text/plain; charset=utf-8")
-        resp.headers["Cache-Control"] = "no-cache"
-        return resp
+def _sha256_line(line: str) -> Response:
+    resp = Response(line, content_type="text/plain; charset=utf-8")
+    resp.headers["Cache-Control"] = "no-cache"
+    return resp
 
-    @app.route(f"/{HOST_PATH}")
-    def policy_host():
-        """The standalone host (policyhost/standalone/mlgo_cc.py): what the "Use it" lines run."""
-        return served(standalone.source(), "text/x-python; charset=utf-8")
 
-    @app.route(f"/{HOST_PATH}.sha256")
-    def policy_host_sha256():
-        return sha256_line(standalone.sha256_line())
+@bp.route(f"/{HOST_PATH}")
+def policy_host():
+    """The standalone host (policyhost/standalone/mlgo_cc.py): what the "Use it" lines run."""
+    return _served(standalone.source(), "text/x-python; charset=utf-8")
 
-    @app.route(f"/{NATIVE_PATH}")
-    def policy_native_host():
-        """The native host's C file (policyhost/standalone/mlgo-policy-host.c): what the native "Use it" lines build."""
-        return served(standalone.native_source(), "text/x-c; charset=utf-8")
 
-    @app.route(f"/{NATIVE_PATH}.sha256")
-    def policy_native_host_sha256():
-        return sha256_line(standalone.native_sha256_line())
+@bp.route(f"/{HOST_PATH}.sha256")
+def policy_host_sha256():
+    return _sha256_line(standalone.sha256_line())
 
-    @app.route("/policies/")
-    def policies():
-        listed = rows(farm)
-        by_advisor: dict[str, list[dict[str, Any]]] = {}
-        for v in listed:
-            by_advisor.setdefault(v["advisor"], []).append(v)
-        # the columns that decide `latest` (the held-out `.text`, the size check) for every version; agreement with the
-        # heuristic only when a version records it (a warm start's: a trained policy has none)
-        agreement = any(v.get("heldout_agreement") is not None for v in listed)
-        return render_template("policies.html", rows=listed, by_advisor=by_advisor, size_check=size_check,
-                               agreement=agreement)
 
-    @app.route("/policies/<advisor>/<version>/")
-    def policy_version(advisor: str, version: str):
-        advisor = _advisor(advisor)
-        if version == "latest" and not farm.store.exists(POLICY.latest_key(advisor)):
-            return no_latest(farm, POLICY, advisor, "policy_version", advisor=advisor)
-        version = _version(farm, advisor, version)
-        try:
-            m = files.manifest(farm.store, ROOT, advisor, version)
-        except files.NotServed:
-            abort(404, description=f"no {advisor} policy version {version}")
-        entry = next((v for v in rows(farm, advisor) if v["version"] == version), {})
-        training = m.get("training") if isinstance(m.get("training"), dict) else {}
-        dataset_id = training.get("dataset_id") or entry.get("dataset_id")
-        metrics = m.get("metrics") if isinstance(m.get("metrics"), dict) else {}
-        curve = farm.diffs.get(("curve", advisor, version), lambda: training_curve(
-            metrics.get("history"), f"{advisor} policy {version}: validation .text per training stage"))
-        vkind = vocab_kind(farm, m.get("vocab_version"))
-        integrity = farm.integrity(f"{ROOT}/{advisor}/{version}", POLICY.held(m))  # every file its manifest records
-        return render_template(
-            "policy_version.html", advisor=advisor, version=version, m=m, entry=entry, training=training, curve=curve,
-            corrupt=integrity[MODEL], weights_corrupt=integrity.get(WEIGHTS),
-            vocab_kind=vkind, dataset_id=dataset_id,
-            dataset_kind=dataset_kind(farm, dataset_id), runs_and_why=runs_with(farm, advisor, version),
-            use=use_it(farm, advisor, version, m, vkind), heldout=heldout_rows(metrics.get("heldout")),
-            ratio_class=ratio_class, size_check=size_check,
-            others=[v["version"] for v in rows(farm, advisor) if v["version"] != version])
+@bp.route(f"/{NATIVE_PATH}")
+def policy_native_host():
+    """The native host's C file (policyhost/standalone/mlgo-policy-host.c): what the native "Use it" lines build."""
+    return _served(standalone.native_source(), "text/x-c; charset=utf-8")
 
-    @app.route("/policies/<advisor>/diff")
-    def policy_diff(advisor: str):
-        advisor = _advisor(advisor)
-        listed = [v["version"] for v in rows(farm, advisor)]
-        a = request.args.get("a") or (listed[1] if len(listed) > 1 else "")
-        b = request.args.get("b") or (listed[0] if listed else "")
-        if not a or not b:
-            return render_template("policy_diff.html", advisor=advisor, listed=listed, a=a, b=b, d=None,
-                                   error="fewer than two versions are published")
-        a, b = _version(farm, advisor, a), _version(farm, advisor, b)
-        (ma, mb), d, plot = _diff(farm, advisor, (a, b))
-        return render_template("policy_diff.html", advisor=advisor, listed=listed, a=a, b=b, d=d, error=None,
-                               ma=ma, mb=mb, top=d.top(), plot=plot)
+
+@bp.route(f"/{NATIVE_PATH}.sha256")
+def policy_native_host_sha256():
+    return _sha256_line(standalone.native_sha256_line())
+
+
+@bp.route("/policies/")
+def policies():
+    listed = rows(current_farm())
+    by_advisor: dict[str, list[dict[str, Any]]] = {}
+    for v in listed:
+        by_advisor.setdefault(v["advisor"], []).append(v)
+    # the columns that decide `latest` (the held-out `.text`, the size check) for every version; agreement with the
+    # heuristic only when a version records it (a warm start's: a trained policy has none)
+    agreement = any(v.get("heldout_agreement") is not None for v in listed)
+    return render_template("policies.html", rows=listed, by_advisor=by_advisor, size_check=size_check,
+                           agreement=agreement)
+
+
+@bp.route("/policies/<advisor>/<version>/")
+def policy_version(advisor: str, version: str):
+    farm = current_farm()
+    advisor = _advisor(advisor)
+    if version == "latest" and not farm.store.exists(POLICY.latest_key(advisor)):
+        return no_latest(farm, POLICY, advisor, "policies.policy_version", advisor=advisor)
+    version = _version(farm, advisor, version)
+    try:
+        m = files.manifest(farm.store, ROOT, advisor, version)
+    except files.NotServed:
+        abort(404, description=f"no {advisor} policy version {version}")
+    entry = next((v for v in rows(farm, advisor) if v["version"] == version), {})
+    training = m.get("training") if isinstance(m.get("training"), dict) else {}
+    dataset_id = training.get("dataset_id") or entry.get("dataset_id")
+    metrics = m.get("metrics") if isinstance(m.get("metrics"), dict) else {}
+    curve = farm.diffs.get(("curve", advisor, version), lambda: training_curve(
+        metrics.get("history"), f"{advisor} policy {version}: validation .text per training stage"))
+    vkind = vocab_kind(farm, m.get("vocab_version"))
+    integrity = farm.integrity(f"{ROOT}/{advisor}/{version}", POLICY.held(m))  # every file its manifest records
+    return render_template(
+        "policy_version.html", advisor=advisor, version=version, m=m, entry=entry, training=training, curve=curve,
+        corrupt=integrity[MODEL], weights_corrupt=integrity.get(WEIGHTS),
+        vocab_kind=vkind, dataset_id=dataset_id,
+        dataset_kind=dataset_kind(farm, dataset_id), runs_and_why=runs_with(farm, advisor, version),
+        use=use_it(farm, advisor, version, m, vkind), heldout=heldout_rows(metrics.get("heldout")),
+        ratio_class=ratio_class, size_check=size_check,
+        others=[v["version"] for v in rows(farm, advisor) if v["version"] != version])
+
+
+@bp.route("/policies/<advisor>/diff")
+def policy_diff(advisor: str):
+    farm = current_farm()
+    advisor = _advisor(advisor)
+    listed = [v["version"] for v in rows(farm, advisor)]
+    a = request.args.get("a") or (listed[1] if len(listed) > 1 else "")
+    b = request.args.get("b") or (listed[0] if listed else "")
+    if not a or not b:
+        return render_template("policy_diff.html", advisor=advisor, listed=listed, a=a, b=b, d=None,
+                               error="fewer than two versions are published")
+    a, b = _version(farm, advisor, a), _version(farm, advisor, b)
+    (ma, mb), d, plot = _diff(farm, advisor, (a, b))
+    return render_template("policy_diff.html", advisor=advisor, listed=listed, a=a, b=b, d=d, error=None,
+                           ma=ma, mb=mb, top=d.top(), plot=plot)

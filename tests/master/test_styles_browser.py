@@ -42,13 +42,14 @@ def _pages(base: str, values: dict[str, object]) -> dict[str, str]:
     app = create_app(load_settings())
     adapter = app.url_map.bind("farm.invalid")
     # what one route names differently from the others (a policy's version), and the query a route needs
-    own = {"policy_version": {"version": "P1"}}
+    own = {"policies.policy_version": {"version": "P1"}}
     trend = {"subject": "zlib", "metric": "text_size"}
-    queries = {"vocab_diff": {"a": V1, "b": V2}, "policy_diff": {"a": "P1", "b": "P1"}, "regression_trend": trend,
-               "regression_trend_json": trend}
+    queries = {"vocab.vocab_diff": {"a": V1, "b": V2}, "policies.policy_diff": {"a": "P1", "b": "P1"},
+               "regression.regression_trend": trend, "regression.regression_trend_json": trend}
     pages = {}
     for rule in app.url_map.iter_rules():
-        if "GET" not in (rule.methods or ()) or rule.endpoint in ("static", "download") or rule.rule == FRAGMENT:
+        if "GET" not in (rule.methods or ()) or rule.endpoint in ("static", "downloads.download") \
+                or rule.rule == FRAGMENT:
             continue
         missing = sorted(set(rule.arguments) - set(values))
         assert not missing, f"{rule.rule}: give {missing} a value in this test to check that page"

@@ -90,7 +90,7 @@ def test_the_configured_url_is_the_history_of_every_verb(postgres, monkeypatch, 
     h.start_run("r1", "nightly", llvm_version="22", llvm_commit=None, policy_id="p", vocab_version=None)
     assert main(["regress", "history", "--json"]) == 0
     assert '"run_id": "r1"' in capsys.readouterr().out
-    # the dashboard opens it too (master/dashboard/app.py keeps the setting as it is)
+    # the dashboard opens it too (master/dashboard/context.py keeps the setting as it is)
     from master.dashboard import trends
 
     shared = trends.open_history(compare.history_path(compare.load_settings()))
