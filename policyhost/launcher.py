@@ -107,7 +107,7 @@ def check_vocab(vocab: str | os.PathLike) -> Path:
     from pathlib import Path
 
     from farm.jsonio import load_file
-    from vocabgen.vocabfile import check_schema
+    from farm.vocabfile import check_schema
 
     p = Path(vocab)
     if not p.exists():
