@@ -150,7 +150,7 @@ def compile_text(toolchain, corpus_dir: Path, modules: list[str], work: Path, po
 
 def downstream(toolchain, corpus_dir: Path, farms: dict[str, Path], work: Path, seeds: list[int], jobs: int,
                epochs: int) -> dict:
-    from policyhost.policies import OnnxPolicy
+    from policyhost.runnable import OnnxPolicy
     from policytrain import warmstart as ws
 
     variants = {"none": None, "in-tree": LLVM_IR_VOCAB, **{label: d / "vocab.json" for label, d in farms.items()}}

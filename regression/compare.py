@@ -126,7 +126,8 @@ def _check_policy(req: RunRequest) -> None:
     """The policy exists, serves the advisor, and a vocabulary goes only with an advisor that takes one."""
     from policyhost import advisors
     from policyhost.launcher import check_vocab
-    from policyhost.policies import check_advisor, load_policy
+    from policyhost.published import load_policy
+    from policyhost.runnable import check_advisor
 
     if req.advisor is not None:
         advisors.get(req.advisor)

@@ -44,10 +44,9 @@ from werkzeug.routing import BaseConverter, ValidationError
 
 from farm import ids
 from farm.artifacts.kinds import POLICY, VOCAB
-from farm.artifacts.versions import CorruptObject
 from farm.config import Settings
 from farm.errors import HistoryError, InputError, StoreError, first_line
-from farm.objectstore import ObjectStore, store_from_settings
+from farm.objectstore import CorruptObject, ObjectStore, store_from_settings
 from master.dashboard import files, stream
 from master.dashboard.memo import Memo
 from master.dashboard.mount import STATIC
