@@ -27,9 +27,6 @@ from farm.embeddings import KINDS
 from farm.errors import EXIT_REGRESSION
 from master import outputs as said
 from master.stepspec import BUILD_URL, WHAT_IF, IfSet, Param, Step, Summary
-from master.stepspec import Arg as Arg
-from master.stepspec import placeholders as placeholders
-from master.stepspec import render_args as render_args
 from policyhost import advisors
 from regression import bisect
 from regression.benchmarks import BENCHMARKS

@@ -23,14 +23,7 @@ from farm.toolchain import Toolchain
 from regression import benchmarks, benchsource, build, database, measure, outcome, rules, unfinished
 from regression.benchmarks import Benchmark
 from regression.history import History, Measurement, Run, Skipped
-from regression.lineage import (  # noqa: F401
-    fetch_urls,
-    llvm_package,
-    policy_id,
-    resolve_policy,
-    resolve_vocab,
-    vocab_version,
-)
+from regression.lineage import fetch_urls, llvm_package, policy_id, resolve_policy, resolve_vocab
 from regression.metrics import COMPILE_TIME, INSTRUCTIONS, TEXT_SIZE, WALL_TIME, Metric
 from regression.pgo import describe_stale, use_flags
 from regression.pgo import train as train_profile
