@@ -2,9 +2,10 @@
 
 The farm is a house of six floors, `LAYERS`, lowest first, and a package imports only from the floors below
 its own, never from another package of its floor. On the ground floor `farm/`, shared by everyone, which
-imports no role. Above it `workers/` (corpora and datasets). Then the two sides that read what the workers
-make and the vocabulary files: `vocabgen/` (which trains vocabularies on the workers' datasets) and
-`policyhost/` (LLVM's channel, the policy hosts, the launchers), which know nothing of each other. Then the
+imports no role (the vocabulary file's format is there: the vocabulary trainer and the policy hosts read it).
+Above it `workers/` (corpora and datasets). Then two packages that know nothing of each other: `vocabgen/`
+(which trains vocabularies on the workers' datasets) and `policyhost/` (LLVM's channel, the policy hosts, the
+launchers, which import nothing but `farm/`). Then the
 two that stand on those: the trainer, `policytrain/`, and the comparison side, `regression/` (the policy
 host's client), neither importing the other. Then `master/` (the Buildbot master, which drives the roles
 through `mlgo-farm` verbs, never the chains directly: it never imports `pipeline/`) and `pipeline/` (how the
