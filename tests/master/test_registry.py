@@ -25,12 +25,11 @@ from master.registry import (
     by_name,
     downstream,
     loop_trials,
-    render_args,
 )
 from master.registrycheck import parse_cron, validate
 from master.reporters import FarmStatusGenerator, WatchdogGenerator, notify_groups
 from master.schedulers import PatternParameter
-from master.stepspec import Link, StepOutput, Summary, check_output_spec
+from master.stepspec import Link, StepOutput, Summary, check_output_spec, render_args
 from master.verbcheck import check_registry, step_argvs
 from master.watchdog import WATCHDOG, Watchdog
 from master.workerset import parse_workers, workers_for
