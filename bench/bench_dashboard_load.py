@@ -33,9 +33,9 @@ from bench.harness.header import print_header
 from bench.harness.loopback import scratch_farm, until
 from farm.config import DASHBOARD_PATH, load_settings
 from farm.objectstore import FileStore
+from farm.vocabfile import dumps
 from master import control
 from vocabgen.layout import build_vocab
-from vocabgen.vocabfile import dumps
 
 LLVM_IR2VEC = "/usr/lib/llvm-22/bin/llvm-ir2vec"
 V1, V2 = "20260101-llvm22.1.8-ir-d300-aaaaaaaaaaaa", "20260201-llvm22.1.8-ir-d300-bbbbbbbbbbbb"

@@ -42,7 +42,7 @@ from bench.harness import compare
 from bench.harness.header import print_header
 from farm.errors import ToolError
 from farm.toolchain import Toolchain
-from workers import cache, cmake_corpus, corpus, debsrc, tripletcache, triplets
+from workers import cache, cmake_corpus, corpus, debrecipes, debsrc, tripletcache, triplets
 from workers.corpus import DEFAULT_FLAGS, jobs_from_directory
 from workers.parallel import default_jobs
 
@@ -54,7 +54,7 @@ def compile_jobs_of(tree: Path, package: str, include: list[str], build: Path, t
     r = debsrc.recipe(package)
     if include:
         src = tree / r.cmake
-        db = cmake_corpus.configure(src, build, tc, debsrc.LLVM_CMAKE_DEFINES)
+        db = cmake_corpus.configure(src, build, tc, debrecipes.LLVM_CMAKE_DEFINES)
         chosen = cmake_corpus.select(db, src, build, include)
         # their generated headers, so that `clang -MM` (typical_header) can read every TU
         cmake_corpus.build_prerequisites(build, cmake_corpus.prerequisites(build, [n for _, n in chosen]))
@@ -67,7 +67,7 @@ def make_corpus(tree: Path, package: str, include: list[str], build: Path, out: 
     """What the nightly's corpus step runs for this package."""
     if include:
         cmake_corpus.from_cmake(tree / debsrc.recipe(package).cmake, out, tc, build=build, include=include,
-                                defines=debsrc.LLVM_CMAKE_DEFINES, jobs=jobs)
+                                defines=debrecipes.LLVM_CMAKE_DEFINES, jobs=jobs)
         return
     corpus.compile_jobs(compile_jobs_of(tree, package, [], build, tc), out, tc, jobs=jobs, source=f"bench:{package}")
 

@@ -36,7 +36,7 @@ from bench.harness.commands import farm_cli
 from bench.harness.header import load, print_header
 from bench.harness.timing import Meter, Timing
 from farm.toolchain import Toolchain
-from workers import cmake_corpus, corpus, debsrc
+from workers import cmake_corpus, corpus, debrecipes, debsrc
 from workers.parallel import default_jobs
 
 
@@ -138,7 +138,7 @@ def main() -> int:
     print(f"source: {src} ({debsrc.lineage(tree)['version']}), {jobs} jobs", flush=True)
 
     with Meter() as m:
-        db = cmake_corpus.configure(src, build, tc, debsrc.LLVM_CMAKE_DEFINES)
+        db = cmake_corpus.configure(src, build, tc, debrecipes.LLVM_CMAKE_DEFINES)
     t_configure = m.timing.wall
     every = cmake_corpus.select(db, src, build)
     chosen = cmake_corpus.select(db, src, build, include)

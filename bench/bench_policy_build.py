@@ -60,7 +60,7 @@ def build_in_process(units: list[tuple[str, list[str]]], clang: str, out: Path, 
     import threading
 
     from policyhost.launcher import run_compile
-    from policyhost.policies import load_policy
+    from policyhost.published import load_policy
 
     local = threading.local()
     out.mkdir(exist_ok=True)

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from bench.harness.header import print_header
 from bench.harness.policy import PolicyBench
-from policytrain.improve import bc_dataset, fit_bc, geomean
+from farm.numeric import geomean
+from policytrain.improve import bc_dataset, fit_bc
 from policytrain.mlp import average
 
 SEEDS = range(5)

@@ -24,9 +24,9 @@ import numpy as np
 
 from bench.harness.header import print_header
 from bench.harness.policy import PolicyBench
+from farm.numeric import geomean
 from policytrain import mlp_io
 from policytrain.explore import ReplayPolicy
-from policytrain.improve import geomean
 from policytrain.mlp import Mlp
 
 

@@ -14,8 +14,9 @@ import numpy as np
 
 from bench.harness.header import print_header
 from bench.harness.policy import PolicyBench
+from farm.numeric import geomean
 from policytrain.explore import ReplayPolicy
-from policytrain.improve import bc_dataset, fit_bc, geomean
+from policytrain.improve import bc_dataset, fit_bc
 
 #: departures allowed in one direction only: refusing an inline LLVM makes
 REFUSE = ((1, 0),)

@@ -68,9 +68,9 @@ def farm_vocabs(work: Path, corpus_dir: Path, levels: str, jobs: int, recipes: l
 
 def in_tree_loads(toolchain) -> dict:
     """LLVM reads the file as written (entries equal, missing entities zero) and embeds the samples."""
+    from farm.vocabfile import check_schema, parse
     from vocabgen import layout
     from vocabgen.validate import compile_samples, llvm_loads, llvm_printed_vocab
-    from vocabgen.vocabfile import check_schema, parse
 
     vocab = parse(LLVM_IR_VOCAB.read_bytes())
     dim = check_schema("ir", vocab)
@@ -150,7 +150,7 @@ def compile_text(toolchain, corpus_dir: Path, modules: list[str], work: Path, po
 
 def downstream(toolchain, corpus_dir: Path, farms: dict[str, Path], work: Path, seeds: list[int], jobs: int,
                epochs: int) -> dict:
-    from policyhost.policies import OnnxPolicy
+    from policyhost.runnable import OnnxPolicy
     from policytrain import warmstart as ws
 
     variants = {"none": None, "in-tree": LLVM_IR_VOCAB, **{label: d / "vocab.json" for label, d in farms.items()}}

@@ -19,10 +19,9 @@ from celery import Celery, Task
 from celery.schedules import crontab
 
 from farm import lease
-from farm.artifacts.versions import CorruptObject
 from farm.config import Settings, load_settings
 from farm.errors import FarmError, StoreError
-from farm.objectstore import MissingObject
+from farm.objectstore import CorruptObject, MissingObject
 from farm.secrets import effective_redis_url
 
 

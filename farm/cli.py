@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
 
 from farm import answer
-from farm.errors import FarmError
+from farm.errors import FarmError, Terminated
 
 ROLES = ("farm.toolchain_cli", "farm.store_cli", "workers.cli", "vocabgen.cli", "policyhost.cli", "policytrain.cli",
          "regression.cli", "master.cli")
@@ -83,11 +83,6 @@ def record_id(text: str) -> int:
         return ids.record_id(text)
     except InputError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (a builder's stop, a supervisor, `kill`), raised like Ctrl-C's KeyboardInterrupt so that
-    every `with` unwinds: atomic writes remove their `.NAME.*.tmp`, locks are released."""
 
 
 def _terminate(signum: int, frame: object) -> None:

@@ -3,9 +3,18 @@
 1 any other failure (FarmError), 2 bad input or usage (InputError; argparse's usage errors too), 3 an LLVM
 tool (ToolError), 4 the object store (StoreError), 5 a well-formed artifact that fails the checks that gate
 publishing it (ValidationFailed), 6 nothing of that kind published yet (NothingPublished). Verbs add their own
-verdicts above these: 10 and 11 (`regress run`), 12 (`policy retrain`'s size check). README.md, "Exit codes",
-lists them for users.
+verdicts above these, declared here too so that a caller (a builder's step that mails its own regressions,
+master/registry.py) takes them from their home and not through the verb's module: 10 and 11 (`regress run`), 12
+(`policy retrain`'s size check). A signal that stops a command (`Terminated`) is 128 + its number, Ctrl-C 130.
+README.md, "Exit codes", lists them for users.
 """
+
+#: `regress run --fail-on-regression` when the run regressed
+EXIT_REGRESSION = 10
+#: `regress run --expect-identical` when the policy build's sizes differ at all
+EXIT_NOT_IDENTICAL = 11
+#: `policy retrain --wait` when the new policy failed its size check (it stays a candidate)
+EXIT_SIZE_CHECK = 12
 
 
 class FarmError(Exception):
@@ -51,6 +60,17 @@ class NothingPublished(InputError):
     code that treats "cannot resolve" alike needs no change."""
 
     exit_code = 6
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a builder's stop, make or CMake stopping a build, a supervisor, `kill`) or SIGHUP (the terminal
+    closed), raised like Ctrl-C's KeyboardInterrupt so that every `with` unwinds: atomic writes remove their
+    `.NAME.*.tmp`, locks are released, a compiler's process group is killed and reaped. `signum` is the signal
+    (the exit is 128 + it); it is not imported from `signal`, which the per-compile launcher does not load."""
+
+    def __init__(self, signum: int = 15) -> None:  # SIGTERM
+        super().__init__()
+        self.signum = signum
 
 
 def first_line(e: BaseException, limit: int = 300) -> str:

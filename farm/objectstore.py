@@ -49,6 +49,10 @@ class MissingObject(StoreError):
     """The key does not exist in the store."""
 
 
+class CorruptObject(StoreError):
+    """An object in the store is not what the farm wrote (not JSON, not an object): retrying cannot help."""
+
+
 class FileStore:
     """A directory on local disk laid out exactly like the bucket.
 

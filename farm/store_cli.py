@@ -14,8 +14,7 @@ from farm.errors import StoreError
 
 def _verify(args: argparse.Namespace) -> int:
     from farm.artifacts import scrub
-    from farm.artifacts.versions import CorruptObject
-    from farm.objectstore import store_from_settings
+    from farm.objectstore import CorruptObject, store_from_settings
 
     store = store_from_settings()
     found = scrub.verify(store, lambda line: print(line, flush=True))

@@ -20,7 +20,7 @@ from twisted.internet import defer
 
 from master import fanout, stepspec
 from master.loop import LoopAsk
-from master.registry import Builder, Step, by_name, downstream, loop_trials, render_args
+from master.registry import Builder, Step, by_name, downstream, loop_trials
 from master.stepspec import (
     BUILD_URL,
     DASHBOARD,
@@ -29,6 +29,7 @@ from master.stepspec import (
     StepOutput,
     check_output_spec,
     placeholders,
+    render_args,
 )
 from master.watchdog import FarmBuild
 from master.workerset import WorkerSpec, workers_for

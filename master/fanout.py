@@ -33,7 +33,8 @@ from buildbot.process.results import FAILURE
 from twisted.internet import defer
 
 from farm.errors import InputError
-from master.registry import SHARD, SHARD_RUN, SHARDS, Builder, Step, placeholders
+from master.registry import SHARD, SHARD_RUN, SHARDS, Builder, Step
+from master.stepspec import placeholders
 from master.workerset import WorkerSpec
 
 #: Make a Buildbot step of a registry step for the builder at hand (factories.make_step, bound).

@@ -24,16 +24,13 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from farm.embeddings import KINDS
+from farm.errors import EXIT_REGRESSION
 from master import outputs as said
 from master.stepspec import BUILD_URL, WHAT_IF, IfSet, Param, Step, Summary
-from master.stepspec import Arg as Arg
-from master.stepspec import placeholders as placeholders
-from master.stepspec import render_args as render_args
 from policyhost import advisors
 from regression import bisect
 from regression.benchmarks import BENCHMARKS
-from regression.cli import EXIT_REGRESSION
-from workers.debsrc import RECIPES
+from workers.debrecipes import RECIPES
 from workers.march import MARCHES
 
 NOTIFY_MODES = ("change", "failing", "passing", "problem", "warnings", "exception", "cancelled")

@@ -6,8 +6,8 @@ import contextlib
 import io
 from collections.abc import Iterator, Sequence
 
-from master.registry import REGISTRY, SHARD, SHARD_RUN, Builder, Step, by_name, placeholders, render_args
-from master.stepspec import JSON_OPTION
+from master.registry import REGISTRY, SHARD, SHARD_RUN, Builder, Step, by_name
+from master.stepspec import JSON_OPTION, placeholders, render_args
 
 #: Value used for properties without a default (ids captured from an upstream builder).
 SAMPLE = "0123456789abcdef"

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import sys
 
-from farm.errors import FarmError, InputError
+from farm.errors import FarmError, InputError, Terminated
 from farm.toolpath import tool_path
 from policyhost import advisors
 from policyhost.launcher import CompileOutcome, compile_with_host, compiler_tool, compiles_source
@@ -152,7 +152,8 @@ def _complete(opts: Options) -> Options:
 
 def _policy(opts: Options, compiles: bool):
     """The policy object for this compile (None when nothing is compiled and the policy is a model file)."""
-    from policyhost.policies import BUILTINS, check_advisor, load_policy
+    from policyhost.published import load_policy
+    from policyhost.runnable import BUILTINS, check_advisor
 
     if opts.policy:
         if opts.policy in BUILTINS:
@@ -181,7 +182,7 @@ def run(opts: Options) -> int:
 
     opts = _complete(opts)
     if opts.policy and opts.policy.startswith("store:"):  # by hand: a build gets the file from --print-launcher
-        from policyhost.policies import resolve_published
+        from policyhost.published import resolve_published
 
         opts.policy, _, opts.vocab = resolve_published(opts.policy, opts.advisor, opts.vocab)
     tool = compiler_tool(opts.command[0], opts.bin_dir)
@@ -246,7 +247,7 @@ def launcher_command(policy: str | None = None, *, server: str | None = None, vo
     decisions, no interpreter per compile) unless `native` is off or `stats` are asked for.
     """
     from policyhost.launcher import resolve_vocab
-    from policyhost.policies import BUILTINS, check_advisor
+    from policyhost.runnable import BUILTINS, check_advisor
 
     if settings is None:
         from farm.config import load_settings
@@ -283,15 +284,6 @@ def launcher_command(policy: str | None = None, *, server: str | None = None, vo
     return [sys.executable, "-I", "-S", script, *opts, "--"]
 
 
-class Terminated(BaseException):
-    """SIGTERM (make or CMake stopping a build) or SIGHUP (the terminal closed): unwinds like Ctrl-C, so the
-    compiler's process group is killed and the compiler reaped (its own session gets no terminal signals)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
 def _terminate(signum: int, frame: object) -> None:
     raise Terminated(signum)
 
@@ -319,12 +311,12 @@ def main(argv: list[str] | None = None) -> int:
     except FarmError as e:
         _write(2, f"mlgo-farm: error: {e}\n".encode())
         return e.exit_code
+    except Terminated as e:  # a KeyboardInterrupt too: caught first
+        _write(2, b"mlgo-farm: hung up\n" if e.signum == SIGHUP else b"mlgo-farm: terminated\n")
+        return 128 + e.signum
     except KeyboardInterrupt:
         _write(2, b"mlgo-farm: interrupted\n")
         return 130
-    except Terminated as e:
-        _write(2, b"mlgo-farm: hung up\n" if e.signum == SIGHUP else b"mlgo-farm: terminated\n")
-        return 128 + e.signum
 
 
 if __name__ == "__main__":

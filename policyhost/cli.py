@@ -55,7 +55,8 @@ def _policy_cc(args: argparse.Namespace) -> int:
 def _check_policy(policy: str | None) -> None:
     """A built-in policy or an .onnx file that exists (not loaded: onnxruntime stays out of the CLI), else the
     launcher's own one-line error."""
-    from policyhost.policies import BUILTINS, load_policy
+    from policyhost.published import load_policy
+    from policyhost.runnable import BUILTINS
 
     if not policy or policy in BUILTINS or (policy.endswith(".onnx") and Path(policy).is_file()):
         return
@@ -64,7 +65,8 @@ def _check_policy(policy: str | None) -> None:
 
 def _published(policy: str | None, advisor: str, vocab: str | None) -> tuple[str | None, str | None]:
     """`store:VERSION` as the cached, checked model file and the vocabulary it was trained with."""
-    from policyhost.policies import is_published, resolve_published
+    from policyhost.published import resolve_published
+    from policyhost.runnable import is_published
 
     if not is_published(policy):
         return policy, vocab
@@ -76,8 +78,8 @@ def _serve(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from policyhost.policies import load_policy
     from policyhost.policy_server import PolicyServer
+    from policyhost.published import load_policy
 
     policy = load_policy(args.policy)
     if hasattr(policy, "time_limit"):  # a model run that outlives the compile's deadline is stopped

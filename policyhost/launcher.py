@@ -107,7 +107,7 @@ def check_vocab(vocab: str | os.PathLike) -> Path:
     from pathlib import Path
 
     from farm.jsonio import load_file
-    from vocabgen.vocabfile import check_schema
+    from farm.vocabfile import check_schema
 
     p = Path(vocab)
     if not p.exists():
@@ -242,7 +242,7 @@ def run_compile(
     import subprocess
 
     from farm.toolchain import Toolchain
-    from policyhost.runnable import check_advisor, load_policy
+    from policyhost.runnable import check_advisor, local_policy
 
     if not argv:
         raise InputError("no compiler command given")
@@ -251,7 +251,7 @@ def run_compile(
     args = list(argv[1:])
     if isinstance(policy, str):
         check_advisor(policy, advisor)
-    pol = load_policy(policy) if isinstance(policy, str) else policy
+    pol = local_policy(policy) if isinstance(policy, str) else policy
     vocab_path = resolve_vocab(vocab, advisor)
     if not compiles_source(args):
         t0 = time.monotonic()

@@ -78,7 +78,8 @@ def native_command(settings, policy: str, vocab: str | os.PathLike | None, timeo
                    max_silence: float | None, advisor: str = advisors.DEFAULT) -> list[str] | None:
     """The native host's launcher prefix (ending in `--`) for a build with `policy` (a cached model's path, or
     `store:VERSION`, fetched and checked here once for the whole build), or None when it keeps the Python one."""
-    from policyhost.policies import is_published, resolve_published
+    from policyhost.published import resolve_published
+    from policyhost.runnable import is_published
 
     model = policy
     if is_published(policy):

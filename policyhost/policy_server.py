@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 from farm.errors import InputError
-from policyhost.policies import Policy
 from policyhost.policy_client import RemotePolicy, recv_frame, send_frame
 from policyhost.protocol import Header, Observation, decode_features
+from policyhost.runnable import Policy
 
 __all__ = ["PolicyServer", "RemotePolicy", "decode_features", "recv_frame", "send_frame"]
 

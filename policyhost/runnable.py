@@ -13,9 +13,9 @@ positive means 1), or one score per choice (float: two for the inliner, no and y
 candidate of the `mask` feature for regalloc eviction, where only positions with mask 1 are
 eligible; the highest score wins). Any other output is refused when the model is bound.
 
-Below everything that runs a policy (host, launcher, warmstart, release); policyhost/policies.py, above
-them, adds what a policy the farm published needs (resolved, fetched, checked with a probe compile) and
-re-exports this module (tests/test_layout.py: no file circles).
+Below everything that runs a policy (host, launcher, warmstart, release); policyhost/published.py, above
+them, adds what a policy the farm published needs (resolved, fetched, checked with a probe compile) and has
+`load_policy`, which loads whatever a user names (tests/test_layout.py: no file circles).
 """
 
 from __future__ import annotations
@@ -152,13 +152,13 @@ def is_published(spec: object) -> bool:
     return isinstance(spec, str) and spec.startswith("store:")
 
 
-def load_policy(spec: str | Path) -> Policy:
+def local_policy(spec: str | Path) -> Policy:
     """A built-in policy by name, or an ONNX model by path; InputError if neither. A policy the farm published
-    (`store:VERSION`) is resolved and checked first: policyhost.policies.load_policy does both."""
+    (`store:VERSION`) is resolved and checked first: policyhost.published.load_policy does both."""
     text = os.fspath(spec)
     if is_published(text):
         raise InputError(f"policy {text}: a published policy is resolved to its checked model file first "
-                         "(policyhost.policies.load_policy)")
+                         "(policyhost.published.load_policy)")
     if text in BUILTINS:
         return BUILTINS[text]()
     if not text.endswith(".onnx"):

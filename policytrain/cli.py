@@ -16,7 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
-from farm.errors import FarmError, InputError
+from farm.errors import EXIT_SIZE_CHECK, FarmError, InputError
 from policytrain.problem import INLINE_SIZE
 
 
@@ -138,7 +138,7 @@ def _heldout(args: argparse.Namespace) -> int:
     tc = Toolchain.from_settings(settings)
     model, vocab = args.model, args.vocab
     if model.startswith("store:"):
-        from policyhost.policies import resolve_published
+        from policyhost.published import resolve_published
 
         model, record, vocab = resolve_published(model, INLINE_SIZE.advisor, args.vocab, tc)
     else:
@@ -214,10 +214,6 @@ def _train_bc(args: argparse.Namespace) -> int:
     )
     print(json.dumps(result, indent=2))
     return 0
-
-
-#: `policy retrain --wait` when the new policy failed its size check (it stays a candidate).
-EXIT_SIZE_CHECK = 12
 
 
 def _retrain(args: argparse.Namespace) -> int:

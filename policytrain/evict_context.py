@@ -45,7 +45,7 @@ class FunctionEmbedder:
     @classmethod
     def load(cls, path: str | Path) -> FunctionEmbedder:
         """A MIR2Vec vocabulary file, checked as the farm checks one it publishes (one line if it is not one)."""
-        from vocabgen import vocabfile
+        from farm import vocabfile
 
         p = Path(path)
         if not p.is_file():

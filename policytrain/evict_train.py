@@ -32,11 +32,12 @@ from pathlib import Path
 import numpy as np
 
 from farm.errors import FarmError, InputError, first_line
+from farm.numeric import geomean
 from farm.toolchain import Toolchain
 from policytrain import evict_reward
 from policytrain.evict_context import FunctionEmbedder
 from policytrain.evict_model import EvictPolicy, Layout, Scorer, scorer_policy, teacher
-from policytrain.improve import Adam, EsParams, es_step, geomean
+from policytrain.improve import Adam, EsParams, es_step
 from policytrain.mlp import Mlp
 from policytrain.problem import EVICT_SPEED
 from policytrain.splits import Package, names

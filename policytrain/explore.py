@@ -37,7 +37,7 @@ from farm.atomic import write_atomic
 from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain
 from policyhost.launcher import run_compile
-from policyhost.policies import INLINE_DEFAULT
+from policyhost.runnable import INLINE_DEFAULT
 from policytrain.mlp import Mlp, feature_offset
 from policytrain.units import Unit
 

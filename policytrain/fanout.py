@@ -69,7 +69,7 @@ def size_job(item: dict, toolchain: Toolchain, cache: ExploreCache,
     unit = Unit.from_json(item["unit"])
     if item.get("model"):
         from farm.config import load_settings
-        from policyhost.policies import OnnxPolicy
+        from policyhost.runnable import OnnxPolicy
 
         policy = OnnxPolicy(item["model"])
         policy.time_limit = float(load_settings().policy.timeout)
@@ -87,7 +87,7 @@ def _job_policy(item: dict, toolchain: Toolchain, stop: threading.Event | None) 
     else the network `policy` (the heuristic when None)."""
     if item.get("model"):
         from farm.config import load_settings
-        from policyhost.policies import OnnxPolicy
+        from policyhost.runnable import OnnxPolicy
 
         model = OnnxPolicy(item["model"])
         model.time_limit = float(load_settings().policy.timeout)

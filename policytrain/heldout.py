@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from farm.errors import FarmError
-from policytrain.improve import geomean
+from farm.numeric import geomean
 
 if TYPE_CHECKING:
     from policytrain.mlp import Mlp

@@ -247,7 +247,3 @@ def es_step(policy: Mlp, adam: Adam, params: EsParams, step: int, modules: int, 
     if grad is None:
         return policy, info
     return policy.with_flat(adam.step(theta, grad)), info
-
-
-def geomean(xs: Sequence[float]) -> float:
-    return float(np.exp(np.mean(np.log(np.asarray(xs, dtype=np.float64))))) if xs else float("nan")

@@ -16,7 +16,7 @@ from policytrain.problem import INLINE_SIZE
 
 __all__ = ["OUTPUT_NAME", "to_onnx"]
 
-#: the output policyhost/policies.py's OnnxPolicy reads: two float logits per row, [no inline, inline]
+#: the output policyhost/runnable.py's OnnxPolicy reads: two float logits per row, [no inline, inline]
 OUTPUT_NAME = INLINE_SIZE.advice
 #: the element type of each feature's input, as LLVM sends it
 _ELEM = {"int64": TensorProto.INT64, "float32": TensorProto.FLOAT}
@@ -24,7 +24,7 @@ _ELEM = {"int64": TensorProto.INT64, "float32": TensorProto.FLOAT}
 
 def to_onnx(net: Mlp, metadata: dict[str, str] | None = None) -> bytes:
     """`net` as an ONNX model: one input per feature (batch first), output `inlining_decision` of two float logits
-    per row (the contract of policyhost/policies.py's OnnxPolicy); `metadata` becomes its metadata_props."""
+    per row (the contract of policyhost/runnable.py's OnnxPolicy); `metadata` becomes its metadata_props."""
     inputs = [helper.make_tensor_value_info(n, _ELEM[d], ["batch", w]) for n, w, d in net.features]
     nodes, inits = _scaled(net)
     z = _layers(net, nodes, inits)

@@ -33,11 +33,12 @@ from typing import Any
 
 from farm import hold, jsonio
 from farm.errors import InputError
+from farm.numeric import geomean
 from farm.toolchain import Toolchain
 from policytrain import draws, mlp_io, native_export
 from policytrain.explore import ModuleResult, merge
 from policytrain.heldout import chosen, format_table, heldout_table, package_row
-from policytrain.improve import Adam, bagged, bc_dataset, es_step, fit_bc, fit_prior, geomean, reward
+from policytrain.improve import Adam, bagged, bc_dataset, es_step, fit_bc, fit_prior, reward
 from policytrain.mlp import LIMITS, Mlp, average
 from policytrain.problem import INLINE_SIZE
 from policytrain.recipes import Recipe, recipe

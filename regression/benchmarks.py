@@ -64,7 +64,7 @@ class Benchmark:
     package: str | None = None  # Debian source package; None: `local_dir`
     local_dir: Path | None = None
     exclude: tuple[str, ...] = ()
-    #: Flags of this benchmark on top of the package's recipe (workers.debsrc.RECIPES).
+    #: Flags of this benchmark on top of the package's recipe (workers.debrecipes.RECIPES).
     cppflags: tuple[str, ...] = ()
     libs: tuple[str, ...] = ()
     #: Writes input files into the given directory, given the source tree (deterministic).

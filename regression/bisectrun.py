@@ -270,7 +270,7 @@ def rerun(alert_id: int, spec: str, history: History, settings: Settings, toolch
     except FarmError as e:
         _record_failure(history, case, trial, run_id, first_line(e))
         return bisect.Step(trial, run_id=run_id, error=first_line(e), seconds=time.time() - t0)
-    except KeyboardInterrupt as e:  # farm/cli.py's Terminated (SIGTERM) too
+    except KeyboardInterrupt as e:  # farm/errors.py's Terminated (SIGTERM, raised by farm/cli.py) too
         _record_stop(history, case.bad.builder, run_id, e)
         raise
     log.info("bisect of alert #%s: %s -> %s", case.alert.id, run_id, result.verdict)

@@ -12,10 +12,9 @@ from typing import Any
 
 from farm.answer import Answer, json_option
 from farm.cli import positive_int
+from farm.errors import EXIT_NOT_IDENTICAL, EXIT_REGRESSION
 from regression import runargs
-from regression.runargs import DEFAULT_BUILDER, EXIT_NOT_IDENTICAL, EXIT_REGRESSION, request_from_args
-
-__all__ = ["DEFAULT_BUILDER", "EXIT_NOT_IDENTICAL", "EXIT_REGRESSION", "register"]
+from regression.runargs import DEFAULT_BUILDER, request_from_args
 
 
 def _open(args: argparse.Namespace):

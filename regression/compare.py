@@ -23,14 +23,7 @@ from farm.toolchain import Toolchain
 from regression import benchmarks, benchsource, build, database, measure, outcome, rules, unfinished
 from regression.benchmarks import Benchmark
 from regression.history import History, Measurement, Run, Skipped
-from regression.lineage import (  # noqa: F401
-    fetch_urls,
-    llvm_package,
-    policy_id,
-    resolve_policy,
-    resolve_vocab,
-    vocab_version,
-)
+from regression.lineage import fetch_urls, llvm_package, policy_id, resolve_policy, resolve_vocab
 from regression.metrics import COMPILE_TIME, INSTRUCTIONS, TEXT_SIZE, WALL_TIME, Metric
 from regression.pgo import describe_stale, use_flags
 from regression.pgo import train as train_profile
@@ -126,7 +119,8 @@ def _check_policy(req: RunRequest) -> None:
     """The policy exists, serves the advisor, and a vocabulary goes only with an advisor that takes one."""
     from policyhost import advisors
     from policyhost.launcher import check_vocab
-    from policyhost.policies import check_advisor, load_policy
+    from policyhost.published import load_policy
+    from policyhost.runnable import check_advisor
 
     if req.advisor is not None:
         advisors.get(req.advisor)

@@ -33,7 +33,8 @@ def resolve_policy(req: RunRequest) -> tuple[RunRequest, str | None]:
     """
     import dataclasses
 
-    from policyhost.policies import is_published, resolve_published
+    from policyhost.published import resolve_published
+    from policyhost.runnable import is_published
 
     if not is_published(req.policy):
         return req, None

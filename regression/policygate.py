@@ -29,13 +29,13 @@ sizes it names.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from farm.artifacts.verdict import POLICY_SIZE, Check
 from farm.errors import FarmError, InputError
+from farm.numeric import geomean
 from farm.toolchain import Toolchain
 from regression import benchmarks, build, measure
 from regression.benchmarks import Benchmark
@@ -62,10 +62,6 @@ class SizeRow:
 
     def line(self) -> str:
         return f"{self.benchmark} {self.ratio:.4f}x ({self.candidate:,} vs {self.heuristic:,} bytes)"
-
-
-def geomean(xs: Sequence[float]) -> float:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
 def check_sizes(rows: Sequence[SizeRow], bar: float, cap: float, in_force: str | None,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from farm import plots
 from farm.atomic import atomic_dir
+from farm.numeric import geomean
 from farm.objectstore import ObjectStore
 from regression import metrics
 from regression.build import build_configuration
@@ -228,7 +229,7 @@ def ratio_history(history: History, run: Run, limit: int = 50, verdict: str | No
                 ratios = [v["policy"] / v["heuristic"] for (_, mt), v in vals.items() if mt == metric.name
                           and {"heuristic", "policy"} <= set(v) and v["heuristic"] > 0 and v["policy"] > 0]
                 if ratios:
-                    series[f"{metric.label} (geomean)"] = math.exp(sum(map(math.log, ratios)) / len(ratios))
+                    series[f"{metric.label} (geomean)"] = geomean(ratios)
         out.append((r.run_id, (verdict if r.seq == run.seq and verdict else r.verdict) or "", series, r))
     return out
 

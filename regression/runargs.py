@@ -7,11 +7,10 @@ import argparse
 from pathlib import Path
 
 from farm.cli import nonnegative_int, positive_float, positive_int
+from farm.errors import EXIT_NOT_IDENTICAL, EXIT_REGRESSION
 from policyhost import advisors
 from regression.benchmarks import BENCHMARKS
 
-EXIT_REGRESSION = 10  # `regress run --fail-on-regression` when the run regressed
-EXIT_NOT_IDENTICAL = 11  # `regress run --expect-identical` when the policy build's sizes differ at all
 DEFAULT_BUILDER = "local"  # the builder name `regress run` records when no builder runs it
 REPORT_DIR = "mlgo-farm-report"  # where `regress run --reproduce` writes its report when not told
 

@@ -44,7 +44,7 @@ def _recorded(entry: dict[str, Any] | None) -> Check | None:
 def _measured(settings, store, advisor: str, version: str, in_force: str | None) -> Check:
     """Build the gate's benchmarks with the heuristic, `version` and `in_force` (if any) and check their sizes."""
     from farm.toolchain import Toolchain
-    from policyhost.policies import resolve_published
+    from policyhost.published import resolve_published
     from policyhost.release import seen_packages
     from regression import policygate
 

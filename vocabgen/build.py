@@ -13,13 +13,13 @@ from farm.atomic import atomic_dir
 from farm.errors import InputError
 from farm.locks import dir_lock
 from farm.signing import farm_key, sign
+from farm.vocabfile import ValidationError, check_coverage, check_schema, dumps, sha256
 from vocabgen import layout
 from vocabgen.analogy import analogy_score
 from vocabgen.compose import PART_KINDS, compose_unseen, with_parts
 from vocabgen.dataset import Dataset
 from vocabgen.params import TrainParams
 from vocabgen.training import OnEpoch, holdout_metrics, train_all
-from vocabgen.vocabfile import ValidationError, check_coverage, check_schema, dumps, sha256
 from vocabgen.warm import WarmStart, cold
 
 VOCAB = "vocab.json"

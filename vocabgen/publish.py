@@ -27,9 +27,9 @@ from farm.artifacts.verdict import awaits_only
 from farm.errors import InputError
 from farm.objectstore import ObjectStore
 from farm.signing import farm_key, verify
+from farm.vocabfile import ValidationError, check_magnitude, check_schema, parse, sha256
 from vocabgen.dataset import check_kind
 from vocabgen.gate import Gate, gate_from_settings, promotion_verdict
-from vocabgen.vocabfile import ValidationError, check_magnitude, check_schema, parse, sha256
 
 __all__ = ["check_publishable", "llvm_flag", "publish", "retrained", "summary"]
 #: what a publish result says (the store's also names `previous`)

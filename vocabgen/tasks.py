@@ -30,12 +30,12 @@ from celery import Task
 
 from farm import lease
 from farm.artifacts.kinds import DATASET, VOCAB
-from farm.artifacts.versions import CorruptObject, get_json
+from farm.artifacts.versions import get_json
 from farm.celery_app import RELIABLE, app, will_retry
 from farm.client import StageTeller
 from farm.config import Settings, load_settings
 from farm.errors import StoreError
-from farm.objectstore import MissingObject, ObjectStore, store_from_settings
+from farm.objectstore import CorruptObject, MissingObject, ObjectStore, store_from_settings
 from farm.progress import Stages
 from farm.toolchain import Toolchain
 from vocabgen.dataset import check_kind

@@ -20,9 +20,9 @@ from typing import Any
 
 from farm.errors import InputError, ToolError
 from farm.toolchain import Toolchain
+from farm.vocabfile import ValidationError, check_coverage, check_magnitude, check_schema, parse, sha256
 from vocabgen import layout
 from vocabgen.dataset import check_kind
-from vocabgen.vocabfile import ValidationError, check_coverage, check_magnitude, check_schema, parse, sha256
 
 SAMPLES = Path(__file__).parent / "samples"
 _FUNC = re.compile(r"^(?:Function|MIR2Vec embeddings for machine function):?\s*(\S+?):?\s*$")

@@ -21,9 +21,9 @@ import numpy as np
 
 from farm import jsonio
 from farm.artifacts.kinds import VOCAB, check_version_name
-from farm.artifacts.versions import CorruptObject, get_json
+from farm.artifacts.versions import get_json
 from farm.errors import InputError
-from farm.objectstore import MissingObject, ObjectStore
+from farm.objectstore import CorruptObject, MissingObject, ObjectStore
 from vocabgen import layout
 
 

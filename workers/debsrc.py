@@ -17,7 +17,6 @@ from pathlib import Path
 from farm.errors import FarmError, InputError
 from workers.corpusdir import DEFAULT_FLAGS, CompileJob, jobs_from_directory
 from workers.debrecipes import LLVM, RECIPES, Recipe
-from workers.debrecipes import LLVM_CMAKE_DEFINES as LLVM_CMAKE_DEFINES  # re-exported: callers configure LLVM
 
 _PKG = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 _LLVM_PKG = re.compile(r"^llvm-toolchain-\d+$")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from farm.atomic import check_replaceable
 from farm.errors import InputError
 from farm.toolchain import Toolchain
-from workers import buildsys, cmake_corpus, debsrc
+from workers import buildsys, cmake_corpus, debrecipes, debsrc
 from workers.corpus import DESCRIPTION, Corpus
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def corpus(source: str, out: Path, toolchain: Toolchain, *, rev: str | None = No
     front-end level every TU is compiled at (default: its own command's)."""
     check_replaceable(out, DESCRIPTION)  # before a clone or a download, not after
     src, lineage, origin = fetch(source, rev=rev, repo=repo, checkout=checkout, debsrc_dir=debsrc_dir)
-    settings = {d.split("=", 1)[0]: d for d in (*debsrc.LLVM_CMAKE_DEFINES, *cmake_corpus.check_defines(defines))}
+    settings = {d.split("=", 1)[0]: d for d in (*debrecipes.LLVM_CMAKE_DEFINES, *cmake_corpus.check_defines(defines))}
     return cmake_corpus.from_cmake(src, out, toolchain, build=build, include=include,
                                    defines=list(settings.values()), jobs=jobs, lineage=lineage, origin=origin,
                                    shard=shard, sample=sample, level=level)

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TypeVar
 
-from farm.progress import PROGRESS_EVERY, Progress
+from farm.progress import Progress
 
-__all__ = ["PROGRESS_EVERY", "Progress", "default_jobs", "run_all"]
+__all__ = ["default_jobs", "run_all"]
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -38,7 +38,7 @@ from workers import march as march_mod
 from workers import predicates as predicates_mod
 from workers import shards as shards_mod
 from workers.dataset import MANIFEST, DatasetSummary, write_dataset
-from workers.modulerun import ModuleTriplets, Output, ir_module, mir_module, triplets_of  # noqa: F401 (public)
+from workers.modulerun import ModuleTriplets, ir_module, mir_module
 from workers.parallel import run_all
 
 log = logging.getLogger(__name__)

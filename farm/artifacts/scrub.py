@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from farm.artifacts.kinds import DATASET, KINDS, MANIFEST, ArtifactKind, check_version_name
-from farm.artifacts.versions import CorruptObject, get_json, read_index, read_latest
+from farm.artifacts.versions import get_json, read_index, read_latest
 from farm.embeddings import KINDS as DATA_KINDS
 from farm.errors import InputError
-from farm.objectstore import MissingObject, ObjectStore
+from farm.objectstore import CorruptObject, MissingObject, ObjectStore
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 

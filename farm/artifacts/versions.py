@@ -42,16 +42,12 @@ from farm.artifacts.kinds import MANIFEST, SHORT_HASH, ArtifactKind, check_versi
 from farm.artifacts.verdict import Check, Verdict, accepted, awaits_only, settled
 from farm.atomic import write_atomic
 from farm.errors import InputError, NothingPublished, StoreError
-from farm.objectstore import MissingObject, ObjectStore
+from farm.objectstore import CorruptObject, MissingObject, ObjectStore
 
 log = logging.getLogger(__name__)
 JSON = "application/json"
 #: (the version's record, the baseline: `latest`'s manifest or pointer) -> its verdict, None for no gate
 Judge = Callable[[Mapping[str, Any], Mapping[str, Any] | None], Verdict | None]
-
-
-class CorruptObject(StoreError):
-    """An object in the store is not what the farm wrote (not JSON, not an object): retrying cannot help."""
 
 
 def sha256(data: bytes) -> str:

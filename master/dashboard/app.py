@@ -50,10 +50,9 @@ from werkzeug.exceptions import NotFound
 from werkzeug.routing import BaseConverter, ValidationError
 
 from farm import ids
-from farm.artifacts.versions import CorruptObject
 from farm.config import Settings
 from farm.errors import HistoryError, InputError, StoreError, first_line
-from farm.objectstore import ObjectStore
+from farm.objectstore import CorruptObject, ObjectStore
 from master.dashboard import (
     context,
     downloads,

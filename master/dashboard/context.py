@@ -20,10 +20,9 @@ from typing import Any
 
 from flask import Response, current_app, jsonify, url_for
 
-from farm.artifacts.versions import CorruptObject
 from farm.config import Settings
 from farm.errors import InputError, first_line
-from farm.objectstore import ObjectStore, store_from_settings
+from farm.objectstore import CorruptObject, ObjectStore, store_from_settings
 from master.dashboard import files
 from master.dashboard.memo import Memo
 

@@ -50,10 +50,9 @@ from typing import Any, BinaryIO
 from farm import jsonio
 from farm.artifacts.kinds import DATASET, POLICY, VOCAB, ArtifactKind, check_version_name
 from farm.artifacts.kinds import MANIFEST as DATASET_MANIFEST
-from farm.artifacts.versions import CorruptObject
 from farm.embeddings import KINDS
 from farm.errors import InputError
-from farm.objectstore import FileStore, MissingObject, ObjectStore, S3Store, check_key
+from farm.objectstore import CorruptObject, FileStore, MissingObject, ObjectStore, S3Store, check_key
 
 #: Published prefixes: their versioned artifact file, as named in each version's manifest sha256 (the kinds'
 #: declarations, farm/artifacts/kinds.py).

@@ -39,7 +39,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-from farm.artifacts.versions import CorruptObject
+from farm.objectstore import CorruptObject
 
 #: Bytes read from the store and written per step.
 CHUNK = 64 * 1024

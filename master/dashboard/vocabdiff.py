@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from farm import jsonio
-from farm.artifacts.versions import CorruptObject
+from farm.objectstore import CorruptObject
 from vocabgen.compare import compare
 
 #: How many of the entities that moved most the page lists and plots.

@@ -3,7 +3,7 @@
 The dashboard serves it beside the policies (`policies/host/mlgo-cc.py` and its `.sha256`; the C file below as
 `policies/host/mlgo-policy-host.c`); it imports nothing of the farm, so its flags and wire format are copies,
 which tests/policyhost/test_standalone.py compares with policyhost/advisors.py, protocol.py, launcher.py and
-policies.py.
+runnable.py.
 
 Beside it, `mlgo-policy-host.c`: the same host as one C file users build with their clang, reading the weights file
 policytrain/native_export.py writes beside the ONNX model, so that a policy build does not start an interpreter and

@@ -578,7 +578,10 @@ def native_host(model: str) -> tuple[str, str] | None:
 
 class Terminated(BaseException):
     """SIGTERM (make or CMake stopping a build) or SIGHUP (the terminal closed): unwinds like Ctrl-C, so the
-    compiler's process group is killed; the compiler's own session does not get the terminal's signals."""
+    compiler's process group is killed; the compiler's own session does not get the terminal's signals.
+
+    A copy of the farm's `Terminated` (farm/errors.py) on purpose: this file is downloaded alone and run with
+    no farm installed, so it imports nothing of the farm (tests/policyhost/test_standalone.py)."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from farm.errors import EXIT_REGRESSION
 from master.registry import Builder, Param, Step
-from regression.cli import EXIT_REGRESSION
 
 CSRC = Path(__file__).resolve().parents[1] / "data" / "csrc"
 #: A source directory no worker has: the LLVM follower's step fails with the verb's one error line.

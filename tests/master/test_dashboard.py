@@ -13,10 +13,10 @@ import pytest
 
 from farm.config import load_settings
 from farm.objectstore import FileStore
+from farm.vocabfile import dumps
 from master.dashboard.app import create_app
 from regression.history import History, Measurement
 from regression.rules import Comparison
-from vocabgen.vocabfile import dumps
 
 V1, V2 = "20260101-llvm22.1.8-ir-d4-aaaaaaaaaaaa", "20260201-llvm22.1.8-ir-d4-bbbbbbbbbbbb"
 SECTIONS = {"Opcodes": ("Ret", "Br", "Add"), "Types": ("VoidTy", "IntegerTy"), "Arguments": ("Function", "Constant")}

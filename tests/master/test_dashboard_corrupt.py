@@ -173,7 +173,7 @@ def test_rot_that_keeps_inode_size_and_mtime_is_never_served_whole_as_good(farm)
     """Issue 47, item 1: the digest remembered for the file's identity says nothing of bytes rotten in place, so the
     download is hashed on its way out: the rotten body is never given whole (the test client sees the error the
     server cuts the connection on), and from then on the file is refused like any corrupt one."""
-    from farm.artifacts.versions import CorruptObject
+    from farm.objectstore import CorruptObject
 
     app, data, root = farm
     c = app.test_client()

@@ -10,12 +10,12 @@ import numpy as np
 
 from farm.config import load_settings
 from farm.objectstore import FileStore
+from farm.vocabfile import dumps
 from master.dashboard import vocabdiff
 from master.dashboard.app import create_app
 from tests.master.test_dashboard import V1, _manifest, _vocab, populate
 from tests.vocabgen.test_compare import _plane_and_two
 from vocabgen.compare import cosine_drift
-from vocabgen.vocabfile import dumps
 
 V3 = "20260301-llvm22.1.8-ir-d4-dddddddddddd"
 

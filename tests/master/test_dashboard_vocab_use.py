@@ -17,7 +17,7 @@ import pytest
 from farm.objectstore import FileStore
 from farm.toolchain import Toolchain
 from policyhost.host import Channel, serve
-from policyhost.policies import ConstantPolicy
+from policyhost.runnable import ConstantPolicy
 from vocabgen.params import TrainParams
 
 SOURCE = "int f(int a, int b) { return a + b; }\nint g(int x) { return f(x, 3) * x; }\n"

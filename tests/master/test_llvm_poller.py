@@ -60,7 +60,8 @@ def test_the_default_settings_poll_no_remote_repository(tmp_path: Path) -> None:
 
 
 def test_a_nightly_llvm_build_builds_the_commit_its_source_stamp_names() -> None:
-    from master.registry import REGISTRY, by_name, render_args
+    from master.registry import REGISTRY, by_name
+    from master.stepspec import render_args
 
     step = by_name(REGISTRY)["llvm-tot"].steps[0]
     props = {"rev": "main", "revision": "0123456789abcdef0123456789abcdef01234567"}

@@ -11,7 +11,7 @@ from buildbot.config.errors import ConfigErrors
 from buildbot.plugins import schedulers, steps
 
 from farm.config import load_settings
-from farm.errors import InputError
+from farm.errors import EXIT_REGRESSION, InputError
 from master.buildmaster import build_config
 from master.factories import FARM_COMMAND, MAILED_BY_FARM, FarmStep, _extract, make_factory
 from master.registry import (
@@ -25,19 +25,17 @@ from master.registry import (
     by_name,
     downstream,
     loop_trials,
-    render_args,
 )
 from master.registrycheck import parse_cron, validate
 from master.reporters import FarmStatusGenerator, WatchdogGenerator, notify_groups
 from master.schedulers import PatternParameter
-from master.stepspec import Link, StepOutput, Summary, check_output_spec
+from master.stepspec import Link, StepOutput, Summary, check_output_spec, render_args
 from master.verbcheck import check_registry, step_argvs
 from master.watchdog import WATCHDOG, Watchdog
 from master.workerset import parse_workers, workers_for
 from policyhost import advisors
 from regression.benchmarks import BENCHMARKS
-from regression.cli import EXIT_REGRESSION
-from workers.debsrc import RECIPES
+from workers.debrecipes import RECIPES
 
 REQUIRED = ("llvm-tot", "triplets-ir", "triplets-mir", "vocab-retrain-ir", "vocab-retrain-mir",
             "regression-inliner-size", "regression-regalloc-speed")

@@ -167,9 +167,9 @@ def publish_vocab(data: bytes, dimension: int = VOCAB_DIM, when: float | None = 
 
     from farm.objectstore import store_from_settings
     from farm.signing import farm_key, sign
+    from farm.vocabfile import sha256
     from vocabgen.gate import gate_from_settings
     from vocabgen.publish import publish
-    from vocabgen.vocabfile import sha256
 
     # every key trained, as a real training records it: the promotion gate lets it become `latest`
     coverage = {s: {"trained": len(keys), "total": len(keys), "filler": []} for s, keys in json.loads(data).items()}

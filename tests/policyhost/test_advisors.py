@@ -7,7 +7,7 @@ import pytest
 from farm.errors import InputError
 from policyhost import advisors
 from policyhost.launcher import interactive_flags
-from policyhost.policies import BUILTINS, check_advisor
+from policyhost.runnable import BUILTINS, check_advisor
 
 
 def test_every_built_in_policy_is_declared_by_exactly_one_advisor() -> None:

@@ -288,8 +288,8 @@ def test_onnx_feeds_from_raw_bytes_match_decoded_features(tmp_path: Path, mixed:
     """The server feeds a model slices of LLVM's raw bytes; decisions equal those from decoded features."""
     import random
 
-    from policyhost.policies import OnnxPolicy
     from policyhost.protocol import Header, StreamDecoder, TensorSpec, encode_observation
+    from policyhost.runnable import OnnxPolicy
 
     feats = [TensorSpec("callee_basic_block_count", "int64_t", (1,)), TensorSpec("cost_estimate", "int64_t", (1,))]
     if mixed:

@@ -13,8 +13,8 @@ import pytest
 from farm.toolchain import Toolchain
 from policyhost.host import Channel, HostError, process_tree_cpu, serve
 from policyhost.launcher import interactive_flags
-from policyhost.policies import HeuristicPolicy
 from policyhost.protocol import Observation
+from policyhost.runnable import HeuristicPolicy
 from tests.policyhost.conftest import CSRC
 
 

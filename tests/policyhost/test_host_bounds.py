@@ -186,7 +186,7 @@ def test_the_farm_host_has_the_same_bounds(policy, tmp_path: Path) -> None:  # n
     and blocked in os.write for ever on a compiler that reads no advice. A SIGALRM bounds the old code's hang here."""
     from policyhost.host import Channel, HostError, serve
     from policyhost.launcher import interactive_flags
-    from policyhost.policies import HeuristicPolicy
+    from policyhost.runnable import HeuristicPolicy
 
     _, _, header = policy
 

@@ -179,7 +179,7 @@ def test_a_vocabulary_llvm_or_the_policy_cannot_use_is_one_line_before_the_compi
 def test_the_vocabulary_check_agrees_with_the_farms_and_llvms() -> None:
     """What the standalone host refuses, the farm refuses to publish; what LLVM takes (a section it does not
     read, integers) it takes."""
-    from vocabgen import vocabfile
+    from farm import vocabfile
 
     sa = load_host()
 

@@ -16,8 +16,8 @@ import pytest
 from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policyhost.launcher import compiler_tool, run_compile
-from policyhost.policies import HeuristicPolicy, masked_argmax
 from policyhost.protocol import Header, Observation
+from policyhost.runnable import HeuristicPolicy, masked_argmax
 from tests.policyhost.conftest import (
     CSRC,
     VOCAB_DIM,
@@ -219,7 +219,7 @@ def test_onnx_model_with_integer_output_cannot_evict_a_masked_candidate(toolchai
     """The host enforces the mask for every policy: an int-output model answering a masked-out index."""
     import re
 
-    from policyhost.policies import OnnxPolicy
+    from policyhost.runnable import OnnxPolicy
 
     model = write_onnx_first_masked_out(tmp_path / "first-masked-out.onnx")
     t0 = time.monotonic()

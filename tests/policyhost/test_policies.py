@@ -9,8 +9,9 @@ import pytest
 from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policyhost.launcher import run_compile
-from policyhost.policies import HeuristicPolicy, OnnxPolicy, load_policy, masked_argmax
 from policyhost.protocol import Header, Observation, TensorSpec
+from policyhost.published import load_policy
+from policyhost.runnable import HeuristicPolicy, OnnxPolicy, masked_argmax
 from tests.policyhost.conftest import CSRC, write_onnx_nan_logit, write_onnx_policy
 
 REGALLOC_HEADER = Header(
@@ -102,7 +103,7 @@ def test_heuristic_refuses_regalloc_and_spill_respects_mask() -> None:
 
 
 def test_built_in_policies_name_the_advisor_they_answer() -> None:
-    from policyhost.policies import check_advisor
+    from policyhost.runnable import check_advisor
 
     for name in ("heuristic", "never", "always"):
         check_advisor(name, "inline")

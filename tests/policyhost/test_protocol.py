@@ -9,8 +9,8 @@ import pytest
 
 from farm.toolchain import Toolchain
 from policyhost.launcher import run_compile
-from policyhost.policies import HeuristicPolicy
 from policyhost.protocol import Header, Observation, ProtocolError, StreamDecoder, TensorSpec, encode_observation
+from policyhost.runnable import HeuristicPolicy
 from tests.policyhost.conftest import CSRC
 
 

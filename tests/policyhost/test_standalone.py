@@ -1,7 +1,7 @@
 """The standalone policy host (policyhost/standalone/mlgo_cc.py), as a user without the farm gets it.
 
 Its flags and wire format are copies of the farm's (it may import nothing of the farm): the first tests
-compare them with policyhost/advisors.py, protocol.py, launcher.py and policies.py, so they cannot drift.
+compare them with policyhost/advisors.py, protocol.py, launcher.py and runnable.py, so they cannot drift.
 Then, in a fresh virtualenv holding only numpy and onnxruntime (pinned by requirements.lock) and with the
 files the policy page's "Use it" commands download from a live dashboard, it builds Debian's zlib with a
 real ONNX policy (IR2Vec embeddings, LLVM's default decision, two scores) to the same `.text` per object
@@ -30,7 +30,7 @@ import pytest
 from farm.config import DASHBOARD_PATH, PolicyConfig, load_settings
 from farm.objectstore import FileStore
 from farm.toolchain import Toolchain
-from policyhost import advisors, host, launcher, policies, protocol, standalone
+from policyhost import advisors, host, launcher, protocol, runnable, standalone
 from tests.policyhost.conftest import CSRC, ir2vec_vocab, write_onnx_nan_logit  # noqa: F401 - a fixture
 from tests.policyhost.test_cc import runtime_dir  # noqa: F401 - a fixture
 from tests.policyhost.test_policy_server import write_onnx_loop
@@ -61,11 +61,11 @@ def test_flags_and_wire_format_are_the_farms() -> None:
         assert sa.flags("/tmp/c/channel", vocab) == inline.flags("/tmp/c/channel", vocab)
     assert {k: np.dtype(v) for k, v in sa.ELEMENT_TYPES.items()} == {
         k: np.dtype("<" + code) for k, code in protocol.ELEMENT_TYPES.items()}
-    assert sa.ONNX_TYPES == policies._ONNX_TYPES and sa.SOURCE_SUFFIXES == launcher.SOURCE_SUFFIXES
+    assert sa.ONNX_TYPES == runnable._ONNX_TYPES and sa.SOURCE_SUFFIXES == launcher.SOURCE_SUFFIXES
     for args in (["-c", "a.c"], ["a.o", "-o", "a"], ["-o", "x.c", "a.o"], ["-x", "c", "-"], ["-MF", "d.c", "b.ll"],
                  ["-E", "z.cpp"], []):
         assert sa.compiles_source(args) == launcher.compiles_source(args), args
-    assert all(sa.output_sizes(t) == policies.output_sizes(t) for t in sa.ONNX_TYPES.values())
+    assert all(sa.output_sizes(t) == runnable.output_sizes(t) for t in sa.ONNX_TYPES.values())
     assert (PolicyConfig().timeout, host.SILENCE_FACTOR) == (sa.TIMEOUT, sa.SILENCE_FACTOR)
     from vocabgen.layout import SECTIONS
 

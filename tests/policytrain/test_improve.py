@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from farm.numeric import geomean
 from policytrain.explore import ModuleResult
 from policytrain.improve import (
     Adam,
@@ -17,7 +18,6 @@ from policytrain.improve import (
     es_step,
     fit_bc,
     fit_prior,
-    geomean,
     reward,
 )
 from policytrain.mlp import Mlp

@@ -8,13 +8,13 @@ import pytest
 
 from farm.errors import InputError
 from policytrain import packages
-from workers import debsrc
+from workers import debrecipes
 
 
 def test_the_policy_splits_are_disjoint_and_have_recipes() -> None:
     every = [p for split in packages.SPLITS.values() for p in split]
     assert len(every) == len(set(every)), "a package in two splits"
-    assert all(p in debsrc.RECIPES for p in every)
+    assert all(p in debrecipes.RECIPES for p in every)
     assert {"zlib", "bzip2"} <= set(packages.RETIRED) and len(packages.EVALUATION) >= 10
     assert len(packages.VALIDATION) >= 5 and packages.TRAIN
     assert packages.split_of("zlib") == "retired" and packages.split_of("llvm-toolchain-19") is None

@@ -12,7 +12,7 @@ import pytest
 from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policyhost.launcher import run_compile
-from policyhost.policies import OnnxPolicy
+from policyhost.runnable import OnnxPolicy
 from policytrain import warmstart
 from tests.policyhost.conftest import CSRC, VOCAB_DIM
 from workers import corpus

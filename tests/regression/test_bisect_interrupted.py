@@ -10,8 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from farm.cli import Terminated, main
+from farm.cli import main
 from farm.config import load_settings
+from farm.errors import Terminated
 from farm.objectstore import store_from_settings
 from regression import bisectmail, bisectrun, compare, report, unfinished
 from regression.alerts.outbox import Outbox

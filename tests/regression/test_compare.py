@@ -11,7 +11,7 @@ import pytest
 from farm.cli import main
 from farm.config import load_settings
 from farm.errors import FarmError, InputError
-from regression import benchmarks, compare, report
+from regression import benchmarks, compare, lineage, report
 from regression.alerts.outbox import Outbox
 from regression.compare import RunRequest, run_comparison
 from regression.rules import DEFAULT_RULES, HEURISTIC_BASELINE, PREVIOUS_BASELINE, judge, run_verdict
@@ -165,7 +165,7 @@ def test_vocabulary_version_is_recorded(compare_corpus: Path, ir2vec_vocab: Path
     published.mkdir()
     vocab = published / "vocab.json"
     shutil.copy(ir2vec_vocab, vocab)
-    assert compare.vocab_version(vocab).startswith("sha256-")  # no manifest: the content names it
+    assert lineage.vocab_version(vocab).startswith("sha256-")  # no manifest: the content names it
     (published / "manifest.json").write_text(json.dumps({"version": "20261122-ir-abc", "kind": "ir"}))
     result = run_comparison(RunRequest(builder="vocab", corpus=compare_corpus, policy="heuristic", vocab=vocab,
                                        repeats=0))
@@ -276,7 +276,8 @@ def _published_eviction_policy(tmp_path: Path, capsys: pytest.CaptureFixture) ->
 def test_nightly_regalloc_builder_defaults_measure(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """The registry's regalloc builder, as scheduled (its default policy: the published eviction policy), on a
     local benchmark: it measures."""
-    from master.registry import REGISTRY, by_name, render_args
+    from master.registry import REGISTRY, by_name
+    from master.stepspec import render_args
 
     version = _published_eviction_policy(tmp_path, capsys)
     builder = by_name(REGISTRY)["regression-regalloc-speed"]

@@ -1,8 +1,10 @@
 """The history's database beyond one file (regression/database.py, regression/migrations.py): PostgreSQL shared by
-processes, its errors as one line without the password, a database of a newer farm refused, the configured URL."""
+processes, its errors as one line without the password, a database of a newer farm refused, the configured URL,
+schema revisions that import no code of the farm."""
 
 from __future__ import annotations
 
+import ast
 import multiprocessing
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from regression.alerts.outbox import Outbox
 from regression.history import History
 from tests import pgserver
 from tests.regression.conftest import open_at_once
+from tests.test_layout import PACKAGES
 
 
 def test_processes_complete_runs_at_once_on_postgresql(postgres) -> None:
@@ -131,3 +134,29 @@ def test_a_raw_at_in_the_password_is_refused_in_one_line_without_the_password(mo
     # percent-encoded, the same password is the URL's own (and still never shown)
     url = database.url_of(raw.replace("p@ss", "p%40ss"))
     assert url.password == "p@ss-Secret42" and "Secret42" not in database.shown(url)
+
+
+REVISIONS = Path(migrations.__file__).parent / "schema" / "versions"
+
+
+def farm_imports(path: Path) -> list[str]:
+    """What a revision file imports of the farm's packages (lazily too; a relative import is the farm's too)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.split(".")[0] in PACKAGES]
+        elif isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in PACKAGES):
+            found.append("." * node.level + (node.module or ""))
+    return found
+
+
+def test_a_schema_revision_imports_no_code_of_the_farm(tmp_path: Path) -> None:
+    """LNT's rule: an upgrade script stays as it was written while the software changes, so a revision imports
+    no module of the farm (what it needs of one, it keeps a frozen copy of: revision 0004's `bisect_alert`)."""
+    revisions = sorted(REVISIONS.glob("[0-9]*.py"))
+    assert len(revisions) >= 5
+    assert {p.name: farm_imports(p) for p in revisions} == {p.name: [] for p in revisions}
+    lazy = tmp_path / "0099_x.py"
+    lazy.write_text("import json\nimport sqlalchemy as sa\n\ndef f():\n    from farm import jsonio\n"
+                    "    import regression.history\n    from . import y\n")
+    assert farm_imports(lazy) == ["farm", "regression.history", "."]

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from farm.errors import EXIT_NOT_IDENTICAL
 from farm.objectstore import store_from_settings
 from farm.toolchain import Toolchain
 from policyhost import publish as pstore
 from regression import report
 from regression.alerts.records import REGRESSION
-from regression.cli import EXIT_NOT_IDENTICAL, not_identical
+from regression.cli import not_identical
 from regression.compare import RunRequest, open_history, run_comparison
 from regression.rules import PREVIOUS_BASELINE, REGRESSED
 from tests.policyhost.callgraph import write_sources

@@ -84,7 +84,7 @@ def s3_store(endpoint_url: str, bucket: str = "mlgo-vocab", prefix: str = "farm"
 
 def handmade_vocab(salt: int = 0, scale: float = 0.5) -> bytes:
     """A tiny IR vocabulary in LLVM's layout: schema-valid but not complete, for the store's logic, not for LLVM."""
-    from vocabgen.vocabfile import dumps
+    from farm.vocabfile import dumps
 
     sections = {"Opcodes": ("Ret", "Br", "Add"), "Types": ("VoidTy", "IntegerTy"),
                 "Arguments": ("Function", "Constant")}
@@ -107,7 +107,7 @@ def handmade_manifest(data: bytes, key: bytes, dataset: str = "ir-00000000000000
     import json
 
     from farm.signing import sign
-    from vocabgen.vocabfile import sha256
+    from farm.vocabfile import sha256
 
     manifest = {
         "format": 1, "kind": "ir", "sha256": sha256(data), "dimension": 4,
@@ -124,7 +124,7 @@ def assert_consistent(store, kind: str = "ir") -> list[str]:
     import json
 
     from farm.artifacts import VOCABULARIES
-    from vocabgen.vocabfile import sha256
+    from farm.vocabfile import sha256
 
     listed = [v["version"] for v in VOCABULARIES.read_index(store) if v["kind"] == kind]
     latest = VOCABULARIES.read_latest(store, kind)

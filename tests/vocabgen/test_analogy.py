@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from farm.toolchain import Toolchain
+from farm.vocabfile import ValidationError, check_schema
 from vocabgen import layout
 from vocabgen.analogy import QUESTIONS, analogy_score, answers
 from vocabgen.validate import compile_samples, llvm_entities, llvm_loads, llvm_printed_vocab, validate_vocab
-from vocabgen.vocabfile import ValidationError, check_schema
 
 #: opcodes, then types, then operand kinds: the order `llvm-ir2vec entities` lists them in
 NAMES = ["Add", "Sub", "FAdd", "FSub", "Mul", "FMul", "IntegerTy", "FloatTy", "VoidTy", "Constant"]

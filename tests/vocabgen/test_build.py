@@ -7,8 +7,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from farm.vocabfile import sha256
 from vocabgen.build import read_local, train_once
-from vocabgen.vocabfile import sha256
 
 DATA = b'{"Opcodes":{}}\n'
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from farm.cli import main
-from vocabgen.vocabfile import sha256
+from farm.vocabfile import sha256
 
 TINY = ["--dim", "8", "--epochs", "5", "--batch-size", "64"]
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from farm.vocabfile import dumps
 from tests.vocabgen.conftest import TINY
 from vocabgen import layout
 from vocabgen.build import train_vocabulary
@@ -16,7 +17,6 @@ from vocabgen.cli import _composed
 from vocabgen.compose import NO_TRAINED_CLASS, NO_TRAINED_PART, NOT_AN_OPCODE, compose, unreachable, with_parts
 from vocabgen.dataset import load_dataset
 from vocabgen.training import train_all
-from vocabgen.vocabfile import dumps
 
 
 def test_compose_is_the_normalised_median_or_mean_of_part_minus_relation() -> None:

@@ -11,13 +11,12 @@ from pathlib import Path
 import pytest
 
 from farm.artifacts import VOCABULARIES
-from farm.artifacts.versions import CorruptObject
 from farm.errors import InputError
-from farm.objectstore import FileStore, ObjectStore
+from farm.objectstore import CorruptObject, FileStore, ObjectStore
 from farm.toolchain import Toolchain
+from farm.vocabfile import ValidationError, sha256
 from vocabgen import publish as pub
 from vocabgen.validate import compile_samples, llvm_loads
-from vocabgen.vocabfile import ValidationError, sha256
 
 
 def _vocab_keys(store: ObjectStore) -> list[str]:

@@ -11,9 +11,9 @@ import pytest
 
 from farm.objectstore import FileStore
 from farm.signing import SignatureError, farm_key, key_id, sign, verify
+from farm.vocabfile import sha256
 from tests.vocabgen.conftest import handmade_manifest, handmade_vocab
 from vocabgen import publish as pub
-from vocabgen.vocabfile import sha256
 
 KEY = b"a farm key for the tests"
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from farm.toolchain import Toolchain
+from farm.vocabfile import MAX_ABS, ValidationError, sha256
 from tests.vocabgen.conftest import TINY
 from vocabgen.build import train_vocabulary
 from vocabgen.dataset import load_dataset
 from vocabgen.validate import check_finite, parse_embeddings, validate_vocab
-from vocabgen.vocabfile import MAX_ABS, ValidationError, sha256
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from farm.artifacts.versions import CorruptObject
-from farm.objectstore import FileStore
+from farm.objectstore import CorruptObject, FileStore
 from vocabgen.warm import WarmStart, from_latest
 
 VERSION = "20260101-llvm22.1.8-ir-d2-aaaaaaaaaaaa"

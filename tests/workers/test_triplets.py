@@ -12,7 +12,7 @@ from farm.errors import InputError
 from farm.toolchain import Toolchain
 from tests.conftest import DATA
 from tests.workers.conftest import read_table
-from workers import corpus, mir, triplets
+from workers import corpus, mir, modulerun, triplets
 
 
 def _direct_unique(tc: Toolchain, corpus_dir: Path, levels: list[str], tmp: Path) -> tuple[set[tuple], int]:
@@ -143,13 +143,13 @@ def test_streamed_output_is_reassembled_across_chunks(csrc_corpus: Path, toolcha
     head, _, body = whole.partition(b"\n")
     expected = set(body.split(b"\n")) - {b""}
     for size in (1, 7, 4096, len(whole)):
-        out = triplets.Output()
+        out = modulerun.Output()
         for i in range(0, len(whole), size):
             out.feed(whole[i:i + size])
         out.finish()
         assert out.lines == expected and out.raw == body.count(b"\n")
         assert out.max_relation == int(head.split(b"=")[1])
-    streamed = triplets.triplets_of(toolchain, bc, 60, "m")
+    streamed = modulerun.triplets_of(toolchain, bc, 60, "m")
     assert streamed.lines == expected
 
 
@@ -158,7 +158,7 @@ def test_memory_follows_unique_lines_not_raw_output() -> None:
     import tracemalloc
 
     block = b"".join(b"%d\t%d\t%d\n" % (i, i + 1, i % 7) for i in range(1000)) * 80  # ~1 MiB per chunk
-    out = triplets.Output()
+    out = modulerun.Output()
     out.feed(b"MAX_RELATION=7\n")
     tracemalloc.start()
     try:
@@ -176,9 +176,9 @@ def test_output_without_max_relation_is_an_error() -> None:
     from farm.errors import ToolError
 
     with pytest.raises(ToolError, match="does not start with MAX_RELATION"):
-        triplets.Output().feed(b"1\t2\t0\n")
+        modulerun.Output().feed(b"1\t2\t0\n")
     with pytest.raises(ToolError, match="no MAX_RELATION"):
-        triplets.Output().finish()
+        modulerun.Output().finish()
 
 
 def test_sampled_levels_are_seeded() -> None:

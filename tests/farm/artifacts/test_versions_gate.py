@@ -15,9 +15,8 @@ import pytest
 
 from farm.artifacts import VOCABULARIES
 from farm.artifacts.verdict import Check
-from farm.artifacts.versions import CorruptObject
 from farm.errors import InputError
-from farm.objectstore import FileStore
+from farm.objectstore import CorruptObject, FileStore
 from tests.vocabgen.conftest import WAITS, assert_consistent
 from tests.vocabgen.conftest import publish_handmade as _publish
 from vocabgen import publish as pub

@@ -1,9 +1,10 @@
-"""Loading a policy by what a user names: a built-in, an ONNX model file, or one the farm published (`store:VERSION`).
+"""A policy the farm published (`store:VERSION`), loaded: resolved, fetched, checked; and `load_policy`, the one way
+to load any policy a user names (a built-in, an ONNX model file, or a published one).
 
-The policies themselves (built-ins, ONNX models, the model contract) are policyhost/runnable.py, re-exported
-here; a published policy is fetched, checked against its manifest and against the features this LLVM
-sends (a probe compile: release.py, launcher.py), which is why this module sits above those and
-runnable.py below them (tests/test_layout.py: no file circles).
+The policies themselves (built-ins, ONNX models, the model contract) are policyhost/runnable.py; a published
+policy is fetched, checked against its manifest and against the features this LLVM sends (a probe compile:
+release.py, launcher.py), which is why this module sits above those and runnable.py below them
+(tests/test_layout.py: no file circles). Below this module a policy is loaded by its file (`runnable.local_policy`).
 """
 
 from __future__ import annotations
@@ -11,23 +12,8 @@ from __future__ import annotations
 import os
 
 from farm.errors import InputError
-from policyhost import advisors, runnable
-from policyhost.runnable import (  # noqa: F401  (re-exported: the policies, by the name their users know)
-    _ONNX_TYPES,
-    BUILTINS,
-    EVICT_MASK,
-    INLINE_DEFAULT,
-    ConstantPolicy,
-    HeuristicPolicy,
-    OnnxPolicy,
-    Policy,
-    SpillPolicy,
-    check_advisor,
-    check_output,
-    is_published,
-    masked_argmax,
-    output_sizes,
-)
+from policyhost import advisors
+from policyhost.runnable import Policy, is_published, local_policy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -78,4 +64,4 @@ def load_policy(spec: str | Path) -> Policy:
     """A built-in policy by name, an ONNX model by path, or a published one (`store:VERSION`, resolved and
     checked); InputError if none."""
     text = os.fspath(spec)
-    return runnable.load_policy(resolve_published(text)[0] if is_published(text) else text)
+    return local_policy(resolve_published(text)[0] if is_published(text) else text)

@@ -1,4 +1,9 @@
-"""The vocabulary file: deterministic bytes, its checksum, and the schema check LLVM relies on."""
+"""The vocabulary file: deterministic bytes, its checksum, and the schema check LLVM relies on.
+
+In farm/, beside the sections it checks (farm/embeddings.py), because both sides read the format: the
+vocabulary trainer writes and validates it (vocabgen/), the policy hosts check the one a compile is given
+(policyhost/launcher.py), the eviction trainer reads MIR vectors from it (policytrain/evict_context.py).
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,8 @@ import math
 from typing import Any
 
 from farm import jsonio
+from farm.embeddings import SECTIONS
 from farm.errors import InputError
-from vocabgen.layout import SECTIONS
 
 
 class ValidationError(InputError):
