@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 
-from policytrain.improve import BcParams, EsParams, PriorParams
+from policytrain.params import BcParams, EsParams, PriorParams
 from policytrain.recipes import RECIPES, Recipe, added, recipe
 
 #: The nightly, one draw: what every experiment varies.

@@ -16,8 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from farm.errors import InputError
-from policytrain.explore import Budget
-from policytrain.improve import BcParams, EsParams, PriorParams
+from policytrain.params import BcParams, Budget, EsParams, PriorParams
 
 
 @dataclass(frozen=True)
@@ -29,7 +28,7 @@ class Recipe:
     bc: BcParams = field(default_factory=BcParams)
     es: EsParams = field(default_factory=EsParams)
     #: after exploring from the heuristic, search it again in the order a prior learned from that search
-    #: (policytrain/improve.py PriorParams); None: one search. Off by default: the second search finds 1.7x the
+    #: (policytrain/params.py PriorParams); None: one search. Off by default: the second search finds 1.7x the
     #: savings, but its flips, chosen where flipping looked promising, teach cloning to depart too often
     #: (validation 0.9995x against 0.9959x; docs/policy-journal.md#guided-search)
     prior: PriorParams | None = None

@@ -55,17 +55,12 @@ from policytrain.splits import (
     specs,
 )
 from policytrain.splits import names as _names
-from policytrain.units import Unit
+from policytrain.units import Fanout, Unit
 from workers.linked import CXX_SUFFIXES
 
-__all__ = ["SPLITS", "Fanout", "Measured", "Package", "Plan", "Splits", "Trainer", "build_splits", "check_names",
+__all__ = ["SPLITS", "Measured", "Package", "Plan", "Splits", "Trainer", "build_splits", "check_names",
            "package", "package_corpus", "plan_splits", "resolve_splits", "specs", "train_to"]
 log = logging.getLogger(__name__)
-
-#: run(kind, items) -> results in order: `kind` a job of policytrain/fanout.py (`explore`, `size`), each item
-#: plain JSON; threads or Celery tasks (fanout.thread_fanout, celery_fanout)
-Fanout = Callable[[str, Sequence[dict]], list]
-
 
 def _which(seed: int | None, seeds: int) -> str:
     """Which clone a round kept, for its progress line: one of several seeds, or their average (seed None)."""

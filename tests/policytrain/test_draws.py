@@ -23,10 +23,10 @@ def test_two_draws_are_two_whole_trainings_averaged(packages: dict[str, Path], t
                                                     toolchain: Toolchain) -> None:
     """The policy is exactly the average of the two networks each draw chose on its own (one training each, with
     the draw's seeds); every line and history row says its draw, and the average's validation is recorded."""
-    from policytrain.explore import Budget, ExploreCache
+    from policytrain.explore import ExploreCache
     from policytrain.fanout import thread_fanout
-    from policytrain.improve import EsParams
     from policytrain.mlp import average
+    from policytrain.params import Budget, EsParams
     from policytrain.trainer import Trainer, resolve_splits
 
     rec = replace(RECIPES["smoke"], budget=Budget(8, 1), es=EsParams(steps=1, pairs=2), draws=2)

@@ -242,9 +242,9 @@ def test_a_guided_search_follows_the_first_and_both_feed_cloning(packages: dict[
     search; each module's two searches are merged (the smaller trajectory, every flip tried)."""
     from dataclasses import replace
 
-    from policytrain.explore import Budget, ExploreCache
+    from policytrain.explore import ExploreCache
     from policytrain.fanout import thread_fanout
-    from policytrain.improve import PriorParams
+    from policytrain.params import Budget, PriorParams
     from policytrain.recipes import RECIPES
     from policytrain.trainer import Trainer, resolve_splits
 
@@ -274,9 +274,9 @@ def test_more_cloning_seeds_keep_the_best_on_validation(packages: dict[str, Path
     never validate worse than one, and the round says which seed won."""
     from dataclasses import replace
 
-    from policytrain.explore import Budget, ExploreCache
+    from policytrain.explore import ExploreCache
     from policytrain.fanout import thread_fanout
-    from policytrain.improve import EsParams
+    from policytrain.params import Budget, EsParams
     from policytrain.recipes import RECIPES
     from policytrain.trainer import Trainer, resolve_splits
 
@@ -303,10 +303,11 @@ def test_an_ensemble_recipe_keeps_the_seeds_average_not_one_seed(packages: dict[
 
     import numpy as np
 
-    from policytrain.explore import Budget, ExploreCache
+    from policytrain.explore import ExploreCache
     from policytrain.fanout import thread_fanout
-    from policytrain.improve import EsParams, bc_dataset, fit_bc
+    from policytrain.improve import bc_dataset, fit_bc
     from policytrain.mlp import average
+    from policytrain.params import Budget, EsParams
     from policytrain.recipes import RECIPES
     from policytrain.trainer import Trainer, resolve_splits
 
@@ -377,8 +378,9 @@ def _refused_inlines(units: list, policy, toolchain: Toolchain, below: float) ->
 def _trained(packages: dict[str, Path], tmp_path: Path, toolchain: Toolchain, **recipe):
     from dataclasses import replace
 
-    from policytrain.explore import Budget, ExploreCache
+    from policytrain.explore import ExploreCache
     from policytrain.fanout import thread_fanout
+    from policytrain.params import Budget
     from policytrain.recipes import RECIPES
     from policytrain.trainer import Trainer, resolve_splits
 
