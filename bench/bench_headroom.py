@@ -22,10 +22,10 @@ from pathlib import Path
 from bench.harness.header import print_header
 from bench.harness.policy import PolicyBench
 from farm.toolchain import text_sizes
+from policytrain.corpora import package_corpus
 from policytrain.explore import ModuleResult, ReplayPolicy, compile_object
 from policytrain.improve import geomean
 from policytrain.params import Budget
-from policytrain.splits import package_corpus
 from workers.linked import link
 
 

@@ -65,7 +65,7 @@ class Recipe:
     #: networks averaged into the policy (policytrain/draws.py): one training is a draw
     draws: int = 1
     #: the packages of each split when the recipe is smaller than the declared splits (each a subset of
-    #: policytrain/packages.py's, so still disjoint); empty: the declared splits
+    #: policytrain/splitdata.py's, so still disjoint); empty: the declared splits
     packages: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: the ThinLTO regime: every package a distributed ThinLTO build (workers/thinlto.py), the policy deciding in its
     #: backends, judged by the files it links against the ThinLTO heuristic; False: each file compiled alone

@@ -18,7 +18,7 @@ package's gains hide another's growth, which is what the gate refuses on the eva
 Validation and evaluation packages are whole packages never trained on: a policy that only
 memorised its training modules shows it there. A split that leaves any of the three empty, names one corpus
 twice, or whose packages share code nobody decided on (policytrain/overlap.py), is one clear line before anything
-compiles (policytrain/splits.py, re-exported here).
+compiles (policytrain/corpora.py, re-exported here).
 """
 
 from __future__ import annotations
@@ -35,13 +35,7 @@ from farm import hold, jsonio
 from farm.errors import InputError
 from farm.toolchain import Toolchain
 from policytrain import draws, mlp_io, native_export
-from policytrain.explore import ModuleResult, merge
-from policytrain.heldout import chosen, format_table, heldout_table, package_row
-from policytrain.improve import Adam, bagged, bc_dataset, es_step, fit_bc, fit_prior, geomean, reward
-from policytrain.mlp import LIMITS, Mlp, average
-from policytrain.problem import INLINE_SIZE
-from policytrain.recipes import Recipe, recipe
-from policytrain.splits import (
+from policytrain.corpora import (
     SPLITS,
     Package,
     Plan,
@@ -54,7 +48,13 @@ from policytrain.splits import (
     resolve_splits,
     specs,
 )
-from policytrain.splits import names as _names
+from policytrain.corpora import names as _names
+from policytrain.explore import ModuleResult, merge
+from policytrain.heldout import chosen, format_table, heldout_table, package_row
+from policytrain.improve import Adam, bagged, bc_dataset, es_step, fit_bc, fit_prior, geomean, reward
+from policytrain.mlp import LIMITS, Mlp, average
+from policytrain.problem import INLINE_SIZE
+from policytrain.recipes import Recipe, recipe
 from policytrain.units import Fanout, Unit
 from workers.linked import CXX_SUFFIXES
 

@@ -4,7 +4,7 @@ A recipe stands in for `./configure && make`: which directories hold the sources
 include paths the build would pass, the headers it would generate (`config.h` and the like,
 written from what configure finds on x86-64 Debian 12), the files it never compiles on this
 target (other architectures, fragments #included by another source, C++), and the per-file flags
-of SIMD variants. `workers/debsrc.py` fetches and applies them; `policytrain/packages.py` names which
+of SIMD variants. `workers/debsrc.py` fetches and applies them; `policytrain/splitdata.py` names which
 packages train, validate and judge the inliner policy.
 
 The recipes themselves are data: `workers/data/recipes.toml`, one table per package, and the generated

@@ -50,10 +50,11 @@ def test_a_training_on_packages_sharing_code_nobody_decided_on_stops_before_comp
 
 
 def test_a_split_not_named_is_the_declared_one_the_decision_packages_too() -> None:
-    """`policy heldout --split decision` measures the packages recipes are compared on (policytrain/packages.py)."""
-    from policytrain import packages
+    """`policy heldout --split decision` measures the packages recipes are compared on (policytrain/splitdata.py)."""
+    from policytrain import splitdata
 
-    assert specs("decision", None) == list(packages.DECISION) and specs("evaluation", None) == list(packages.EVALUATION)
+    assert specs("decision", None) == list(splitdata.DECISION)
+    assert specs("evaluation", None) == list(splitdata.EVALUATION)
     assert specs("decision", " zlib, ,bzip2") == ["zlib", "bzip2"]
     with pytest.raises(InputError, match="package zlib is in both the validation and the decision split"):
         check_names({"train": ["lua5.4"], "validation": ["zlib"], "decision": ["zlib"]})

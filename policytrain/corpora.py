@@ -1,4 +1,4 @@
-"""The trainer's packages and splits: which corpora train, validate and evaluate, checked before anything compiles.
+"""The corpora of a run's packages: which corpora train, validate and evaluate, checked before anything compiles.
 
 A package is a Debian source package compiled once to a corpus, or `NAME=CORPUS_DIR`. Everything a command line
 can get wrong about them is found in two steps, cheapest first, so that a mistake costs a second and not the
@@ -11,7 +11,9 @@ minutes of preparing the other splits (fetching Debian sources for the overlap c
     build_splits  code the Debian packages of different splits share with no decision (policytrain/overlap.py),
                   then each Debian package's corpus, compiled once
 
-policytrain/trainer.py re-exports all of it (its callers import it from there).
+The splits the farm declares, when a command line names none, are data read by policytrain/splitdata.py; this
+module turns the specs of either into `Package`s with their corpora. policytrain/trainer.py re-exports all of it
+(its callers import it from there).
 """
 
 from __future__ import annotations
@@ -101,12 +103,12 @@ def named(option: str, given: str | None, otherwise: str) -> None:
 
 
 def specs(split: str, given: str | None, rec: Recipe | None = None) -> list[str]:
-    """Comma-separated package specs of one split; None: the recipe's, else the split packages.py declares (the C++
+    """Comma-separated package specs of one split; None: the recipe's, else the split splitdata.py declares (the C++
     one, `cxx-SPLIT`, for a recipe of C++: Recipe.cxx)."""
     if given is None and rec is not None and rec.split(split) is not None:
         given = ",".join(rec.split(split))
     if given is None:
-        from policytrain.packages import SPLITS as DECLARED
+        from policytrain.splitdata import SPLITS as DECLARED
 
         given = ",".join(DECLARED[f"cxx-{split}" if rec is not None and rec.cxx else split])
     return comma_list(given)
