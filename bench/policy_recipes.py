@@ -19,15 +19,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from policytrain.params import BcParams, EsParams, PriorParams
-from policytrain.recipes import RECIPES, Recipe, added, recipe
+from policytrain.recipes import RECIPES, TrainingRecipe, added, recipe
 
 #: The nightly, one draw: what every experiment varies.
 NIGHTLY = RECIPES["nightly-one-draw"]
 #: The C++ recipe the nightly trains since 2026-11-28: what the C++ experiments vary.
 CXX = RECIPES["cxx"]
 
-EXPERIMENTS: dict[str, Recipe] = {
-    # the nightly whose clones only refuse (Recipe.hold_no): less growth in cross-validation, but validation
+EXPERIMENTS: dict[str, TrainingRecipe] = {
+    # the nightly whose clones only refuse (TrainingRecipe.hold_no): less growth in cross-validation, but validation
     # 0.9978x against the nightly's 0.9941x, so not the nightly (docs/policy-journal.md#cross-validation)
     "nightly-hold": replace(NIGHTLY, hold_no=50.0),
     # the nightly searching each module three times as hard (48 flips a round): does more counterfactual data
@@ -84,7 +84,7 @@ EXPERIMENTS: dict[str, Recipe] = {
     # the nightly with a second, prior-guided search of the heuristic (the experiment in
     # docs/policy-journal.md#guided-search)
     # (measured with one seed and the default sticks, as the nightly then had)
-    "nightly-guided": replace(NIGHTLY, prior=PriorParams(), sticks=Recipe.sticks, seeds=Recipe.seeds),
+    "nightly-guided": replace(NIGHTLY, prior=PriorParams(), sticks=TrainingRecipe.sticks, seeds=TrainingRecipe.seeds),
     # C++ (docs/policy-journal.md#c-recipes-compared, each on the C++ decision split, linked): the `cxx` recipe until
     # 2026-11-28, evening, C's guard (300) and cap (the gate's): 0.9250x, pugixml 1.0470x
     "cxx-guard-300": replace(CXX, guard=300.0, cap=None),
@@ -103,7 +103,7 @@ EXPERIMENTS: dict[str, Recipe] = {
 }
 
 
-def lookup(name: str) -> Recipe:
+def lookup(name: str) -> TrainingRecipe:
     """Production's recipe or the experiment `name`; InputError (one line naming every known one) if neither."""
     with added(EXPERIMENTS):
         return recipe(name)

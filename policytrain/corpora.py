@@ -26,7 +26,7 @@ from pathlib import Path
 
 from farm.errors import InputError
 from farm.toolchain import Toolchain
-from policytrain.recipes import Recipe
+from policytrain.recipes import TrainingRecipe
 from policytrain.units import LEVEL, Unit, corpus_units
 from workers.shipped import Output
 
@@ -102,9 +102,9 @@ def named(option: str, given: str | None, otherwise: str) -> None:
         raise InputError(f"{option} {given!r} names no packages: name them, {otherwise}")
 
 
-def specs(split: str, given: str | None, rec: Recipe | None = None) -> list[str]:
+def specs(split: str, given: str | None, rec: TrainingRecipe | None = None) -> list[str]:
     """Comma-separated package specs of one split; None: the recipe's, else the split splitdata.py declares (the C++
-    one, `cxx-SPLIT`, for a recipe of C++: Recipe.cxx)."""
+    one, `cxx-SPLIT`, for a recipe of C++: TrainingRecipe.cxx)."""
     if given is None and rec is not None and rec.split(split) is not None:
         given = ",".join(rec.split(split))
     if given is None:
@@ -217,12 +217,12 @@ class Plan:
     wanted: dict[str, list[str]]
     given: dict[tuple[str, str], Package]
     most: int | None
-    #: every package in the ThinLTO regime (Recipe.thinlto)
+    #: every package in the ThinLTO regime (TrainingRecipe.thinlto)
     thinlto: bool = False
 
 
 def plan_splits(train: str | None, validation: str | None, evaluation: str | None, var_dir: Path,
-                rec: Recipe | None = None) -> Plan:
+                rec: TrainingRecipe | None = None) -> Plan:
     """The three splits' package specs (None: the recipe's or the declared ones) with names checked and every
     `NAME=CORPUS_DIR` read (`given_corpora`); the recipe's `max_modules` caps each training package."""
     most = rec.max_modules if rec is not None else None
@@ -278,6 +278,6 @@ def corpora(groups: Sequence[Sequence[tuple[str, Package | None, int | None]]], 
 
 
 def resolve_splits(train: str | None, validation: str | None, evaluation: str | None, var_dir: Path,
-                   toolchain: Toolchain, rec: Recipe | None = None) -> Splits:
+                   toolchain: Toolchain, rec: TrainingRecipe | None = None) -> Splits:
     """The three splits from comma-separated package specs: `plan_splits`, then `build_splits`."""
     return build_splits(plan_splits(train, validation, evaluation, var_dir, rec), var_dir, toolchain)

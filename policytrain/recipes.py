@@ -1,4 +1,4 @@
-"""How hard each stage of the inliner trainer works, one `Recipe` per use (policytrain/trainer.py runs them).
+"""How hard each stage of the inliner trainer works, one `TrainingRecipe` per use (policytrain/trainer.py runs them).
 
 ml-compiler-opt keeps one runner and many configurations; so does the farm. `RECIPES` holds what production and the
 test suite run: the nightly builder's (`cxx`, C++), C's (`nightly`, the nightly's until 2026-11-28, and the names it
@@ -20,8 +20,9 @@ from policytrain.params import BcParams, Budget, EsParams, PriorParams
 
 
 @dataclass(frozen=True)
-class Recipe:
-    """How hard each stage works (see the module docstring)."""
+class TrainingRecipe:
+    """How hard each stage works (see the module docstring). Named for what it recipes, a training: how a Debian
+    package builds is workers/debrecipes.py `PackageRecipe`, another thing."""
 
     rounds: int = 2
     budget: Budget = field(default_factory=lambda: Budget(12, 3))
@@ -85,18 +86,19 @@ class Recipe:
 # (a validation costs ~10 s here, so sticks up to 8, near the heuristic, for the cap to choose from); the five
 # cloning seeds are averaged into one network, not chosen among: on eleven packages nothing was trained on it
 # ranked better than the best seed (0.9961x against 0.9964x, worst package 1.0003x against 1.0031x); and no clone
-# adds an inline LLVM's estimate puts more than 300 above its threshold (Recipe.guard: such adds almost never helped
-# in exploration; on those eleven packages 0.99600x against 0.99616x unguarded), nor refuses one it puts more than 1,000
-# below (Recipe.floor, its mirror: such refusals helped 2.5 % of the time; 0.99635x against 0.99642x without);
+# adds an inline LLVM's estimate puts more than 300 above its threshold (TrainingRecipe.guard: such adds almost never
+# helped in exploration; on those eleven packages 0.99600x against 0.99616x unguarded), nor refuses one it puts more
+# than 1,000 below (TrainingRecipe.floor, its mirror: such refusals helped 2.5 % of the time; 0.99635x against 0.99642x
+# without);
 # ES takes 64 pairs a step, each on one training module, nearer ml-compiler-opt's ~100 (0.99658x against 0.99706x
 # with 8; ~8 min more). That is one draw; from 2026-11-26 to 2026-11-27 the nightly trained two, seeds 0-4 and 5-9,
-# and averaged them (Recipe.draws, `nightly-two-draws`): on fourteen packages nothing chose on 0.99412x against the
-# two draws' mean, 0.99420x (docs/policy-journal.md#the-decision-split-and-two-draws-averaged; ~90 min cold).
+# and averaged them (TrainingRecipe.draws, `nightly-two-draws`): on fourteen packages nothing chose on 0.99412x against
+# the two draws' mean, 0.99420x (docs/policy-journal.md#the-decision-split-and-two-draws-averaged; ~90 min cold).
 # Its search flips a callee's every later call with each
 # flip (Budget.groups): one draw measured 0.99193x on those fourteen packages against 0.99442x and 0.99398x for the
 # single-flip draws (since 2026-11-26, evening). The experiments (bench/policy_recipes.py) were each measured as one
 # draw, those before that evening with single flips.
-_NIGHTLY = Recipe(rounds=2, budget=Budget(16, 2, groups=True), es=EsParams(steps=16, pairs=64), max_modules=50,
+_NIGHTLY = TrainingRecipe(rounds=2, budget=Budget(16, 2, groups=True), es=EsParams(steps=16, pairs=64), max_modules=50,
                   sticks=(0.0, 2.0, 4.0, 8.0), seeds=(0, 1, 2, 3, 4), ensemble=True, guard=300.0, floor=1000.0)
 
 RECIPES = {
@@ -127,26 +129,26 @@ RECIPES = {
            max_modules=12, es=replace(_NIGHTLY.es, steps=8, pairs=16), cap=1.0, guard=40.0,
            packages=(("validation", ("snappy", "soundtouch", "voro++")),)),
     # `make demo`: one round, a small search and two ES steps on a few small packages of each split
-    "demo": Recipe(rounds=1, budget=Budget(6, 2), es=EsParams(steps=2, pairs=4), max_modules=20, sticks=(0.0, 4.0),
-                   packages=(
+    "demo": TrainingRecipe(rounds=1, budget=Budget(6, 2), es=EsParams(steps=2, pairs=4), max_modules=20,
+                           sticks=(0.0, 4.0), packages=(
         ("train", ("lua5.4", "libzstd", "lzo2")), ("validation", ("jansson",)),
         ("evaluation", ("zlib", "bzip2", "lz4", "cjson", "libyaml", "giflib")))),
     # the test suite: the smallest run that still goes through every stage
-    "smoke": Recipe(rounds=1, budget=Budget(2, 1), bc=BcParams(epochs=3), es=EsParams(steps=1, pairs=2),
+    "smoke": TrainingRecipe(rounds=1, budget=Budget(2, 1), bc=BcParams(epochs=3), es=EsParams(steps=1, pairs=2),
                     sticks=(0.0,)),
 }
 
 
 #: Recipes lent by code outside production while it runs them (`added`): the benches' experiments.
-_ADDED: dict[str, Recipe] = {}
+_ADDED: dict[str, TrainingRecipe] = {}
 
 
-def known() -> dict[str, Recipe]:
+def known() -> dict[str, TrainingRecipe]:
     """Every recipe `recipe()` knows now: RECIPES, then any added."""
     return {**RECIPES, **_ADDED}
 
 
-def recipe(name: str) -> Recipe:
+def recipe(name: str) -> TrainingRecipe:
     try:
         return known()[name]
     except KeyError:
@@ -154,7 +156,7 @@ def recipe(name: str) -> Recipe:
 
 
 @contextmanager
-def added(extra: Mapping[str, Recipe]) -> Iterator[None]:
+def added(extra: Mapping[str, TrainingRecipe]) -> Iterator[None]:
     """`recipe()` also knows `extra` inside the block (bench/policy_recipes.py lends its experiments so); a name it
     already knows is refused, so an experiment never shadows what production runs."""
     taken = sorted(set(extra) & set(known()))

@@ -1,6 +1,6 @@
 """The inliner-for-size trainer: explore, clone, evolve, keep the best on validation, report held out.
 
-One loop, many configurations (ml-compiler-opt's one runner per problem): a `Recipe` says how
+One loop, many configurations (ml-compiler-opt's one runner per problem): a `TrainingRecipe` says how
 hard each stage works, `Splits` which packages train, validate and evaluate, and a `Fanout`
 where the compiles run (threads here, Celery workers on a farm: policytrain/fanout.py).
 
@@ -54,7 +54,7 @@ from policytrain.heldout import chosen, format_table, heldout_table, package_row
 from policytrain.improve import Adam, bagged, bc_dataset, es_step, fit_bc, fit_prior, geomean, reward
 from policytrain.mlp import LIMITS, Mlp, average
 from policytrain.problem import INLINE_SIZE
-from policytrain.recipes import Recipe, recipe
+from policytrain.recipes import TrainingRecipe, recipe
 from policytrain.units import Fanout, Unit
 from workers.linked import CXX_SUFFIXES
 
@@ -114,7 +114,7 @@ class Trainer:
 
     toolchain: Toolchain
     splits: Splits
-    recipe: Recipe
+    recipe: TrainingRecipe
     fanout: Fanout
     progress: Callable[[str], None] = print
     #: the IR2Vec vocabulary whose embeddings the policy reads (None: LLVM's features alone)
@@ -204,7 +204,7 @@ class Trainer:
 
     @property
     def choose_cap(self) -> float | None:
-        """The cap a checkpoint is chosen under: the recipe's own (`Recipe.cap`), else the gate's."""
+        """The cap a checkpoint is chosen under: the recipe's own (`TrainingRecipe.cap`), else the gate's."""
         return self.cap if self.recipe.cap is None else self.recipe.cap
 
     def _better(self, a: Measured, b: Measured | None) -> bool:
@@ -219,7 +219,7 @@ class Trainer:
         return [ModuleResult.from_json(d) for d in found]
 
     def guided(self, found: list[ModuleResult], units: Sequence[Unit], r: int) -> list[ModuleResult]:
-        """The heuristic searched again, most promising flips first (Recipe.prior); each module's two searches
+        """The heuristic searched again, most promising flips first (TrainingRecipe.prior); each module's two searches
         merged."""
         prior = fit_prior(found, self.recipe.prior)
         if prior is None:
@@ -293,7 +293,7 @@ class Trainer:
 
     def _clone(self, results: Sequence[ModuleResult], every: tuple, seed: int) -> Mlp:
         """One seed's clone: of `every` explored module's data (bc_dataset, made once a round), or of its own
-        bootstrap draw (Recipe.bag), normalised on every module either way, so that the seeds' clones can be
+        bootstrap draw (TrainingRecipe.bag), normalised on every module either way, so that the seeds' clones can be
         averaged."""
         bc = replace(self.recipe.bc, seed=seed)
         data = bc_dataset(bagged(results, seed), bc) if self.recipe.bag else every

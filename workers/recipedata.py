@@ -30,7 +30,7 @@ text configure would write. Nothing in Python changes; policytrain/splitdata.py 
 tests/workers/test_recipedata.py checks that every file under `debian/` belongs to a table (and pins the
 catalogue's sha256, which a new package changes on purpose).
 
-This module receives the class (`load(Recipe)`) rather than importing `workers.debrecipes`, which imports it: no
+This module receives the class (`load(PackageRecipe)`) rather than importing `workers.debrecipes`, which imports it: no
 import cycle, and the tests can load small files of their own.
 """
 
