@@ -21,8 +21,8 @@ from policytrain.params import BcParams, Budget, EsParams, PriorParams
 
 @dataclass(frozen=True)
 class TrainingRecipe:
-    """How hard each stage works (see the module docstring). Named for what it recipes, a training: how a Debian
-    package builds is workers/debrecipes.py `PackageRecipe`, another thing."""
+    """How hard each stage works (see the module docstring). The name says what it is the recipe of, a training: how a
+    Debian package builds is workers/debrecipes.py `PackageRecipe`, another thing."""
 
     rounds: int = 2
     budget: Budget = field(default_factory=lambda: Budget(12, 3))

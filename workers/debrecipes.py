@@ -25,8 +25,8 @@ from workers import recipedata
 class PackageRecipe:
     """What a package's own build would provide: which sources, which defines, generated headers.
 
-    Named for what it recipes, a Debian package's build: the inliner trainer's recipes, how hard each stage of a
-    training works, are another thing (policytrain/recipes.py `TrainingRecipe`)."""
+    The name says what it is the recipe of, a Debian package's build: the inliner trainer's recipes, how hard each
+    stage of a training works, are another thing (policytrain/recipes.py `TrainingRecipe`)."""
 
     subdirs: tuple[str, ...] = (".",)
     #: Compile flags; `{src}` stands for the unpacked source tree (include paths the build would add),
