@@ -35,7 +35,7 @@ class Training(Protocol):
 
 def seeds_of(recipe: TrainingRecipe, draw: int) -> tuple[int, ...]:
     """Draw `draw`'s cloning seeds (0: the recipe's own): the recipe's shifted past the draws before it, so the
-    nightly's second draw clones with seeds 5-9, as `--recipe nightly-other-seeds` does alone."""
+    nightly's second draw clones with seeds 5-9, as bench/policy_recipes.py `nightly-other-seeds` does alone."""
     return tuple(s + draw * len(recipe.seeds) for s in recipe.seeds)
 
 

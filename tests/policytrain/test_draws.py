@@ -13,9 +13,11 @@ from policytrain.recipes import RECIPES
 
 
 def test_each_draw_clones_with_its_own_seeds_the_first_with_the_recipes() -> None:
-    nightly = RECIPES["nightly-two-draws"]
+    from bench.policy_recipes import HISTORICAL  # the nightly's draws, as it ran them and measured apart
+
+    nightly = HISTORICAL["nightly-two-draws"]
     assert nightly.draws == 2 and [draws.seeds_of(nightly, d) for d in range(2)] == [(0, 1, 2, 3, 4), (5, 6, 7, 8, 9)]
-    assert draws.seeds_of(nightly, 1) == RECIPES["nightly-other-seeds"].seeds  # the second draw, measured alone
+    assert draws.seeds_of(nightly, 1) == HISTORICAL["nightly-other-seeds"].seeds  # the second draw, measured alone
     assert draws.seeds_of(replace(nightly, seeds=(3,)), 2) == (5,)
 
 

@@ -47,10 +47,12 @@ EXPERIMENTS = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly
 
 
 def test_every_nightly_experiment_differs_from_the_nightly_only_where_it_says():
-    """Production's nightly recipes and the experiments measured beside them (bench/policy_recipes.py), together."""
+    """Production's nightly, the names it had and the experiments measured beside it (bench/policy_recipes.py),
+    together."""
     from bench.policy_recipes import EXPERIMENTS as MEASURED
+    from bench.policy_recipes import HISTORICAL
 
-    RECIPES = {**PRODUCTION, **MEASURED}  # the assertions read the union by the registry's name
+    RECIPES = {**PRODUCTION, **MEASURED, **HISTORICAL}  # the assertions read the union by the registry's name
     one = RECIPES["nightly-one-draw"]
     assert set(EXPERIMENTS) | {"nightly-one-draw"} == {n for n in RECIPES if n.startswith("nightly-")}
     assert RECIPES["nightly"] == one and one.draws == 1 and RECIPES["nightly-two-draws"] == replace(one, draws=2)
