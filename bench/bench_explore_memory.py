@@ -31,7 +31,8 @@ def child(args: argparse.Namespace) -> None:
 
     from farm.config import load_settings
     from farm.toolchain import Toolchain
-    from policytrain.explore import Budget, explore
+    from policytrain.explore import explore
+    from policytrain.params import Budget
     from policytrain.units import corpus_units
 
     tc = Toolchain.from_settings(load_settings())

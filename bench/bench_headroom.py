@@ -23,8 +23,9 @@ from bench.harness.header import print_header
 from bench.harness.policy import PolicyBench
 from farm.numeric import geomean
 from farm.toolchain import text_sizes
-from policytrain.explore import Budget, ModuleResult, ReplayPolicy, compile_object
-from policytrain.splits import package_corpus
+from policytrain.corpora import package_corpus
+from policytrain.explore import ModuleResult, ReplayPolicy, compile_object
+from policytrain.params import Budget
 from workers.linked import link
 
 

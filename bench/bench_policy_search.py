@@ -14,8 +14,9 @@ import argparse
 
 from bench.harness.header import print_header
 from bench.harness.policy import PolicyBench
-from policytrain.explore import Budget, ModuleResult
-from policytrain.packages import SPLITS
+from policytrain.explore import ModuleResult
+from policytrain.params import Budget
+from policytrain.splitdata import SPLITS
 from workers.corpusdir import sample_names
 
 

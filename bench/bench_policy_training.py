@@ -3,7 +3,7 @@
 Three measurements, each a ratio against a named baseline in the same run:
 
 * `heldout`: train with a recipe (policytrain/trainer.py) on the declared splits
-  (policytrain/packages.py) and print the evaluation table: per package, `.text` of every module
+  (policytrain/splitdata.py) and print the evaluation table: per package, `.text` of every module
   compiled at -Oz with the policy / with the heuristic (plain LLVM, same clang, same run).
 * `vocab`: what the vocabulary is worth downstream (the experiment of the 2025 LLVM talk
   "Enhancing MLGO Inlining with IR2Vec Embeddings"): the same training with LLVM's features

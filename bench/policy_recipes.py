@@ -8,8 +8,9 @@ experiment with this module, which is `mlgo-farm` with these recipes lent to the
     .venv/bin/python -m bench.policy_recipes policy train --recipe nightly-deep -o var/bench/policy/deep.onnx
 
 bench_policy_training.py trains through it (bench/harness/policy.py `train_policy`), so its `--recipe` takes either.
-Each experiment is the nightly's one draw (`nightly-one-draw`) with what it varies replaced: a retuned nightly retunes
-its experiments too.
+Each experiment is the nightly's one draw (`nightly`) with what it varies replaced: a retuned nightly retunes its
+experiments too. The names the nightly had, and its draws measured apart (`HISTORICAL`), are lent with them, so the
+commands the journal and the decisions files recorded under those names run again; production knows only `nightly`.
 """
 
 from __future__ import annotations
@@ -18,16 +19,16 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 
-from policytrain.improve import BcParams, EsParams, PriorParams
-from policytrain.recipes import RECIPES, Recipe, added, recipe
+from policytrain.params import BcParams, EsParams, PriorParams
+from policytrain.recipes import RECIPES, TrainingRecipe, added, recipe
 
 #: The nightly, one draw: what every experiment varies.
-NIGHTLY = RECIPES["nightly-one-draw"]
+NIGHTLY = RECIPES["nightly"]
 #: The C++ recipe the nightly trains since 2026-11-28: what the C++ experiments vary.
 CXX = RECIPES["cxx"]
 
-EXPERIMENTS: dict[str, Recipe] = {
-    # the nightly whose clones only refuse (Recipe.hold_no): less growth in cross-validation, but validation
+EXPERIMENTS: dict[str, TrainingRecipe] = {
+    # the nightly whose clones only refuse (TrainingRecipe.hold_no): less growth in cross-validation, but validation
     # 0.9978x against the nightly's 0.9941x, so not the nightly (docs/policy-journal.md#cross-validation)
     "nightly-hold": replace(NIGHTLY, hold_no=50.0),
     # the nightly searching each module three times as hard (48 flips a round): does more counterfactual data
@@ -84,7 +85,7 @@ EXPERIMENTS: dict[str, Recipe] = {
     # the nightly with a second, prior-guided search of the heuristic (the experiment in
     # docs/policy-journal.md#guided-search)
     # (measured with one seed and the default sticks, as the nightly then had)
-    "nightly-guided": replace(NIGHTLY, prior=PriorParams(), sticks=Recipe.sticks, seeds=Recipe.seeds),
+    "nightly-guided": replace(NIGHTLY, prior=PriorParams(), sticks=TrainingRecipe.sticks, seeds=TrainingRecipe.seeds),
     # C++ (docs/policy-journal.md#c-recipes-compared, each on the C++ decision split, linked): the `cxx` recipe until
     # 2026-11-28, evening, C's guard (300) and cap (the gate's): 0.9250x, pugixml 1.0470x
     "cxx-guard-300": replace(CXX, guard=300.0, cap=None),
@@ -102,18 +103,35 @@ EXPERIMENTS: dict[str, Recipe] = {
     "cxx-wide": replace(CXX, guard=300.0, cap=None, max_modules=24),
 }
 
+#: The nightly's former names and its draws measured apart, for the commands recorded under them (not experiments:
+#: each is, or was, the nightly).
+HISTORICAL: dict[str, TrainingRecipe] = {
+    # the nightly, under the name the bench commands of 2026-11-26 used for one draw: what each experiment varies
+    "nightly-one-draw": NIGHTLY,
+    # the nightly from 2026-11-26, late morning, to 2026-11-27: two draws averaged
+    # (docs/policy-journal.md#the-decision-split-and-two-draws-averaged)
+    "nightly-two-draws": replace(NIGHTLY, draws=2),
+    # the nightly's second draw alone (cloning seeds 5-9 instead of 0-4), to see how far two runs of the same recipe
+    # land apart on unseen code (docs/policy-journal.md#a-guard-on-far-added-inlines); what policytrain/draws.py
+    # `seeds_of` gives the second draw
+    "nightly-other-seeds": replace(NIGHTLY, seeds=(5, 6, 7, 8, 9)),
+}
+#: Everything this module lends the trainer.
+LENT = {**EXPERIMENTS, **HISTORICAL}
 
-def lookup(name: str) -> Recipe:
-    """Production's recipe or the experiment `name`; InputError (one line naming every known one) if neither."""
-    with added(EXPERIMENTS):
+
+def lookup(name: str) -> TrainingRecipe:
+    """Production's recipe, an experiment or a former name `name`; InputError (one line naming every known one) if
+    none."""
+    with added(LENT):
         return recipe(name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`mlgo-farm ARGV` with the experiments known to `policy train --recipe`."""
+    """`mlgo-farm ARGV` with the experiments and former names known to `policy train --recipe`."""
     from farm.cli import main as farm_main
 
-    with added(EXPERIMENTS):
+    with added(LENT):
         return farm_main(argv)
 
 

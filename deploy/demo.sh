@@ -3,7 +3,7 @@
 # bring the stack up, force the nightly pipeline on the local worker (IR and MIR triplets from the
 # Debian zlib sources, which trigger the Celery vocabulary retraining; the IR vocabulary's publish
 # trains the inliner-for-size policy with it (the `demo` recipe of policytrain/trainer.py: a few small
-# packages; the nightly one trains on all of policytrain/packages.py), whose size check against the
+# packages; the nightly one trains on all of policytrain/splitdata.py), whose size check against the
 # heuristic on packages it never saw promotes it or holds it back, and the inliner-for-size
 # regression builder then judges the published policy, store:latest). The vocabulary does not wait
 # for that policy to beat the heuristic: it becomes `latest` on its own checks (nothing in force on a

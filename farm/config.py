@@ -236,7 +236,7 @@ class PolicyConfig:
     #: ties the heuristic on C, 1.0000x linked). `policy train`'s default is the same recipe.
     recipe: str = "cxx"
     #: Packages the retrained policy trains and validates on (comma separated Debian source packages, or
-    #: NAME=CORPUS_DIR); empty: the splits declared in policytrain/packages.py.
+    #: NAME=CORPUS_DIR); empty: the splits declared in policytrain/splitdata.py.
     train: str = ""
     #: The packages it validates on (the same form; empty: the declared split).
     validation: str = ""

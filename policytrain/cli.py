@@ -46,14 +46,14 @@ def _check_output(output: Path) -> None:
 
 def _train(args: argparse.Namespace) -> int:
     """Every argument is checked before anything compiles, cheapest first: the output, the recipe, the splits'
-    names and corpus directories (policytrain/splits.py `plan_splits`), LLVM, the vocabulary; then the Debian
+    names and corpus directories (policytrain/corpora.py `plan_splits`), LLVM, the vocabulary; then the Debian
     packages' sources and corpora, and the training."""
     from farm.config import load_settings
     from farm.progress import say
     from farm.toolchain import Toolchain
     from policytrain import heldout, trainer
+    from policytrain.corpora import named
     from policytrain.recipes import recipe
-    from policytrain.splits import named
 
     settings = load_settings()
     output = Path(args.output)
@@ -90,7 +90,7 @@ def _train_evict(args: argparse.Namespace) -> int:
     from farm.progress import say
     from farm.toolchain import Toolchain
     from policytrain import evict_data, evict_train
-    from policytrain.splits import comma_list
+    from policytrain.corpora import comma_list
 
     settings = load_settings()
     output = Path(args.output)
@@ -130,8 +130,8 @@ def _heldout(args: argparse.Namespace) -> int:
     from farm.toolchain import Toolchain
     from policyhost.release import record_beside, seen_packages
     from policytrain import heldout, trainer
+    from policytrain.corpora import corpora, given_corpora, named
     from policytrain.recipes import recipe
-    from policytrain.splits import corpora, given_corpora, named
 
     named("--evaluation", args.evaluation, f"or leave it out for the {args.split} split")
     settings = load_settings()
@@ -181,18 +181,18 @@ def _splits(args: argparse.Namespace) -> int:
     decision packages too, which recipes are compared on) and every overlap of code between packages of different
     splits (policytrain/overlap.py), decided or not."""
     from farm.config import load_settings
-    from policytrain import overlap, packages
+    from policytrain import overlap, splitdata
     from policytrain.trainer import check_names, specs
 
-    planned = {s: [n for n in specs(s, getattr(args, s.replace("-", "_"))) if "=" not in n] for s in packages.SPLITS}
+    planned = {s: [n for n in specs(s, getattr(args, s.replace("-", "_"))) if "=" not in n] for s in splitdata.SPLITS}
     check_names(planned)
     found = overlap.between(planned, Path(load_settings().var_dir) / "debsrc")
     for name, names in planned.items():
         print(f"{name}: {', '.join(names)}")
     print(f"{len(found)} pair(s) of files across splits share code")
     for o in found:
-        print(f"{'decided' if o.packages in packages.OVERLAPS else 'UNDECIDED'}: {o.said()}")
-    overlap.check(found, packages.OVERLAPS)
+        print(f"{'decided' if o.packages in splitdata.OVERLAPS else 'UNDECIDED'}: {o.said()}")
+    overlap.check(found, splitdata.OVERLAPS)
     return 0
 
 
@@ -257,7 +257,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--train", help="comma-separated packages to train on (Debian names or NAME=CORPUS_DIR; "
-                        "default: the train split of policytrain/packages.py)")
+                        "default: the train split of policytrain/splitdata.py)")
     common.add_argument("--validation", help="packages that choose the best policy (default: the validation split)")
     common.add_argument("--evaluation", help="held-out packages of the final table (default: the evaluation split)")
     common.add_argument("--jobs", type=positive_int, default=2, help="parallel compiles in this process")
@@ -284,7 +284,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                         "cxx-validation", "cxx-decision"), default="evaluation",
                     help="the declared split to measure on when --evaluation is not given (default: evaluation; "
                     "decision: the packages recipes are compared on; retired: evaluation packages looked at too often "
-                    "to be held out any more, policytrain/packages.py MAX_LOOKS)")
+                    "to be held out any more, policytrain/splitdata.py MAX_LOOKS)")
     ho.add_argument("--thinlto", action="store_true", help="build every package as a distributed ThinLTO build, the "
                     "policy in its backends, both sides linked (workers/thinlto.py); default: each file alone")
     ho.set_defaults(func=_heldout)
@@ -302,7 +302,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.set_defaults(func=_train_evict)
     sp = psub.add_parser("splits", help="the packages of each split, and the code packages of different splits share "
                          "(fails on an overlap policytrain/data/splits.toml has no decision for)")
-    from policytrain.packages import SPLIT_NAMES
+    from policytrain.splitdata import SPLIT_NAMES
 
     for what in SPLIT_NAMES:  # `policy train`'s, and the others
         sp.add_argument(f"--{what}", help=f"comma-separated Debian packages (default: the {what} split)")

@@ -1,4 +1,4 @@
-"""Whole trainings of one recipe, averaged into the policy it publishes (`Recipe.draws`).
+"""Whole trainings of one recipe, averaged into the policy it publishes (`TrainingRecipe.draws`).
 
 One training is a draw. Which few departures from LLVM its clones learn decides most of what it does on a
 package: the nightly's two draws (cloning seeds 0-4 and 5-9, the same data, the same cache) landed 0.22 % of
@@ -18,13 +18,13 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from policytrain.mlp import Mlp, average
-from policytrain.recipes import Recipe
+from policytrain.recipes import TrainingRecipe
 
 
 class Training(Protocol):
     """What a draw needs of a training run (trainer.py `Trainer`, a dataclass; this module sits below it)."""
 
-    recipe: Recipe
+    recipe: TrainingRecipe
     progress: Callable[[str], None]
     history: list[dict]
 
@@ -33,14 +33,14 @@ class Training(Protocol):
     def validate(self, policy: Mlp) -> Any: ...
 
 
-def seeds_of(recipe: Recipe, draw: int) -> tuple[int, ...]:
+def seeds_of(recipe: TrainingRecipe, draw: int) -> tuple[int, ...]:
     """Draw `draw`'s cloning seeds (0: the recipe's own): the recipe's shifted past the draws before it, so the
-    nightly's second draw clones with seeds 5-9, as `--recipe nightly-other-seeds` does alone."""
+    nightly's second draw clones with seeds 5-9, as bench/policy_recipes.py `nightly-other-seeds` does alone."""
     return tuple(s + draw * len(recipe.seeds) for s in recipe.seeds)
 
 
 def run(t: Training) -> tuple[Mlp, dict]:
-    """`t.run()`, or with `Recipe.draws` above one, each draw run whole and their chosen networks averaged; the
+    """`t.run()`, or with `TrainingRecipe.draws` above one, each draw run whole and their chosen networks averaged; the
     average is measured on validation for the record (it is not a choice: the draws made theirs)."""
     n = t.recipe.draws
     if n <= 1:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from farm.errors import InputError
 from farm.toolchain import Toolchain
+from policytrain.corpora import Package, check_names, debian_dir
 from policytrain.problem import EVICT_SPEED
-from policytrain.splits import Package, check_names, debian_dir
 from policytrain.units import Unit
 
 LEVEL = EVICT_SPEED.level

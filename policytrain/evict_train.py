@@ -35,12 +35,13 @@ from farm.errors import FarmError, InputError, first_line
 from farm.numeric import geomean
 from farm.toolchain import Toolchain
 from policytrain import evict_reward
+from policytrain.corpora import Package, names
 from policytrain.evict_context import FunctionEmbedder
 from policytrain.evict_model import EvictPolicy, Layout, Scorer, scorer_policy, teacher
-from policytrain.improve import Adam, EsParams, es_step
+from policytrain.improve import Adam, es_step
 from policytrain.mlp import Mlp
+from policytrain.params import EsParams
 from policytrain.problem import EVICT_SPEED
-from policytrain.splits import Package, names
 from policytrain.units import Unit
 
 

@@ -39,6 +39,7 @@ from farm.toolchain import Toolchain
 from policyhost.launcher import run_compile
 from policyhost.runnable import INLINE_DEFAULT
 from policytrain.mlp import Mlp, feature_offset
+from policytrain.params import Budget
 from policytrain.units import Unit
 
 TYPE_CHECKING = False
@@ -155,22 +156,6 @@ def play(unit: Unit, base: Mlp | None, flips: Sequence[int], toolchain: Toolchai
 #: A callee's features that stay put at each of its calls (not its users, which fall as they are inlined, nor its
 #: embedding, sent only with a vocabulary). Two small callees may share a key: a group flip then holds both.
 CALLEE_KEY = ("callee_basic_block_count", "callee_conditionally_executed_blocks", "is_callee_avail_external")
-
-
-@dataclass(frozen=True)
-class Budget:
-    """How hard to search one module: flips tried per round, and rounds."""
-
-    per_round: int = 12
-    rounds: int = 3
-    #: group flips: a flip also holds every later call of its callee (`callee_key`) to the flipped action, so one
-    #: trial refuses (or makes) all of a callee's inlines, which single flips miss when each refusal alone grows
-    #: the code (the body stays and a call is added). Measured in docs/policy-journal.md#group-flips
-    groups: bool = False
-
-    def as_json(self) -> dict:
-        d = {"per_round": self.per_round, "rounds": self.rounds}
-        return {**d, "groups": True} if self.groups else d  # (only then: single-flip searches keep their keys)
 
 
 _MATRICES = ("rows", "base_rows", "trial_rows")

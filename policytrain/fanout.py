@@ -27,7 +27,6 @@ from policyhost.watchdog import Stop
 from policytrain import mlp_io
 from policytrain.explore import (
     Abandoned,
-    Budget,
     ExploreCache,
     ReplayPolicy,
     compile_object,
@@ -36,8 +35,8 @@ from policytrain.explore import (
     play,
 )
 from policytrain.mlp import Mlp
-from policytrain.trainer import Fanout
-from policytrain.units import Unit
+from policytrain.params import Budget
+from policytrain.units import Fanout, Unit
 
 #: The work queue's name: a farm may give training compiles their own workers (`celery -Q policy-train`).
 QUEUE = "celery"

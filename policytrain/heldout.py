@@ -22,8 +22,8 @@ from farm.errors import FarmError
 from farm.numeric import geomean
 
 if TYPE_CHECKING:
+    from policytrain.corpora import Package, Splits
     from policytrain.mlp import Mlp
-    from policytrain.splits import Package, Splits
 
 
 class Measuring(Protocol):

@@ -28,30 +28,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from policytrain.explore import ModuleResult, default_offset
 from policytrain.mlp import Mlp
+from policytrain.params import BcParams, EsParams, PriorParams
 from policytrain.problem import INLINE_SIZE
-
-
-@dataclass(frozen=True)
-class BcParams:
-    """Weighted behavioural cloning: network shape, optimisation, and how much improvements weigh."""
-
-    hidden: tuple[int, ...] = (16, 16)
-    epochs: int = 40
-    batch: int = 256
-    lr: float = 3e-3
-    gain: float = 10.0
-    flip_weight: float = 5.0
-    #: counterfactual steps (every flip exploration tried): weight per unit of `.text` changed, relative to
-    #: the module (3000: a flip that moved the module by 1 % weighs 30); one that changed nothing weighs `trial_floor`
-    trial_weight: float = 3000.0
-    trial_floor: float = 0.1
-    seed: int = 0
 
 
 def bc_dataset(results: Sequence[ModuleResult], params: BcParams) -> tuple[list[tuple[str, int, str]], np.ndarray,
@@ -126,23 +109,6 @@ def fit_bc(features: Sequence[tuple[str, int, str]], x: np.ndarray, y: np.ndarra
     return Mlp(base.features, base.mean, base.std, ws, bs)
 
 
-@dataclass(frozen=True)
-class PriorParams:
-    """The exploration prior: a network scoring how likely flipping LLVM's decision makes its module smaller.
-
-    The heuristic says nothing of its confidence, so a first exploration tries its steps in a content-seeded
-    order, and only about one flip in twelve is smaller. Fitted on those trials (state -> did flipping help),
-    the prior orders a second search from the heuristic, most promising first: ml-compiler-opt's "least sure
-    first", with the confidence learned from what exploration already saw. Wider than the policy: it ranks,
-    it never decides."""
-
-    hidden: tuple[int, ...] = (64, 64)
-    epochs: int = 80
-    #: fewer helpful flips than this and there is nothing to learn: the second search is skipped
-    min_helpful: int = 20
-    seed: int = 0
-
-
 def fit_prior(results: Sequence[ModuleResult], params: PriorParams) -> Mlp | None:
     """The prior from every flip of LLVM's own decision that exploration tried (helpful ones weighted up to
     balance the classes); None when too few flips helped."""
@@ -170,26 +136,6 @@ def fit_prior(results: Sequence[ModuleResult], params: PriorParams) -> Mlp | Non
 
 #: The problem's reward (policytrain/problem.py), by the name the learners know.
 reward = INLINE_SIZE.reward
-
-
-@dataclass(frozen=True)
-class EsParams:
-    """Evolution strategies as ml-compiler-opt's blackbox learner, scaled to a farm worker."""
-
-    steps: int = 6
-    pairs: int = 8
-    sigma: float = 0.05
-    step_size: float = 0.02
-    min_compiled: float = 0.4
-    seed: int = 0
-    #: perturb and move only the weights that are not exactly zero: an average of clones (policytrain/mlp.py
-    #: `average`) is block-diagonal, and perturbing its zero blocks mixes the clones and spends most of each pair's
-    #: noise on weights no clone has (Adam then moves every one of them by about `step_size` a step)
-    only_nonzero: bool = False
-    #: how many times a module's growth counts against the same saving (1: ml-compiler-opt's reward). The size bars
-    #: are not symmetric (one package 0.5 % larger fails the gate however much the others shrink), so a step
-    #: that trades a growth somewhere for a larger saving elsewhere is not what the gate wants
-    growth_weight: float = 1.0
 
 
 class Adam:

@@ -1,6 +1,6 @@
 """Source files one policy split shares with another: the check that makes each overlap a decision.
 
-A split by package (policytrain/packages.py) is honest only if packages do not carry each other's code. They
+A split by package (policytrain/splitdata.py) is honest only if packages do not carry each other's code. They
 sometimes do: lz4 (evaluation) bundles an older xxHash, which libzstd and xxhash (training) compile from a newer
 header; speexdsp and speex share near-copies of two files. Found by hand, after a policy had been measured, such an
 overlap is a discovery; found here, before anything trains, it is a decision written down in
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from farm.errors import InputError
-from policytrain.packages import OVERLAPS
+from policytrain.splitdata import OVERLAPS
 from workers import debsrc
 
 #: the C and header files compared (the modules and the headers they inline from)
@@ -134,7 +134,7 @@ def between(splits: Mapping[str, Iterable[str]], debsrc_dir: Path) -> list[Overl
 
 def check_specs(specs: Mapping[str, Iterable[str]], debsrc_dir: Path) -> None:
     """`check` the Debian packages among a training's package specs (split name: specs; a `NAME=CORPUS_DIR` spec is
-    not a Debian package and is passed over) against the decisions of policytrain/packages.py."""
+    not a Debian package and is passed over) against the decisions of policytrain/splitdata.py."""
     debian = {split: [s for s in names if "=" not in s] for split, names in specs.items()}
     check(between(debian, debsrc_dir), OVERLAPS)
 

@@ -1,11 +1,12 @@
-"""How hard each stage of the inliner trainer works, one `Recipe` per use (policytrain/trainer.py runs them).
+"""How hard each stage of the inliner trainer works, one `TrainingRecipe` per use (policytrain/trainer.py runs them).
 
 ml-compiler-opt keeps one runner and many configurations; so does the farm. `RECIPES` holds what production and the
-test suite run: the nightly builder's (`cxx`, C++), C's (`nightly`, the nightly's until 2026-11-28, and the names it
-had), `make demo`'s and the suite's `smoke`. The
-experiments measured against the nightly and not adopted live beside the benches that measured them
-(bench/policy_recipes.py); code outside production lends its recipes to `recipe()` for as long as it runs them
-(`added`), so production never imports them and `policy train --recipe` knows only these.
+test suite run: the nightly builder's (`cxx`, C++), C's (`nightly`, the nightly's until 2026-11-28), `make demo`'s
+and the suite's `smoke`: each under its one real name. The experiments measured against the nightly and not adopted,
+and the names the nightly had and its draws measured apart (`nightly-one-draw`, `nightly-two-draws`,
+`nightly-other-seeds`), live beside the benches that measured them (bench/policy_recipes.py); code outside production
+lends its recipes to `recipe()` for as long as it runs them (`added`), so production never imports them and `policy
+train --recipe` knows only these.
 """
 
 from __future__ import annotations
@@ -16,20 +17,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from farm.errors import InputError
-from policytrain.explore import Budget
-from policytrain.improve import BcParams, EsParams, PriorParams
+from policytrain.params import BcParams, Budget, EsParams, PriorParams
 
 
 @dataclass(frozen=True)
-class Recipe:
-    """How hard each stage works (see the module docstring)."""
+class TrainingRecipe:
+    """How hard each stage works (see the module docstring). The name says what it is the recipe of, a training: how a
+    Debian package builds is workers/debrecipes.py `PackageRecipe`, another thing."""
 
     rounds: int = 2
     budget: Budget = field(default_factory=lambda: Budget(12, 3))
     bc: BcParams = field(default_factory=BcParams)
     es: EsParams = field(default_factory=EsParams)
     #: after exploring from the heuristic, search it again in the order a prior learned from that search
-    #: (policytrain/improve.py PriorParams); None: one search. Off by default: the second search finds 1.7x the
+    #: (policytrain/params.py PriorParams); None: one search. Off by default: the second search finds 1.7x the
     #: savings, but its flips, chosen where flipping looked promising, teach cloning to depart too often
     #: (validation 0.9995x against 0.9959x; docs/policy-journal.md#guided-search)
     prior: PriorParams | None = None
@@ -66,7 +67,7 @@ class Recipe:
     #: networks averaged into the policy (policytrain/draws.py): one training is a draw
     draws: int = 1
     #: the packages of each split when the recipe is smaller than the declared splits (each a subset of
-    #: policytrain/packages.py's, so still disjoint); empty: the declared splits
+    #: policytrain/splitdata.py's, so still disjoint); empty: the declared splits
     packages: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: the ThinLTO regime: every package a distributed ThinLTO build (workers/thinlto.py), the policy deciding in its
     #: backends, judged by the files it links against the ThinLTO heuristic; False: each file compiled alone
@@ -86,34 +87,24 @@ class Recipe:
 # (a validation costs ~10 s here, so sticks up to 8, near the heuristic, for the cap to choose from); the five
 # cloning seeds are averaged into one network, not chosen among: on eleven packages nothing was trained on it
 # ranked better than the best seed (0.9961x against 0.9964x, worst package 1.0003x against 1.0031x); and no clone
-# adds an inline LLVM's estimate puts more than 300 above its threshold (Recipe.guard: such adds almost never helped
-# in exploration; on those eleven packages 0.99600x against 0.99616x unguarded), nor refuses one it puts more than 1,000
-# below (Recipe.floor, its mirror: such refusals helped 2.5 % of the time; 0.99635x against 0.99642x without);
-# ES takes 64 pairs a step, each on one training module, nearer ml-compiler-opt's ~100 (0.99658x against 0.99706x
-# with 8; ~8 min more). That is one draw; from 2026-11-26 to 2026-11-27 the nightly trained two, seeds 0-4 and 5-9,
-# and averaged them (Recipe.draws, `nightly-two-draws`): on fourteen packages nothing chose on 0.99412x against the
-# two draws' mean, 0.99420x (docs/policy-journal.md#the-decision-split-and-two-draws-averaged; ~90 min cold).
-# Its search flips a callee's every later call with each
-# flip (Budget.groups): one draw measured 0.99193x on those fourteen packages against 0.99442x and 0.99398x for the
-# single-flip draws (since 2026-11-26, evening). The experiments (bench/policy_recipes.py) were each measured as one
-# draw, those before that evening with single flips.
-_NIGHTLY = Recipe(rounds=2, budget=Budget(16, 2, groups=True), es=EsParams(steps=16, pairs=64), max_modules=50,
-                  sticks=(0.0, 2.0, 4.0, 8.0), seeds=(0, 1, 2, 3, 4), ensemble=True, guard=300.0, floor=1000.0)
+# adds an inline LLVM's estimate puts more than 300 above its threshold (TrainingRecipe.guard: such adds almost never
+# helped in exploration; on those eleven packages 0.99600x against 0.99616x unguarded), nor refuses one it puts more
+# than 1,000 below (TrainingRecipe.floor, its mirror: such refusals helped 2.5 % of the time; 0.99635x against 0.99642x
+# without); ES takes 64 pairs a step, each on one training module, nearer ml-compiler-opt's ~100 (0.99658x against
+# 0.99706x with 8; ~8 min more). That is one draw; from 2026-11-26 to 2026-11-27 the nightly trained two, seeds 0-4 and
+# 5-9, and averaged them (TrainingRecipe.draws; bench/policy_recipes.py `nightly-two-draws`): on fourteen packages
+# nothing chose on 0.99412x against the two draws' mean, 0.99420x
+# (docs/policy-journal.md#the-decision-split-and-two-draws-averaged; ~90 min cold). Its search flips a callee's every
+# later call with each flip (Budget.groups): one draw measured 0.99193x on those fourteen packages against 0.99442x
+# and 0.99398x for the single-flip draws (since 2026-11-26, evening). The experiments (bench/policy_recipes.py) were
+# each measured as one draw, those before that evening with single flips.
+_NIGHTLY = TrainingRecipe(rounds=2, budget=Budget(16, 2, groups=True), es=EsParams(steps=16, pairs=64), max_modules=50,
+                          sticks=(0.0, 2.0, 4.0, 8.0), seeds=(0, 1, 2, 3, 4), ensemble=True, guard=300.0, floor=1000.0)
 
 RECIPES = {
     # one draw since 2026-11-27, when the corpora became real -Oz bitcode (issue 34): a second draw moved the held-out
     # geomean by 0.005 % and cost ~40 min of the 2 h a cold run may take (bench/data/policy-decisions-2026-11-27.txt)
     "nightly": _NIGHTLY,
-    # the same, under the name the bench commands of 2026-11-26 used for one draw: what each experiment of
-    # bench/policy_recipes.py varies
-    "nightly-one-draw": _NIGHTLY,
-    # the nightly from 2026-11-26, late morning, to 2026-11-27: two draws averaged
-    # (docs/policy-journal.md#the-decision-split-and-two-draws-averaged)
-    "nightly-two-draws": replace(_NIGHTLY, draws=2),
-    # the nightly's second draw alone (cloning seeds 5-9 instead of 0-4), to see how far two runs of the same recipe
-    # land apart on unseen code (docs/policy-journal.md#a-guard-on-far-added-inlines); what policytrain/draws.py
-    # `seeds_of` gives the second draw
-    "nightly-other-seeds": replace(_NIGHTLY, seeds=(5, 6, 7, 8, 9)),
     # the C++ nightly: C++ per file, judged by what the linker ships (issue 45). bench_headroom's search found 5.3 %
     # of spdlog's and leveldb's linked libraries against 0.35 % on per-file C, so C++ gets a policy of its own, and
     # the nightly builder trains and publishes it ([policy] recipe). Leaner than C's, so that a cold run fits a
@@ -128,26 +119,26 @@ RECIPES = {
            max_modules=12, es=replace(_NIGHTLY.es, steps=8, pairs=16), cap=1.0, guard=40.0,
            packages=(("validation", ("snappy", "soundtouch", "voro++")),)),
     # `make demo`: one round, a small search and two ES steps on a few small packages of each split
-    "demo": Recipe(rounds=1, budget=Budget(6, 2), es=EsParams(steps=2, pairs=4), max_modules=20, sticks=(0.0, 4.0),
-                   packages=(
+    "demo": TrainingRecipe(rounds=1, budget=Budget(6, 2), es=EsParams(steps=2, pairs=4), max_modules=20,
+                           sticks=(0.0, 4.0), packages=(
         ("train", ("lua5.4", "libzstd", "lzo2")), ("validation", ("jansson",)),
         ("evaluation", ("zlib", "bzip2", "lz4", "cjson", "libyaml", "giflib")))),
     # the test suite: the smallest run that still goes through every stage
-    "smoke": Recipe(rounds=1, budget=Budget(2, 1), bc=BcParams(epochs=3), es=EsParams(steps=1, pairs=2),
+    "smoke": TrainingRecipe(rounds=1, budget=Budget(2, 1), bc=BcParams(epochs=3), es=EsParams(steps=1, pairs=2),
                     sticks=(0.0,)),
 }
 
 
 #: Recipes lent by code outside production while it runs them (`added`): the benches' experiments.
-_ADDED: dict[str, Recipe] = {}
+_ADDED: dict[str, TrainingRecipe] = {}
 
 
-def known() -> dict[str, Recipe]:
+def known() -> dict[str, TrainingRecipe]:
     """Every recipe `recipe()` knows now: RECIPES, then any added."""
     return {**RECIPES, **_ADDED}
 
 
-def recipe(name: str) -> Recipe:
+def recipe(name: str) -> TrainingRecipe:
     try:
         return known()[name]
     except KeyError:
@@ -155,7 +146,7 @@ def recipe(name: str) -> Recipe:
 
 
 @contextmanager
-def added(extra: Mapping[str, Recipe]) -> Iterator[None]:
+def added(extra: Mapping[str, TrainingRecipe]) -> Iterator[None]:
     """`recipe()` also knows `extra` inside the block (bench/policy_recipes.py lends its experiments so); a name it
     already knows is refused, so an experiment never shadows what production runs."""
     taken = sorted(set(extra) & set(known()))

@@ -45,7 +45,7 @@ from policytrain.units import LEVEL
 log = logging.getLogger(__name__)
 #: What `policy retrain` may override: the training recipe (policytrain/recipes.py RECIPES; default
 #: `[policy] recipe`) and how many modules of the nightly corpus train (sampled by name hash; default: the recipe's
-#: cap on every training package, `Recipe.max_modules`, 12 in `cxx`: the nightly corpus is one package among
+#: cap on every training package, `TrainingRecipe.max_modules`, 12 in `cxx`: the nightly corpus is one package among
 #: sixteen, and at 400 of LLVM's TUs (11 s to search one on 2 cores, nine C modules' worth) it added over an hour
 #: to every search)
 DEFAULTS = {"recipe": None, "max_modules": None}

@@ -1,6 +1,6 @@
 """The inliner-for-size trainer: explore, clone, evolve, keep the best on validation, report held out.
 
-One loop, many configurations (ml-compiler-opt's one runner per problem): a `Recipe` says how
+One loop, many configurations (ml-compiler-opt's one runner per problem): a `TrainingRecipe` says how
 hard each stage works, `Splits` which packages train, validate and evaluate, and a `Fanout`
 where the compiles run (threads here, Celery workers on a farm: policytrain/fanout.py).
 
@@ -18,7 +18,7 @@ package's gains hide another's growth, which is what the gate refuses on the eva
 Validation and evaluation packages are whole packages never trained on: a policy that only
 memorised its training modules shows it there. A split that leaves any of the three empty, names one corpus
 twice, or whose packages share code nobody decided on (policytrain/overlap.py), is one clear line before anything
-compiles (policytrain/splits.py, re-exported here).
+compiles (policytrain/corpora.py, re-exported here).
 """
 
 from __future__ import annotations
@@ -36,13 +36,7 @@ from farm.errors import InputError
 from farm.numeric import geomean
 from farm.toolchain import Toolchain
 from policytrain import draws, mlp_io, native_export
-from policytrain.explore import ModuleResult, merge
-from policytrain.heldout import chosen, format_table, heldout_table, package_row
-from policytrain.improve import Adam, bagged, bc_dataset, es_step, fit_bc, fit_prior, reward
-from policytrain.mlp import LIMITS, Mlp, average
-from policytrain.problem import INLINE_SIZE
-from policytrain.recipes import Recipe, recipe
-from policytrain.splits import (
+from policytrain.corpora import (
     SPLITS,
     Package,
     Plan,
@@ -55,18 +49,19 @@ from policytrain.splits import (
     resolve_splits,
     specs,
 )
-from policytrain.splits import names as _names
-from policytrain.units import Unit
+from policytrain.corpora import names as _names
+from policytrain.explore import ModuleResult, merge
+from policytrain.heldout import chosen, format_table, heldout_table, package_row
+from policytrain.improve import Adam, bagged, bc_dataset, es_step, fit_bc, fit_prior, reward
+from policytrain.mlp import LIMITS, Mlp, average
+from policytrain.problem import INLINE_SIZE
+from policytrain.recipes import TrainingRecipe, recipe
+from policytrain.units import Fanout, Unit
 from workers.linked import CXX_SUFFIXES
 
-__all__ = ["SPLITS", "Fanout", "Measured", "Package", "Plan", "Splits", "Trainer", "build_splits", "check_names",
+__all__ = ["SPLITS", "Measured", "Package", "Plan", "Splits", "Trainer", "build_splits", "check_names",
            "package", "package_corpus", "plan_splits", "resolve_splits", "specs", "train_to"]
 log = logging.getLogger(__name__)
-
-#: run(kind, items) -> results in order: `kind` a job of policytrain/fanout.py (`explore`, `size`), each item
-#: plain JSON; threads or Celery tasks (fanout.thread_fanout, celery_fanout)
-Fanout = Callable[[str, Sequence[dict]], list]
-
 
 def _which(seed: int | None, seeds: int) -> str:
     """Which clone a round kept, for its progress line: one of several seeds, or their average (seed None)."""
@@ -120,7 +115,7 @@ class Trainer:
 
     toolchain: Toolchain
     splits: Splits
-    recipe: Recipe
+    recipe: TrainingRecipe
     fanout: Fanout
     progress: Callable[[str], None] = print
     #: the IR2Vec vocabulary whose embeddings the policy reads (None: LLVM's features alone)
@@ -210,7 +205,7 @@ class Trainer:
 
     @property
     def choose_cap(self) -> float | None:
-        """The cap a checkpoint is chosen under: the recipe's own (`Recipe.cap`), else the gate's."""
+        """The cap a checkpoint is chosen under: the recipe's own (`TrainingRecipe.cap`), else the gate's."""
         return self.cap if self.recipe.cap is None else self.recipe.cap
 
     def _better(self, a: Measured, b: Measured | None) -> bool:
@@ -225,7 +220,7 @@ class Trainer:
         return [ModuleResult.from_json(d) for d in found]
 
     def guided(self, found: list[ModuleResult], units: Sequence[Unit], r: int) -> list[ModuleResult]:
-        """The heuristic searched again, most promising flips first (Recipe.prior); each module's two searches
+        """The heuristic searched again, most promising flips first (TrainingRecipe.prior); each module's two searches
         merged."""
         prior = fit_prior(found, self.recipe.prior)
         if prior is None:
@@ -299,7 +294,7 @@ class Trainer:
 
     def _clone(self, results: Sequence[ModuleResult], every: tuple, seed: int) -> Mlp:
         """One seed's clone: of `every` explored module's data (bc_dataset, made once a round), or of its own
-        bootstrap draw (Recipe.bag), normalised on every module either way, so that the seeds' clones can be
+        bootstrap draw (TrainingRecipe.bag), normalised on every module either way, so that the seeds' clones can be
         averaged."""
         bc = replace(self.recipe.bc, seed=seed)
         data = bc_dataset(bagged(results, seed), bc) if self.recipe.bag else every

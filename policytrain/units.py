@@ -9,12 +9,17 @@ A module's size is what it adds to the linked file, not its object's `.text`: `s
 this module does, so they count nothing (farm/toolchain.py `TextParts.without`). A search or an ES step is then not
 paid for inlining away a copy the linker would have dropped (issue 45). For C, and for a module with no COMDAT
 group another module carries, `shared` is empty and the size is the object's `.text`, as before.
+
+Units are compiled where a `Fanout` runs them: the trainer (policytrain/trainer.py) hands it jobs, and
+policytrain/fanout.py makes one of threads or of Celery tasks. The type is here, below both, so that the module
+that runs the jobs does not stand on the loop that hands them out.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +31,10 @@ if TYPE_CHECKING:
 
 #: The problem's optimization level (policytrain/problem.py says why `-Oz`, front end and compile).
 LEVEL = INLINE_SIZE.level
+
+#: run(kind, items) -> results in order: `kind` a job of policytrain/fanout.py (`explore`, `size`), each item
+#: plain JSON; threads or Celery tasks (fanout.thread_fanout, celery_fanout)
+Fanout = Callable[[str, Sequence[dict]], list]
 
 
 @dataclass(frozen=True)

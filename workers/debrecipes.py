@@ -1,10 +1,10 @@
-"""How each known Debian source package compiles without its build system: the `Recipe` and the catalogue.
+"""How each known Debian source package compiles without its build system: the `PackageRecipe` and the catalogue.
 
 A recipe stands in for `./configure && make`: which directories hold the sources, the defines and
 include paths the build would pass, the headers it would generate (`config.h` and the like,
 written from what configure finds on x86-64 Debian 12), the files it never compiles on this
 target (other architectures, fragments #included by another source, C++), and the per-file flags
-of SIMD variants. `workers/debsrc.py` fetches and applies them; `policytrain/packages.py` names which
+of SIMD variants. `workers/debsrc.py` fetches and applies them; `policytrain/splitdata.py` names which
 packages train, validate and judge the inliner policy.
 
 The recipes themselves are data: `workers/data/recipes.toml`, one table per package, and the generated
@@ -22,8 +22,11 @@ from workers import recipedata
 
 
 @dataclass(frozen=True)
-class Recipe:
-    """What a package's own build would provide: which sources, which defines, generated headers."""
+class PackageRecipe:
+    """What a package's own build would provide: which sources, which defines, generated headers.
+
+    The name says what it is the recipe of, a Debian package's build: the inliner trainer's recipes, how hard each
+    stage of a training works, are another thing (policytrain/recipes.py `TrainingRecipe`)."""
 
     subdirs: tuple[str, ...] = (".",)
     #: Compile flags; `{src}` stands for the unpacked source tree (include paths the build would add),
@@ -67,7 +70,7 @@ class Recipe:
 
 
 #: Packages the farm knows how to compile (without their build systems, but for LLVM's), checked when read.
-RECIPES: dict[str, Recipe] = recipedata.load(Recipe)
+RECIPES: dict[str, PackageRecipe] = recipedata.load(PackageRecipe)
 
 #: LLVM's own code, configured with CMake: workers/debsrc.py gives this recipe to every `llvm-toolchain-NN`,
 #: listed or not, and its cache settings to whoever configures LLVM for a corpus.

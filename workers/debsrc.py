@@ -16,18 +16,18 @@ from pathlib import Path
 
 from farm.errors import FarmError, InputError
 from workers.corpusdir import DEFAULT_FLAGS, CompileJob, jobs_from_directory
-from workers.debrecipes import LLVM, RECIPES, Recipe
+from workers.debrecipes import LLVM, RECIPES, PackageRecipe
 
 _PKG = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 _LLVM_PKG = re.compile(r"^llvm-toolchain-\d+$")
 _CHANGELOG = re.compile(r"^([a-z0-9][a-z0-9+.-]+) \(([^()\s]+)\)")
 
 
-def recipe(package: str) -> Recipe:
+def recipe(package: str) -> PackageRecipe:
     """The package's recipe; every `llvm-toolchain-NN` is LLVM, listed or not."""
     if _LLVM_PKG.match(package):
         return RECIPES.get(package, LLVM)
-    return RECIPES.get(package, Recipe())
+    return RECIPES.get(package, PackageRecipe())
 
 
 def is_llvm(package: str) -> bool:

@@ -26,11 +26,11 @@ an `include/foo_version.h`,
     generated_files = ["config.h", "include/foo_version.h"]
 
 with `workers/data/debian/libfoo/config.h` and `workers/data/debian/libfoo/include/foo_version.h` holding the
-text configure would write. Nothing in Python changes; policytrain/packages.py says which split it joins, and
+text configure would write. Nothing in Python changes; policytrain/splitdata.py says which split it joins, and
 tests/workers/test_recipedata.py checks that every file under `debian/` belongs to a table (and pins the
 catalogue's sha256, which a new package changes on purpose).
 
-This module receives the class (`load(Recipe)`) rather than importing `workers.debrecipes`, which imports it: no
+This module receives the class (`load(PackageRecipe)`) rather than importing `workers.debrecipes`, which imports it: no
 import cycle, and the tests can load small files of their own.
 """
 

@@ -53,13 +53,13 @@ class PolicyBench:
 
     def package(self, name: str, most: int | None = None):
         """A Debian package's -Oz corpus as the trainer caches it (`most`: only that many modules, by name hash)."""
-        from policytrain.splits import package_corpus
+        from policytrain.corpora import package_corpus
 
         return package_corpus(name, self.var, self.toolchain, most)
 
     def package_dir(self, name: str) -> Path:
         """The directory of the trainer's whole corpus of Debian package `name` (made first if need be)."""
-        from policytrain.splits import debian_dir  # where package_corpus caches it
+        from policytrain.corpora import debian_dir  # where package_corpus caches it
 
         self.package(name)
         return debian_dir(self.var, name)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.policy_recipes import CXX, EXPERIMENTS, NIGHTLY, lookup
+from bench.policy_recipes import CXX, EXPERIMENTS, HISTORICAL, NIGHTLY, lookup
 from farm.errors import InputError
 from policytrain import recipes
 from policytrain.recipes import RECIPES, added, recipe
@@ -25,7 +25,7 @@ CXX_VARIES = {"cxx-guard-300": {"guard", "cap"}, "cxx-strict": {"guard"}, "cxx-g
 
 
 def test_each_experiment_varies_the_nightlys_one_draw_only_where_it_says():
-    assert RECIPES["nightly-one-draw"] is NIGHTLY and RECIPES["nightly"] == NIGHTLY
+    assert HISTORICAL["nightly-one-draw"] is NIGHTLY and RECIPES["nightly"] == NIGHTLY
     assert set(EXPERIMENTS) == set(VARIES) | set(CXX_VARIES) and RECIPES["cxx"] is CXX
     for base, varies in ((NIGHTLY, VARIES), (CXX, CXX_VARIES)):
         for name, fields in varies.items():
@@ -43,6 +43,18 @@ def test_production_knows_no_experiment_and_an_experiment_never_shadows_producti
     with pytest.raises(InputError, match="'smoke' is already known"), added({"smoke": NIGHTLY}):
         pass
     assert recipe("smoke") is RECIPES["smoke"]
+
+
+def test_the_nightlys_former_names_are_the_benchs_not_productions():
+    """`nightly` is production's one name for C's nightly; the names it had (and its draws measured apart) are lent by
+    the bench, so a command recorded under one runs again and `policy train --recipe` rejects it in one line."""
+    assert not set(HISTORICAL) & set(RECIPES) and not set(HISTORICAL) & set(EXPERIMENTS)
+    with pytest.raises(InputError) as e:
+        recipe("nightly-one-draw")
+    assert str(e.value) == f"unknown training recipe 'nightly-one-draw': use one of {', '.join(RECIPES)}"
+    assert "\n" not in str(e.value)
+    assert lookup("nightly-one-draw") is NIGHTLY and lookup("nightly-two-draws") is HISTORICAL["nightly-two-draws"]
+    assert recipes.known() == RECIPES
 
 
 def test_experiments_are_known_while_lent_and_forgotten_after():

@@ -13,9 +13,11 @@ from policytrain.recipes import RECIPES
 
 
 def test_each_draw_clones_with_its_own_seeds_the_first_with_the_recipes() -> None:
-    nightly = RECIPES["nightly-two-draws"]
+    from bench.policy_recipes import HISTORICAL  # the nightly's draws, as it ran them and measured apart
+
+    nightly = HISTORICAL["nightly-two-draws"]
     assert nightly.draws == 2 and [draws.seeds_of(nightly, d) for d in range(2)] == [(0, 1, 2, 3, 4), (5, 6, 7, 8, 9)]
-    assert draws.seeds_of(nightly, 1) == RECIPES["nightly-other-seeds"].seeds  # the second draw, measured alone
+    assert draws.seeds_of(nightly, 1) == HISTORICAL["nightly-other-seeds"].seeds  # the second draw, measured alone
     assert draws.seeds_of(replace(nightly, seeds=(3,)), 2) == (5,)
 
 
@@ -23,10 +25,10 @@ def test_two_draws_are_two_whole_trainings_averaged(packages: dict[str, Path], t
                                                     toolchain: Toolchain) -> None:
     """The policy is exactly the average of the two networks each draw chose on its own (one training each, with
     the draw's seeds); every line and history row says its draw, and the average's validation is recorded."""
-    from policytrain.explore import Budget, ExploreCache
+    from policytrain.explore import ExploreCache
     from policytrain.fanout import thread_fanout
-    from policytrain.improve import EsParams
     from policytrain.mlp import average
+    from policytrain.params import Budget, EsParams
     from policytrain.trainer import Trainer, resolve_splits
 
     rec = replace(RECIPES["smoke"], budget=Budget(8, 1), es=EsParams(steps=1, pairs=2), draws=2)

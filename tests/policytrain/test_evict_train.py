@@ -127,8 +127,8 @@ def test_a_tiny_training_writes_a_model_the_host_serves(corpora: dict[str, Path]
 def test_a_module_llvm_cannot_compile_is_counted_and_skipped(corpora: dict[str, Path], toolchain: Toolchain,
                                                             tmp_path: Path) -> None:
     from policytrain import evict_data
+    from policytrain.corpora import Package
     from policytrain.evict_train import RECIPES, EvictTrainer
-    from policytrain.splits import Package
 
     bad = tmp_path / "bad.bc"
     bad.write_bytes(b"BC\xc0\xde not bitcode")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from farm.errors import InputError
-from policytrain import overlap, packages
+from policytrain import overlap, splitdata
 
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
 
@@ -90,7 +90,7 @@ def test_an_undecided_pair_fails_in_one_line_and_a_decided_one_passes() -> None:
 ])
 def test_a_decision_that_is_not_one_fails_in_one_line(decided: dict, message: str) -> None:
     with pytest.raises(InputError) as e:
-        packages.check(packages.SPLITS, overlaps=decided)
+        splitdata.check(splitdata.SPLITS, overlaps=decided)
     assert message in str(e.value) and "\n" not in str(e.value)
 
 
@@ -104,10 +104,10 @@ def test_the_declared_splits_share_no_code_without_a_decision(have_apt_source: b
     run = subprocess.run([MLGO_FARM, "policy", "splits"], capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    assert lines[:len(packages.SPLITS)] == [f"{name}: {', '.join(names)}" for name, names in packages.SPLITS.items()]
+    assert lines[:len(splitdata.SPLITS)] == [f"{name}: {', '.join(names)}" for name, names in splitdata.SPLITS.items()]
     assert not [line for line in lines if line.startswith("UNDECIDED")]
     decided = [line for line in lines if line.startswith("decided: ")]
-    for pair in packages.OVERLAPS:
+    for pair in splitdata.OVERLAPS:
         assert any(all(f" {p}:" in line for p in pair) for line in decided), f"{sorted(pair)} share nothing now"
 
 

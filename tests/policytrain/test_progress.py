@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from farm.toolchain import Toolchain
-from policytrain import splits
+from policytrain import corpora as run_corpora  # (`corpora` is the fixture below)
 
 MLGO_FARM = str(Path(sys.executable).with_name("mlgo-farm"))
 #: a progress line: stage, done/total, elapsed, and an estimate while work is left
@@ -70,12 +70,12 @@ def test_the_packages_stages_count_each_debian_package(monkeypatch, tmp_path: Pa
 
     fetched: list[str] = []
     monkeypatch.setattr(debsrc, "fetch_source", lambda name, dest: fetched.append(name))
-    splits.fetch_sources(["zlib", "bzip2"], tmp_path, "policy train")
-    given = splits.Package("d", ())
-    monkeypatch.setattr(splits, "package_corpus",
-                        lambda spec, var, tc, most=None, thinlto=False: splits.Package(spec, ()))
-    got = splits.corpora([[("zlib", None, 5), ("d", given, None)], [("bzip2", None, None)]], tmp_path, None,  # type: ignore[arg-type]
-                         "policy train")
+    run_corpora.fetch_sources(["zlib", "bzip2"], tmp_path, "policy train")
+    given = run_corpora.Package("d", ())
+    monkeypatch.setattr(run_corpora, "package_corpus",
+                        lambda spec, var, tc, most=None, thinlto=False: run_corpora.Package(spec, ()))
+    got = run_corpora.corpora([[("zlib", None, 5), ("d", given, None)], [("bzip2", None, None)]], tmp_path, None,  # type: ignore[arg-type]
+                              "policy train")
     assert fetched == ["zlib", "bzip2"] and [[p.name for p in g] for g in got] == [["zlib", "d"], ["bzip2"]]
     assert _stages(capsys.readouterr().err) == {"policy train: package sources fetched": [(1, 2), (2, 2)],
                                                 "policy train: package corpora built": [(1, 2), (2, 2)]}

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from farm.errors import InputError
-from policytrain import packages
+from policytrain import splitdata
 from policytrain.recipes import RECIPES, recipe
 
 PRODUCTION = RECIPES
@@ -26,9 +26,9 @@ def test_a_recipes_packages_are_inside_the_declared_splits(name):
     rec = RECIPES[name]
     for split, names in rec.packages:
         # a small run's held-out table may use retired evaluation packages: they never train, and it spends no look
-        # of the fresh ones (policytrain/packages.py MAX_LOOKS)
-        allowed = set(packages.SPLITS[f"cxx-{split}" if rec.cxx else split]) | (
-            set(packages.RETIRED) if split == "evaluation" and not rec.cxx else set())
+        # of the fresh ones (policytrain/splitdata.py MAX_LOOKS)
+        allowed = set(splitdata.SPLITS[f"cxx-{split}" if rec.cxx else split]) | (
+            set(splitdata.RETIRED) if split == "evaluation" and not rec.cxx else set())
         assert set(names) <= allowed, (name, split)
     assert rec.seeds and rec.sticks and rec.rounds >= 1
 
@@ -47,10 +47,12 @@ EXPERIMENTS = {"nightly-hold": {"hold_no"}, "nightly-deep": {"budget"}, "nightly
 
 
 def test_every_nightly_experiment_differs_from_the_nightly_only_where_it_says():
-    """Production's nightly recipes and the experiments measured beside them (bench/policy_recipes.py), together."""
+    """Production's nightly, the names it had and the experiments measured beside it (bench/policy_recipes.py),
+    together."""
     from bench.policy_recipes import EXPERIMENTS as MEASURED
+    from bench.policy_recipes import HISTORICAL
 
-    RECIPES = {**PRODUCTION, **MEASURED}  # the assertions read the union by the registry's name
+    RECIPES = {**PRODUCTION, **MEASURED, **HISTORICAL}  # the assertions read the union by the registry's name
     one = RECIPES["nightly-one-draw"]
     assert set(EXPERIMENTS) | {"nightly-one-draw"} == {n for n in RECIPES if n.startswith("nightly-")}
     assert RECIPES["nightly"] == one and one.draws == 1 and RECIPES["nightly-two-draws"] == replace(one, draws=2)

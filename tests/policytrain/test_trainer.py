@@ -50,10 +50,11 @@ def test_a_training_on_packages_sharing_code_nobody_decided_on_stops_before_comp
 
 
 def test_a_split_not_named_is_the_declared_one_the_decision_packages_too() -> None:
-    """`policy heldout --split decision` measures the packages recipes are compared on (policytrain/packages.py)."""
-    from policytrain import packages
+    """`policy heldout --split decision` measures the packages recipes are compared on (policytrain/splitdata.py)."""
+    from policytrain import splitdata
 
-    assert specs("decision", None) == list(packages.DECISION) and specs("evaluation", None) == list(packages.EVALUATION)
+    assert specs("decision", None) == list(splitdata.DECISION)
+    assert specs("evaluation", None) == list(splitdata.EVALUATION)
     assert specs("decision", " zlib, ,bzip2") == ["zlib", "bzip2"]
     with pytest.raises(InputError, match="package zlib is in both the validation and the decision split"):
         check_names({"train": ["lua5.4"], "validation": ["zlib"], "decision": ["zlib"]})
@@ -77,8 +78,8 @@ def test_a_checkpoint_within_the_cap_beats_a_lower_geomean_that_grows_a_package(
 
 
 def test_a_recipes_own_cap_chooses_checkpoints_instead_of_the_gates() -> None:
-    """`Recipe.cap` (headroom under the gate's tolerance) changes which checkpoint the trainer keeps; without one
-    the gate's cap chooses."""
+    """`TrainingRecipe.cap` (headroom under the gate's tolerance) changes which checkpoint the trainer keeps; without
+    one the gate's cap chooses."""
     from dataclasses import replace
 
     from policytrain.recipes import RECIPES
@@ -238,13 +239,13 @@ def test_celery_workers_train_the_same_policy_as_threads(packages: dict[str, Pat
 
 def test_a_guided_search_follows_the_first_and_both_feed_cloning(packages: dict[str, Path], tmp_path: Path,
                                                                   toolchain: Toolchain) -> None:
-    """With `Recipe.prior`, the heuristic is searched a second time in the order a prior learned from the first
+    """With `TrainingRecipe.prior`, the heuristic is searched a second time in the order a prior learned from the first
     search; each module's two searches are merged (the smaller trajectory, every flip tried)."""
     from dataclasses import replace
 
-    from policytrain.explore import Budget, ExploreCache
+    from policytrain.explore import ExploreCache
     from policytrain.fanout import thread_fanout
-    from policytrain.improve import PriorParams
+    from policytrain.params import Budget, PriorParams
     from policytrain.recipes import RECIPES
     from policytrain.trainer import Trainer, resolve_splits
 
@@ -274,9 +275,9 @@ def test_more_cloning_seeds_keep_the_best_on_validation(packages: dict[str, Path
     never validate worse than one, and the round says which seed won."""
     from dataclasses import replace
 
-    from policytrain.explore import Budget, ExploreCache
+    from policytrain.explore import ExploreCache
     from policytrain.fanout import thread_fanout
-    from policytrain.improve import EsParams
+    from policytrain.params import Budget, EsParams
     from policytrain.recipes import RECIPES
     from policytrain.trainer import Trainer, resolve_splits
 
@@ -297,16 +298,17 @@ def test_more_cloning_seeds_keep_the_best_on_validation(packages: dict[str, Path
 
 def test_an_ensemble_recipe_keeps_the_seeds_average_not_one_seed(packages: dict[str, Path], tmp_path: Path,
                                                                   toolchain: Toolchain) -> None:
-    """`Recipe.ensemble`: the round's clone is the average of every seed's (policytrain/mlp.py `average`), the
-    same network whichever seed would have validated best, and the round says so; with `Recipe.bag` too."""
+    """`TrainingRecipe.ensemble`: the round's clone is the average of every seed's (policytrain/mlp.py `average`), the
+    same network whichever seed would have validated best, and the round says so; with `TrainingRecipe.bag` too."""
     from dataclasses import replace
 
     import numpy as np
 
-    from policytrain.explore import Budget, ExploreCache
+    from policytrain.explore import ExploreCache
     from policytrain.fanout import thread_fanout
-    from policytrain.improve import EsParams, bc_dataset, fit_bc
+    from policytrain.improve import bc_dataset, fit_bc
     from policytrain.mlp import average
+    from policytrain.params import Budget, EsParams
     from policytrain.recipes import RECIPES
     from policytrain.trainer import Trainer, resolve_splits
 
@@ -321,7 +323,8 @@ def test_an_ensemble_recipe_keeps_the_seeds_average_not_one_seed(packages: dict[
     assert all(np.array_equal(a, b) for a, b in zip(policy.ws + policy.bs, mean.ws + mean.bs, strict=True))
     assert policy.ws[0].shape[1] == 3 * rec.bc.hidden[0] and info["history"][0]["seed"] is None
     assert any(ln.startswith("round 1/1: ") and ", 3 seeds averaged)" in ln for ln in lines), lines
-    # bagging (Recipe.bag): each seed clones its own draw of the modules, normalised on all of them, so they average
+    # bagging (TrainingRecipe.bag): each seed clones its own draw of the modules, normalised on all of them, so
+    # they average
     bag, _ = Trainer(toolchain, splits, replace(rec, bag=True), fanout, progress=lambda _: None).run()
     assert np.array_equal(bag.mean, policy.mean) and np.array_equal(bag.std, policy.std)
     assert bag.ws[0].shape == policy.ws[0].shape and not np.array_equal(bag.ws[0], policy.ws[0])
@@ -377,8 +380,9 @@ def _refused_inlines(units: list, policy, toolchain: Toolchain, below: float) ->
 def _trained(packages: dict[str, Path], tmp_path: Path, toolchain: Toolchain, **recipe):
     from dataclasses import replace
 
-    from policytrain.explore import Budget, ExploreCache
+    from policytrain.explore import ExploreCache
     from policytrain.fanout import thread_fanout
+    from policytrain.params import Budget
     from policytrain.recipes import RECIPES
     from policytrain.trainer import Trainer, resolve_splits
 
@@ -399,7 +403,7 @@ def _eager(policy):
 
 def test_a_recipe_that_holds_llvms_no_trains_a_policy_that_only_refuses(packages: dict[str, Path], tmp_path: Path,
                                                                         toolchain: Toolchain) -> None:
-    """`Recipe.hold_no` is carried by every clone and through ES, and compiled for real a held network inlines
+    """`TrainingRecipe.hold_no` is carried by every clone and through ES, and compiled for real a held network inlines
     nowhere LLVM's heuristic would not: not the trained one, and not one biased to inline everything, which
     without the hold adds inlines."""
     from dataclasses import replace
@@ -414,10 +418,10 @@ def test_a_recipe_that_holds_llvms_no_trains_a_policy_that_only_refuses(packages
 
 def test_a_recipe_with_a_guard_and_a_floor_trains_a_policy_that_keeps_llvms_far_decisions(
         packages: dict[str, Path], tmp_path: Path, toolchain: Toolchain) -> None:
-    """`Recipe.guard` and `Recipe.floor` are carried by every clone and through ES; compiled for real, a guarded
-    network biased to inline everything adds no inline whose estimate is more than the guard above LLVM's threshold,
-    a floored one biased to refuse everything refuses none more than the floor below it (a last call to a static
-    function), and without them they do."""
+    """`TrainingRecipe.guard` and `TrainingRecipe.floor` are carried by every clone and through ES; compiled for real,
+    a guarded network biased to inline everything adds no inline whose estimate is more than the guard above LLVM's
+    threshold, a floored one biased to refuse everything refuses none more than the floor below it (a last call to a
+    static function), and without them they do."""
     from dataclasses import replace
 
     import numpy as np

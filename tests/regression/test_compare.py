@@ -258,8 +258,8 @@ def _published_eviction_policy(tmp_path: Path, capsys: pytest.CaptureFixture) ->
     regalloc`) to this test's store: what the speed builder's default, store:latest, then judges. Its version."""
     from farm.toolchain import Toolchain
     from policytrain import evict_data
+    from policytrain.corpora import Package
     from policytrain.evict_train import train_to
-    from policytrain.splits import Package
     from tests.policytrain.evictsrc import write_sources
     from workers.corpus import from_sources
 

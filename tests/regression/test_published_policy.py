@@ -89,9 +89,10 @@ def test_a_worse_new_version_regresses_against_heuristic_and_previous_and_alerts
 
 def _winning_policy(corpus: Path, toolchain: Toolchain, out: Path) -> Path:
     """A policy trained as the farm trains (exploration, weighted cloning) on `corpus`: it wins there."""
-    from policytrain.explore import Budget, explore
-    from policytrain.improve import BcParams, bc_dataset, fit_bc
+    from policytrain.explore import explore
+    from policytrain.improve import bc_dataset, fit_bc
     from policytrain.onnx_export import to_onnx
+    from policytrain.params import BcParams, Budget
     from policytrain.units import corpus_units
 
     found = [explore(u, None, toolchain, Budget(4, 2)) for u in corpus_units(corpus)]

@@ -10,7 +10,7 @@ import pytest
 
 from farm.errors import FarmError, InputError
 from farm.toolchain import Toolchain
-from policytrain import packages
+from policytrain import splitdata
 from tests.workers.conftest import lists_and_compiles
 from workers import corpus, debsrc
 
@@ -165,7 +165,7 @@ def test_second_fresh_evaluation_packages_compile(package: str, expected: set[st
     """The six packages of the second fresh evaluation set (workers/data/recipes.toml; evaluation only) compile
     whole with nothing skipped, with the headers their recipes write; each lists the modules it should and none that
     its recipe leaves out (jbigkit has nine modules in all, libsndfile over a hundred)."""
-    assert packages.split_of(package) == "retired"  # looked at too often since (policytrain/data/looks.toml)
+    assert splitdata.split_of(package) == "retired"  # looked at too often since (policytrain/data/looks.toml)
     lists_and_compiles(package, None, expected, left_out, (9, 150), tmp_path, toolchain)
 
 
@@ -205,5 +205,5 @@ def test_more_training_packages_compile(package: str, sample: int | None, expect
     """The eight packages that joined on 2026-11-26 (workers/data/recipes.toml; training since, but speexdsp, in no
     split: two of its files are near-copies of an evaluation package's) compile with nothing skipped; each lists the
     modules it should and none that its recipe leaves out."""
-    assert packages.split_of(package) == (None if package == "speexdsp" else "train")
+    assert splitdata.split_of(package) == (None if package == "speexdsp" else "train")
     lists_and_compiles(package, sample, expected, left_out, (6, 150), tmp_path, toolchain)

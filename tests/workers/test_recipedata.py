@@ -1,6 +1,6 @@
-"""The Debian package catalogue as data (workers/recipedata.py): the loader gives the Recipe objects the Python recipes
-were, byte for byte, and a bad entry (a key, a missing generated file) is one line naming the file, the package and the
-key, so a typo in recipes.toml cannot silently give a package the default (all of its C files, no defines)."""
+"""The Debian package catalogue as data (workers/recipedata.py): the loader gives the PackageRecipe objects the Python
+recipes were, byte for byte, and a bad entry (a key, a missing generated file) is one line naming the file, the package
+and the key, so a typo in recipes.toml cannot silently give a package the default (all of its C files, no defines)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from farm.errors import InputError
 from workers import recipedata, shipped
-from workers.debrecipes import RECIPES, Recipe
+from workers.debrecipes import RECIPES, PackageRecipe
 
 GOOD = '''
 [tool]
@@ -45,7 +45,7 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 def _one_line_error(path: Path, *words: str, defined: dict[str, object] | None = None) -> str:
     with pytest.raises(InputError) as e:
-        recipedata.load(Recipe, path, defined=defined or {})
+        recipedata.load(PackageRecipe, path, defined=defined or {})
     msg = str(e.value)
     assert "\n" not in msg
     for word in (str(path), *words):
@@ -54,24 +54,24 @@ def _one_line_error(path: Path, *words: str, defined: dict[str, object] | None =
 
 
 def test_a_good_file_gives_the_recipes_python_would(tmp_path):
-    got = recipedata.load(Recipe, _write(tmp_path, GOOD))
+    got = recipedata.load(PackageRecipe, _write(tmp_path, GOOD))
     assert got == {
-        "tool": Recipe(subdirs=("src", "test"), flags=("-DHAVE_CONFIG_H", "-I{src}/include"),
+        "tool": PackageRecipe(subdirs=("src", "test"), flags=("-DHAVE_CONFIG_H", "-I{src}/include"),
                        exclude=("src/win32.c", "test/fuzz_*.c"),
                        file_flags={"*_avx2.c": ("-mavx2",), "*_sse41.c": ("-msse4.1",)},
                        fallback_version="1.0-1",
                        generated={"config.h": '#define HAVE_UNISTD_H 1\n#define VERSION "1.0"\n'}),
-        "built": Recipe(cmake="llvm", cmake_defines=("CMAKE_BUILD_TYPE=Release",), cxx=True,
+        "built": PackageRecipe(cmake="llvm", cmake_defines=("CMAKE_BUILD_TYPE=Release",), cxx=True,
                         copies={"src/config.h": "src/config.h.generic"}),
     }
-    assert got["tool"].flags_of("src/x_avx2.c") == ("-mavx2",)  # tuples, as Recipe's methods expect
+    assert got["tool"].flags_of("src/x_avx2.c") == ("-mavx2",)  # tuples, as PackageRecipe's methods expect
 
 
-def _toml(recipe: Recipe) -> str:
+def _toml(recipe: PackageRecipe) -> str:
     """A recipe's non-default fields as TOML lines (JSON strings and arrays are TOML's too)."""
     lines = []
     for key, value in vars(recipe).items():
-        if value == getattr(Recipe(), key):
+        if value == getattr(PackageRecipe(), key):
             continue
         if isinstance(value, dict):
             items = ", ".join(f"{json.dumps(k)} = {json.dumps(list(v) if isinstance(v, tuple) else v)}"
@@ -86,7 +86,7 @@ def test_every_python_recipe_survives_the_trip_through_toml(tmp_path):
     # Every kind of field the Python recipes use (generated headers with quotes and backslashes, per-file flags,
     # copies, CMake projects) reads back equal: moving a recipe into recipes.toml changes nothing.
     text = "\n".join(f"[{json.dumps(name)}]\n{_toml(r)}\n" for name, r in RECIPES.items())
-    assert recipedata.load(Recipe, _write(tmp_path, text)) == RECIPES
+    assert recipedata.load(PackageRecipe, _write(tmp_path, text)) == RECIPES
 
 
 def test_an_unknown_key_is_one_line_naming_package_and_key(tmp_path):
@@ -109,7 +109,7 @@ def test_a_wrong_type_is_one_line_naming_package_and_key(tmp_path, text, key, sa
 
 def test_a_package_the_python_recipes_have_cannot_be_defined_again(tmp_path):
     path = _write(tmp_path, '[zlib]\nflags = ["-DX"]\n')
-    _one_line_error(path, "[zlib]", "already", defined={"zlib": Recipe()})
+    _one_line_error(path, "[zlib]", "already", defined={"zlib": PackageRecipe()})
 
 
 def test_a_package_must_be_a_table_and_the_file_valid_toml(tmp_path):
@@ -175,7 +175,7 @@ def test_generated_files_are_read_byte_for_byte_beside_the_data_file(tmp_path):
     path = _with_files(tmp_path, '[tool]\ngenerated_files = ["config.h", "src/x.h"]\n'
                        'generated = { "inline.h" = "#define Z 1\\n" }\n',
                        {"tool/config.h": header, "tool/src/x.h": b""})
-    got = recipedata.load(Recipe, path)["tool"]
+    got = recipedata.load(PackageRecipe, path)["tool"]
     assert got.generated == {"inline.h": "#define Z 1\n", "config.h": header.decode(), "src/x.h": ""}
 
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from farm.errors import InputError
-from policytrain import packages
+from policytrain import splitdata
 from workers import shipped
 
 GOOD = {"unshipped": ["tests/*", "examples/*.c"], "why": "debian/libfoo1.install: the library only"}
@@ -57,7 +57,7 @@ def test_a_package_with_an_entry_drops_what_it_does_not_ship() -> None:
 
 
 def test_every_held_out_package_has_an_entry() -> None:
-    held_out = [pkg for split, pkgs in packages.SPLITS.items() if split != "train" for pkg in pkgs]
+    held_out = [pkg for split, pkgs in splitdata.SPLITS.items() if split != "train" for pkg in pkgs]
     assert held_out and shipped.missing(held_out) == []
     for pkg in held_out:
         assert shipped.shipping(pkg).why.strip()
@@ -113,6 +113,6 @@ def test_every_package_a_policy_is_trained_chosen_or_judged_on_declares_what_it_
     sum of objects in silence (retired packages too, which the demo judges on, but for libsndfile, whose Debian
     configuration links FLAC, Ogg and MPEG libraries the recipe cannot compile)."""
     judged = [p for s in ("train", "validation", "decision", "evaluation", "cxx-train", "cxx-validation",
-                          "cxx-decision", "cxx-evaluation") for p in packages.SPLITS[s]]
+                          "cxx-decision", "cxx-evaluation") for p in splitdata.SPLITS[s]]
     assert shipped.unlinked(judged) == []
-    assert shipped.unlinked(packages.SPLITS["retired"]) == ["libsndfile"]
+    assert shipped.unlinked(splitdata.SPLITS["retired"]) == ["libsndfile"]

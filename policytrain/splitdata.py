@@ -1,4 +1,5 @@
-"""Which Debian source packages the inliner policy trains on, is validated on, and is judged on.
+"""The declared splits, as data: which Debian source packages the inliner policy trains on, is validated on, and is
+judged on.
 
 A policy that shrinks the code it trained on may still grow other code (ml-compiler-opt's issues
 #10 and #331), so it is judged on whole packages it never saw: no package is in two splits, and a

@@ -1,4 +1,4 @@
-"""The trainer's packages and splits: which corpora train, validate and evaluate, checked before anything compiles.
+"""The corpora of a run's packages: which corpora train, validate and evaluate, checked before anything compiles.
 
 A package is a Debian source package compiled once to a corpus, or `NAME=CORPUS_DIR`. Everything a command line
 can get wrong about them is found in two steps, cheapest first, so that a mistake costs a second and not the
@@ -11,7 +11,9 @@ minutes of preparing the other splits (fetching Debian sources for the overlap c
     build_splits  code the Debian packages of different splits share with no decision (policytrain/overlap.py),
                   then each Debian package's corpus, compiled once
 
-policytrain/trainer.py re-exports all of it (its callers import it from there).
+The splits the farm declares, when a command line names none, are data read by policytrain/splitdata.py; this
+module turns the specs of either into `Package`s with their corpora. policytrain/trainer.py re-exports all of it
+(its callers import it from there).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from farm.errors import InputError
 from farm.toolchain import Toolchain
-from policytrain.recipes import Recipe
+from policytrain.recipes import TrainingRecipe
 from policytrain.units import LEVEL, Unit, corpus_units
 from workers.shipped import Output
 
@@ -100,13 +102,13 @@ def named(option: str, given: str | None, otherwise: str) -> None:
         raise InputError(f"{option} {given!r} names no packages: name them, {otherwise}")
 
 
-def specs(split: str, given: str | None, rec: Recipe | None = None) -> list[str]:
-    """Comma-separated package specs of one split; None: the recipe's, else the split packages.py declares (the C++
-    one, `cxx-SPLIT`, for a recipe of C++: Recipe.cxx)."""
+def specs(split: str, given: str | None, rec: TrainingRecipe | None = None) -> list[str]:
+    """Comma-separated package specs of one split; None: the recipe's, else the split splitdata.py declares (the C++
+    one, `cxx-SPLIT`, for a recipe of C++: TrainingRecipe.cxx)."""
     if given is None and rec is not None and rec.split(split) is not None:
         given = ",".join(rec.split(split))
     if given is None:
-        from policytrain.packages import SPLITS as DECLARED
+        from policytrain.splitdata import SPLITS as DECLARED
 
         given = ",".join(DECLARED[f"cxx-{split}" if rec is not None and rec.cxx else split])
     return comma_list(given)
@@ -215,12 +217,12 @@ class Plan:
     wanted: dict[str, list[str]]
     given: dict[tuple[str, str], Package]
     most: int | None
-    #: every package in the ThinLTO regime (Recipe.thinlto)
+    #: every package in the ThinLTO regime (TrainingRecipe.thinlto)
     thinlto: bool = False
 
 
 def plan_splits(train: str | None, validation: str | None, evaluation: str | None, var_dir: Path,
-                rec: Recipe | None = None) -> Plan:
+                rec: TrainingRecipe | None = None) -> Plan:
     """The three splits' package specs (None: the recipe's or the declared ones) with names checked and every
     `NAME=CORPUS_DIR` read (`given_corpora`); the recipe's `max_modules` caps each training package."""
     most = rec.max_modules if rec is not None else None
@@ -276,6 +278,6 @@ def corpora(groups: Sequence[Sequence[tuple[str, Package | None, int | None]]], 
 
 
 def resolve_splits(train: str | None, validation: str | None, evaluation: str | None, var_dir: Path,
-                   toolchain: Toolchain, rec: Recipe | None = None) -> Splits:
+                   toolchain: Toolchain, rec: TrainingRecipe | None = None) -> Splits:
     """The three splits from comma-separated package specs: `plan_splits`, then `build_splits`."""
     return build_splits(plan_splits(train, validation, evaluation, var_dir, rec), var_dir, toolchain)
