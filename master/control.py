@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import signal
 from pathlib import Path
 
 from farm.config import Settings
@@ -55,10 +58,30 @@ def start(settings: Settings, config_file: Path = MASTER_CFG) -> Path:
         (basedir / "twistd.pid").unlink(missing_ok=True)
         run([venv_tool("buildbot"), "upgrade-master", "--quiet", str(basedir)], farm_env(settings),
             "buildbot upgrade-master", timeout=300)
-        _said_why(settings, "start", STARTUP_ABORTED, f"see {basedir / 'twistd.log'}")
+        try:
+            _said_why(settings, "start", STARTUP_ABORTED, f"see {basedir / 'twistd.log'}")
+        except FarmError:
+            _reap(settings)
+            raise
         if running(settings) is None:
             raise FarmError(f"buildbot master did not start; see {basedir / 'twistd.log'}")
     return basedir
+
+
+def _reap(settings: Settings) -> None:
+    """End a master that gave up at start-up: `buildbot start` returns as soon as the master logs that it halts,
+    which on a loaded machine is before its process has exited. A failed start leaves nothing running: the
+    process is waited for, and ended (SIGTERM, then SIGKILL) if it lingers."""
+    pid = running(settings)
+    for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        if pid is None:
+            return
+        if sig is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        if wait_gone(pid, 60):
+            return
+    raise FarmError(f"buildbot master (pid {pid}) did not exit after a failed start")
 
 
 def reconfig(settings: Settings) -> None:
