@@ -103,6 +103,7 @@ def _flower_checks(s, ports: dict[str, int], pid: int, password: str) -> None:
         raise AssertionError(f"{e}; last status: {seen[-1]}") from None
 
 
+@pytest.mark.slow
 def test_stack_up_is_idempotent_supervised_password_protected_and_down_stops_it(ports):
     import redis
 

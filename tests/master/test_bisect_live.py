@@ -72,6 +72,7 @@ def test_forced_bisect_triggers_one_build_per_rerun_and_names_the_policy(live, m
     assert len(follow) == 1 and follow[0]["In-Reply-To"], [m["Subject"] for m in mailbox.messages]
 
 
+@pytest.mark.slow
 def test_an_llvm_culprit_is_narrowed_to_its_commit_by_llvm_builds_on_the_big_worker(
         live, monkeypatch: pytest.MonkeyPatch, tmp_path, toolchain) -> None:  # noqa: F811
     """The same with a stand-in llvm-project (`[llvm] repo`; tests/regression/test_bisect_llvm.py) whose clang stops

@@ -139,6 +139,7 @@ def _polled(s) -> bool:
     return any(json.loads(v).get("main") for (v,) in rows)
 
 
+@pytest.mark.slow
 def test_a_git_poller_gives_the_nightly_llvm_builds_a_revision_and_the_console_its_changes(
         live, tmp_path, monkeypatch: pytest.MonkeyPatch):  # noqa: F811
     repo = tmp_path / "llvm-project"

@@ -255,6 +255,7 @@ def test_the_docs_shim_recipes_write_the_hosts_command(tmp_path: Path) -> None:
         assert got == f"{host}[--vocab][{mlgo}/vocab.json][--][clang-22][-Oz][-c][a b.c]"
 
 
+@pytest.mark.slow
 def test_debians_lua_builds_with_libtool_through_the_shim_as_the_docs_say(tmp_path: Path) -> None:
     """The issue's project: Debian's lua5.4 (`apt-get source`), its libtool configured and its `make` run by the
     docs' lines with a `policy-cc --shim` as the C compiler: it builds, runs, and every C file was compiled with the

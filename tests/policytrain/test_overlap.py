@@ -94,6 +94,7 @@ def test_a_decision_that_is_not_one_fails_in_one_line(decided: dict, message: st
     assert message in str(e.value) and "\n" not in str(e.value)
 
 
+@pytest.mark.slow
 def test_the_declared_splits_share_no_code_without_a_decision(have_apt_source: bool) -> None:
     """The real check, on every package of the splits as Debian ships it (fetched into the test's own var directory,
     tests/conftest.py `_isolated_config`): each overlap it finds is one policytrain/data/splits.toml decided
@@ -111,6 +112,7 @@ def test_the_declared_splits_share_no_code_without_a_decision(have_apt_source: b
         assert any(all(f" {p}:" in line for p in pair) for line in decided), f"{sorted(pair)} share nothing now"
 
 
+@pytest.mark.slow
 def test_a_planned_split_is_checked_before_any_training(have_apt_source: bool) -> None:
     """`policy splits` takes the splits `policy train` would: PCRE's old series (pcre3) held out against the new one
     (pcre2) in training is refused in one line, as the training would be, and a package named in two splits first."""

@@ -260,6 +260,7 @@ class Lines(threading.Thread):
         return "".join(self.lines)
 
 
+@pytest.mark.slow
 def test_sigkilled_worker_main_process_task_runs_again_and_wait_says_where_it_is(farm: Farm, workers) -> None:
     """A task outlives two visibility timeouts while another worker sweeps (the lease holds), then runs
     again soon after its worker main process is SIGKILLed; `retrain --wait -v` says running, lost, running.

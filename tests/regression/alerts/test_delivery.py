@@ -153,6 +153,7 @@ def _queued(subject: str) -> History:
     return h
 
 
+@pytest.mark.slow
 def test_a_server_slower_than_20_s_to_acknowledge_gets_each_alert_once(monkeypatch, capsys) -> None:
     """It acknowledges a message 25 s after it has it: a client that gave up after 20 s sent it again (three
     times). RFC 5321 gives the end of the data 10 minutes (delivery.DATA_END)."""
