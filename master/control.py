@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import signal
 from pathlib import Path
 
 from farm.config import Settings
 from farm.errors import FarmError
 from master.layout import admin_password, admin_password_file, master_dir, password_file, worker_password
-from master.procs import farm_env, pid_alive, run, venv_tool, wait_gone
+from master.procs import end, farm_env, pid_alive, run, venv_tool, wait_gone
 
 MASTER_CFG = Path(__file__).with_name("master.cfg")
 
@@ -71,16 +68,10 @@ def start(settings: Settings, config_file: Path = MASTER_CFG) -> Path:
 def _reap(settings: Settings) -> None:
     """End a master that gave up at start-up: `buildbot start` returns as soon as the master logs that it halts,
     which on a loaded machine is before its process has exited. A failed start leaves nothing running: the
-    process is waited for, and ended (SIGTERM, then SIGKILL) if it lingers."""
+    process is waited for, and ended (procs.end: SIGTERM, then SIGKILL) if it lingers."""
     pid = running(settings)
-    for sig in (None, signal.SIGTERM, signal.SIGKILL):
-        if pid is None:
-            return
-        if sig is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, sig)
-        if wait_gone(pid, 60):
-            return
+    if pid is None or wait_gone(pid, 60) or end(pid, 60):
+        return
     raise FarmError(f"buildbot master (pid {pid}) did not exit after a failed start")
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -84,3 +86,14 @@ def wait_gone(pid: int, seconds: float) -> bool:
     finally:
         os.close(fd)
 
+
+def end(pid: int, seconds: float, kill_seconds: float = 10) -> bool:
+    """End process `pid`: SIGTERM, up to `seconds` for it to exit, then SIGKILL and up to `kill_seconds` more.
+    Whether it has ended. Waited for through `wait_gone` (its exit wakes the wait), so a process that exits at
+    once costs no timer's tick, and a recycled pid is never signalled after the wait saw the process go."""
+    for sig, wait in ((signal.SIGTERM, seconds), (signal.SIGKILL, kill_seconds)):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+        if wait_gone(pid, wait):
+            return True
+    return False

@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -39,7 +37,7 @@ from farm.locks import file_lock
 from farm.secrets import effective_redis_url, loopback_redis, redact, redis_password
 from master import buildbot_worker, control, flower, mailsink
 from master.layout import worker_dir
-from master.procs import farm_env, pid_alive, run, venv_tool
+from master.procs import end, farm_env, pid_alive, run, venv_tool
 from master.rest import MasterAPI
 
 CELERY_APP = "farm.celery_app"
@@ -297,12 +295,7 @@ def _terminate(pidfile: Path, what: str, timeout: float = 60) -> str:
     if pid is None:
         pidfile.unlink(missing_ok=True)
         return f"{what}: not running"
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while pid_alive(pidfile) == pid and time.monotonic() < deadline:
-        time.sleep(0.2)
-    if pid_alive(pidfile) == pid:
-        os.kill(pid, signal.SIGKILL)
+    end(pid, timeout)
     pidfile.unlink(missing_ok=True)
     return f"{what}: stopped"
 
