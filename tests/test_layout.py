@@ -56,12 +56,12 @@ DOORS = {
 }
 
 
-def _modules(packages: tuple[str, ...] = ROLES) -> dict[str, Path]:
+def _modules(packages: tuple[str, ...] = ROLES, root: Path = ROOT) -> dict[str, Path]:
     """Every module of the farm's packages (its roles by default) by dotted name."""
     found = {}
     for role in packages:
-        for path in sorted((ROOT / role).rglob("*.py")):
-            parts = path.relative_to(ROOT).with_suffix("").parts
+        for path in sorted((root / role).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
             found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return found
 
@@ -174,10 +174,7 @@ def test_the_packages_stand_on_at_most_six_floors_without_a_circle() -> None:
 def internal_floors(root: Path, package: str) -> dict[str, int]:
     """The floors of a package's own modules (`floors` over the imports between them, lazy ones too): floor 1
     imports no module of its package. A package of many floors hides a long chain a change must climb."""
-    modules = {}
-    for path in sorted((root / package).rglob("*.py")):
-        parts = path.relative_to(root).with_suffix("").parts
-        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    modules = _modules((package,), root)
     return floors({m: module_imports(p, modules) - {m} for m, p in modules.items()})
 
 
