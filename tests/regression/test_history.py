@@ -130,6 +130,9 @@ def test_hostile_json_in_a_row_is_one_store_error_and_no_failed_upgrade(tmp_path
     portable = importlib.import_module("regression.schema.versions.0004_portable")
     hostile = "[" * 200_000
     assert portable.bisect_alert(hostile) is None and portable.bisect_alert("[1]") is None
+    # the other ways farm/jsonio.py names, in the revision's frozen copy too: too many digits, not JSON at all
+    assert portable.bisect_alert('{"bisect": {"alert": ' + "9" * 5000 + "}}") is None
+    assert portable.bisect_alert('{"bisect": ') is None
     assert portable.bisect_alert('{"bisect": {"alert": 3}}') == 3 and portable.bisect_alert('{"bisect": {}}') == 0
     h = History(tmp_path / "h.sqlite")
     _start(h, "r1")
